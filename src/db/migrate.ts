@@ -1,0 +1,57 @@
+import { existsSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type pg from 'pg';
+
+/** Arbitrary constant: serialises migrations of instances that start at once. */
+const MIGRATION_LOCK = 727_384_001;
+
+/** The SQL files live beside this module in src/; the compiled copy in dist/ looks there. */
+export function migrationsDir(): string {
+  const here = fileURLToPath(new URL('./migrations', import.meta.url));
+  if (existsSync(here)) return here;
+  return fileURLToPath(new URL('../../../src/db/migrations', import.meta.url));
+}
+
+export interface MigrationResult {
+  applied: string[];
+}
+
+/**
+ * Applies every numbered SQL file not yet recorded, each in its own transaction, under an
+ * advisory lock. Running it again is a no-op.
+ */
+export async function migrate(pool: pg.Pool, dir = migrationsDir()): Promise<MigrationResult> {
+  const files = (await readdir(dir)).filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f)).sort();
+  const client = await pool.connect();
+  const applied: string[] = [];
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version text PRIMARY KEY,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`);
+    const { rows } = await client.query<{ version: string }>('SELECT version FROM schema_migrations');
+    const done = new Set(rows.map((r) => r.version));
+    for (const file of files) {
+      const version = file.replace(/\.sql$/, '');
+      if (done.has(version)) continue;
+      const sql = await readFile(join(dir, file), 'utf8');
+      await client.query('BEGIN');
+      try {
+        await client.query(sql);
+        await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [version]);
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK');
+        throw new Error(`migration ${file} failed: ${(err as Error).message}`);
+      }
+      applied.push(version);
+    }
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+    client.release();
+  }
+  return { applied };
+}

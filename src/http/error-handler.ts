@@ -1,0 +1,92 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, type ErrorType, validationError } from '../errors.js';
+import { type HttpPart, mapAjvErrors } from './validation/ajv-errors.js';
+
+const STATUS: Record<ErrorType, number> = {
+  bad_request: 400,
+  validation_error: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  '405': 405,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+};
+
+const TITLES: Record<ErrorType, string> = {
+  bad_request: 'Bad Request',
+  validation_error: 'Validation Error',
+  unauthorized: 'Unauthorized',
+  forbidden: 'Forbidden',
+  not_found: 'Not Found',
+  '405': 'Method Not Allowed',
+  conflict: 'Conflict',
+  payload_too_large: 'Payload Too Large',
+  unsupported_media_type: 'Unsupported Media Type',
+  rate_limited: 'Too Many Requests',
+  internal_error: 'Internal Server Error',
+};
+
+/** The generic detail of every 500: nothing of the cause reaches the caller. */
+export const INTERNAL_DETAIL = 'An internal error occurred. Quote the request_id when contacting support.';
+
+/** Errors Fastify raises itself, by its codes, as our categories. */
+function fromFastify(error: FastifyError, bodyLimit: number): ApiError | null {
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError('unsupported_media_type', 'Unsupported Content-Type');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('payload_too_large', `Request body must not exceed ${bodyLimit} bytes`);
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new ApiError('bad_request', 'Request body must be a JSON object');
+    default:
+      break;
+  }
+  if (error.validation) {
+    const fields = mapAjvErrors(error.validation as never, (error.validationContext ?? 'body') as HttpPart);
+    if (fields.length > 0) return validationError(fields);
+  }
+  if (error instanceof SyntaxError || error.statusCode === 400)
+    return new ApiError('bad_request', 'Malformed request');
+  return null;
+}
+
+export function toApiError(error: unknown, bodyLimit: number): ApiError | null {
+  if (error instanceof ApiError) return error;
+  return fromFastify(error as FastifyError, bodyLimit);
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
+  if (error.headers) reply.headers(error.headers);
+  const body: Record<string, unknown> = {
+    type: error.type,
+    title: TITLES[error.type],
+    status: STATUS[error.type],
+    detail: error.detail,
+    instance: request.url.split('?')[0],
+    request_id: request.id,
+  };
+  if (error.type === 'validation_error') body.fields = error.fields ?? [];
+  return reply.code(STATUS[error.type]).type('application/json; charset=utf-8').send({ error: body });
+}
+
+export function registerErrorHandler(app: FastifyInstance, bodyLimit: number): void {
+  app.setErrorHandler((error, request, reply) => {
+    const mapped = toApiError(error, bodyLimit);
+    if (mapped) return sendError(request, reply, mapped);
+    request.log.error({ err: error }, 'unhandled error');
+    return sendError(request, reply, new ApiError('internal_error', INTERNAL_DETAIL));
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendError(
+      request,
+      reply,
+      new ApiError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}`),
+    ),
+  );
+}

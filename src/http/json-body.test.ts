@@ -1,0 +1,34 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../errors.js';
+import { decodeJsonBody, hasIntegerBeyondInt64 } from './json-body.js';
+
+describe('hasIntegerBeyondInt64', () => {
+  it('finds integers past the int64 bounds only', () => {
+    expect(hasIntegerBeyondInt64('{"a":9223372036854775807}')).toBe(false);
+    expect(hasIntegerBeyondInt64('{"a":9223372036854775808}')).toBe(true);
+    expect(hasIntegerBeyondInt64('{"a":-9223372036854775808}')).toBe(false);
+    expect(hasIntegerBeyondInt64('{"a":-9223372036854775809}')).toBe(true);
+    expect(hasIntegerBeyondInt64('[1, 2, 99999999999999999999999]')).toBe(true);
+    expect(hasIntegerBeyondInt64('{"a":1e400,"b":123456789012345678901234.5}')).toBe(false);
+    expect(hasIntegerBeyondInt64('{"a":"99999999999999999999999"}')).toBe(false);
+    expect(hasIntegerBeyondInt64('{"a\\"":"x\\\\","b":99999999999999999999}')).toBe(true);
+  });
+
+  it('agrees with BigInt on every integer literal', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }), (n) => {
+        const outside = n > 9223372036854775807n || n < -9223372036854775808n;
+        expect(hasIntegerBeyondInt64(`{"v":[${n}]}`)).toBe(outside);
+      }),
+    );
+  });
+});
+
+describe('decodeJsonBody', () => {
+  it('rejects empty and invalid bodies as bad_request', () => {
+    for (const text of ['', '  ', '{', '{"a":}', "{'a':1}"]) {
+      expect(() => decodeJsonBody(text)).toThrow(ApiError);
+    }
+  });
+});

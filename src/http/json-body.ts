@@ -1,0 +1,54 @@
+import { badRequest } from '../errors.js';
+
+const INT64_MAX = '9223372036854775807';
+const INT64_MIN_ABS = '9223372036854775808';
+
+/**
+ * True when the JSON text holds an integer literal outside the int64 range. JSON.parse
+ * would silently round such a value, so it is found in the text before parsing.
+ */
+export function hasIntegerBeyondInt64(text: string): boolean {
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92 /* \ */) i++;
+      else if (c === 34 /* " */) inString = false;
+      continue;
+    }
+    if (c === 34) {
+      inString = true;
+      continue;
+    }
+    if (c === 45 /* - */ || (c >= 48 && c <= 57)) {
+      const start = i;
+      const negative = c === 45;
+      if (negative) i++;
+      while (i < text.length && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57) i++;
+      const next = text[i];
+      const isInteger = next !== '.' && next !== 'e' && next !== 'E';
+      if (isInteger) {
+        const digits = text.slice(negative ? start + 1 : start, i).replace(/^0+(?=\d)/, '');
+        const limit = negative ? INT64_MIN_ABS : INT64_MAX;
+        if (digits.length > limit.length || (digits.length === limit.length && digits > limit)) return true;
+      }
+      i--;
+    }
+  }
+  return false;
+}
+
+/** Decodes a request body: invalid JSON and out-of-range integers are `bad_request`. */
+export function decodeJsonBody(text: string): unknown {
+  if (text.trim() === '') throw badRequest('Request body must be a JSON object');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw badRequest(`Request body is not valid JSON: ${(err as Error).message}`);
+  }
+  if (hasIntegerBeyondInt64(text)) {
+    throw badRequest('Request body contains an integer outside the 64-bit range the decoder accepts');
+  }
+  return value;
+}

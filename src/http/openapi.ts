@@ -1,0 +1,55 @@
+import swagger from '@fastify/swagger';
+import type { FastifyInstance } from 'fastify';
+
+const DESCRIPTION = `Asset and location tracking service, public API v1.
+
+Authenticate with \`Authorization: Bearer <API key>\`. Every operation lists the scopes it
+requires in \`x-required-scopes\`. Errors use the envelope \`{ "error": { type, title, status,
+detail, instance, request_id, fields? } }\`; branch on \`error.type\`, and read \`fields[]\`
+only for \`validation_error\`. Rate-limit headers \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\`
+and \`X-RateLimit-Reset\` (seconds until the budget is whole again) are on every response.`;
+
+/**
+ * The OpenAPI 3.0.3 document is generated from the same route schemas that validate
+ * requests; each public operation carries `x-required-scopes` from its route config.
+ */
+export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+  app.addHook('onRoute', (route) => {
+    const scopes = route.config?.scopes;
+    if (scopes !== undefined && route.schema) {
+      (route.schema as Record<string, unknown>)['x-required-scopes'] = scopes;
+    }
+  });
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: { title: 'tagtrail API', version: '1.0.0', description: DESCRIPTION },
+      servers: [{ url: '/' }],
+      components: {
+        securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      },
+      security: [{ apiKey: [] }],
+    },
+    hideUntagged: false,
+    // Name components after the schemas' $id instead of def-N.
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transform: ({ schema, url, route }) => {
+      const isPublic =
+        url.startsWith('/api/v1/') && !route.config?.methodNotAllowed && route.method !== 'HEAD';
+      return { schema: isPublic ? schema : { ...schema, hide: true }, url };
+    },
+  });
+
+  app.get('/api/openapi.json', { schema: { hide: true } }, async (_req, reply) =>
+    reply.type('application/json; charset=utf-8').send(app.swagger()),
+  );
+  app.get('/api/openapi.yaml', { schema: { hide: true } }, async (_req, reply) =>
+    reply.type('application/yaml; charset=utf-8').send(app.swagger({ yaml: true })),
+  );
+  app.get('/openapi.json', { schema: { hide: true } }, async (_req, reply) =>
+    reply.redirect('/api/openapi.json', 301),
+  );
+  app.get('/openapi.yaml', { schema: { hide: true } }, async (_req, reply) =>
+    reply.redirect('/api/openapi.yaml', 301),
+  );
+}

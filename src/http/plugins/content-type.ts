@@ -1,0 +1,65 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ApiError, badRequest } from '../../errors.js';
+import { decodeJsonBody } from '../json-body.js';
+
+const JSON_TYPE = 'application/json';
+const MERGE_PATCH_TYPE = 'application/merge-patch+json';
+
+function mediaType(header: string | undefined): string | undefined {
+  return header?.split(';')[0]?.trim().toLowerCase();
+}
+
+/** The 415 rules of API-SPEC Errors, decided on the header before any body is read. */
+export function contentTypeError(method: string, header: string | undefined): ApiError | null {
+  const type = mediaType(header);
+  if (type === 'multipart/form-data')
+    return new ApiError('unsupported_media_type', 'multipart/form-data is not accepted');
+  if (method === 'POST' && type !== JSON_TYPE) {
+    return new ApiError('unsupported_media_type', `POST requires Content-Type: ${JSON_TYPE}`);
+  }
+  if (method === 'PATCH' && type !== MERGE_PATCH_TYPE) {
+    return new ApiError('unsupported_media_type', `PATCH requires Content-Type: ${MERGE_PATCH_TYPE}`);
+  }
+  return null;
+}
+
+const carriesBody = (req: FastifyRequest) =>
+  req.method === 'POST' || req.method === 'PATCH' || req.method === 'PUT';
+
+/**
+ * JSON bodies only. Bodies of other methods (DELETE is not checked) are read and ignored.
+ * A POST or PATCH body must be a JSON object.
+ */
+export function registerBodyParsing(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
+  const parseJson = (req: FastifyRequest, text: string) => {
+    if (!carriesBody(req)) return undefined;
+    const value = decodeJsonBody(text);
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      throw badRequest('Request body must be a JSON object');
+    }
+    return value;
+  };
+  for (const type of [JSON_TYPE, MERGE_PATCH_TYPE]) {
+    app.addContentTypeParser(type, { parseAs: 'string' }, (req, body, done) => {
+      try {
+        done(null, parseJson(req, body as string));
+      } catch (err) {
+        done(err as Error, undefined);
+      }
+    });
+  }
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, _body, done) => done(null, undefined));
+
+  app.addHook('preParsing', async (request) => {
+    if (!request.url.startsWith('/api/')) return;
+    const error = contentTypeError(request.method, request.headers['content-type']);
+    if (error) throw error;
+  });
+  // A POST or PATCH that names JSON but sends no bytes never reaches the parser.
+  app.addHook('preValidation', async (request) => {
+    if (carriesBody(request) && request.body === undefined && request.routeOptions.schema?.body) {
+      throw badRequest('Request body must be a JSON object');
+    }
+  });
+}

@@ -1,0 +1,44 @@
+import type { FastifyInstance, HTTPMethods } from 'fastify';
+import { ApiError } from '../../errors.js';
+import { sendError } from '../error-handler.js';
+
+const ALL_METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+/**
+ * Collects every route as it is registered; `registerMethodNotAllowed` then answers each
+ * method a path does not declare with 405 and an `Allow` header (OPTIONS included: CORS
+ * is not supported, so there is no preflight to answer).
+ */
+export function trackRoutes(app: FastifyInstance): Map<string, Set<string>> {
+  const byUrl = new Map<string, Set<string>>();
+  app.addHook('onRoute', (route) => {
+    if (route.config && (route.config as { methodNotAllowed?: boolean }).methodNotAllowed) return;
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const set = byUrl.get(route.url) ?? new Set<string>();
+    for (const m of methods) set.add(m);
+    byUrl.set(route.url, set);
+  });
+  return byUrl;
+}
+
+export function registerMethodNotAllowed(app: FastifyInstance, byUrl: Map<string, Set<string>>): void {
+  for (const [url, declared] of byUrl) {
+    if (!url.startsWith('/api/') && !url.startsWith('/openapi')) continue;
+    const missing = ALL_METHODS.filter((m) => !declared.has(m));
+    if (missing.length === 0) continue;
+    const allow = ALL_METHODS.filter((m) => declared.has(m)).join(', ');
+    app.route({
+      method: missing,
+      url,
+      config: { methodNotAllowed: true },
+      handler: (request, reply) => {
+        reply.header('allow', allow);
+        return sendError(
+          request,
+          reply,
+          new ApiError('405', `${request.method} is not supported here; allowed: ${allow}`),
+        );
+      },
+    });
+  }
+}

@@ -1,0 +1,49 @@
+import { type BucketPolicy, decide, type RateDecision, type RateLimitStore } from './types.js';
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+/** One process's buckets; the default with the embedded setup. */
+export class MemoryRateLimitStore implements RateLimitStore {
+  private readonly buckets = new Map<string, Bucket>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(
+    private readonly policy: BucketPolicy,
+    private readonly now: () => number = Date.now,
+  ) {
+    // A bucket that has refilled completely carries no information: drop it.
+    this.sweeper = setInterval(() => this.sweep(), policy.windowSeconds * 1000);
+    this.sweeper.unref();
+  }
+
+  async take(bucketId: string): Promise<RateDecision> {
+    const now = this.now();
+    const perMs = this.policy.limit / (this.policy.windowSeconds * 1000);
+    const bucket = this.buckets.get(bucketId);
+    const refilled = bucket
+      ? Math.min(this.policy.limit, bucket.tokens + (now - bucket.at) * perMs)
+      : this.policy.limit;
+    const { tokens, decision } = decide(this.policy, refilled);
+    this.buckets.set(bucketId, { tokens, at: now });
+    return { ...decision, limit: this.policy.limit };
+  }
+
+  sweep(): void {
+    const now = this.now();
+    const perMs = this.policy.limit / (this.policy.windowSeconds * 1000);
+    for (const [id, b] of this.buckets) {
+      if (b.tokens + (now - b.at) * perMs >= this.policy.limit) this.buckets.delete(id);
+    }
+  }
+
+  get size(): number {
+    return this.buckets.size;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+  }
+}

@@ -1,0 +1,65 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { getOrgMeRoute, OrganizationSchema } from '../accounts/routes/get-org-me.js';
+import type { OrganizationService } from '../accounts/service.js';
+import type { ApiKeyAuthenticator } from '../keys/authenticate.js';
+import { registerErrorHandler } from './error-handler.js';
+import { registerOpenApi } from './openapi.js';
+import { registerBodyParsing } from './plugins/content-type.js';
+import { registerMethodNotAllowed, trackRoutes } from './plugins/methods.js';
+import { registerPublicSurface } from './plugins/public-surface.js';
+import { genReqId, registerRequestId } from './plugins/request-id.js';
+import { registerStrictInputs } from './plugins/strict-inputs.js';
+import type { RateLimitStore } from './rate-limit/types.js';
+import { ErrorEnvelope } from './schemas/common.js';
+import { createAjv } from './validation/ajv.js';
+
+export interface AppServices {
+  organizations: OrganizationService;
+  authenticator: ApiKeyAuthenticator;
+  rateLimit: RateLimitStore;
+}
+
+export interface ServerOptions {
+  bodyLimit: number;
+  logger?: FastifyServerOptions['logger'];
+}
+
+export type App = FastifyInstance;
+
+/**
+ * Assembles the HTTP server: the shared contract (request ids, rate limit, auth, 415/405,
+ * strict inputs, the error envelope) first, then the resource routes, then the 405
+ * answers for every path, computed from the routes that were registered.
+ */
+export async function buildServer(services: AppServices, options: ServerOptions): Promise<App> {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    genReqId,
+    requestIdLogLabel: 'request_id',
+    bodyLimit: options.bodyLimit,
+    return503OnClosing: true,
+    disableRequestLogging: true,
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const ajv = createAjv();
+  app.setValidatorCompiler(({ schema }) => ajv.compile(schema));
+  app.addSchema(ErrorEnvelope);
+  app.addSchema(OrganizationSchema);
+  ajv.addSchema(ErrorEnvelope);
+  ajv.addSchema(OrganizationSchema);
+
+  const routesByUrl = trackRoutes(app);
+  registerErrorHandler(app, options.bodyLimit);
+  registerRequestId(app);
+  registerStrictInputs(app);
+  registerBodyParsing(app);
+  registerPublicSurface(app, services);
+  await registerOpenApi(app);
+
+  await app.register(getOrgMeRoute(services.organizations));
+
+  await app.register(async (root) => registerMethodNotAllowed(root, routesByUrl));
+  return app;
+}

@@ -1,0 +1,57 @@
+/**
+ * RFC 3339 handling for the wire. Dates are kept as epoch milliseconds: inbound digits
+ * below the millisecond are truncated toward zero (API-SPEC Conventions), and outbound
+ * timestamps always carry exactly three fractional digits and `Z`.
+ */
+const RFC3339 =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?([Zz]|([+-])(\d{2}):(\d{2}))$/;
+
+const ZERO_INSTANT = Date.UTC(2000, 0, 1) - 730119 * 86400000; // 0001-01-01T00:00:00Z
+const EPOCH_INSTANT = 0;
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+}
+
+/** Epoch milliseconds of an RFC 3339 string, or null when it is not one. */
+export function parseRfc3339(text: string): number | null {
+  const m = RFC3339.exec(text);
+  if (!m) return null;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const millis = m[7] ? Number(m[7].slice(0, 3).padEnd(3, '0')) : 0;
+  let offsetMinutes = 0;
+  if (m[9]) {
+    const oh = Number(m[10]);
+    const om = Number(m[11]);
+    if (oh > 23 || om > 59) return null;
+    offsetMinutes = (m[9] === '-' ? -1 : 1) * (oh * 60 + om);
+  }
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, millis);
+  return date.getTime() - offsetMinutes * 60000;
+}
+
+/** The two instants the spec refuses as real timestamps (zero value and Unix epoch). */
+export function isSentinelInstant(millis: number): boolean {
+  return millis === ZERO_INSTANT || millis === EPOCH_INSTANT;
+}
+
+/** `YYYY-MM-DDTHH:MM:SS.mmmZ`, always. */
+export function toWire(value: Date | number): string {
+  return (typeof value === 'number' ? new Date(value) : value).toISOString();
+}
+
+export function toWireOrNull(value: Date | number | null | undefined): string | null {
+  return value === null || value === undefined ? null : toWire(value);
+}

@@ -1,0 +1,139 @@
+import type { ErrorObject } from 'ajv';
+import type { FieldCode, FieldError } from '../../errors.js';
+
+export type HttpPart = 'body' | 'querystring' | 'params' | 'headers';
+
+/** JSON type name of a value, as `params.received_type` reports it. */
+export function jsonType(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'number' || typeof value === 'bigint') return 'number';
+  return typeof value;
+}
+
+/** `/tags/0/value` → `tags[0].value` */
+function fieldPath(instancePath: string, child?: string): string {
+  const parts = instancePath.split('/').slice(1);
+  if (child !== undefined) parts.push(child);
+  let out = '';
+  for (const raw of parts) {
+    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    out += /^\d+$/.test(part) ? `[${part}]` : out === '' ? part : `.${part}`;
+  }
+  return out;
+}
+
+const TYPE_ARTICLE: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  integer: 'an integer',
+  boolean: 'a boolean',
+  array: 'an array',
+  object: 'an object',
+  null: 'null',
+};
+
+function describeType(schemaType: unknown): string {
+  const types = Array.isArray(schemaType) ? schemaType : [schemaType];
+  return types.map((t) => TYPE_ARTICLE[String(t)] ?? String(t)).join(' or ');
+}
+
+function toFieldError(e: ErrorObject, part: HttpPart): FieldError {
+  const parent = e.parentSchema as Record<string, unknown> | undefined;
+  const custom = typeof parent?.['x-message'] === 'string' ? (parent['x-message'] as string) : undefined;
+  const field = (code: FieldCode, name: string, message: string, params: Record<string, unknown> = {}) => ({
+    field: name,
+    code,
+    message,
+    params,
+  });
+  const name = fieldPath(e.instancePath);
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'required': {
+      const missing = fieldPath(e.instancePath, String(p.missingProperty));
+      return field('required', missing, `${missing} is required`);
+    }
+    case 'additionalProperties': {
+      const extra = fieldPath(e.instancePath, String(p.additionalProperty));
+      return part === 'querystring'
+        ? field('unknown_field', extra, `unknown query parameter: ${extra}`)
+        : field('unknown_field', extra, `${extra} is not a known field`);
+    }
+    case 'type': {
+      const expectedRaw = Array.isArray(p.type) ? p.type : [p.type];
+      const received = jsonType(e.data);
+      if (expectedRaw.includes('integer') && received === 'number') {
+        return field('invalid_value', name, `${name} must be an integer`, {
+          expected_type: 'number',
+          received_type: received,
+        });
+      }
+      const expected = expectedRaw.map((t) => (t === 'integer' ? 'number' : t));
+      const nullable = parent?.nullable === true;
+      return field(
+        'invalid_value',
+        name,
+        `${name} must be ${describeType(p.type)}${nullable ? ' or null' : ''}`,
+        {
+          expected_type: expected.length === 1 ? expected[0] : expected,
+          received_type: received,
+        },
+      );
+    }
+    case 'minLength':
+      return field('too_short', name, `${name} must be at least ${p.limit} characters`, {
+        min_length: p.limit,
+      });
+    case 'maxLength':
+      return field('too_long', name, `${name} must be at most ${p.limit} characters`, {
+        max_length: p.limit,
+      });
+    case 'minItems':
+      return field('too_short', name, `${name} must have at least ${p.limit} items`, { min_items: p.limit });
+    case 'maxItems':
+      return field('too_long', name, `${name} must have at most ${p.limit} items`, { max_items: p.limit });
+    case 'maximum':
+      return field('too_large', name, `${name} must be at most ${p.limit}`, { max: p.limit });
+    case 'minimum':
+      return field('invalid_value', name, `${name} must be at least ${p.limit}`, { min: p.limit });
+    case 'pattern':
+      return field('invalid_value', name, custom ? `${name} ${custom}` : `${name} must match ${p.pattern}`, {
+        pattern: p.pattern,
+      });
+    case 'enum':
+      return field(
+        'invalid_value',
+        name,
+        `${name} must be one of: ${(p.allowedValues as unknown[]).join(', ')}`,
+        {
+          allowed_values: p.allowedValues,
+        },
+      );
+    case 'format':
+      return field('invalid_value', name, `${name} must be an RFC 3339 timestamp`, { format: p.format });
+    case 'x-not-sentinel':
+      return field('invalid_value', name, `${name} must not be the zero instant or the Unix epoch`);
+    case 'maxProperties':
+      return field('too_long', name, `${name} must have at most ${p.limit} keys`, {
+        max_properties: p.limit,
+      });
+    default:
+      return field(
+        'invalid_value',
+        name,
+        custom ? `${name} ${custom}` : `${name} ${e.message ?? 'is invalid'}`,
+      );
+  }
+}
+
+/** Ajv's errors as the spec's `fields[]`: one entry per offending field, first error wins. */
+export function mapAjvErrors(errors: ErrorObject[], part: HttpPart): FieldError[] {
+  const seen = new Map<string, FieldError>();
+  for (const e of errors) {
+    if (e.keyword === 'if' || e.keyword === 'anyOf' || e.keyword === 'oneOf' || e.keyword === 'not') continue;
+    const mapped = toFieldError(e, part);
+    if (!seen.has(mapped.field)) seen.set(mapped.field, mapped);
+  }
+  return [...seen.values()];
+}

@@ -1,0 +1,31 @@
+import { Ajv } from 'ajv';
+import { isSentinelInstant, parseRfc3339 } from '../timestamps.js';
+
+/**
+ * The validator for every route. No coercion and no removal of unknown keys: query and
+ * path values are converted by our own strict rules first (coerce.ts), and an unknown key
+ * must be reported, not dropped.
+ */
+export function createAjv(): Ajv {
+  const ajv = new Ajv({
+    allErrors: true,
+    verbose: true,
+    strict: false,
+    coerceTypes: false,
+    removeAdditional: false,
+    useDefaults: true,
+  });
+  ajv.addFormat('date-time', { type: 'string', validate: (s: string) => parseRfc3339(s) !== null });
+  ajv.addKeyword({
+    keyword: 'x-not-sentinel',
+    type: 'string',
+    schemaType: 'boolean',
+    errors: true,
+    validate: (enabled: boolean, data: string) => {
+      if (!enabled) return true;
+      const millis = parseRfc3339(data);
+      return millis === null || !isSentinelInstant(millis);
+    },
+  });
+  return ajv;
+}

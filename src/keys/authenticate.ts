@@ -1,0 +1,75 @@
+import type { Database } from '../db/pool.js';
+import { ApiError } from '../errors.js';
+import { findApiKey, touchApiKey } from './repository.js';
+import type { TokenClaims, TokenCodec, VerifyResult } from './tokens.js';
+
+/** The authenticated caller of a public endpoint. */
+export interface Principal {
+  orgId: number;
+  keyId: string;
+  scopes: ReadonlySet<string>;
+}
+
+/** The exact 401 details of API-SPEC Authentication 8. */
+export const AUTH_DETAIL = {
+  missing: 'Missing authorization header',
+  format: 'Invalid authorization header format',
+  invalid: 'Invalid or expired token',
+  revoked: 'API key has been revoked',
+  expired: 'API key has expired',
+  xApiKey: 'Use Authorization: Bearer <token>',
+} as const;
+
+const unauthorized = (detail: string) => new ApiError('unauthorized', detail);
+
+export interface CredentialHeaders {
+  authorization?: string;
+  xApiKey?: string;
+}
+
+/** The bearer token of a request, or the 401 explaining why there is none. */
+export function bearerToken(headers: CredentialHeaders): string | ApiError {
+  if (headers.authorization === undefined) {
+    return unauthorized(headers.xApiKey !== undefined ? AUTH_DETAIL.xApiKey : AUTH_DETAIL.missing);
+  }
+  const match = /^Bearer +([^\s]+) *$/i.exec(headers.authorization);
+  return match?.[1] ?? unauthorized(AUTH_DETAIL.format);
+}
+
+/**
+ * Checks a verified token against its key record on every request, so a revocation
+ * takes effect on the next call. Session tokens never authenticate the public API.
+ */
+export class ApiKeyAuthenticator {
+  private readonly lastTouched = new Map<string, number>();
+
+  constructor(
+    private readonly db: Database,
+    readonly tokens: TokenCodec,
+  ) {}
+
+  async authenticate(verified: VerifyResult): Promise<Principal> {
+    if (!verified.ok && verified.reason === 'invalid') throw unauthorized(AUTH_DETAIL.invalid);
+    const claims: TokenClaims = verified.claims;
+    if (claims.use !== 'api_key') throw unauthorized(AUTH_DETAIL.invalid);
+    // The one lookup made before the organization is trusted: it is keyed by the signed
+    // claims and filtered on the organization they name.
+    const record = await this.db.withOrg(claims.orgId, (tx) => findApiKey(tx, claims.orgId, claims.id));
+    if (!record || record.environment !== this.tokens.environment) throw unauthorized(AUTH_DETAIL.invalid);
+    if (record.revokedAt) throw unauthorized(AUTH_DETAIL.revoked);
+    if (!verified.ok || (record.expiresAt && record.expiresAt.getTime() <= Date.now())) {
+      throw unauthorized(AUTH_DETAIL.expired);
+    }
+    this.touch(record.orgId, record.id);
+    return { orgId: record.orgId, keyId: record.id, scopes: new Set(record.scopes) };
+  }
+
+  /** Records `last_used_at` at most once a minute per key, off the request's path. */
+  private touch(orgId: number, keyId: string): void {
+    const now = Date.now();
+    if ((this.lastTouched.get(keyId) ?? 0) > now - 60_000) return;
+    this.lastTouched.set(keyId, now);
+    if (this.lastTouched.size > 100_000) this.lastTouched.clear();
+    this.db.withOrg(orgId, (tx) => touchApiKey(tx, orgId, keyId)).catch(() => undefined);
+  }
+}

@@ -1,0 +1,75 @@
+import type { Tx } from '../db/pool.js';
+
+export interface ApiKeyRecord {
+  id: string;
+  orgId: number;
+  name: string;
+  scopes: string[];
+  environment: 'production' | 'preview';
+  createdAt: Date;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+  lastUsedAt: Date | null;
+}
+
+const COLUMNS = `id, org_id AS "orgId", name, scopes, environment, created_at AS "createdAt",
+  expires_at AS "expiresAt", revoked_at AS "revokedAt", last_used_at AS "lastUsedAt"`;
+
+export interface NewApiKey {
+  id: string;
+  name: string;
+  scopes: string[];
+  environment: 'production' | 'preview';
+  expiresAt: Date | null;
+  createdByUserId?: number | null;
+}
+
+export async function insertApiKey(tx: Tx, orgId: number, key: NewApiKey): Promise<ApiKeyRecord> {
+  const { rows } = await tx.query<ApiKeyRecord>(
+    `INSERT INTO api_keys (id, org_id, name, scopes, environment, expires_at, created_by_user_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
+    [key.id, orgId, key.name, key.scopes, key.environment, key.expiresAt, key.createdByUserId ?? null],
+  );
+  return rows[0]!;
+}
+
+export async function findApiKey(tx: Tx, orgId: number, id: string): Promise<ApiKeyRecord | null> {
+  const { rows } = await tx.query<ApiKeyRecord>(
+    `SELECT ${COLUMNS} FROM api_keys WHERE org_id = $1 AND id = $2`,
+    [orgId, id],
+  );
+  return rows[0] ?? null;
+}
+
+export async function listApiKeys(
+  tx: Tx,
+  orgId: number,
+  page: { limit: number; offset: number },
+): Promise<{ rows: ApiKeyRecord[]; total: number }> {
+  const [list, count] = await Promise.all([
+    tx.query<ApiKeyRecord>(
+      `SELECT ${COLUMNS} FROM api_keys WHERE org_id = $1 ORDER BY created_at DESC, id LIMIT $2 OFFSET $3`,
+      [orgId, page.limit, page.offset],
+    ),
+    tx.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys WHERE org_id = $1', [orgId]),
+  ]);
+  return { rows: list.rows, total: count.rows[0]!.n };
+}
+
+/** Sets `revoked_at` once; returns the key, or null when it is not this organization's. */
+export async function revokeApiKey(tx: Tx, orgId: number, id: string): Promise<ApiKeyRecord | null> {
+  const { rows } = await tx.query<ApiKeyRecord>(
+    `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
+     WHERE org_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+    [orgId, id],
+  );
+  return rows[0] ?? null;
+}
+
+export async function touchApiKey(tx: Tx, orgId: number, id: string): Promise<void> {
+  await tx.query(
+    `UPDATE api_keys SET last_used_at = now()
+     WHERE org_id = $1 AND id = $2 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`,
+    [orgId, id],
+  );
+}

@@ -1,0 +1,102 @@
+import { randomUUID } from 'node:crypto';
+import type { Database } from '../db/pool.js';
+import { ApiError, fieldError } from '../errors.js';
+import { type ApiKeyRecord, insertApiKey, listApiKeys, revokeApiKey } from './repository.js';
+import { isMintableScope } from './scopes.js';
+import type { TokenCodec } from './tokens.js';
+
+export interface MintRequest {
+  orgId: number;
+  name?: string;
+  scopes: string[];
+  /** Lifetime in seconds; undefined for a key that never expires. */
+  expiresInSeconds?: number;
+  environment?: 'production' | 'preview';
+  createdByUserId?: number | null;
+}
+
+export interface MintedKey {
+  key: ApiKeyRecord;
+  /** The full key; shown once and never stored. */
+  token: string;
+}
+
+/** Longest lifetime a key can be minted with: ten years. */
+export const MAX_KEY_LIFETIME_SECONDS = 10 * 365 * 24 * 3600;
+
+export class KeyService {
+  constructor(
+    private readonly db: Database,
+    private readonly tokens: TokenCodec,
+  ) {}
+
+  async mint(req: MintRequest): Promise<MintedKey> {
+    const scopes = [...new Set(req.scopes)].sort();
+    const bad = scopes.find((s) => !isMintableScope(s));
+    if (bad !== undefined) {
+      throw fieldError('scopes', 'invalid_value', `scope ${bad} cannot be granted to an API key`, {
+        allowed_values: ['assets:read', 'assets:write', 'locations:read', 'locations:write', 'tracking:read'],
+      });
+    }
+    const name = (req.name ?? '').trim() || 'API key';
+    if (name.length > 255)
+      throw fieldError('name', 'too_long', 'name must be at most 255 characters', { max_length: 255 });
+    const lifetime = req.expiresInSeconds;
+    if (
+      lifetime !== undefined &&
+      (!Number.isInteger(lifetime) || lifetime < 1 || lifetime > MAX_KEY_LIFETIME_SECONDS)
+    ) {
+      throw fieldError(
+        'expires_in',
+        'invalid_value',
+        `expiry must be 1..${MAX_KEY_LIFETIME_SECONDS} seconds`,
+        {
+          min: 1,
+          max: MAX_KEY_LIFETIME_SECONDS,
+        },
+      );
+    }
+    const environment = req.environment ?? this.tokens.environment;
+    const id = randomUUID();
+    // Whole seconds: the JWT `exp` and the record must name the same instant.
+    const expiresAtSeconds = lifetime === undefined ? undefined : Math.floor(Date.now() / 1000) + lifetime;
+    const key = await this.db.withOrg(req.orgId, async (tx) => {
+      const org = await tx.query('SELECT 1 FROM organizations WHERE id = $1', [req.orgId]);
+      if (!org.rowCount) throw new ApiError('not_found', `organization ${req.orgId} not found`);
+      return insertApiKey(tx, req.orgId, {
+        id,
+        name,
+        scopes,
+        environment,
+        expiresAt: expiresAtSeconds === undefined ? null : new Date(expiresAtSeconds * 1000),
+        createdByUserId: req.createdByUserId,
+      });
+    });
+    const token = await this.tokens.sign(
+      { use: 'api_key', id, orgId: req.orgId, scopes, expiresAt: expiresAtSeconds },
+      environment,
+    );
+    return { key, token };
+  }
+
+  async revoke(orgId: number, keyId: string): Promise<ApiKeyRecord> {
+    const key = await this.db.withOrg(orgId, (tx) => revokeApiKey(tx, orgId, keyId));
+    if (!key) throw new ApiError('not_found', `API key ${keyId} not found`);
+    return key;
+  }
+
+  /** For operators, who know a key's id but not its organization. */
+  async revokeAnywhere(keyId: string): Promise<ApiKeyRecord> {
+    const { rows } = await this.db.pool.query<{ org_id: number }>(
+      'SELECT org_id FROM api_keys WHERE id = $1',
+      [keyId],
+    );
+    const orgId = rows[0]?.org_id;
+    if (orgId === undefined) throw new ApiError('not_found', `API key ${keyId} not found`);
+    return this.revoke(orgId, keyId);
+  }
+
+  list(orgId: number, page: { limit: number; offset: number }) {
+    return this.db.withOrg(orgId, (tx) => listApiKeys(tx, orgId, page));
+  }
+}

@@ -1,0 +1,46 @@
+import { OrganizationService } from './accounts/service.js';
+import type { Config } from './config.js';
+import type { Database } from './db/pool.js';
+import { MemoryRateLimitStore } from './http/rate-limit/memory-store.js';
+import { RedisRateLimitStore } from './http/rate-limit/redis-store.js';
+import type { RateLimitStore } from './http/rate-limit/types.js';
+import type { AppServices } from './http/server.js';
+import { ApiKeyAuthenticator } from './keys/authenticate.js';
+import { KeyService } from './keys/service.js';
+import { loadSigningKey } from './keys/signing-key.js';
+import { TokenCodec } from './keys/tokens.js';
+
+export interface Services extends AppServices {
+  keys: KeyService;
+  tokens: TokenCodec;
+  close(): Promise<void>;
+}
+
+export type ServiceConfig = Pick<
+  Config,
+  'TAGTRAIL_ENV' | 'REDIS_URL' | 'TAGTRAIL_RATE_LIMIT' | 'TAGTRAIL_RATE_WINDOW_SECONDS'
+>;
+
+export function createRateLimitStore(config: ServiceConfig): RateLimitStore {
+  const policy = { limit: config.TAGTRAIL_RATE_LIMIT, windowSeconds: config.TAGTRAIL_RATE_WINDOW_SECONDS };
+  return config.REDIS_URL
+    ? new RedisRateLimitStore(config.REDIS_URL, policy)
+    : new MemoryRateLimitStore(policy);
+}
+
+/** Every domain service over one database; shared by the server, the CLI and tests. */
+export async function createServices(
+  db: Database,
+  config: ServiceConfig,
+  rateLimit: RateLimitStore = createRateLimitStore(config),
+): Promise<Services> {
+  const tokens = new TokenCodec(await loadSigningKey(db), config.TAGTRAIL_ENV);
+  return {
+    tokens,
+    organizations: new OrganizationService(db),
+    keys: new KeyService(db, tokens),
+    authenticator: new ApiKeyAuthenticator(db, tokens),
+    rateLimit,
+    close: () => rateLimit.close(),
+  };
+}
