@@ -1,5 +1,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyPluginAsync,
+  type FastifyServerOptions,
+  LogController,
+} from 'fastify';
 import { getOrgMeRoute, OrganizationSchema } from '../accounts/routes/get-org-me.js';
 import type { OrganizationService } from '../accounts/service.js';
 import type { ApiKeyAuthenticator } from '../keys/authenticate.js';
@@ -23,6 +28,8 @@ export interface AppServices {
 export interface ServerOptions {
   bodyLimit: number;
   logger?: FastifyServerOptions['logger'];
+  /** Further route plugins, registered after the built-in ones and before the 405 answers. */
+  routes?: FastifyPluginAsync[];
 }
 
 export type App = FastifyInstance;
@@ -36,10 +43,10 @@ export async function buildServer(services: AppServices, options: ServerOptions)
   const app = Fastify({
     logger: options.logger ?? false,
     genReqId,
-    requestIdLogLabel: 'request_id',
+    // One line per request, written by our onResponse hook with the fields we want.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     bodyLimit: options.bodyLimit,
     return503OnClosing: true,
-    disableRequestLogging: true,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -59,6 +66,7 @@ export async function buildServer(services: AppServices, options: ServerOptions)
   await registerOpenApi(app);
 
   await app.register(getOrgMeRoute(services.organizations));
+  for (const plugin of options.routes ?? []) await app.register(plugin);
 
   await app.register(async (root) => registerMethodNotAllowed(root, routesByUrl));
   return app;

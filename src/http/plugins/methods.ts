@@ -9,10 +9,37 @@ const ALL_METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELE
  * method a path does not declare with 405 and an `Allow` header (OPTIONS included: CORS
  * is not supported, so there is no preflight to answer).
  */
+export interface PublicRoute {
+  method: string;
+  url: string;
+  /** Scopes the route requires; undefined for routes that need no API key. */
+  scopes?: string[];
+  hasBody: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every public v1 route as registered: what the shared per-route checks iterate. */
+    publicRoutes: PublicRoute[];
+  }
+}
+
 export function trackRoutes(app: FastifyInstance): Map<string, Set<string>> {
   const byUrl = new Map<string, Set<string>>();
+  const publicRoutes: PublicRoute[] = [];
+  app.decorate('publicRoutes', publicRoutes);
   app.addHook('onRoute', (route) => {
     if (route.config && (route.config as { methodNotAllowed?: boolean }).methodNotAllowed) return;
+    if (route.url.startsWith('/api/v1/') && route.method !== 'HEAD') {
+      for (const method of Array.isArray(route.method) ? route.method : [route.method]) {
+        publicRoutes.push({
+          method,
+          url: route.url,
+          scopes: route.config?.scopes,
+          hasBody: Boolean(route.schema?.body),
+        });
+      }
+    }
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     const set = byUrl.get(route.url) ?? new Set<string>();
     for (const m of methods) set.add(m);

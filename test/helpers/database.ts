@@ -1,0 +1,49 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { migrate } from '../../src/db/migrate.js';
+import { createDatabase, type Database } from '../../src/db/pool.js';
+
+export interface TestDatabase {
+  url: string;
+  name: string;
+  db: Database;
+  drop(): Promise<void>;
+}
+
+export function databaseUrl(adminUrl: string, name: string): string {
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A new, empty, migrated database on the run's server; `drop` removes it. */
+export async function createTestDatabase(options: { migrate?: boolean } = {}): Promise<TestDatabase> {
+  const name = `tagtrail_test_${randomBytes(6).toString('hex')}`;
+  await admin((c) => c.query(`CREATE DATABASE ${name}`));
+  const url = databaseUrl(inject('adminDatabaseUrl'), name);
+  const db = createDatabase(url, { max: 10 });
+  if (options.migrate !== false) await migrate(db.pool);
+  let dropped = false;
+  return {
+    url,
+    name,
+    db,
+    async drop() {
+      if (dropped) return;
+      dropped = true;
+      await db.close().catch(() => undefined);
+      await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    },
+  };
+}
