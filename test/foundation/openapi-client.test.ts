@@ -1,0 +1,135 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
+import ts from 'typescript';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+
+/**
+ * What an integrator does with the description: generate TypeScript types from it with
+ * openapi-typescript, type-check a small openapi-fetch client against them, and run it.
+ * Generation covers every documented path, so later routes are held to it too.
+ */
+
+const REPO = resolve(import.meta.dirname, '../..');
+
+/** The client as an integrator would write it; must compile cleanly and run. */
+const CLIENT = `import createClient from 'openapi-fetch';
+import type { components, paths } from './schema.js';
+
+type Organization = components['schemas']['Organization'];
+
+export async function lookupOrganization(baseUrl: string, token: string): Promise<Organization> {
+  const client = createClient<paths>({ baseUrl });
+  const { data, error, response } = await client.GET('/api/v1/orgs/me', {
+    headers: { authorization: \`Bearer \${token}\` },
+  });
+  if (error) throw new Error(\`\${response.status} \${error.error.type}: \${error.error.detail}\`);
+  const keyId: string = data.data.api_key_id;
+  const id: number = data.data.id;
+  const scopes: string[] = data.data.scopes;
+  return { id, name: data.data.name, scopes, api_key_id: keyId };
+}
+
+export async function lookupError(baseUrl: string): Promise<string | undefined> {
+  const client = createClient<paths>({ baseUrl });
+  const { error } = await client.GET('/api/v1/orgs/me');
+  const type: string | undefined = error?.error.type;
+  const fields = error?.error.fields?.map((f) => f.code);
+  return fields ? \`\${type} \${fields.join()}\` : type;
+}
+`;
+
+/** Misuses the generated types must reject; each file is one mistake. */
+const WRONG: Record<string, string> = {
+  'unknown-field.ts': `const keyId: string = data.data.api_key_uuid;`,
+  'wrong-type.ts': `const keyId: number = data.data.api_key_id;`,
+  'unknown-path.ts': `await client.GET('/api/v1/orgs/you');`,
+  'unchecked-error.ts': `const keyId: string = (await client.GET('/api/v1/orgs/me')).data.data.api_key_id;`,
+};
+const wrongFile = (body: string) => `import createClient from 'openapi-fetch';
+import type { paths } from './schema.js';
+
+const client = createClient<paths>({ baseUrl: 'http://127.0.0.1' });
+const { data, error } = await client.GET('/api/v1/orgs/me');
+if (error) throw new Error(error.error.type);
+${body}
+export {};
+`;
+
+/** Type-checks the files the way a strict NodeNext project would. */
+function typeCheck(files: string[]): readonly ts.Diagnostic[] {
+  const program = ts.createProgram(files, {
+    strict: true,
+    noUncheckedIndexedAccess: true,
+    noEmit: true,
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    lib: ['lib.es2023.d.ts'],
+    types: ['node'],
+    typeRoots: [join(REPO, 'node_modules/@types')],
+    paths: { 'openapi-fetch': [join(REPO, 'node_modules/openapi-fetch')] },
+    skipLibCheck: true,
+  });
+  return ts.getPreEmitDiagnostics(program);
+}
+
+const formatHost: ts.FormatDiagnosticsHost = {
+  getCanonicalFileName: (f) => f,
+  getCurrentDirectory: () => REPO,
+  getNewLine: () => '\n',
+};
+const format = (diagnostics: readonly ts.Diagnostic[]) => ts.formatDiagnostics(diagnostics, formatHost);
+
+describe('a generated openapi-fetch client', () => {
+  let t: TestApp;
+  let dir: string;
+  let baseUrl: string;
+  beforeAll(async () => {
+    t = await buildTestApp();
+    baseUrl = await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const doc = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json() as OpenAPI3;
+    // Inside the repo (gitignored) so that imports resolve from its node_modules.
+    await mkdir(join(REPO, '.tmp'), { recursive: true });
+    dir = await mkdtemp(join(REPO, '.tmp', 'openapi-client-'));
+    await writeFile(join(dir, 'schema.ts'), astToString(await openapiTS(doc)));
+    await writeFile(join(dir, 'client.ts'), CLIENT);
+    for (const [name, body] of Object.entries(WRONG)) await writeFile(join(dir, name), wrongFile(body));
+  });
+  afterAll(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+    await t?.close();
+  });
+
+  it('type-checks against the generated types with no diagnostics', () => {
+    const diagnostics = typeCheck([join(dir, 'schema.ts'), join(dir, 'client.ts')]);
+    expect(diagnostics, format(diagnostics)).toHaveLength(0);
+  });
+
+  it('rejects wrong usage, so the check above can fail', () => {
+    const diagnostics = typeCheck(Object.keys(WRONG).map((name) => join(dir, name)));
+    for (const name of Object.keys(WRONG)) {
+      const own = diagnostics.filter((d) => d.file?.fileName === join(dir, name));
+      expect(own.length, `${name} should not compile; all diagnostics:\n${format(diagnostics)}`).toBe(1);
+    }
+    const messages = format(diagnostics);
+    expect(messages).toContain("Property 'api_key_uuid' does not exist");
+    expect(messages).toContain('"/api/v1/orgs/you"');
+    expect(messages).toContain("Object is possibly 'undefined'");
+  });
+
+  it('runs against the server and reads the organization', async () => {
+    const org = await t.createOrg('Client Co');
+    const key = await org.key(['assets:read']);
+    const client = await import(/* @vite-ignore */ pathToFileURL(join(dir, 'client.ts')).href);
+    await expect(client.lookupOrganization(baseUrl, key.token)).resolves.toEqual({
+      id: org.id,
+      name: 'Client Co',
+      scopes: ['assets:read'],
+      api_key_id: key.id,
+    });
+    await expect(client.lookupError(baseUrl)).resolves.toBe('unauthorized');
+  });
+});
