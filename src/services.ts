@@ -9,6 +9,7 @@ import { ApiKeyAuthenticator } from './keys/authenticate.js';
 import { KeyService } from './keys/service.js';
 import { loadSigningKey } from './keys/signing-key.js';
 import { TokenCodec } from './keys/tokens.js';
+import { TagService } from './tags/service.js';
 
 export interface Services extends AppServices {
   keys: KeyService;
@@ -40,6 +41,7 @@ export async function createServices(
     organizations: new OrganizationService(db),
     keys: new KeyService(db, tokens),
     authenticator: new ApiKeyAuthenticator(db, tokens),
+    tags: new TagService(db),
     rateLimit,
     close: () => rateLimit.close(),
   };

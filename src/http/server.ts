@@ -8,9 +8,13 @@ import Fastify, {
 import { getOrgMeRoute, OrganizationSchema } from '../accounts/routes/get-org-me.js';
 import type { OrganizationService } from '../accounts/service.js';
 import type { ApiKeyAuthenticator } from '../keys/authenticate.js';
+import { TagRequestSchema, TagSchema } from '../master-data/fields.js';
+import { tagRoutes } from '../tags/routes/tag-routes.js';
+import type { TagService } from '../tags/service.js';
 import { registerErrorHandler } from './error-handler.js';
 import { registerOpenApi } from './openapi.js';
 import { registerBodyParsing } from './plugins/content-type.js';
+import { registerListFilterContext } from './plugins/list-filter-context.js';
 import { registerMethodNotAllowed, trackRoutes } from './plugins/methods.js';
 import { registerPublicSurface } from './plugins/public-surface.js';
 import { genReqId, registerRequestId } from './plugins/request-id.js';
@@ -23,6 +27,7 @@ export interface AppServices {
   organizations: OrganizationService;
   authenticator: ApiKeyAuthenticator;
   rateLimit: RateLimitStore;
+  tags: TagService;
 }
 
 export interface ServerOptions {
@@ -52,20 +57,23 @@ export async function buildServer(services: AppServices, options: ServerOptions)
 
   const ajv = createAjv();
   app.setValidatorCompiler(({ schema }) => ajv.compile(schema));
-  app.addSchema(ErrorEnvelope);
-  app.addSchema(OrganizationSchema);
-  ajv.addSchema(ErrorEnvelope);
-  ajv.addSchema(OrganizationSchema);
+  for (const schema of [ErrorEnvelope, OrganizationSchema, TagSchema, TagRequestSchema]) {
+    app.addSchema(schema);
+    ajv.addSchema(schema);
+  }
 
   const routesByUrl = trackRoutes(app);
   registerErrorHandler(app, options.bodyLimit);
   registerRequestId(app);
   registerStrictInputs(app);
   registerBodyParsing(app);
+  registerListFilterContext(app);
   registerPublicSurface(app, services);
   await registerOpenApi(app);
 
   await app.register(getOrgMeRoute(services.organizations));
+  await app.register(tagRoutes('asset', services.tags));
+  await app.register(tagRoutes('location', services.tags));
   for (const plugin of options.routes ?? []) await app.register(plugin);
 
   await app.register(async (root) => registerMethodNotAllowed(root, routesByUrl));

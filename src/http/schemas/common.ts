@@ -69,3 +69,6 @@ export const errorResponses = (...statuses: number[]) =>
   Object.fromEntries(
     [400, 401, 403, 404, 405, 415, 429, 500, ...statuses].map((s) => [s, Type.Ref('ErrorEnvelope')]),
   );
+
+/** An empty 204 response; @fastify/swagger documents `type: 'null'` as no content. */
+export const NoContent = (description: string) => Type.Unsafe<undefined>({ type: 'null', description });

@@ -61,6 +61,9 @@ function toFieldError(e: ErrorObject, part: HttpPart): FieldError {
         : field('unknown_field', extra, `${extra} is not a known field`);
     }
     case 'type': {
+      if (e.data === null && parent?.['x-null-code'] === 'required') {
+        return field('required', name, `${name} is required`);
+      }
       const expectedRaw = Array.isArray(p.type) ? p.type : [p.type];
       const received = jsonType(e.data);
       if (expectedRaw.includes('integer') && received === 'number') {

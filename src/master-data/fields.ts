@@ -1,0 +1,86 @@
+import { Type } from '@sinclair/typebox';
+import { ExternalKey, Id, Nullable, TimestampIn, TimestampOut } from '../http/schemas/common.js';
+
+/** Field schemas shared by assets and locations (API-SPEC Conventions). */
+export const NameField = () =>
+  Type.String({
+    minLength: 1,
+    maxLength: 255,
+    pattern: '^\\S(?:[^\\x00-\\x1F\\x7F]*\\S)?$',
+    'x-message': 'must be a single line with no control characters and no leading or trailing whitespace',
+  });
+
+export const DescriptionField = () =>
+  Nullable(
+    Type.String({
+      minLength: 1,
+      maxLength: 1024,
+      pattern: '^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$',
+      'x-message': 'must not contain control characters other than tab, newline and carriage return',
+    }),
+  );
+
+export const TAG_TYPES = ['rfid', 'ble', 'barcode'] as const;
+
+/** On write `tag_type` is required; null counts as missing (API-SPEC Tag). */
+export const TagRequestSchema = Type.Object(
+  {
+    tag_type: Type.Unsafe<(typeof TAG_TYPES)[number]>({
+      type: 'string',
+      enum: [...TAG_TYPES],
+      'x-null-code': 'required',
+    }),
+    value: Type.String({
+      minLength: 1,
+      maxLength: 255,
+      pattern: '^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$',
+      'x-message': 'must not contain control characters other than tab, newline and carriage return',
+    }),
+  },
+  { additionalProperties: false, $id: 'TagRequest' },
+);
+
+/** Read direction: `tag_type` is an open set; clients pass unknown values through. */
+export const TagSchema = Type.Object(
+  {
+    id: Type.Integer({ format: 'int64' }),
+    tag_type: Type.String({ description: 'rfid, ble, barcode; open set on read' }),
+    value: Type.String(),
+  },
+  { $id: 'Tag' },
+);
+
+/** A tag as it may be echoed back in a PATCH body (compared, never applied). */
+export const TagEchoSchema = Type.Object(
+  { id: Type.Optional(Id()), tag_type: Type.String(), value: Type.String() },
+  { additionalProperties: false },
+);
+
+export const ValidFromIn = () => TimestampIn();
+export const ValidToIn = () => Nullable(TimestampIn());
+
+/** Read-only fields accepted on PATCH when they match (accept-if-matches). */
+export const ReadOnlyEchoFields = {
+  id: Type.Optional(Id()),
+  created_at: Type.Optional(TimestampIn()),
+  updated_at: Type.Optional(TimestampIn()),
+  deleted_at: Type.Optional(Nullable(TimestampIn())),
+};
+
+export const CommonReadFields = {
+  id: Type.Integer({ format: 'int64' }),
+  external_key: Type.String(),
+  name: Type.String(),
+  description: Nullable(Type.String()),
+  is_active: Type.Boolean(),
+};
+
+export const TimestampsRead = {
+  valid_from: TimestampOut(),
+  valid_to: Nullable(TimestampOut()),
+  created_at: TimestampOut(),
+  updated_at: TimestampOut(),
+  deleted_at: Nullable(TimestampOut()),
+};
+
+export { ExternalKey };

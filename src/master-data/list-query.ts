@@ -1,0 +1,50 @@
+import { type FieldError, fieldError, validationError } from '../errors.js';
+
+export interface SortKey {
+  field: string;
+  desc: boolean;
+}
+
+/**
+ * `sort=name,-created_at`: comma-separated fields, each optionally prefixed `-`.
+ * An unknown field is `invalid_value` with the message the spec gives.
+ */
+export function parseSort(raw: string | undefined, allowed: readonly string[]): SortKey[] {
+  if (raw === undefined || raw === '') return [];
+  const keys: SortKey[] = [];
+  for (const part of raw.split(',')) {
+    const desc = part.startsWith('-');
+    const field = desc ? part.slice(1) : part;
+    if (!allowed.includes(field)) {
+      throw fieldError('sort', 'invalid_value', `unknown sort field: ${field}`, { allowed_values: allowed });
+    }
+    if (!keys.some((k) => k.field === field)) keys.push({ field, desc });
+  }
+  return keys;
+}
+
+/** `%q%` for LIKE over the lowercased search text, with LIKE's wildcards escaped. */
+export function containsPattern(q: string): string {
+  return `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** The id form and key form of one relationship are exclusive in a query (rule 2). */
+export function exclusivePair(query: Record<string, unknown>, idName: string, keyName: string): void {
+  if (query[idName] === undefined || query[keyName] === undefined) return;
+  const fields: FieldError[] = [idName, keyName].map((name) => ({
+    field: name,
+    code: 'ambiguous_fields',
+    message: `${name}: ${idName} and ${keyName} are mutually exclusive; send one or the other`,
+    params: { exclusive_with: name === idName ? keyName : idName },
+  }));
+  throw validationError(fields);
+}
+
+/** The list envelope (API-SPEC "List envelope"). */
+export function listEnvelope<T>(data: T[], page: { limit: number; offset: number }, total: number) {
+  return { data, limit: page.limit, offset: page.offset, total_count: total };
+}
+
+/** SQL predicate: the row is currently effective (API-SPEC "Liveness axes"). */
+export const EFFECTIVE = (alias: string) =>
+  `${alias}.valid_from <= now() AND (${alias}.valid_to IS NULL OR ${alias}.valid_to > now())`;

@@ -1,0 +1,68 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { principalOf } from '../../http/plugins/public-surface.js';
+import { DataEnvelope, errorResponses, Id, NoContent } from '../../http/schemas/common.js';
+import type { OwnerKind } from '../repository.js';
+import type { TagService } from '../service.js';
+
+const RESOURCE: Record<OwnerKind, { plural: string; param: string; scope: string; tag: string }> = {
+  asset: { plural: 'assets', param: 'asset_id', scope: 'assets:write', tag: 'assets' },
+  location: { plural: 'locations', param: 'location_id', scope: 'locations:write', tag: 'locations' },
+};
+
+/** POST and DELETE of the tags sub-resource, for assets or for locations. */
+export const tagRoutes =
+  (kind: OwnerKind, tags: TagService): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const r = RESOURCE[kind];
+    const base = `/api/v1/${r.plural}/:${r.param}/tags`;
+    const Params = Type.Object({ [r.param]: Id() }, { additionalProperties: false });
+    const TagParams = Type.Object({ [r.param]: Id(), tag_id: Id() }, { additionalProperties: false });
+    const title = kind === 'asset' ? 'Asset' : 'Location';
+
+    app.post(
+      base,
+      {
+        config: { scopes: [r.scope], listPath: `/api/v1/${r.plural}` },
+        schema: {
+          operationId: `attach${title}Tag`,
+          tags: [r.tag],
+          summary: `Attach a tag to a ${kind}`,
+          description:
+            '(tag_type, value) is unique within the organization across assets and locations: a duplicate is 409.',
+          params: Params,
+          body: Type.Ref('TagRequest'),
+          response: { 201: DataEnvelope(Type.Ref('Tag')), ...errorResponses(409) },
+        },
+      },
+      async (request, reply) => {
+        const ownerId = (request.params as Record<string, number>)[r.param]!;
+        const body = request.body as { tag_type: string; value: string };
+        const tag = await tags.attach(principalOf(request).orgId, { kind, id: ownerId }, body);
+        return reply
+          .code(201)
+          .header('location', `/api/v1/${r.plural}/${ownerId}/tags/${tag.id}`)
+          .send({ data: tag });
+      },
+    );
+
+    app.delete(
+      `${base}/:tag_id`,
+      {
+        config: { scopes: [r.scope], listPath: `/api/v1/${r.plural}` },
+        schema: {
+          operationId: `detach${title}Tag`,
+          tags: [r.tag],
+          summary: `Detach a tag from a ${kind}`,
+          description: "204 the first time; 404 when repeated, unattached or another organization's.",
+          params: TagParams,
+          response: { 204: NoContent('Detached'), ...errorResponses() },
+        },
+      },
+      async (request, reply) => {
+        const params = request.params as Record<string, number>;
+        await tags.detach(principalOf(request).orgId, { kind, id: params[r.param]! }, params.tag_id!);
+        return reply.code(204).send();
+      },
+    );
+  };

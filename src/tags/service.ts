@@ -1,0 +1,76 @@
+import type { Database, Tx } from '../db/pool.js';
+import { ApiError, conflict, notFound } from '../errors.js';
+import {
+  detachTag,
+  findTagByValue,
+  insertTags,
+  type Owner,
+  refreshTagValues,
+  type Tag,
+} from './repository.js';
+
+const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505';
+
+/** Attaches tags inside the caller's transaction; a duplicate pair is 409 `conflict`. */
+export async function attachTags(
+  tx: Tx,
+  orgId: number,
+  owner: Owner,
+  tags: { tag_type: string; value: string }[],
+): Promise<Tag[]> {
+  const seen = new Set<string>();
+  for (const t of tags) {
+    const key = `${t.tag_type}\u0000${t.value}`;
+    if (seen.has(key)) throw conflict(`tag ${t.tag_type}:${t.value} appears more than once in the request`);
+    seen.add(key);
+  }
+  for (const t of tags) {
+    const holder = await findTagByValue(tx, orgId, t.tag_type, t.value);
+    if (holder) {
+      const where = holder.asset_id !== null ? `asset ${holder.asset_id}` : `location ${holder.location_id}`;
+      throw conflict(`tag ${t.tag_type}:${t.value} is already attached to ${where}`);
+    }
+  }
+  try {
+    const inserted = await insertTags(tx, orgId, owner, tags);
+    await refreshTagValues(tx, orgId, owner, false);
+    return inserted;
+  } catch (err) {
+    // Lost a race with a concurrent attach of the same pair.
+    if (isUniqueViolation(err)) throw conflict('one of the tags is already attached elsewhere');
+    throw err;
+  }
+}
+
+const OWNER_TABLE = { asset: 'assets', location: 'locations' } as const;
+
+export class TagService {
+  constructor(private readonly db: Database) {}
+
+  private async lockLiveOwner(tx: Tx, orgId: number, owner: Owner): Promise<void> {
+    const { rowCount } = await tx.query(
+      `SELECT 1 FROM ${OWNER_TABLE[owner.kind]} WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL FOR UPDATE`,
+      [orgId, owner.id],
+    );
+    if (!rowCount) throw notFound(owner.kind);
+  }
+
+  async attach(orgId: number, owner: Owner, tag: { tag_type: string; value: string }): Promise<Tag> {
+    return this.db.withOrg(orgId, async (tx) => {
+      await this.lockLiveOwner(tx, orgId, owner);
+      const [created] = await attachTags(tx, orgId, owner, [tag]);
+      await refreshTagValues(tx, orgId, owner, true);
+      if (!created) throw new ApiError('internal_error', 'tag was not stored');
+      return created;
+    });
+  }
+
+  /** 404 when repeated, when the tag is not this owner's, or another organization's. */
+  async detach(orgId: number, owner: Owner, tagId: number): Promise<void> {
+    await this.db.withOrg(orgId, async (tx) => {
+      await this.lockLiveOwner(tx, orgId, owner);
+      if (!(await detachTag(tx, orgId, owner, tagId))) throw notFound('tag');
+      await refreshTagValues(tx, orgId, owner, true);
+    });
+  }
+}
