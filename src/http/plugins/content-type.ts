@@ -26,6 +26,10 @@ export function contentTypeError(method: string, header: string | undefined): Ap
 const carriesBody = (req: FastifyRequest) =>
   req.method === 'POST' || req.method === 'PATCH' || req.method === 'PUT';
 
+/** An undeclared method (405) or an unknown path (404) is answered as such, whatever the body. */
+const answeredWithoutBody = (req: FastifyRequest) =>
+  req.routeOptions.url === undefined || req.routeOptions.config.methodNotAllowed === true;
+
 /**
  * JSON bodies only. Bodies of other methods (DELETE is not checked) are read and ignored.
  * A POST or PATCH body must be a JSON object.
@@ -33,7 +37,7 @@ const carriesBody = (req: FastifyRequest) =>
 export function registerBodyParsing(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   const parseJson = (req: FastifyRequest, text: string) => {
-    if (!carriesBody(req)) return undefined;
+    if (!carriesBody(req) || answeredWithoutBody(req)) return undefined;
     const value = decodeJsonBody(text);
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
       throw badRequest('Request body must be a JSON object');
@@ -52,7 +56,7 @@ export function registerBodyParsing(app: FastifyInstance): void {
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, _body, done) => done(null, undefined));
 
   app.addHook('preParsing', async (request) => {
-    if (!request.url.startsWith('/api/')) return;
+    if (!request.url.startsWith('/api/') || answeredWithoutBody(request)) return;
     const error = contentTypeError(request.method, request.headers['content-type']);
     if (error) throw error;
   });
