@@ -15,6 +15,9 @@ export function createAjv(): Ajv {
     removeAdditional: false,
     useDefaults: true,
   });
+  // Documentation formats: the integer bounds and patterns do the checking.
+  ajv.addFormat('int64', { type: 'number', validate: () => true });
+  ajv.addFormat('uuid', /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
   ajv.addFormat('date-time', { type: 'string', validate: (s: string) => parseRfc3339(s) !== null });
   ajv.addKeyword({
     keyword: 'x-not-sentinel',
