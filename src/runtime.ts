@@ -1,48 +1,69 @@
 import type { Config } from './config.js';
 import { openDatabase } from './db/connect.js';
 import { buildServer } from './http/server.js';
+import { startEmbeddedBroker } from './ingest/broker.js';
 import { createServices } from './services.js';
 
 export interface RunningService {
   url: string;
+  /** The broker readers publish to: `MQTT_URL`, or the embedded broker's URL. */
+  mqttUrl: string;
   stop(): Promise<void>;
 }
 
 /**
- * Starts the whole service: database (embedded unless DATABASE_URL), migrations, HTTP.
- * `stop` closes in reverse order: stop accepting and finish requests in flight, then the
- * stores, then the database.
+ * Starts the whole service: the embedded MQTT broker (unless MQTT_URL), the database
+ * (embedded unless DATABASE_URL), migrations, HTTP. The broker goes first so that a taken
+ * TAGTRAIL_MQTT_PORT fails before a database server is started. `stop` closes in reverse
+ * order: stop accepting and finish requests in flight, then the broker, then the stores,
+ * then the database.
  */
 export async function startService(config: Config): Promise<RunningService> {
-  const opened = await openDatabase(config);
-  const services = await createServices(opened.db, config);
-  const app = await buildServer(services, {
-    bodyLimit: config.TAGTRAIL_BODY_LIMIT,
-    logger: { level: config.LOG_LEVEL },
-  });
+  // What has been started so far, closed in reverse when a later step fails.
+  const started: Array<() => Promise<void>> = [];
+  const unwind = async () => {
+    for (const close of started.reverse()) await close().catch(() => undefined);
+  };
   try {
-    await app.listen({ port: config.PORT, host: config.HOST });
-  } catch (err) {
-    await app.close();
-    await services.close();
-    await opened.close();
-    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
-      throw new Error(`port ${config.PORT} on ${config.HOST} is in use; set PORT to another port`);
+    const broker = config.MQTT_URL
+      ? undefined
+      : await startEmbeddedBroker({ host: config.HOST, port: config.TAGTRAIL_MQTT_PORT });
+    if (broker) started.push(() => broker.stop());
+    const opened = await openDatabase(config);
+    started.push(() => opened.close());
+    const services = await createServices(opened.db, config);
+    started.push(() => services.close());
+    const app = await buildServer(services, {
+      bodyLimit: config.TAGTRAIL_BODY_LIMIT,
+      logger: { level: config.LOG_LEVEL },
+    });
+    started.push(() => app.close());
+    try {
+      await app.listen({ port: config.PORT, host: config.HOST });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+        throw new Error(`port ${config.PORT} on ${config.HOST} is in use; set PORT to another port`);
+      }
+      throw err;
     }
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.PORT;
+    let stopping: Promise<void> | undefined;
+    return {
+      url: `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`,
+      mqttUrl: broker?.url ?? (config.MQTT_URL as string),
+      stop() {
+        stopping ??= (async () => {
+          await app.close();
+          await broker?.stop();
+          await services.close();
+          await opened.close();
+        })();
+        return stopping;
+      },
+    };
+  } catch (err) {
+    await unwind();
     throw err;
   }
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : config.PORT;
-  let stopping: Promise<void> | undefined;
-  return {
-    url: `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`,
-    stop() {
-      stopping ??= (async () => {
-        await app.close();
-        await services.close();
-        await opened.close();
-      })();
-      return stopping;
-    },
-  };
 }

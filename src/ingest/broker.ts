@@ -1,0 +1,71 @@
+import { createServer, type Socket } from 'node:net';
+import { Aedes } from 'aedes';
+
+/**
+ * The MQTT broker the service runs itself when no `MQTT_URL` is configured, so a reader
+ * can publish to the service directly on a single machine. Plain MQTT over TCP, no
+ * authentication, in-memory persistence: it is the one-machine default; several
+ * instances share an external broker instead.
+ */
+export interface EmbeddedBroker {
+  /** `mqtt://host:port` with the port actually bound (useful with port 0). */
+  url: string;
+  port: number;
+  /** Stops accepting, disconnects every client, and resolves once all sockets are closed. */
+  stop(): Promise<void>;
+}
+
+export class BrokerPortInUseError extends Error {
+  constructor(readonly port: number) {
+    super(
+      `port ${port} is in use; set TAGTRAIL_MQTT_PORT to another port (or MQTT_URL to use an external broker)`,
+    );
+    this.name = 'BrokerPortInUseError';
+  }
+}
+
+const hostForUrl = (host: string) => (host.includes(':') ? `[${host}]` : host);
+
+export async function startEmbeddedBroker(options: { host: string; port: number }): Promise<EmbeddedBroker> {
+  const aedes = await Aedes.createBroker();
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    aedes.handle(socket);
+  });
+  const closeAedes = () => new Promise<void>((resolve) => aedes.close(() => resolve()));
+
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen({ port: options.port, host: options.host }, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (err) {
+    await closeAedes();
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new BrokerPortInUseError(options.port);
+    throw err;
+  }
+
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  let stopping: Promise<void> | undefined;
+  return {
+    url: `mqtt://${hostForUrl(options.host)}:${port}`,
+    port,
+    stop() {
+      stopping ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        await closeAedes();
+        // aedes ends its clients' streams; whatever is still open (a half-open TCP
+        // connection that never sent CONNECT) must not hold the shutdown up.
+        for (const socket of sockets) socket.destroy();
+        await closed;
+      })();
+      return stopping;
+    },
+  };
+}
