@@ -22,21 +22,38 @@ redis.call('PEXPIRE', KEYS[1], math.ceil((limit - tokens) / per_ms) + 1000)
 return { tostring(tokens), allowed }
 `;
 
+/** Longest a request waits for Redis before it is let through without a decision. */
+const COMMAND_TIMEOUT_MS = 500;
+
 /** Buckets shared by every instance through Redis (`REDIS_URL`). */
 export class RedisRateLimitStore implements RateLimitStore {
   private readonly redis: Redis;
+  private connectedOnce = false;
 
   constructor(
     url: string,
     private readonly policy: BucketPolicy,
     private readonly prefix = 'tagtrail:rl:',
   ) {
-    this.redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false });
+    this.redis = new Redis(url, {
+      maxRetriesPerRequest: 2,
+      enableOfflineQueue: true,
+      lazyConnect: false,
+      commandTimeout: COMMAND_TIMEOUT_MS,
+    });
     this.redis.defineCommand('tagtrailTake', { numberOfKeys: 1, lua: TAKE_SCRIPT });
     this.redis.on('error', () => undefined); // reported per request through rejected commands
+    this.redis.on('ready', () => {
+      this.connectedOnce = true;
+    });
   }
 
   async take(bucketId: string): Promise<RateDecision> {
+    // Once connected, a lost connection fails at once (the caller lets the request through)
+    // rather than holding every request in the offline queue while ioredis reconnects.
+    if (this.connectedOnce && this.redis.status !== 'ready') {
+      throw new Error(`Redis rate-limit store unavailable (${this.redis.status})`);
+    }
     const perSecond = this.policy.limit / this.policy.windowSeconds;
     const [tokensText, allowed] = (await (
       this.redis as unknown as {

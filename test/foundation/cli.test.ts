@@ -1,0 +1,364 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { migrationsDir } from '../../src/db/migrate.js';
+import { type RunningService, startService } from '../../src/runtime.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const MAIN = join(ROOT, 'dist/src/cli/main.js');
+
+/** Newest modification time of the compiled sources (tests excluded). */
+async function newestSource(dir: string): Promise<number> {
+  let newest = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, await newestSource(path));
+    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts'))
+      newest = Math.max(newest, (await stat(path)).mtimeMs);
+  }
+  return newest;
+}
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => {
+      stdout += c;
+    });
+    child.stderr.on('data', (c) => {
+      stderr += c;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Compiles to dist/ when the CLI there is missing or older than a source file. */
+async function buildIfStale(): Promise<void> {
+  if (existsSync(MAIN) && (await stat(MAIN)).mtimeMs >= (await newestSource(join(ROOT, 'src')))) return;
+  const tsc = join(ROOT, 'node_modules/.bin/tsc');
+  const built = await run(tsc, ['-p', 'tsconfig.build.json']);
+  if (built.code !== 0) throw new Error(`tsc -p tsconfig.build.json failed:\n${built.stdout}${built.stderr}`);
+}
+
+function decodeJwt(token: string): { header: Record<string, unknown>; payload: Record<string, unknown> } {
+  const [header, payload] = token.split('.');
+  return {
+    header: JSON.parse(Buffer.from(header!, 'base64url').toString()),
+    payload: JSON.parse(Buffer.from(payload!, 'base64url').toString()),
+  };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+describe('tagtrail CLI (compiled, against a real database)', () => {
+  let database: TestDatabase;
+  let dataDir: string;
+
+  /** Runs `node dist/src/cli/main.js ...` against the test database. */
+  const cli = (...args: string[]) => {
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      DATABASE_URL: database.url,
+      TAGTRAIL_DATA_DIR: dataDir,
+      LOG_LEVEL: 'silent',
+    };
+    for (const name of ['REDIS_URL', 'TAGTRAIL_ENV', 'MQTT_URL']) delete env[name];
+    return run(process.execPath, [MAIN, ...args], env);
+  };
+  /** Runs a command expected to succeed with --json and parses its one line of output. */
+  const cliJson = async (...args: string[]) => {
+    const result = await cli(...args, '--json');
+    expect(result.stderr).toBe('');
+    expect(result.code, result.stderr).toBe(0);
+    const lines = result.stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    return JSON.parse(lines[0]!);
+  };
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'tagtrail-cli-test-'));
+    [database] = await Promise.all([createTestDatabase(), buildIfStale()]);
+  }, 120_000);
+  afterAll(async () => {
+    await database?.drop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('migrate --json on a migrated database applies nothing', async () => {
+    expect(await cliJson('migrate')).toEqual({ applied: [] });
+  });
+
+  it('org create --json prints the new organization', async () => {
+    const org = await cliJson('org', 'create', '--name', 'CLI Org');
+    expect(org).toEqual({ id: expect.any(Number), name: 'CLI Org', created_at: expect.any(String) });
+    expect(Number.isInteger(org.id) && org.id >= 1).toBe(true);
+    expect(new Date(org.created_at).toISOString()).toBe(org.created_at);
+    const { rows } = await database.db.pool.query('SELECT name FROM organizations WHERE id = $1', [org.id]);
+    expect(rows).toEqual([{ name: 'CLI Org' }]);
+  });
+
+  it('org create without --json prints key: value lines', async () => {
+    const result = await cli('org', 'create', '--name', 'Plain Org');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^id: \d+\nname: Plain Org\ncreated_at: \S+\n$/);
+  });
+
+  it('org create refuses a blank name', async () => {
+    const result = await cli('org', 'create', '--name', '   ');
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/name must be at least 1 character/);
+  });
+
+  describe('key mint', () => {
+    let orgId: number;
+    beforeAll(async () => {
+      orgId = (await cliJson('org', 'create', '--name', 'Key Org')).id;
+    });
+
+    it('mints a key with scopes and prints its id and token', async () => {
+      const key = await cliJson(
+        'key',
+        'mint',
+        '--org',
+        String(orgId),
+        '--scopes',
+        'tracking:read,assets:read',
+        '--name',
+        'integration',
+      );
+      expect(key).toEqual({
+        id: expect.stringMatching(UUID),
+        org_id: orgId,
+        name: 'integration',
+        scopes: ['assets:read', 'tracking:read'],
+        environment: 'production',
+        expires_at: null,
+        token: expect.any(String),
+      });
+      const { header, payload } = decodeJwt(key.token);
+      expect(header.alg).toBe('EdDSA');
+      expect(payload).toMatchObject({
+        sub: key.id,
+        org: orgId,
+        scp: ['assets:read', 'tracking:read'],
+        use: 'api_key',
+        aud: 'tagtrail:production',
+      });
+      expect(payload.exp).toBeUndefined();
+      const { rows } = await database.db.pool.query(
+        'SELECT org_id, name, scopes, environment FROM api_keys WHERE id = $1',
+        [key.id],
+      );
+      expect(rows).toEqual([
+        {
+          org_id: orgId,
+          name: 'integration',
+          scopes: ['assets:read', 'tracking:read'],
+          environment: 'production',
+        },
+      ]);
+    });
+
+    it('accepts an empty scope list', async () => {
+      const key = await cliJson('key', 'mint', '--org', String(orgId), '--scopes', '');
+      expect(key.scopes).toEqual([]);
+      expect(key.name).toBe('API key');
+      expect(decodeJwt(key.token).payload.scp).toEqual([]);
+    });
+
+    it('--expires-in sets the expiry of the record and the token alike', async () => {
+      const before = Math.floor(Date.now() / 1000);
+      const key = await cliJson(
+        'key',
+        'mint',
+        '--org',
+        String(orgId),
+        '--scopes',
+        'assets:read',
+        '--expires-in',
+        '3600',
+      );
+      const after = Math.ceil(Date.now() / 1000);
+      const expiresAt = new Date(key.expires_at).getTime() / 1000;
+      expect(expiresAt).toBeGreaterThanOrEqual(before + 3600);
+      expect(expiresAt).toBeLessThanOrEqual(after + 3600);
+      expect(decodeJwt(key.token).payload.exp).toBe(expiresAt);
+    });
+
+    it('--env preview mints a key whose audience is the preview environment', async () => {
+      const key = await cliJson(
+        'key',
+        'mint',
+        '--org',
+        String(orgId),
+        '--scopes',
+        'assets:read',
+        '--env',
+        'preview',
+      );
+      expect(key.environment).toBe('preview');
+      const aud = decodeJwt(key.token).payload.aud;
+      expect(typeof aud).toBe('string');
+      expect(aud as string).toMatch(/preview$/);
+    });
+
+    it('refuses keys:admin', async () => {
+      const result = await cli(
+        'key',
+        'mint',
+        '--org',
+        String(orgId),
+        '--scopes',
+        'assets:read,keys:admin',
+        '--json',
+      );
+      expect(result.code).not.toBe(0);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toMatch(/keys:admin/);
+      const { rows } = await database.db.pool.query(
+        "SELECT 1 FROM api_keys WHERE 'keys:admin' = ANY (scopes)",
+      );
+      expect(rows).toHaveLength(0);
+    });
+
+    it('refuses an unknown scope', async () => {
+      const result = await cli('key', 'mint', '--org', String(orgId), '--scopes', 'assets:delete', '--json');
+      expect(result.code).not.toBe(0);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toMatch(/assets:delete/);
+    });
+
+    it('refuses an unknown organization, a bad --env and a bad --expires-in', async () => {
+      const noOrg = await cli('key', 'mint', '--org', '2147483000', '--scopes', '', '--json');
+      expect(noOrg.code).toBe(1);
+      expect(noOrg.stderr).toMatch(/organization 2147483000 not found/);
+
+      const badEnv = await cli('key', 'mint', '--org', String(orgId), '--scopes', '', '--env', 'staging');
+      expect(badEnv.code).not.toBe(0);
+      expect(badEnv.stderr).toMatch(/--env must be production or preview/);
+
+      const badExpiry = await cli('key', 'mint', '--org', String(orgId), '--scopes', '', '--expires-in', '0');
+      expect(badExpiry.code).not.toBe(0);
+      expect(badExpiry.stderr).toMatch(/--expires-in must be a positive integer/);
+    });
+
+    it('needs --org and --scopes', async () => {
+      const result = await cli('key', 'mint', '--org', String(orgId));
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/--scopes/);
+    });
+  });
+
+  describe('key revoke', () => {
+    let orgId: number;
+    beforeAll(async () => {
+      orgId = (await cliJson('org', 'create', '--name', 'Revoke Org')).id;
+    });
+
+    it('revokes a key and prints its id and revocation time; revoking again keeps the time', async () => {
+      const key = await cliJson('key', 'mint', '--org', String(orgId), '--scopes', '');
+      const revoked = await cliJson('key', 'revoke', key.id);
+      expect(revoked).toEqual({ id: key.id, revoked_at: expect.any(String) });
+      expect(new Date(revoked.revoked_at).toISOString()).toBe(revoked.revoked_at);
+      const again = await cliJson('key', 'revoke', key.id);
+      expect(again).toEqual(revoked);
+    });
+
+    it('fails with exit 1 for an unknown key id', async () => {
+      const result = await cli('key', 'revoke', '00000000-0000-4000-8000-000000000000', '--json');
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toMatch(/not found/);
+    });
+
+    it('fails with exit 1 for something that is not a key id', async () => {
+      const result = await cli('key', 'revoke', 'not-a-uuid');
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/UUID/);
+    });
+  });
+
+  describe('while the server runs on the same database', () => {
+    let service: RunningService;
+    beforeAll(async () => {
+      service = await startService(
+        loadConfig({
+          DATABASE_URL: database.url,
+          PORT: '0',
+          HOST: '127.0.0.1',
+          LOG_LEVEL: 'silent',
+          TAGTRAIL_DATA_DIR: dataDir,
+          TAGTRAIL_MQTT_PORT: '0',
+        }),
+      );
+    }, 60_000);
+    afterAll(() => service?.stop());
+
+    const me = (token: string) =>
+      fetch(`${service.url}/api/v1/orgs/me`, { headers: { authorization: `Bearer ${token}` } });
+
+    it('a key minted by the CLI authenticates at once; after key revoke the next request gets 401', async () => {
+      const org = await cliJson('org', 'create', '--name', 'Live Org');
+      const key = await cliJson('key', 'mint', '--org', String(org.id), '--scopes', 'assets:read');
+
+      const ok = await me(key.token);
+      expect(ok.status).toBe(200);
+      expect(ok.headers.get('x-ratelimit-limit')).toMatch(/^\d+$/);
+      expect(await ok.json()).toEqual({
+        data: { id: org.id, name: 'Live Org', scopes: ['assets:read'], api_key_id: key.id },
+      });
+
+      await cliJson('key', 'revoke', key.id);
+
+      const revoked = await me(key.token);
+      expect(revoked.status).toBe(401);
+      const body = (await revoked.json()) as { error: Record<string, unknown> };
+      expect(body.error).toMatchObject({ type: 'unauthorized', detail: 'API key has been revoked' });
+    });
+
+    it('a preview key minted by the CLI does not authenticate against production', async () => {
+      const org = await cliJson('org', 'create', '--name', 'Preview Org');
+      const key = await cliJson('key', 'mint', '--org', String(org.id), '--scopes', '', '--env', 'preview');
+      const res = await me(key.token);
+      expect(res.status).toBe(401);
+      expect(((await res.json()) as { error: { detail: string } }).error.detail).toBe(
+        'Invalid or expired token',
+      );
+    });
+  });
+
+  it('migrate --json on an empty database applies every migration', async () => {
+    const empty = await createTestDatabase({ migrate: false });
+    try {
+      const result = await run(process.execPath, [MAIN, 'migrate', '--json'], {
+        ...process.env,
+        DATABASE_URL: empty.url,
+        TAGTRAIL_DATA_DIR: dataDir,
+      });
+      expect(result.code, result.stderr).toBe(0);
+      const versions = (await readdir(migrationsDir()))
+        .filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f))
+        .sort()
+        .map((f) => f.replace(/\.sql$/, ''));
+      expect(JSON.parse(result.stdout)).toEqual({ applied: versions });
+    } finally {
+      await empty.drop();
+    }
+  });
+});

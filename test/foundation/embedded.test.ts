@@ -1,0 +1,105 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type EmbeddedPostgres, ensureDatabase, startEmbeddedPostgres } from '../../src/db/embedded.js';
+
+async function query<T extends pg.QueryResultRow>(url: string, sql: string): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  await client.connect();
+  try {
+    return (await client.query<T>(sql)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+async function reachable(url: string): Promise<boolean> {
+  try {
+    await query(url, 'SELECT 1');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const withPassword = (url: string, password: string) => {
+  const u = new URL(url);
+  u.password = password;
+  return u.toString();
+};
+
+/**
+ * The embedded server: initialised once in its data directory with a generated password,
+ * reused on the next start, and joined (not owned) by a second process on the same directory.
+ */
+describe('embedded PostgreSQL', () => {
+  let dir: string;
+  const started: EmbeddedPostgres[] = [];
+  const start = async () => {
+    const server = await startEmbeddedPostgres(dir);
+    started.push(server);
+    return server;
+  };
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'tagtrail-embedded-test-'));
+  });
+  afterAll(async () => {
+    for (const s of started.reverse()) await s.stop().catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('initialises, is reused after a restart, and is joined while running', {
+    timeout: 120_000,
+  }, async () => {
+    const passwordPath = join(dir, 'postgres.password');
+
+    // First start: initdb with a generated password, then the server.
+    const first = await start();
+    expect(first.owned).toBe(true);
+    expect(existsSync(join(dir, 'postgres', 'PG_VERSION'))).toBe(true);
+    const password = await readFile(passwordPath, 'utf8');
+    expect(password.trim().length).toBeGreaterThanOrEqual(24);
+    expect((await stat(passwordPath)).mode & 0o077).toBe(0); // readable by its owner only
+    expect(new URL(first.adminUrl).password).toBe(encodeURIComponent(password.trim()));
+    // Loopback only, never the system PostgreSQL's port.
+    const { hostname, port } = new URL(first.adminUrl);
+    expect(hostname).toBe('127.0.0.1');
+    expect(port).not.toBe('5432');
+    // The password is required: a wrong one is refused.
+    expect(await reachable(withPassword(first.adminUrl, 'wrong-password'))).toBe(false);
+
+    await ensureDatabase(first.adminUrl, 'tagtrail');
+    await ensureDatabase(first.adminUrl, 'tagtrail'); // idempotent
+    await query(
+      first.urlFor('tagtrail'),
+      "CREATE TABLE survivor (note text); INSERT INTO survivor VALUES ('kept')",
+    );
+
+    // A second start on the same directory while the first runs joins it.
+    const joined = await start();
+    expect(joined.owned).toBe(false);
+    expect(joined.adminUrl).toBe(first.adminUrl);
+    expect(await query(joined.urlFor('tagtrail'), 'SELECT note FROM survivor')).toEqual([{ note: 'kept' }]);
+    await joined.stop();
+    // ...and its stop() leaves the server running.
+    expect(await reachable(first.adminUrl)).toBe(true);
+
+    await first.stop();
+    await first.stop(); // stopping twice is harmless
+    expect(await reachable(first.adminUrl)).toBe(false);
+    expect(existsSync(join(dir, 'postgres', 'postmaster.pid'))).toBe(false);
+
+    // Second start in sequence: the same data, the same password, a server of its own again.
+    const second = await start();
+    expect(second.owned).toBe(true);
+    expect(await readFile(passwordPath, 'utf8')).toBe(password);
+    expect(new URL(second.adminUrl).password).toBe(encodeURIComponent(password.trim()));
+    expect(await query(second.urlFor('tagtrail'), 'SELECT note FROM survivor')).toEqual([{ note: 'kept' }]);
+    await second.stop();
+    expect(await reachable(second.adminUrl)).toBe(false);
+  });
+});
