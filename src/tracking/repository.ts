@@ -1,0 +1,87 @@
+import type { Tx } from '../db/pool.js';
+import { placeRead, type Stay } from './stays.js';
+
+interface StayRow {
+  id: number;
+  location_id: number;
+  started_at: Date;
+  last_seen_at: Date;
+}
+
+const toStay = (r: StayRow): Stay => ({
+  id: r.id,
+  locationId: r.location_id,
+  startedAt: r.started_at.getTime(),
+  lastSeenAt: r.last_seen_at.getTime(),
+});
+
+/** The stays a read at `at` can touch: the two latest starting at or before it, the first after. */
+async function stayWindow(tx: Tx, orgId: number, assetId: number, at: Date): Promise<Stay[]> {
+  const { rows } = await tx.query<StayRow>(
+    `(SELECT id, location_id, started_at, last_seen_at FROM stays
+       WHERE org_id = $1 AND asset_id = $2 AND started_at <= $3 ORDER BY started_at DESC LIMIT 2)
+     UNION ALL
+     (SELECT id, location_id, started_at, last_seen_at FROM stays
+       WHERE org_id = $1 AND asset_id = $2 AND started_at > $3 ORDER BY started_at LIMIT 1)`,
+    [orgId, assetId, at],
+  );
+  return rows.map(toStay).sort((a, b) => a.startedAt - b.startedAt);
+}
+
+/**
+ * Places one sighting of an asset in its history. The caller holds the asset's row lock
+ * (lockAssets) so concurrent ingest of the same asset cannot interleave.
+ */
+export async function recordSighting(
+  tx: Tx,
+  orgId: number,
+  assetId: number,
+  locationId: number,
+  at: number,
+): Promise<void> {
+  const changes = placeRead({ locationId, at }, await stayWindow(tx, orgId, assetId, new Date(at)));
+  for (const c of changes) {
+    if (c.op === 'delete') {
+      await tx.query('DELETE FROM stays WHERE org_id = $1 AND id = $2', [orgId, c.id]);
+    } else if (c.op === 'update') {
+      await tx.query('UPDATE stays SET started_at = $3, last_seen_at = $4 WHERE org_id = $1 AND id = $2', [
+        orgId,
+        c.id,
+        new Date(c.startedAt),
+        new Date(c.lastSeenAt),
+      ]);
+    } else {
+      await tx.query(
+        'INSERT INTO stays (org_id, asset_id, location_id, started_at, last_seen_at) VALUES ($1, $2, $3, $4, $5)',
+        [orgId, assetId, c.locationId, new Date(c.startedAt), new Date(c.lastSeenAt)],
+      );
+    }
+  }
+}
+
+/** Locks the assets' rows in id order (no deadlocks between batches); returns the live ones. */
+export async function lockAssets(
+  tx: Tx,
+  orgId: number,
+  assetIds: number[],
+): Promise<Map<number, number | null>> {
+  const { rows } = await tx.query<{ id: number; last_seen_at: Date | null }>(
+    `SELECT id, last_seen_at FROM assets WHERE org_id = $1 AND id = ANY($2::bigint[]) AND deleted_at IS NULL
+     ORDER BY id FOR UPDATE`,
+    [orgId, assetIds],
+  );
+  return new Map(rows.map((r) => [r.id, r.last_seen_at?.getTime() ?? null]));
+}
+
+/** Copies the newest stay onto the asset row: its current location and last sighting. */
+export async function refreshCurrentLocation(tx: Tx, orgId: number, assetIds: number[]): Promise<void> {
+  if (assetIds.length === 0) return;
+  await tx.query(
+    `UPDATE assets a SET location_id = s.location_id, last_seen_at = s.last_seen_at
+     FROM (SELECT DISTINCT ON (asset_id) asset_id, location_id, last_seen_at FROM stays
+           WHERE org_id = $1 AND asset_id = ANY($2::bigint[]) ORDER BY asset_id, started_at DESC) s
+     WHERE a.org_id = $1 AND a.id = s.asset_id
+       AND (a.location_id IS DISTINCT FROM s.location_id OR a.last_seen_at IS DISTINCT FROM s.last_seen_at)`,
+    [orgId, assetIds],
+  );
+}

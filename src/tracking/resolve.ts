@@ -1,0 +1,51 @@
+import type { Tx } from '../db/pool.js';
+
+/** Same normalisation as the tags.match_key column (migration 0005). */
+export function matchKey(tagType: 'rfid' | 'ble' | 'barcode', value: string): string {
+  if (tagType === 'barcode') return value;
+  const compact = value
+    .replace(/[\s:-]/g, '')
+    .toUpperCase()
+    .replace(/^0+/, '');
+  return compact === '' ? '0' : compact;
+}
+
+/** Assets holding the given tag match keys (live attachments to live assets only). */
+export async function assetsByTagKeys(tx: Tx, orgId: number, keys: string[]): Promise<Map<string, number>> {
+  if (keys.length === 0) return new Map();
+  const { rows } = await tx.query<{ match_key: string; asset_id: number }>(
+    `SELECT t.match_key, t.asset_id FROM tags t JOIN assets a ON a.id = t.asset_id AND a.org_id = t.org_id
+     WHERE t.org_id = $1 AND t.match_key = ANY($2::text[]) AND t.detached_at IS NULL AND a.deleted_at IS NULL`,
+    [orgId, keys],
+  );
+  return new Map(rows.map((r) => [r.match_key, r.asset_id]));
+}
+
+/** Locations by tag match key (handhelds may scan a location's tag). */
+export async function locationsByTagKeys(
+  tx: Tx,
+  orgId: number,
+  keys: string[],
+): Promise<Map<string, number>> {
+  if (keys.length === 0) return new Map();
+  const { rows } = await tx.query<{ match_key: string; location_id: number }>(
+    `SELECT t.match_key, t.location_id FROM tags t JOIN locations l ON l.id = t.location_id AND l.org_id = t.org_id
+     WHERE t.org_id = $1 AND t.match_key = ANY($2::text[]) AND t.detached_at IS NULL AND l.deleted_at IS NULL`,
+    [orgId, keys],
+  );
+  return new Map(rows.map((r) => [r.match_key, r.location_id]));
+}
+
+/** (reader, antenna) → location: the antenna's own point, else the reader-wide one. */
+export async function scanPointsOf(
+  tx: Tx,
+  orgId: number,
+  readerId: number,
+): Promise<Map<number | null, number>> {
+  const { rows } = await tx.query<{ antenna: number | null; location_id: number }>(
+    `SELECT sp.antenna, sp.location_id FROM scan_points sp JOIN locations l ON l.id = sp.location_id
+     WHERE sp.org_id = $1 AND sp.reader_id = $2 AND l.deleted_at IS NULL`,
+    [orgId, readerId],
+  );
+  return new Map(rows.map((r) => [r.antenna, r.location_id]));
+}
