@@ -15,6 +15,12 @@ export interface Sighting {
  */
 export function compact(sorted: Sighting[], lastStored: number | null): Sighting[] {
   if (lastStored !== null && sorted.length > 0 && sorted[0]!.at <= lastStored) return sorted;
+  // Two locations at one instant: placeRead keeps the first, which may empty a run's
+  // start, so such batches are applied read by read too.
+  const tie = sorted.some(
+    (s, i) => i > 0 && s.at === sorted[i - 1]!.at && s.locationId !== sorted[i - 1]!.locationId,
+  );
+  if (tie) return sorted;
   const out: Sighting[] = [];
   for (let i = 0; i < sorted.length; i++) {
     const s = sorted[i]!;
