@@ -10,6 +10,7 @@ import { KeyService } from './keys/service.js';
 import { loadSigningKey } from './keys/signing-key.js';
 import { TokenCodec } from './keys/tokens.js';
 import { TagService } from './tags/service.js';
+import { TrackingService } from './tracking/service.js';
 
 export interface Services extends AppServices {
   keys: KeyService;
@@ -42,6 +43,7 @@ export async function createServices(
     keys: new KeyService(db, tokens),
     authenticator: new ApiKeyAuthenticator(db, tokens),
     tags: new TagService(db),
+    tracking: new TrackingService(db),
     rateLimit,
     close: () => rateLimit.close(),
   };

@@ -10,6 +10,9 @@ import type { OrganizationService } from '../accounts/service.js';
 import type { ApiKeyAuthenticator } from '../keys/authenticate.js';
 import { TagRequestSchema, TagSchema } from '../master-data/fields.js';
 import { tagRoutes } from '../tags/routes/tag-routes.js';
+import { trackingRoutes } from '../tracking/routes/index.js';
+import { HistoryRowSchema, ReportRowSchema } from '../tracking/schemas.js';
+import type { TrackingService } from '../tracking/service.js';
 import type { TagService } from '../tags/service.js';
 import { registerErrorHandler } from './error-handler.js';
 import { registerOpenApi } from './openapi.js';
@@ -28,6 +31,7 @@ export interface AppServices {
   authenticator: ApiKeyAuthenticator;
   rateLimit: RateLimitStore;
   tags: TagService;
+  tracking: TrackingService;
 }
 
 export interface ServerOptions {
@@ -57,7 +61,14 @@ export async function buildServer(services: AppServices, options: ServerOptions)
 
   const ajv = createAjv();
   app.setValidatorCompiler(({ schema }) => ajv.compile(schema));
-  for (const schema of [ErrorEnvelope, OrganizationSchema, TagSchema, TagRequestSchema]) {
+  for (const schema of [
+    ErrorEnvelope,
+    OrganizationSchema,
+    TagSchema,
+    TagRequestSchema,
+    HistoryRowSchema,
+    ReportRowSchema,
+  ]) {
     app.addSchema(schema);
     ajv.addSchema(schema);
   }
@@ -74,6 +85,7 @@ export async function buildServer(services: AppServices, options: ServerOptions)
   await app.register(getOrgMeRoute(services.organizations));
   await app.register(tagRoutes('asset', services.tags));
   await app.register(tagRoutes('location', services.tags));
+  await app.register(trackingRoutes(services.tracking));
   for (const plugin of options.routes ?? []) await app.register(plugin);
 
   await app.register(async (root) => registerMethodNotAllowed(root, routesByUrl));

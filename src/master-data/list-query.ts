@@ -29,8 +29,9 @@ export function containsPattern(q: string): string {
 }
 
 /** The id form and key form of one relationship are exclusive in a query (rule 2). */
-export function exclusivePair(query: Record<string, unknown>, idName: string, keyName: string): void {
-  if (query[idName] === undefined || query[keyName] === undefined) return;
+export function exclusivePair(query: object, idName: string, keyName: string): void {
+  const q = query as Record<string, unknown>;
+  if (q[idName] === undefined || q[keyName] === undefined) return;
   const fields: FieldError[] = [idName, keyName].map((name) => ({
     field: name,
     code: 'ambiguous_fields',

@@ -1,0 +1,99 @@
+import type { Database } from '../db/pool.js';
+import { fieldError, notFound } from '../errors.js';
+import { parseRfc3339, toWire, toWireOrNull } from '../http/timestamps.js';
+import { exclusivePair, listEnvelope, parseSort } from '../master-data/list-query.js';
+import { historyPage, type Page, reportPage } from './queries.js';
+
+export interface HistoryQueryInput extends Page {
+  from?: string;
+  to?: string;
+  sort?: string;
+}
+
+export interface ReportQueryInput extends Page {
+  location_id?: number[];
+  location_external_key?: string[];
+  asset_id?: number[];
+  asset_external_key?: string[];
+  q?: string;
+  include_deleted?: boolean;
+  sort?: string;
+}
+
+const REPORT_SORTS = ['asset_last_seen', 'asset_external_key', 'location_external_key'] as const;
+
+/** Read side of tracking: history and the asset-location report. */
+export class TrackingService {
+  constructor(private readonly db: Database) {}
+
+  async history(orgId: number, assetId: number, query: HistoryQueryInput) {
+    const sort = parseSort(query.sort, ['event_observed_at']);
+    const from = query.from === undefined ? undefined : parseRfc3339(query.from)!;
+    const to = query.to === undefined ? undefined : parseRfc3339(query.to)!;
+    if (from !== undefined && to !== undefined && to < from) {
+      throw fieldError('to', 'invalid_value', 'to must not be earlier than from', { from: toWire(from) });
+    }
+    const page = { limit: query.limit, offset: query.offset };
+    return this.db.withOrg(orgId, async (tx) => {
+      // History outlives the validity window, not a deletion.
+      const asset = await tx.query(
+        'SELECT 1 FROM assets WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL',
+        [orgId, assetId],
+      );
+      if (!asset.rowCount) throw notFound('asset');
+      const { rows, total } = await historyPage(
+        tx,
+        orgId,
+        assetId,
+        {
+          from: from === undefined ? undefined : new Date(from),
+          to: to === undefined ? undefined : new Date(to),
+          desc: sort[0]?.desc ?? true,
+        },
+        page,
+      );
+      return listEnvelope(
+        rows.map((r) => ({
+          event_observed_at: toWire(r.started_at),
+          location_id: r.location_id,
+          location_external_key: r.location_external_key,
+          duration_seconds: Math.round(r.duration_seconds * 1000) / 1000,
+        })),
+        page,
+        total,
+      );
+    });
+  }
+
+  async report(orgId: number, query: ReportQueryInput) {
+    exclusivePair(query, 'location_id', 'location_external_key');
+    exclusivePair(query, 'asset_id', 'asset_external_key');
+    const sort = parseSort(query.sort, REPORT_SORTS);
+    const page = { limit: query.limit, offset: query.offset };
+    const { rows, total } = await this.db.withOrg(orgId, (tx) =>
+      reportPage(
+        tx,
+        orgId,
+        {
+          locationIds: query.location_id,
+          locationKeys: query.location_external_key,
+          assetIds: query.asset_id,
+          assetKeys: query.asset_external_key,
+          q: query.q || undefined,
+          includeDeleted: query.include_deleted ?? false,
+          sort,
+        },
+        page,
+      ),
+    );
+    return listEnvelope(
+      rows.map((r) => ({
+        ...r,
+        asset_last_seen: toWire(r.asset_last_seen),
+        asset_deleted_at: toWireOrNull(r.asset_deleted_at),
+      })),
+      page,
+      total,
+    );
+  }
+}
