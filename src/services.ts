@@ -9,6 +9,7 @@ import { ApiKeyAuthenticator } from './keys/authenticate.js';
 import { KeyService } from './keys/service.js';
 import { loadSigningKey } from './keys/signing-key.js';
 import { TokenCodec } from './keys/tokens.js';
+import { LocationService } from './locations/service.js';
 import { TagService } from './tags/service.js';
 import { TrackingService } from './tracking/service.js';
 
@@ -43,6 +44,7 @@ export async function createServices(
     keys: new KeyService(db, tokens),
     authenticator: new ApiKeyAuthenticator(db, tokens),
     tags: new TagService(db),
+    locations: new LocationService(db),
     tracking: new TrackingService(db),
     rateLimit,
     close: () => rateLimit.close(),

@@ -14,6 +14,8 @@ import { trackingRoutes } from '../tracking/routes/index.js';
 import { HistoryRowSchema, ReportRowSchema } from '../tracking/schemas.js';
 import type { TrackingService } from '../tracking/service.js';
 import type { TagService } from '../tags/service.js';
+import { LocationSchema, locationRoutes } from '../locations/routes/index.js';
+import type { LocationService } from '../locations/service.js';
 import { registerErrorHandler } from './error-handler.js';
 import { registerOpenApi } from './openapi.js';
 import { registerBodyParsing } from './plugins/content-type.js';
@@ -32,6 +34,7 @@ export interface AppServices {
   rateLimit: RateLimitStore;
   tags: TagService;
   tracking: TrackingService;
+  locations: LocationService;
 }
 
 export interface ServerOptions {
@@ -68,6 +71,7 @@ export async function buildServer(services: AppServices, options: ServerOptions)
     TagRequestSchema,
     HistoryRowSchema,
     ReportRowSchema,
+    LocationSchema,
   ]) {
     app.addSchema(schema);
     ajv.addSchema(schema);
@@ -85,6 +89,7 @@ export async function buildServer(services: AppServices, options: ServerOptions)
   await app.register(getOrgMeRoute(services.organizations));
   await app.register(tagRoutes('asset', services.tags));
   await app.register(tagRoutes('location', services.tags));
+  await app.register(locationRoutes(services.locations));
   await app.register(trackingRoutes(services.tracking));
   for (const plugin of options.routes ?? []) await app.register(plugin);
 

@@ -1,0 +1,144 @@
+import type { Tx } from '../db/pool.js';
+import { EFFECTIVE } from '../master-data/list-query.js';
+import { COLUMNS, hydrate, type LocationRow, PARENT_JOIN } from './repository.js';
+import type { Location } from './schemas.js';
+
+/**
+ * The location hierarchy: a `parent_id` adjacency list walked with recursive CTEs. Every
+ * walk carries the ids it has visited, so even a cycle in the data (which the writes
+ * prevent) could not make it run forever.
+ *
+ * The tree lists walk live rows only, whatever their validity window, and then show the
+ * currently effective ones (the temporal predicate, as on every list), so a row outside
+ * its window hides itself but not the rows below it.
+ */
+
+export interface Page {
+  limit: number;
+  offset: number;
+}
+
+export interface PagedLocations {
+  data: Location[];
+  total: number;
+}
+
+/**
+ * One page of the rows of the CTE `matched` (id plus the columns `order` uses) and
+ * their total, in one statement; `order` takes the alias to qualify columns with.
+ */
+async function pagedMatches(
+  tx: Tx,
+  orgId: number,
+  ctes: string,
+  order: (alias: string) => string,
+  params: unknown[],
+  page: Page,
+): Promise<PagedLocations> {
+  const n = params.length;
+  const { rows } = await tx.query<LocationRow & { total: number }>(
+    `${ctes}
+     SELECT t.total, ${COLUMNS}
+     FROM (SELECT count(*)::int AS total FROM matched) t
+     LEFT JOIN LATERAL (SELECT * FROM matched ORDER BY ${order('matched')} LIMIT $${n + 1} OFFSET $${n + 2}) m ON true
+     LEFT JOIN locations l ON l.org_id = $1 AND l.id = m.id
+     ${PARENT_JOIN}
+     ORDER BY ${order('m')}`,
+    [...params, page.limit, page.offset],
+  );
+  const total = rows[0]?.total ?? 0;
+  const found = rows.filter((r) => r.id !== null);
+  return { data: await hydrate(tx, orgId, found), total };
+}
+
+/** Ancestors of `id`, root first (depth from the location descending), id breaking ties. */
+export function listAncestors(tx: Tx, orgId: number, id: number, page: Page): Promise<PagedLocations> {
+  const ctes = `WITH RECURSIVE up (id, depth, seen) AS (
+      SELECT x.parent_id, 1, ARRAY[x.id] FROM locations x
+      WHERE x.org_id = $1 AND x.id = $2 AND x.parent_id IS NOT NULL
+      UNION ALL
+      SELECT a.parent_id, u.depth + 1, u.seen || a.id
+      FROM up u JOIN locations a ON a.org_id = $1 AND a.id = u.id
+      WHERE a.parent_id IS NOT NULL AND NOT a.parent_id = ANY(u.seen || a.id)
+    ),
+    matched AS (
+      SELECT l.id, u.depth FROM up u JOIN locations l ON l.org_id = $1 AND l.id = u.id
+      WHERE l.deleted_at IS NULL AND ${EFFECTIVE('l')}
+    )`;
+  return pagedMatches(tx, orgId, ctes, (a) => `${a}.depth DESC, ${a}.id`, [orgId, id], page);
+}
+
+/** Direct children of `id`, by name then id. */
+export function listChildren(tx: Tx, orgId: number, id: number, page: Page): Promise<PagedLocations> {
+  const ctes = `WITH matched AS (
+      SELECT l.id, l.name FROM locations l
+      WHERE l.org_id = $1 AND l.parent_id = $2 AND l.deleted_at IS NULL AND ${EFFECTIVE('l')}
+    )`;
+  return pagedMatches(tx, orgId, ctes, (a) => `${a}.name, ${a}.id`, [orgId, id], page);
+}
+
+/**
+ * One level of a descendant's path: its lowercased key, then its zero-padded id, compared
+ * byte-wise. chr(1) sorts below every key character, so `ab` comes before `abc`, and the
+ * id decides between keys that differ only in case.
+ */
+const segment = (alias: string) =>
+  `((lower(${alias}.external_key) || chr(1) || lpad(${alias}.id::text, 10, '0')) COLLATE "C")`;
+
+/**
+ * Descendants of `id` in depth-first tree order: each row follows its parent, and the
+ * children of one parent come by lowercased external_key, then id. The path of segments
+ * from the location down to the row sorts exactly that way.
+ */
+export function listDescendants(tx: Tx, orgId: number, id: number, page: Page): Promise<PagedLocations> {
+  const ctes = `WITH RECURSIVE down (id, path) AS (
+      SELECT c.id, ARRAY[${segment('c')}] FROM locations c
+      WHERE c.org_id = $1 AND c.parent_id = $2 AND c.deleted_at IS NULL
+      UNION ALL
+      SELECT c.id, d.path || ${segment('c')}
+      FROM down d JOIN locations c ON c.org_id = $1 AND c.parent_id = d.id AND c.deleted_at IS NULL
+      WHERE NOT ${segment('c')} = ANY(d.path)
+    ),
+    matched AS (
+      SELECT d.id, d.path FROM down d JOIN locations l ON l.org_id = $1 AND l.id = d.id
+      WHERE ${EFFECTIVE('l')}
+    )`;
+  return pagedMatches(tx, orgId, ctes, (a) => `${a}.path`, [orgId, id], page);
+}
+
+/** Live descendants of `id` at any depth, whatever their windows. */
+export async function countLiveDescendants(tx: Tx, orgId: number, id: number): Promise<number> {
+  const { rows } = await tx.query<{ n: number }>(
+    `WITH RECURSIVE down (id) AS (
+       SELECT id FROM locations WHERE org_id = $1 AND parent_id = $2 AND deleted_at IS NULL
+       UNION
+       SELECT c.id FROM down d JOIN locations c ON c.org_id = $1 AND c.parent_id = d.id AND c.deleted_at IS NULL
+     )
+     SELECT count(*)::int AS n FROM down WHERE id <> $2`,
+    [orgId, id],
+  );
+  return rows[0]!.n;
+}
+
+/**
+ * `id` and its ancestors, from `id` up to the root, with their keys: what a re-parent
+ * under `id` checks for a cycle and names in the conflict.
+ */
+export async function ancestorChain(
+  tx: Tx,
+  orgId: number,
+  id: number,
+): Promise<{ id: number; external_key: string }[]> {
+  const { rows } = await tx.query<{ id: number; external_key: string }>(
+    `WITH RECURSIVE up (id, external_key, parent_id, depth, seen) AS (
+       SELECT id, external_key, parent_id, 0, ARRAY[id] FROM locations WHERE org_id = $1 AND id = $2
+       UNION ALL
+       SELECT a.id, a.external_key, a.parent_id, u.depth + 1, u.seen || a.id
+       FROM up u JOIN locations a ON a.org_id = $1 AND a.id = u.parent_id
+       WHERE NOT a.id = ANY(u.seen)
+     )
+     SELECT id, external_key FROM up ORDER BY depth`,
+    [orgId, id],
+  );
+  return rows;
+}

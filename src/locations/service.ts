@@ -1,0 +1,324 @@
+import type { Database, Tx } from '../db/pool.js';
+import { conflict, fieldError, notFound } from '../errors.js';
+import { parseRfc3339, toWire } from '../http/timestamps.js';
+import { lockKeyspace, nextAutoKey } from '../master-data/auto-key.js';
+import { exclusivePair, parseSort } from '../master-data/list-query.js';
+import {
+  enforceReadOnly,
+  type ReadOnlyRule,
+  readOnlyDiffer,
+  staleUpdatedAt,
+} from '../master-data/read-only.js';
+import { detachAllTags, refreshTagValues } from '../tags/repository.js';
+import { attachTags } from '../tags/service.js';
+import { assertNoCycle, namesParentRow, type ParentFields, resolveParent, sendsParent } from './parent.js';
+import {
+  countLiveChildren,
+  countPlacedAssets,
+  dbNow,
+  findLiveIdByKey,
+  findLiveLocation,
+  insertLocation,
+  type LocationChanges,
+  listLocations,
+  liveLocationExists,
+  lockTree,
+  renameLocation,
+  SORT_FIELDS,
+  softDeleteLocation,
+  updateLocation,
+} from './repository.js';
+import {
+  countLiveDescendants,
+  listAncestors,
+  listChildren,
+  listDescendants,
+  type Page,
+  type PagedLocations,
+} from './repository-tree.js';
+import type { Location } from './schemas.js';
+
+export interface LocationCreateInput extends ParentFields {
+  name: string;
+  external_key?: string;
+  description?: string | null;
+  is_active?: boolean;
+  tags?: { tag_type: string; value: string }[] | null;
+  valid_from?: string;
+  valid_to?: string | null;
+}
+
+export interface LocationUpdateInput extends ParentFields {
+  name?: string;
+  description?: string | null;
+  is_active?: boolean;
+  valid_from?: string;
+  valid_to?: string | null;
+  // Read-only echoes: compared with the current values, never applied.
+  id?: number;
+  created_at?: string;
+  updated_at?: string;
+  deleted_at?: string | null;
+  external_key?: string;
+  tags?: unknown[] | null;
+}
+
+export interface LocationListInput extends Page {
+  parent_id?: number[];
+  parent_external_key?: string[];
+  external_key?: string[];
+  is_active?: boolean;
+  include_deleted?: boolean;
+  q?: string;
+  sort?: string;
+}
+
+const isUniqueViolation = (err: unknown, constraint: string) =>
+  (err as { code?: string; constraint?: string }).code === '23505' &&
+  (err as { constraint?: string }).constraint === constraint;
+
+const keyTaken = (key: string) => conflict(`external_key ${key} is already used by another live location`);
+
+/**
+ * Epoch milliseconds of an inbound timestamp (already checked as RFC 3339 by the schema;
+ * digits below the millisecond truncated). Instants outside years 0001-9999 UTC have no
+ * RFC 3339 form to return them in, so they are refused.
+ */
+function instant(field: string, text: string): number {
+  const millis = parseRfc3339(text);
+  const year = millis === null ? Number.NaN : new Date(millis).getUTCFullYear();
+  if (millis === null || !(year >= 1 && year <= 9999)) {
+    throw fieldError(
+      field,
+      'invalid_value',
+      `${field} must be an RFC 3339 timestamp in years 0001-9999 (UTC)`,
+    );
+  }
+  return millis;
+}
+
+function assertWindow(validFrom: number, validTo: number | null): void {
+  if (validTo !== null && validTo <= validFrom) {
+    throw fieldError('valid_to', 'invalid_value', 'valid_to must be later than valid_from', {
+      valid_from: toWire(validFrom),
+    });
+  }
+}
+
+/** PATCH's accept-if-matches rules for the location read shape (API-SPEC Location write rules). */
+function readOnlyRules(current: Location): ReadOnlyRule[] {
+  const path = `/api/v1/locations/${current.id}`;
+  return [
+    { field: 'id', compare: 'scalar', current: current.id, onDiffer: readOnlyDiffer('id') },
+    {
+      field: 'created_at',
+      compare: 'instant',
+      current: current.created_at,
+      onDiffer: readOnlyDiffer('created_at'),
+    },
+    {
+      field: 'updated_at',
+      compare: 'instant',
+      current: current.updated_at,
+      onDiffer: staleUpdatedAt(current.updated_at),
+    },
+    {
+      field: 'deleted_at',
+      compare: 'instant',
+      current: current.deleted_at,
+      onDiffer: readOnlyDiffer('deleted_at'),
+    },
+    {
+      field: 'external_key',
+      compare: 'scalar',
+      current: current.external_key,
+      onDiffer: () => ({
+        code: 'invalid_context',
+        message:
+          'external_key cannot be changed with PATCH; use POST /api/v1/locations/{location_id}/rename with body {"external_key": "<new key>"}',
+        params: { endpoint: `POST ${path}/rename`, body: { external_key: '<new key>' } },
+      }),
+    },
+    {
+      field: 'tags',
+      compare: 'tags',
+      current: current.tags,
+      onDiffer: () => ({
+        code: 'invalid_context',
+        message:
+          'tags cannot be changed with PATCH; use the tags sub-resource: POST /api/v1/locations/{location_id}/tags to attach, DELETE /api/v1/locations/{location_id}/tags/{tag_id} to detach',
+        params: { endpoint: `${path}/tags` },
+      }),
+    },
+  ];
+}
+
+/** The locations resource: master data with a hierarchy. No HTTP here. */
+export class LocationService {
+  constructor(private readonly db: Database) {}
+
+  list(orgId: number, query: LocationListInput): Promise<PagedLocations> {
+    exclusivePair(query, 'parent_id', 'parent_external_key');
+    const sort = parseSort(query.sort, SORT_FIELDS);
+    return this.db.withOrg(orgId, async (tx) => {
+      const { data, total } = await listLocations(tx, orgId, {
+        parent_id: query.parent_id,
+        parent_external_key: query.parent_external_key,
+        external_key: query.external_key,
+        is_active: query.is_active,
+        include_deleted: query.include_deleted ?? false,
+        q: query.q,
+        sort,
+        limit: query.limit,
+        offset: query.offset,
+      });
+      return { data, total };
+    });
+  }
+
+  /** A live location, whatever its validity window (the temporal filter is for lists). */
+  get(orgId: number, id: number): Promise<Location> {
+    return this.db.withOrg(orgId, (tx) => this.mustFind(tx, orgId, id));
+  }
+
+  create(orgId: number, body: LocationCreateInput): Promise<Location> {
+    const validFrom = body.valid_from === undefined ? undefined : instant('valid_from', body.valid_from);
+    const validTo = body.valid_to == null ? null : instant('valid_to', body.valid_to);
+    return this.db.withOrg(orgId, async (tx) => {
+      await lockKeyspace(tx, 'locations', orgId);
+      if (namesParentRow(body)) await lockTree(tx, orgId);
+      const now = await dbNow(tx);
+      assertWindow(validFrom ?? now.getTime(), validTo);
+      const parentId = (await resolveParent(tx, orgId, body)) ?? null;
+      let key = body.external_key;
+      if (key === undefined) key = await nextAutoKey(tx, 'locations', orgId);
+      else if ((await findLiveIdByKey(tx, orgId, key)) !== null) throw keyTaken(key);
+      const id = await insertLocation(tx, orgId, {
+        external_key: key,
+        name: body.name,
+        description: body.description ?? null,
+        is_active: body.is_active ?? true,
+        parent_id: parentId,
+        valid_from: toWire(validFrom ?? now),
+        valid_to: validTo === null ? null : toWire(validTo),
+        now,
+      }).catch((err: unknown) => {
+        throw isUniqueViolation(err, 'locations_external_key_live') ? keyTaken(key) : err;
+      });
+      if (body.tags && body.tags.length > 0) await attachTags(tx, orgId, { kind: 'location', id }, body.tags);
+      return this.mustFind(tx, orgId, id);
+    });
+  }
+
+  update(orgId: number, id: number, body: LocationUpdateInput): Promise<Location> {
+    return this.db.withOrg(orgId, async (tx) => {
+      const moves = sendsParent(body);
+      if (moves) await lockTree(tx, orgId);
+      const current = await this.mustFind(tx, orgId, id, true);
+      enforceReadOnly(body as Record<string, unknown>, readOnlyRules(current));
+
+      const changes: LocationChanges = {};
+      if (body.name !== undefined) changes.name = body.name;
+      if (body.description !== undefined) changes.description = body.description;
+      if (body.is_active !== undefined) changes.is_active = body.is_active;
+      const validFrom = body.valid_from === undefined ? undefined : instant('valid_from', body.valid_from);
+      const validTo =
+        body.valid_to === undefined
+          ? undefined
+          : body.valid_to === null
+            ? null
+            : instant('valid_to', body.valid_to);
+      if (validFrom !== undefined) changes.valid_from = toWire(validFrom);
+      if (validTo !== undefined) changes.valid_to = validTo === null ? null : toWire(validTo);
+      assertWindow(
+        validFrom ?? Date.parse(current.valid_from),
+        validTo === undefined ? (current.valid_to === null ? null : Date.parse(current.valid_to)) : validTo,
+      );
+
+      if (moves) {
+        const parentId = (await resolveParent(tx, orgId, body)) ?? null;
+        if (parentId !== null && parentId !== current.parent_id)
+          await assertNoCycle(tx, orgId, current, parentId);
+        changes.parent_id = parentId;
+      }
+      await updateLocation(tx, orgId, id, changes);
+      return this.mustFind(tx, orgId, id);
+    });
+  }
+
+  /**
+   * Soft delete. Refused (409, no cascade) while live child locations or live assets
+   * placed directly at it exist; releases its tags so their values can be reused.
+   */
+  delete(orgId: number, id: number): Promise<void> {
+    return this.db.withOrg(orgId, async (tx) => {
+      await lockTree(tx, orgId);
+      const location = await this.mustFind(tx, orgId, id, true);
+      const children = await countLiveChildren(tx, orgId, id);
+      if (children > 0) {
+        throw conflict(
+          `location ${location.external_key} has ${children} child location(s); move or delete them first (no cascade)`,
+        );
+      }
+      const assets = await countPlacedAssets(tx, orgId, id);
+      if (assets > 0) {
+        throw conflict(
+          `location ${location.external_key} has ${assets} asset(s) placed at it; it cannot be deleted while they are there`,
+        );
+      }
+      await softDeleteLocation(tx, orgId, id);
+      const owner = { kind: 'location' as const, id };
+      await detachAllTags(tx, orgId, owner);
+      await refreshTagValues(tx, orgId, owner, false);
+    });
+  }
+
+  /**
+   * Changes only this row's external_key (descendants are not modified) and reports how
+   * many live descendants it has. The current value is a no-op that keeps updated_at.
+   */
+  rename(orgId: number, id: number, key: string): Promise<{ location: Location; descendants: number }> {
+    return this.db.withOrg(orgId, async (tx) => {
+      await lockKeyspace(tx, 'locations', orgId);
+      let location = await this.mustFind(tx, orgId, id, true);
+      if (location.external_key !== key) {
+        if ((await findLiveIdByKey(tx, orgId, key)) !== null) throw keyTaken(key);
+        await renameLocation(tx, orgId, id, key).catch((err: unknown) => {
+          throw isUniqueViolation(err, 'locations_external_key_live') ? keyTaken(key) : err;
+        });
+        location = await this.mustFind(tx, orgId, id);
+      }
+      return { location, descendants: await countLiveDescendants(tx, orgId, id) };
+    });
+  }
+
+  ancestors(orgId: number, id: number, page: Page): Promise<PagedLocations> {
+    return this.tree(orgId, id, page, listAncestors);
+  }
+
+  children(orgId: number, id: number, page: Page): Promise<PagedLocations> {
+    return this.tree(orgId, id, page, listChildren);
+  }
+
+  descendants(orgId: number, id: number, page: Page): Promise<PagedLocations> {
+    return this.tree(orgId, id, page, listDescendants);
+  }
+
+  private tree(
+    orgId: number,
+    id: number,
+    page: Page,
+    list: (tx: Tx, orgId: number, id: number, page: Page) => Promise<PagedLocations>,
+  ): Promise<PagedLocations> {
+    return this.db.withOrg(orgId, async (tx) => {
+      if (!(await liveLocationExists(tx, orgId, id))) throw notFound('location');
+      return list(tx, orgId, id, page);
+    });
+  }
+
+  private async mustFind(tx: Tx, orgId: number, id: number, lock = false): Promise<Location> {
+    const location = await findLiveLocation(tx, orgId, id, lock);
+    if (!location) throw notFound('location');
+    return location;
+  }
+}
