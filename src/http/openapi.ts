@@ -19,6 +19,10 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     if (scopes !== undefined && route.schema) {
       (route.schema as Record<string, unknown>)['x-required-scopes'] = scopes;
     }
+    // PATCH takes only JSON merge patch (RFC 7396); say so in the document.
+    if (route.method === 'PATCH' && route.schema?.body) {
+      (route.schema as Record<string, unknown>).consumes = ['application/merge-patch+json'];
+    }
   });
   await app.register(swagger, {
     openapi: {
