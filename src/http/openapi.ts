@@ -9,6 +9,20 @@ detail, instance, request_id, fields? } }\`; branch on \`error.type\`, and read 
 only for \`validation_error\`. Rate-limit headers \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\`
 and \`X-RateLimit-Reset\` (seconds until the budget is whole again) are on every response.`;
 
+type QuerySchema = { required?: string[]; properties?: Record<string, { default?: unknown }> };
+
+/**
+ * A query parameter with a default (limit, offset, include_deleted) is always present once
+ * validation has filled the default in, so its schema lists it as required; a client need
+ * not send it, so the document must not. The route's own schema is left untouched.
+ */
+function withOptionalDefaults<T extends { querystring?: unknown }>(schema: T): T {
+  const query = schema?.querystring as QuerySchema | undefined;
+  if (!query?.required || !query.properties) return schema;
+  const required = query.required.filter((name) => query.properties?.[name]?.default === undefined);
+  return { ...schema, querystring: { ...query, required: required.length > 0 ? required : undefined } };
+}
+
 /**
  * The OpenAPI 3.0.3 document is generated from the same route schemas that validate
  * requests; each public operation carries `x-required-scopes` from its route config.
@@ -40,7 +54,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     transform: ({ schema, url, route }) => {
       const isPublic =
         url.startsWith('/api/v1/') && !route.config?.methodNotAllowed && route.method !== 'HEAD';
-      return { schema: isPublic ? schema : { ...schema, hide: true }, url };
+      return { schema: isPublic ? withOptionalDefaults(schema) : { ...schema, hide: true }, url };
     },
   });
 
