@@ -1,4 +1,5 @@
 import { OrganizationService } from './accounts/service.js';
+import { AssetService } from './assets/service.js';
 import type { Config } from './config.js';
 import type { Database } from './db/pool.js';
 import { MemoryRateLimitStore } from './http/rate-limit/memory-store.js';
@@ -45,6 +46,7 @@ export async function createServices(
     authenticator: new ApiKeyAuthenticator(db, tokens),
     tags: new TagService(db),
     locations: new LocationService(db),
+    assets: new AssetService(db),
     tracking: new TrackingService(db),
     rateLimit,
     close: () => rateLimit.close(),

@@ -7,15 +7,18 @@ import Fastify, {
 } from 'fastify';
 import { getOrgMeRoute, OrganizationSchema } from '../accounts/routes/get-org-me.js';
 import type { OrganizationService } from '../accounts/service.js';
+import { assetRoutes } from '../assets/routes/index.js';
+import { AssetSchema } from '../assets/schemas.js';
+import type { AssetService } from '../assets/service.js';
 import type { ApiKeyAuthenticator } from '../keys/authenticate.js';
+import { LocationSchema, locationRoutes } from '../locations/routes/index.js';
+import type { LocationService } from '../locations/service.js';
 import { TagRequestSchema, TagSchema } from '../master-data/fields.js';
 import { tagRoutes } from '../tags/routes/tag-routes.js';
+import type { TagService } from '../tags/service.js';
 import { trackingRoutes } from '../tracking/routes/index.js';
 import { HistoryRowSchema, ReportRowSchema } from '../tracking/schemas.js';
 import type { TrackingService } from '../tracking/service.js';
-import type { TagService } from '../tags/service.js';
-import { LocationSchema, locationRoutes } from '../locations/routes/index.js';
-import type { LocationService } from '../locations/service.js';
 import { registerErrorHandler } from './error-handler.js';
 import { registerOpenApi } from './openapi.js';
 import { registerBodyParsing } from './plugins/content-type.js';
@@ -33,6 +36,7 @@ export interface AppServices {
   authenticator: ApiKeyAuthenticator;
   rateLimit: RateLimitStore;
   tags: TagService;
+  assets: AssetService;
   tracking: TrackingService;
   locations: LocationService;
 }
@@ -69,6 +73,7 @@ export async function buildServer(services: AppServices, options: ServerOptions)
     OrganizationSchema,
     TagSchema,
     TagRequestSchema,
+    AssetSchema,
     HistoryRowSchema,
     ReportRowSchema,
     LocationSchema,
@@ -87,6 +92,7 @@ export async function buildServer(services: AppServices, options: ServerOptions)
   await registerOpenApi(app);
 
   await app.register(getOrgMeRoute(services.organizations));
+  await app.register(assetRoutes(services.assets));
   await app.register(tagRoutes('asset', services.tags));
   await app.register(tagRoutes('location', services.tags));
   await app.register(locationRoutes(services.locations));

@@ -1,0 +1,188 @@
+import type { Tx } from '../db/pool.js';
+import { toWire, toWireOrNull } from '../http/timestamps.js';
+import { tagsForOwners } from '../tags/repository.js';
+import type { Asset } from './schemas.js';
+
+/**
+ * SQL of the assets resource. Every function takes the transaction and the organization
+ * and filters on org_id (row-level security is the second wall). Timestamps come from
+ * `now_ms()` (millisecond precision, the wire's) and go back out through toWire.
+ */
+export interface AssetRow {
+  id: number;
+  external_key: string;
+  name: string;
+  description: string | null;
+  is_active: boolean;
+  metadata: Record<string, unknown>;
+  location_id: number | null;
+  location_external_key: string | null;
+  valid_from: Date;
+  valid_to: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  deleted_at: Date | null;
+}
+
+/** Columns of the read shape from `assets a` joined to its current location `l`. */
+export const ASSET_COLUMNS = `a.id, a.external_key, a.name, a.description, a.is_active, a.metadata,
+  a.location_id, l.external_key AS location_external_key,
+  a.valid_from, a.valid_to, a.created_at, a.updated_at, a.deleted_at`;
+
+/** The current location of `a` (scan data); its key is shown while the location row exists. */
+export const LOCATION_JOIN = 'LEFT JOIN locations l ON l.org_id = a.org_id AND l.id = a.location_id';
+
+/** Strictly later than the stored value, so every accepted write advances updated_at. */
+const ADVANCE_UPDATED_AT = "greatest(now_ms(), updated_at + interval '1 millisecond')";
+
+export function toAsset(row: AssetRow, tags: Asset['tags']): Asset {
+  return {
+    id: row.id,
+    external_key: row.external_key,
+    name: row.name,
+    description: row.description,
+    is_active: row.is_active,
+    metadata: row.metadata,
+    location_id: row.location_id,
+    location_external_key: row.location_external_key,
+    tags,
+    valid_from: toWire(row.valid_from),
+    valid_to: toWireOrNull(row.valid_to),
+    created_at: toWire(row.created_at),
+    updated_at: toWire(row.updated_at),
+    deleted_at: toWireOrNull(row.deleted_at),
+  };
+}
+
+/** Rows with their attached tags, in the rows' order. */
+export async function withTags(tx: Tx, orgId: number, rows: AssetRow[]): Promise<Asset[]> {
+  const tags = await tagsForOwners(
+    tx,
+    orgId,
+    'asset',
+    rows.map((r) => r.id),
+  );
+  return rows.map((r) => toAsset(r, tags.get(r.id) ?? []));
+}
+
+/** A live asset, whatever its validity window; `lock` takes the row for update. */
+export async function findLiveAsset(
+  tx: Tx,
+  orgId: number,
+  id: number,
+  options: { lock?: boolean } = {},
+): Promise<Asset | null> {
+  const { rows } = await tx.query<AssetRow>(
+    `SELECT ${ASSET_COLUMNS} FROM assets a ${LOCATION_JOIN}
+     WHERE a.org_id = $1 AND a.id = $2 AND a.deleted_at IS NULL
+     ${options.lock ? 'FOR UPDATE OF a' : ''}`,
+    [orgId, id],
+  );
+  const [asset] = await withTags(tx, orgId, rows);
+  return asset ?? null;
+}
+
+/** Whether a live asset other than `exceptId` holds `key`. */
+export async function liveKeyHolder(
+  tx: Tx,
+  orgId: number,
+  key: string,
+  exceptId?: number,
+): Promise<number | null> {
+  const { rows } = await tx.query<{ id: number }>(
+    `SELECT id FROM assets WHERE org_id = $1 AND external_key = $2 AND deleted_at IS NULL
+       AND ($3::bigint IS NULL OR id <> $3)`,
+    [orgId, key, exceptId ?? null],
+  );
+  return rows[0]?.id ?? null;
+}
+
+export interface NewAsset {
+  external_key: string;
+  name: string;
+  description: string | null;
+  is_active: boolean;
+  metadata: Record<string, unknown>;
+  /** Wire-form instants; valid_from null means the creation instant. */
+  valid_from: string | null;
+  valid_to: string | null;
+}
+
+/** Inserts a live asset; created_at, updated_at and a defaulted valid_from are one instant. */
+export async function insertAsset(tx: Tx, orgId: number, a: NewAsset): Promise<number> {
+  const { rows } = await tx.query<{ id: number }>(
+    `WITH clock AS (SELECT now_ms() AS now)
+     INSERT INTO assets (org_id, external_key, name, description, is_active, metadata,
+                         valid_from, valid_to, created_at, updated_at)
+     SELECT $1, $2, $3, $4, $5, $6::jsonb, coalesce($7::timestamptz, clock.now), $8::timestamptz,
+            clock.now, clock.now
+     FROM clock
+     RETURNING id`,
+    [
+      orgId,
+      a.external_key,
+      a.name,
+      a.description,
+      a.is_active,
+      JSON.stringify(a.metadata),
+      a.valid_from,
+      a.valid_to,
+    ],
+  );
+  return rows[0]!.id;
+}
+
+/** Columns PATCH may set, with their values (timestamps in wire form). */
+export interface AssetChanges {
+  name?: string;
+  description?: string | null;
+  is_active?: boolean;
+  metadata?: Record<string, unknown>;
+  valid_from?: string;
+  valid_to?: string | null;
+}
+
+const CHANGE_CASTS: Record<keyof AssetChanges, string> = {
+  name: '',
+  description: '',
+  is_active: '',
+  metadata: '::jsonb',
+  valid_from: '::timestamptz',
+  valid_to: '::timestamptz',
+};
+
+/** Applies the changes (possibly none) to a live asset and advances updated_at. */
+export async function updateAsset(tx: Tx, orgId: number, id: number, changes: AssetChanges): Promise<void> {
+  const values: unknown[] = [orgId, id];
+  const sets = [`updated_at = ${ADVANCE_UPDATED_AT}`];
+  for (const [column, cast] of Object.entries(CHANGE_CASTS) as [keyof AssetChanges, string][]) {
+    if (!(column in changes)) continue;
+    const value = changes[column];
+    values.push(column === 'metadata' ? JSON.stringify(value) : value);
+    sets.push(`${column} = $${values.length}${cast}`);
+  }
+  await tx.query(
+    `UPDATE assets SET ${sets.join(', ')} WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL`,
+    values,
+  );
+}
+
+export async function setExternalKey(tx: Tx, orgId: number, id: number, key: string): Promise<void> {
+  await tx.query(
+    `UPDATE assets SET external_key = $3, updated_at = ${ADVANCE_UPDATED_AT}
+     WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL`,
+    [orgId, id, key],
+  );
+}
+
+/** Soft-deletes a live asset (deleted_at and updated_at one instant); false when there is none. */
+export async function softDeleteAsset(tx: Tx, orgId: number, id: number): Promise<boolean> {
+  const { rowCount } = await tx.query(
+    `WITH clock AS (SELECT now_ms() AS now)
+     UPDATE assets SET deleted_at = greatest(clock.now, updated_at + interval '1 millisecond'),
+                       updated_at = greatest(clock.now, updated_at + interval '1 millisecond')
+     FROM clock WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL`,
+    [orgId, id],
+  );
+  return rowCount === 1;
+}

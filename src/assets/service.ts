@@ -1,0 +1,174 @@
+import type { Database, Tx } from '../db/pool.js';
+import { conflict, notFound } from '../errors.js';
+import { lockKeyspace, nextAutoKey } from '../master-data/auto-key.js';
+import { containsPattern, exclusivePair, listEnvelope, parseSort } from '../master-data/list-query.js';
+import { enforceReadOnly } from '../master-data/read-only.js';
+import { detachAllTags, type Owner, refreshTagValues } from '../tags/repository.js';
+import { attachTags } from '../tags/service.js';
+import {
+  type AssetChanges,
+  findLiveAsset,
+  insertAsset,
+  liveKeyHolder,
+  setExternalKey,
+  softDeleteAsset,
+  updateAsset,
+} from './repository.js';
+import { listAssets } from './repository-list.js';
+import {
+  checkMetadata,
+  checkText,
+  checkWindow,
+  instantIn,
+  readOnlyRules,
+  rejectLocationOnCreate,
+  windowError,
+} from './rules.js';
+import {
+  ASSET_SORT_FIELDS,
+  type Asset,
+  type AssetCreate,
+  type AssetListParams,
+  type AssetUpdate,
+} from './schemas.js';
+
+const asset = (id: number): Owner => ({ kind: 'asset', id });
+
+/** A database error of a write, as the API reports it; anything else is rethrown. */
+function writeError(err: unknown, validFrom: string | null): unknown {
+  const e = err as { code?: string; constraint?: string };
+  if (e.code === '23514' && e.constraint === 'assets_window') return windowError(validFrom);
+  if (e.code === '23505' && e.constraint === 'assets_external_key_live') {
+    return conflict('external_key is already used by another live asset');
+  }
+  return err;
+}
+
+/** The assets resource (API-SPEC "Assets"), without HTTP: values in, Asset or ApiError out. */
+export class AssetService {
+  constructor(private readonly db: Database) {}
+
+  async list(orgId: number, query: AssetListParams) {
+    exclusivePair(query, 'location_id', 'location_external_key');
+    const sort = parseSort(query.sort, ASSET_SORT_FIELDS);
+    const { assets, total } = await this.db.withOrg(orgId, (tx) =>
+      listAssets(tx, orgId, {
+        locationIds: query.location_id,
+        locationKeys: query.location_external_key,
+        externalKeys: query.external_key,
+        isActive: query.is_active,
+        includeDeleted: query.include_deleted,
+        searchPattern: query.q ? containsPattern(query.q) : undefined,
+        sort,
+        limit: query.limit,
+        offset: query.offset,
+      }),
+    );
+    return listEnvelope(assets, query, total);
+  }
+
+  /** A live asset, whatever its validity window. */
+  async get(orgId: number, id: number): Promise<Asset> {
+    const found = await this.db.withOrg(orgId, (tx) => findLiveAsset(tx, orgId, id));
+    if (!found) throw notFound('asset');
+    return found;
+  }
+
+  async create(orgId: number, body: AssetCreate): Promise<Asset> {
+    rejectLocationOnCreate(body);
+    checkText([
+      ['name', body.name],
+      ['description', body.description],
+      ...(body.tags ?? []).map((t, i): [string, string] => [`tags[${i}].value`, t.value]),
+    ]);
+    if (body.metadata !== undefined) checkMetadata(body.metadata);
+    const validFrom = body.valid_from === undefined ? null : instantIn('valid_from', body.valid_from);
+    const validTo = body.valid_to == null ? null : instantIn('valid_to', body.valid_to);
+    if (validFrom !== null) checkWindow(validFrom, validTo);
+
+    return this.db.withOrg(orgId, async (tx) => {
+      // Serialises key choice with other creates and renames of this organization.
+      await lockKeyspace(tx, 'assets', orgId);
+      let key = body.external_key;
+      if (key === undefined) {
+        key = await nextAutoKey(tx, 'assets', orgId);
+      } else {
+        const holder = await liveKeyHolder(tx, orgId, key);
+        if (holder !== null) throw conflict(`external_key ${key} is already used by asset ${holder}`);
+      }
+      const id = await insertAsset(tx, orgId, {
+        external_key: key,
+        name: body.name,
+        description: body.description ?? null,
+        is_active: body.is_active ?? true,
+        metadata: body.metadata ?? {},
+        valid_from: validFrom,
+        valid_to: validTo,
+      }).catch((err) => {
+        throw writeError(err, validFrom);
+      });
+      if (body.tags && body.tags.length > 0) await attachTags(tx, orgId, asset(id), body.tags);
+      return this.reload(tx, orgId, id);
+    });
+  }
+
+  async update(orgId: number, id: number, body: AssetUpdate): Promise<Asset> {
+    checkText([
+      ['name', body.name],
+      ['description', body.description],
+    ]);
+    if (body.metadata !== undefined) checkMetadata(body.metadata);
+    const changes: AssetChanges = {};
+    if (body.name !== undefined) changes.name = body.name;
+    if (body.description !== undefined) changes.description = body.description;
+    if (body.is_active !== undefined) changes.is_active = body.is_active;
+    if (body.metadata !== undefined) changes.metadata = body.metadata;
+    if (body.valid_from !== undefined) changes.valid_from = instantIn('valid_from', body.valid_from);
+    if (body.valid_to !== undefined) {
+      changes.valid_to = body.valid_to === null ? null : instantIn('valid_to', body.valid_to);
+    }
+
+    return this.db.withOrg(orgId, async (tx) => {
+      const current = await findLiveAsset(tx, orgId, id, { lock: true });
+      if (!current) throw notFound('asset');
+      enforceReadOnly(body, readOnlyRules(current));
+      const validFrom = changes.valid_from ?? current.valid_from;
+      checkWindow(validFrom, changes.valid_to === undefined ? current.valid_to : changes.valid_to);
+      await updateAsset(tx, orgId, id, changes).catch((err) => {
+        throw writeError(err, validFrom);
+      });
+      return this.reload(tx, orgId, id);
+    });
+  }
+
+  /** Renaming to the current key changes nothing, updated_at included. */
+  async rename(orgId: number, id: number, key: string): Promise<Asset> {
+    return this.db.withOrg(orgId, async (tx) => {
+      await lockKeyspace(tx, 'assets', orgId);
+      const current = await findLiveAsset(tx, orgId, id, { lock: true });
+      if (!current) throw notFound('asset');
+      if (current.external_key === key) return current;
+      const holder = await liveKeyHolder(tx, orgId, key, id);
+      if (holder !== null) throw conflict(`external_key ${key} is already used by asset ${holder}`);
+      await setExternalKey(tx, orgId, id, key).catch((err) => {
+        throw writeError(err, null);
+      });
+      return this.reload(tx, orgId, id);
+    });
+  }
+
+  /** Soft delete; the key is free at once and the tags are released with it. */
+  async remove(orgId: number, id: number): Promise<void> {
+    await this.db.withOrg(orgId, async (tx) => {
+      if (!(await softDeleteAsset(tx, orgId, id))) throw notFound('asset');
+      await detachAllTags(tx, orgId, asset(id));
+      await refreshTagValues(tx, orgId, asset(id), false);
+    });
+  }
+
+  private async reload(tx: Tx, orgId: number, id: number): Promise<Asset> {
+    const found = await findLiveAsset(tx, orgId, id);
+    if (!found) throw new Error(`asset ${id} vanished inside its own transaction`);
+    return found;
+  }
+}
