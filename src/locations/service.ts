@@ -97,6 +97,23 @@ function instant(field: string, text: string): number {
   return millis;
 }
 
+/**
+ * The name's spec pattern lets its first and last character be any non-space, control
+ * characters included; the rule it states is "no control characters", so those are
+ * refused here too (NUL could not even be stored).
+ */
+function assertNameHasNoControlCharacters(name: string | undefined): void {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
+  if (name !== undefined && /[\x00-\x1F\x7F]/.test(name)) {
+    throw fieldError(
+      'name',
+      'invalid_value',
+      'name must be a single line with no control characters and no leading or trailing whitespace',
+      { pattern: '^\\S(?:[^\\x00-\\x1F\\x7F]*\\S)?$' },
+    );
+  }
+}
+
 function assertWindow(validFrom: number, validTo: number | null): void {
   if (validTo !== null && validTo <= validFrom) {
     throw fieldError('valid_to', 'invalid_value', 'valid_to must be later than valid_from', {
@@ -182,6 +199,7 @@ export class LocationService {
   }
 
   create(orgId: number, body: LocationCreateInput): Promise<Location> {
+    assertNameHasNoControlCharacters(body.name);
     const validFrom = body.valid_from === undefined ? undefined : instant('valid_from', body.valid_from);
     const validTo = body.valid_to == null ? null : instant('valid_to', body.valid_to);
     return this.db.withOrg(orgId, async (tx) => {
@@ -211,6 +229,7 @@ export class LocationService {
   }
 
   update(orgId: number, id: number, body: LocationUpdateInput): Promise<Location> {
+    assertNameHasNoControlCharacters(body.name);
     return this.db.withOrg(orgId, async (tx) => {
       const moves = sendsParent(body);
       if (moves) await lockTree(tx, orgId);
