@@ -245,7 +245,7 @@ describe('re-parenting with PATCH', () => {
 
   it('concurrent moves around a ring of three leave the tree acyclic', async () => {
     for (let round = 0; round < 5; round++) {
-      const ring = [];
+      const ring: LocationBody[] = [];
       for (let i = 0; i < 3; i++) ring.push(await c.create({ name: `ring${round}-${i}` }));
       const results = await Promise.all(
         ring.map((l, i) => c.patch(url(l), { parent_id: ring[(i + 1) % 3]!.id })),
