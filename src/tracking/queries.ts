@@ -5,7 +5,14 @@ export interface HistoryRow {
   started_at: Date;
   location_id: number;
   location_external_key: string | null;
-  duration_seconds: number;
+  /** Arrival at the next stay, or null for the current (newest) stay. */
+  next_started_at: Date | null;
+  last_seen_at: Date;
+}
+
+export interface SqlQuery {
+  text: string;
+  values: unknown[];
 }
 
 export interface Page {
@@ -13,49 +20,70 @@ export interface Page {
   offset: number;
 }
 
+export interface HistoryFilter {
+  /** Inclusive bounds on the arrival (event_observed_at). */
+  from?: Date;
+  to?: Date;
+  desc: boolean;
+}
+
 /**
- * An asset's stays as history rows. Durations are computed over the whole history before
- * `from`/`to` cut it, so the last row of a window still measures up to the next arrival.
+ * The two statements of one history request: the page and the total count. Each row is a
+ * stay with the arrival of the stay after it, looked up in the whole history (not only
+ * inside `from`/`to`), so the last row of a window still measures up to the next arrival.
+ * Both walk the stays_asset_time index over the window only, never the whole history.
  */
+export function historySql(
+  orgId: number,
+  assetId: number,
+  filter: HistoryFilter,
+  page: Page,
+): { page: SqlQuery; count: SqlQuery } {
+  const values: unknown[] = [orgId, assetId];
+  const where = ['s.org_id = $1', 's.asset_id = $2'];
+  if (filter.from) where.push(`s.started_at >= $${values.push(filter.from)}`);
+  if (filter.to) where.push(`s.started_at <= $${values.push(filter.to)}`);
+  const predicate = where.join(' AND ');
+  const whereValues = [...values];
+  const dir = filter.desc ? 'DESC' : 'ASC';
+  const text = `SELECT w.started_at, w.last_seen_at, w.next_started_at, w.location_id,
+  CASE WHEN l.valid_to IS NOT NULL AND l.valid_to <= now() THEN NULL ELSE l.external_key END AS location_external_key
+FROM (
+  SELECT s.started_at, s.last_seen_at, s.location_id,
+    (SELECT n.started_at FROM stays n
+      WHERE n.org_id = $1 AND n.asset_id = $2 AND n.started_at > s.started_at
+      ORDER BY n.started_at LIMIT 1) AS next_started_at
+  FROM stays s
+  WHERE ${predicate}
+  ORDER BY s.started_at ${dir}
+  LIMIT $${values.push(page.limit)} OFFSET $${values.push(page.offset)}
+) w
+JOIN locations l ON l.org_id = $1 AND l.id = w.location_id
+ORDER BY w.started_at ${dir}`;
+  const count = `SELECT count(*)::int AS total FROM stays s WHERE ${predicate}`;
+  return { page: { text, values }, count: { text: count, values: whereValues } };
+}
+
+/** A page of an asset's history and the total of its window. */
 export async function historyPage(
   tx: Tx,
   orgId: number,
   assetId: number,
-  filter: { from?: Date; to?: Date; desc: boolean },
+  filter: HistoryFilter,
   page: Page,
 ): Promise<{ rows: HistoryRow[]; total: number }> {
-  const params: unknown[] = [orgId, assetId];
-  const where: string[] = [];
-  if (filter.from) where.push(`h.started_at >= $${params.push(filter.from)}`);
-  if (filter.to) where.push(`h.started_at <= $${params.push(filter.to)}`);
-  const whereSql = where.length ? `WHERE ${where.join(' AND ')}` : '';
-  const base = `
-    WITH h AS (
-      SELECT s.started_at, s.location_id,
-        extract(epoch FROM coalesce(lead(s.started_at) OVER (ORDER BY s.started_at), s.last_seen_at) - s.started_at)::float8
-          AS duration_seconds
-      FROM stays s WHERE s.org_id = $1 AND s.asset_id = $2
-    )`;
-  const limitAt = params.push(page.limit);
-  const offsetAt = params.push(page.offset);
-  const { rows } = await tx.query<HistoryRow & { total: number }>(
-    `${base}
-     SELECT h.started_at, h.location_id, h.duration_seconds,
-       CASE WHEN l.valid_to IS NOT NULL AND l.valid_to <= now() THEN NULL ELSE l.external_key END AS location_external_key,
-       count(*) OVER ()::int AS total
-     FROM h JOIN locations l ON l.id = h.location_id AND l.org_id = $1
-     ${whereSql}
-     ORDER BY h.started_at ${filter.desc ? 'DESC' : 'ASC'}
-     LIMIT $${limitAt} OFFSET $${offsetAt}`,
-    params,
-  );
-  if (rows.length > 0 || page.offset === 0) return { rows, total: rows[0]?.total ?? 0 };
-  // Past the last page the window count is not visible: count separately.
-  const count = await tx.query<{ n: number }>(
-    `${base} SELECT count(*)::int AS n FROM h ${whereSql}`,
-    params.slice(0, limitAt - 1),
-  );
-  return { rows, total: count.rows[0]!.n };
+  const sql = historySql(orgId, assetId, filter, page);
+  const { rows } = await tx.query<HistoryRow>(sql.page);
+  return { rows, total: await totalOf(tx, rows.length, page, sql.count) };
+}
+
+/**
+ * A short page is the last one, so it tells the total; only a full page, or an empty one
+ * past the end, needs the count statement.
+ */
+async function totalOf(tx: Tx, rowCount: number, page: Page, count: SqlQuery): Promise<number> {
+  if (rowCount < page.limit && (rowCount > 0 || page.offset === 0)) return page.offset + rowCount;
+  return (await tx.query<{ total: number }>(count)).rows[0]!.total;
 }
 
 export interface ReportFilter {
@@ -77,46 +105,68 @@ export interface ReportRow {
   location_external_key: string | null;
 }
 
+/** Sort fields of the report and the column each orders by. */
 const REPORT_SORT: Record<string, string> = {
   asset_last_seen: 'a.last_seen_at',
   asset_external_key: 'a.external_key',
-  location_external_key: 'shown_location_key',
+  location_external_key: 'l.external_key',
 };
 
-/** The report query; exported so a test can EXPLAIN exactly what runs. */
+/** The text `q` matches on the report; the expression of the assets_report_search index. */
+const REPORT_SEARCH_TEXT = `lower((a.external_key || chr(1) || a.name || chr(1) || a.tag_values) COLLATE "und-x-icu")`;
+
+/**
+ * The two statements of one report request: the page and the total count, over the same
+ * predicate. Exported so the plan test can EXPLAIN exactly what runs.
+ *
+ * Assets are read through `tracked_assets_in_org` (migration 0006), the organization's
+ * scanned assets by a plain view predicate rather than through row-level security: the
+ * policy is a security barrier that keeps a non-leakproof operator such as LIKE from using
+ * the trigram index for `q`.
+ *
+ * A location outside its window, or soft-deleted, is joined as no location at all, so it
+ * shows as null, sorts as null and matches no location filter.
+ */
 export function reportSql(
   orgId: number,
   filter: ReportFilter,
   page: Page,
-): { text: string; values: unknown[] } {
+): { page: SqlQuery; count: SqlQuery } {
   const values: unknown[] = [orgId];
-  const p = (v: unknown) => `$${values.push(v)}`;
-  // A location outside its window, or soft-deleted, is shown as null.
-  const shown = `(l.id IS NOT NULL AND l.deleted_at IS NULL AND ${EFFECTIVE('l')})`;
-  const where = ['a.org_id = $1', 'a.last_seen_at IS NOT NULL', EFFECTIVE('a')];
+  const p = (v: unknown, cast = '') => `$${values.push(v)}${cast}`;
+  const where = ['a.org_id = $1', EFFECTIVE('a')];
   if (!filter.includeDeleted) where.push('a.deleted_at IS NULL');
-  if (filter.assetIds) where.push(`a.id = ANY(${p(filter.assetIds)}::bigint[])`);
-  if (filter.assetKeys) where.push(`a.external_key = ANY(${p(filter.assetKeys)}::text[])`);
-  if (filter.locationIds) where.push(`${shown} AND l.id = ANY(${p(filter.locationIds)}::bigint[])`);
-  if (filter.locationKeys) where.push(`${shown} AND l.external_key = ANY(${p(filter.locationKeys)}::text[])`);
-  if (filter.q) {
-    where.push(
-      `lower((a.external_key || chr(1) || a.name || chr(1) || a.tag_values) COLLATE "und-x-icu") LIKE ${p(containsPattern(filter.q))}`,
-    );
+  if (filter.assetIds) where.push(`a.id = ANY(${p(filter.assetIds, '::bigint[]')})`);
+  if (filter.assetKeys) where.push(`a.external_key = ANY(${p(filter.assetKeys, '::text[]')})`);
+  const locationMatch = filter.locationIds
+    ? `lf.id = ANY(${p(filter.locationIds, '::bigint[]')})`
+    : filter.locationKeys
+      ? `lf.external_key = ANY(${p(filter.locationKeys, '::text[]')})`
+      : undefined;
+  if (locationMatch) {
+    where.push(`a.location_id IN (SELECT lf.id FROM locations lf
+      WHERE lf.org_id = $1 AND ${locationMatch} AND lf.deleted_at IS NULL AND ${EFFECTIVE('lf')})`);
   }
+  if (filter.q) where.push(`${REPORT_SEARCH_TEXT} LIKE ${p(containsPattern(filter.q))}`);
+  const predicate = where.join('\n  AND ');
+  const whereValues = [...values];
+
   const sort = filter.sort.length ? filter.sort : [{ field: 'asset_last_seen', desc: true }];
   const order = sort.map((s) => `${REPORT_SORT[s.field]} ${s.desc ? 'DESC' : 'ASC'}`);
-  const text = `
-    SELECT a.id AS asset_id, a.external_key AS asset_external_key, a.last_seen_at AS asset_last_seen,
-      a.deleted_at AS asset_deleted_at,
-      CASE WHEN ${shown} THEN l.id END AS location_id,
-      CASE WHEN ${shown} THEN l.external_key END AS shown_location_key,
-      count(*) OVER ()::int AS total
-    FROM assets a LEFT JOIN locations l ON l.id = a.location_id AND l.org_id = a.org_id
-    WHERE ${where.join(' AND ')}
-    ORDER BY ${[...order, `a.id ${sort[0]!.desc ? 'DESC' : 'ASC'}`].join(', ')}
-    LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`;
-  return { text, values };
+  // id last, in the direction of the last key: a single-key sort and its reverse are
+  // each one walk of an (org_id, key, id) index.
+  order.push(`a.id ${sort.at(-1)!.desc ? 'DESC' : 'ASC'}`);
+  const text = `SELECT a.id AS asset_id, a.external_key AS asset_external_key, a.last_seen_at AS asset_last_seen,
+  a.deleted_at AS asset_deleted_at, l.id AS location_id, l.external_key AS location_external_key
+FROM tracked_assets_in_org a
+LEFT JOIN locations l ON l.org_id = a.org_id AND l.id = a.location_id
+  AND l.deleted_at IS NULL AND ${EFFECTIVE('l')}
+WHERE ${predicate}
+ORDER BY ${order.join(', ')}
+LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`;
+  const count = `SELECT count(*)::int AS total FROM tracked_assets_in_org a
+WHERE ${predicate}`;
+  return { page: { text, values }, count: { text: count, values: whereValues } };
 }
 
 export async function reportPage(
@@ -125,24 +175,7 @@ export async function reportPage(
   filter: ReportFilter,
   page: Page,
 ): Promise<{ rows: ReportRow[]; total: number }> {
-  const { text, values } = reportSql(orgId, filter, page);
-  const { rows } = await tx.query<ReportRow & { shown_location_key: string | null; total: number }>(
-    text,
-    values,
-  );
-  let total = rows[0]?.total ?? 0;
-  if (rows.length === 0 && page.offset > 0) {
-    const count = await tx.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM (${text.replace(/LIMIT \$\d+ OFFSET \$\d+\s*$/, '')}) x`,
-      values.slice(0, -2),
-    );
-    total = count.rows[0]!.n;
-  }
-  return {
-    rows: rows.map(({ shown_location_key, total: _t, ...r }) => ({
-      ...r,
-      location_external_key: shown_location_key,
-    })),
-    total,
-  };
+  const sql = reportSql(orgId, filter, page);
+  const { rows } = await tx.query<ReportRow>(sql.page);
+  return { rows, total: await totalOf(tx, rows.length, page, sql.count) };
 }

@@ -1,5 +1,5 @@
 import type { Database } from '../db/pool.js';
-import { fieldError, notFound } from '../errors.js';
+import { ApiError, type FieldError, fieldError, notFound, validationError } from '../errors.js';
 import { parseRfc3339, toWire, toWireOrNull } from '../http/timestamps.js';
 import { exclusivePair, listEnvelope, parseSort } from '../master-data/list-query.js';
 import { historyPage, type Page, reportPage } from './queries.js';
@@ -20,14 +20,33 @@ export interface ReportQueryInput extends Page {
   sort?: string;
 }
 
+const HISTORY_SORTS = ['event_observed_at'] as const;
 const REPORT_SORTS = ['asset_last_seen', 'asset_external_key', 'location_external_key'] as const;
+
+/**
+ * List rule 2 for several relationships at once: every ambiguous pair is reported in one
+ * error (API-SPEC Errors, Details 2: aggregation is reliable for ambiguous_fields).
+ */
+function exclusivePairs(query: object, pairs: [string, string][]): void {
+  const fields: FieldError[] = [];
+  for (const [idName, keyName] of pairs) {
+    try {
+      exclusivePair(query, idName, keyName);
+    } catch (err) {
+      if (!(err instanceof ApiError) || !err.fields) throw err;
+      fields.push(...err.fields);
+    }
+  }
+  if (fields.length > 0) throw validationError(fields);
+}
 
 /** Read side of tracking: history and the asset-location report. */
 export class TrackingService {
   constructor(private readonly db: Database) {}
 
   async history(orgId: number, assetId: number, query: HistoryQueryInput) {
-    const sort = parseSort(query.sort, ['event_observed_at']);
+    const sort = parseSort(query.sort, HISTORY_SORTS);
+    // The schema has validated both as RFC 3339 (format date-time).
     const from = query.from === undefined ? undefined : parseRfc3339(query.from)!;
     const to = query.to === undefined ? undefined : parseRfc3339(query.to)!;
     if (from !== undefined && to !== undefined && to < from) {
@@ -57,7 +76,8 @@ export class TrackingService {
           event_observed_at: toWire(r.started_at),
           location_id: r.location_id,
           location_external_key: r.location_external_key,
-          duration_seconds: Math.round(r.duration_seconds * 1000) / 1000,
+          // To the next arrival; the current stay runs to its last sighting so far.
+          duration_seconds: ((r.next_started_at ?? r.last_seen_at).getTime() - r.started_at.getTime()) / 1000,
         })),
         page,
         total,
@@ -66,8 +86,10 @@ export class TrackingService {
   }
 
   async report(orgId: number, query: ReportQueryInput) {
-    exclusivePair(query, 'location_id', 'location_external_key');
-    exclusivePair(query, 'asset_id', 'asset_external_key');
+    exclusivePairs(query, [
+      ['asset_id', 'asset_external_key'],
+      ['location_id', 'location_external_key'],
+    ]);
     const sort = parseSort(query.sort, REPORT_SORTS);
     const page = { limit: query.limit, offset: query.offset };
     const { rows, total } = await this.db.withOrg(orgId, (tx) =>
