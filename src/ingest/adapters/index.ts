@@ -1,0 +1,41 @@
+import { Collector, MAX_PAYLOAD_BYTES, payloadBytes, payloadText, splitJsonValues } from './common.js';
+import { parseCslCs463 } from './csl-cs463.js';
+import { parseGenericJson } from './generic-json.js';
+import { parseImpinjR700 } from './impinj-r700.js';
+import type { AdapterResult, ReaderFamily } from './types.js';
+import { parseZebraFx } from './zebra-fx.js';
+
+export { MAX_PAYLOAD_BYTES, normalizeTagValue, parseRfc3339, tagMatchKey } from './common.js';
+export type { AdapterResult, Read, ReaderFamily, TagType } from './types.js';
+export { READER_FAMILIES } from './types.js';
+
+const ADAPTERS: Record<ReaderFamily, (values: unknown[], out: Collector) => void> = {
+  'impinj-r700': parseImpinjR700,
+  'zebra-fx': parseZebraFx,
+  'csl-cs463': parseCslCs463,
+  'generic-json': parseGenericJson,
+};
+
+/**
+ * Turns one payload, as received from MQTT or a reader webhook, into reads. Pure and total: it
+ * never throws; every malformed item becomes one message in `errors` and the other items still
+ * produce reads. Payloads over MAX_PAYLOAD_BYTES are refused with a single error.
+ */
+export function parsePayload(family: ReaderFamily, payload: Buffer | string): AdapterResult {
+  try {
+    const adapter = Object.hasOwn(ADAPTERS, family) ? ADAPTERS[family] : undefined;
+    if (!adapter) return { reads: [], errors: [`unknown reader family ${JSON.stringify(String(family))}`] };
+    if (typeof payload !== 'string' && !(payload instanceof Uint8Array)) {
+      return { reads: [], errors: ['payload must be a Buffer or a string'] };
+    }
+    const size = payloadBytes(payload);
+    if (size > MAX_PAYLOAD_BYTES) {
+      return { reads: [], errors: [`payload is ${size} bytes, over the ${MAX_PAYLOAD_BYTES}-byte limit`] };
+    }
+    const out = new Collector();
+    adapter(splitJsonValues(payloadText(payload), out), out);
+    return out.result();
+  } catch (err) {
+    return { reads: [], errors: [`adapter failed: ${String(err)}`] };
+  }
+}
