@@ -128,6 +128,31 @@ describe('placeRead', () => {
     ]);
   });
 
+  it("keeps a stay's stored last sighting when a read at another location claims its instant", () => {
+    expect(
+      simple(
+        replay([
+          { locationId: 1, at: 10 },
+          { locationId: 1, at: 20 },
+          { locationId: 2, at: 20 },
+        ]),
+      ),
+    ).toEqual([[1, 10, 20]]);
+    expect(
+      simple(
+        replay([
+          { locationId: 1, at: 10 },
+          { locationId: 1, at: 20 },
+          { locationId: 3, at: 30 },
+          { locationId: 2, at: 20 },
+        ]),
+      ),
+    ).toEqual([
+      [1, 10, 20],
+      [3, 30, 30],
+    ]);
+  });
+
   it('never moves the current location backwards on a late read', () => {
     const stays = replay([
       { locationId: 1, at: 10 },

@@ -11,8 +11,8 @@
  * - a read inside a stay at another location splits the stay: the part before keeps the
  *   original start, the read becomes a stay, and the stay resumes 1 ms after the read
  *   (the first read after it is not kept, so its exact instant is unknown);
- * - two locations at one instant: the stored observation stands unless its stay can
- *   resume after the read;
+ * - two locations at one instant (the read's and a stay's stored arrival or last
+ *   sighting): the stored observation stands unless its stay can resume after the read;
  * - finally, consecutive stays at one location are one stay (nothing was seen elsewhere
  *   between them), so they merge.
  * Late reads therefore never create a stay after the newest one, and the current
@@ -62,8 +62,10 @@ export function placeRead(read: ReadAt, window: readonly Stay[]): StayChange[] {
   } else {
     const resumeAt = read.at + 1;
     const canResume = before.lastSeenAt >= resumeAt && (!after || resumeAt < after.startedAt);
+    // No room to resume means the read claims the instant of the stay's stored last
+    // sighting (or of its only one): the stored observation stands.
+    if (!canResume) return [];
     if (before.startedAt === read.at) {
-      if (!canResume) return [];
       before.startedAt = resumeAt;
       drafts.splice(beforeIndex, 0, readStay);
     } else {
@@ -73,7 +75,7 @@ export function placeRead(read: ReadAt, window: readonly Stay[]): StayChange[] {
         lastSeenAt: before.lastSeenAt,
       };
       before.lastSeenAt = read.at - 1;
-      drafts.splice(beforeIndex + 1, 0, readStay, ...(canResume ? [resumed] : []));
+      drafts.splice(beforeIndex + 1, 0, readStay, resumed);
     }
   }
   return diff(window, mergeRuns(drafts));

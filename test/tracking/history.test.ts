@@ -484,6 +484,13 @@ describe('GET /api/v1/assets/{asset_id}/history', () => {
       ['2025-03-01T10:00:00.000Z', 'LOC-A', 0.001],
       ['2025-03-01T10:00:00.001Z', 'LOC-B', 0],
     ]);
+    // The instant of a stay's last sighting is stored too: the current location stays.
+    const last = await newAsset();
+    await f.scan([last, A, '2025-03-01T10:00:00Z'], [last, A, '2025-03-01T10:05:00Z']);
+    await f.scan([last, C, '2025-03-01T10:05:00Z']);
+    expect(shape((await history(last)).data)).toEqual([['2025-03-01T10:00:00.000Z', 'LOC-A', 300]]);
+    const row = await f.get(`/api/v1/reports/asset-locations?asset_id=${last}`);
+    expect(row.json().data[0]).toMatchObject({ location_id: A, asset_last_seen: '2025-03-01T10:05:00.000Z' });
   });
 
   it('duplicate reads do not add rows', async () => {
