@@ -45,6 +45,7 @@ function expectClientError(res: LightMyRequestResponse, allowed: number[]): void
 // ---------------------------------------------------------------------------------------
 // Values
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the spec's name pattern
 const NAME_RE = /^\S(?:[^\x00-\x1F\x7F]*\S)?$/u;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the rule is about control characters
 const CONTROL = /[\x00-\x1F\x7F]/;
