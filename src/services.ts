@@ -6,6 +6,8 @@ import { MemoryRateLimitStore } from './http/rate-limit/memory-store.js';
 import { RedisRateLimitStore } from './http/rate-limit/redis-store.js';
 import type { RateLimitStore } from './http/rate-limit/types.js';
 import type { AppServices } from './http/server.js';
+import { ReaderService } from './ingest/readers-service.js';
+import { IngestService } from './ingest/service.js';
 import { ApiKeyAuthenticator } from './keys/authenticate.js';
 import { KeyService } from './keys/service.js';
 import { loadSigningKey } from './keys/signing-key.js';
@@ -48,6 +50,8 @@ export async function createServices(
     locations: new LocationService(db),
     assets: new AssetService(db),
     tracking: new TrackingService(db),
+    readers: new ReaderService(db),
+    ingest: new IngestService(db),
     rateLimit,
     close: () => rateLimit.close(),
   };

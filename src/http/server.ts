@@ -10,6 +10,9 @@ import type { OrganizationService } from '../accounts/service.js';
 import { assetRoutes } from '../assets/routes/index.js';
 import { AssetSchema } from '../assets/schemas.js';
 import type { AssetService } from '../assets/service.js';
+import type { ReaderService } from '../ingest/readers-service.js';
+import { readerWebhookRoutes } from '../ingest/routes/webhook.js';
+import type { IngestService } from '../ingest/service.js';
 import type { ApiKeyAuthenticator } from '../keys/authenticate.js';
 import { LocationSchema, locationRoutes } from '../locations/routes/index.js';
 import type { LocationService } from '../locations/service.js';
@@ -39,6 +42,8 @@ export interface AppServices {
   assets: AssetService;
   tracking: TrackingService;
   locations: LocationService;
+  readers: ReaderService;
+  ingest: IngestService;
 }
 
 export interface ServerOptions {
@@ -97,6 +102,7 @@ export async function buildServer(services: AppServices, options: ServerOptions)
   await app.register(tagRoutes('location', services.tags));
   await app.register(locationRoutes(services.locations));
   await app.register(trackingRoutes(services.tracking));
+  await app.register(readerWebhookRoutes(services.readers, services.ingest));
   for (const plugin of options.routes ?? []) await app.register(plugin);
 
   await app.register(async (root) => registerMethodNotAllowed(root, routesByUrl));

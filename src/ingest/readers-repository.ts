@@ -1,0 +1,240 @@
+import type { Tx } from '../db/pool.js';
+import type { ReaderFamily } from './adapters/types.js';
+
+/** Channel the readers service notifies when a reader or its topic changes (the consumer listens). */
+export const READERS_CHANNEL = 'tagtrail_readers';
+
+export interface ScanPoint {
+  id: number;
+  readerId: number;
+  /** null: every antenna of the reader without a point of its own. */
+  antenna: number | null;
+  locationId: number;
+  createdAt: Date;
+}
+
+export interface Reader {
+  id: number;
+  orgId: number;
+  name: string;
+  family: ReaderFamily;
+  identity: string;
+  topic: string;
+  /** Whether the reader may push to the HTTP webhook (a secret was issued). */
+  webhook: boolean;
+  createdAt: Date;
+  lastMessageAt: Date | null;
+  goodReads: number;
+  badReads: number;
+  unknownReads: number;
+  scanPoints: ScanPoint[];
+}
+
+/** What the MQTT transport needs of every live reader, across organizations. */
+export interface ReaderTopic {
+  id: number;
+  orgId: number;
+  family: ReaderFamily;
+  topic: string;
+}
+
+export interface NewReader {
+  name: string;
+  family: ReaderFamily;
+  identity: string;
+  topic: string;
+  webhookSecretHash: string | null;
+}
+
+interface ReaderRow {
+  id: number;
+  org_id: number;
+  name: string;
+  family: ReaderFamily;
+  identity: string;
+  topic: string;
+  webhook: boolean;
+  created_at: Date;
+  last_message_at: Date | null;
+  good_reads: number;
+  bad_reads: number;
+  unknown_reads: number;
+}
+
+interface ScanPointRow {
+  id: number;
+  reader_id: number;
+  antenna: number | null;
+  location_id: number;
+  created_at: Date;
+}
+
+const READER_COLUMNS = `id, org_id, name, family, identity, topic, webhook_secret_hash IS NOT NULL AS webhook,
+  created_at, last_message_at, good_reads, bad_reads, unknown_reads`;
+
+const toScanPoint = (r: ScanPointRow): ScanPoint => ({
+  id: r.id,
+  readerId: r.reader_id,
+  antenna: r.antenna,
+  locationId: r.location_id,
+  createdAt: r.created_at,
+});
+
+const toReader = (r: ReaderRow, points: ScanPoint[]): Reader => ({
+  id: r.id,
+  orgId: r.org_id,
+  name: r.name,
+  family: r.family,
+  identity: r.identity,
+  topic: r.topic,
+  webhook: r.webhook,
+  createdAt: r.created_at,
+  lastMessageAt: r.last_message_at,
+  goodReads: r.good_reads,
+  badReads: r.bad_reads,
+  unknownReads: r.unknown_reads,
+  scanPoints: points,
+});
+
+async function scanPointsOfReaders(tx: Tx, orgId: number, readerIds: number[]): Promise<ScanPoint[]> {
+  if (readerIds.length === 0) return [];
+  const { rows } = await tx.query<ScanPointRow>(
+    `SELECT id, reader_id, antenna, location_id, created_at FROM scan_points
+     WHERE org_id = $1 AND reader_id = ANY($2::bigint[]) ORDER BY reader_id, antenna NULLS FIRST`,
+    [orgId, readerIds],
+  );
+  return rows.map(toScanPoint);
+}
+
+async function withScanPoints(tx: Tx, orgId: number, rows: ReaderRow[]): Promise<Reader[]> {
+  const points = await scanPointsOfReaders(
+    tx,
+    orgId,
+    rows.map((r) => r.id),
+  );
+  return rows.map((r) =>
+    toReader(
+      r,
+      points.filter((p) => p.readerId === r.id),
+    ),
+  );
+}
+
+/** Inserts a reader; a live duplicate topic or identity raises 23505 (readers_topic_live, readers_identity_live). */
+export async function insertReader(tx: Tx, orgId: number, reader: NewReader): Promise<Reader> {
+  const { rows } = await tx.query<ReaderRow>(
+    `INSERT INTO readers (org_id, name, family, identity, topic, webhook_secret_hash)
+     VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${READER_COLUMNS}`,
+    [orgId, reader.name, reader.family, reader.identity, reader.topic, reader.webhookSecretHash],
+  );
+  return toReader(rows[0]!, []);
+}
+
+export async function listReaders(tx: Tx, orgId: number): Promise<Reader[]> {
+  const { rows } = await tx.query<ReaderRow>(
+    `SELECT ${READER_COLUMNS} FROM readers WHERE org_id = $1 AND deleted_at IS NULL ORDER BY id`,
+    [orgId],
+  );
+  return withScanPoints(tx, orgId, rows);
+}
+
+/** A live reader of the organization, or null. */
+export async function findReader(
+  tx: Tx,
+  orgId: number,
+  readerId: number,
+  options: { lock?: boolean } = {},
+): Promise<Reader | null> {
+  const { rows } = await tx.query<ReaderRow>(
+    `SELECT ${READER_COLUMNS} FROM readers WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL
+     ${options.lock ? 'FOR UPDATE' : ''}`,
+    [orgId, readerId],
+  );
+  const row = rows[0];
+  return row ? (await withScanPoints(tx, orgId, [row]))[0]! : null;
+}
+
+/** Soft-deletes a live reader (its topic and identity become free at once); false when there is none. */
+export async function softDeleteReader(tx: Tx, orgId: number, readerId: number): Promise<boolean> {
+  const { rowCount } = await tx.query(
+    'UPDATE readers SET deleted_at = now_ms() WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL',
+    [orgId, readerId],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
+/** Whether the location exists in the organization and is not soft-deleted. */
+export async function liveLocationExists(tx: Tx, orgId: number, locationId: number): Promise<boolean> {
+  const { rowCount } = await tx.query(
+    'SELECT 1 FROM locations WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL',
+    [orgId, locationId],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
+/** Inserts a scan point; a duplicate (reader, antenna) raises 23505 on scan_points_antenna. */
+export async function insertScanPoint(
+  tx: Tx,
+  orgId: number,
+  readerId: number,
+  antenna: number | null,
+  locationId: number,
+): Promise<ScanPoint> {
+  const { rows } = await tx.query<ScanPointRow>(
+    `INSERT INTO scan_points (org_id, reader_id, antenna, location_id) VALUES ($1, $2, $3, $4)
+     RETURNING id, reader_id, antenna, location_id, created_at`,
+    [orgId, readerId, antenna, locationId],
+  );
+  return toScanPoint(rows[0]!);
+}
+
+/** Removes the scan point of (reader, antenna); false when there is none. */
+export async function deleteScanPoint(
+  tx: Tx,
+  orgId: number,
+  readerId: number,
+  antenna: number | null,
+): Promise<boolean> {
+  const { rowCount } = await tx.query(
+    'DELETE FROM scan_points WHERE org_id = $1 AND reader_id = $2 AND antenna IS NOT DISTINCT FROM $3',
+    [orgId, readerId, antenna],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
+/** Tells every instance's transport that readers changed; delivered when the transaction commits. */
+export async function notifyReadersChanged(tx: Tx, orgId: number, readerId: number): Promise<void> {
+  await tx.query('SELECT pg_notify($1, $2)', [READERS_CHANNEL, `${orgId}:${readerId}`]);
+}
+
+// ---------------------------------------------------------------------------
+// System level: the transports serve every organization, so these run outside one.
+
+/** Every live reader's topic, across organizations (run in a system transaction). */
+export async function liveReaderTopics(tx: Tx): Promise<ReaderTopic[]> {
+  const { rows } = await tx.query<{ id: number; org_id: number; family: ReaderFamily; topic: string }>(
+    'SELECT id, org_id, family, topic FROM readers WHERE deleted_at IS NULL ORDER BY id',
+  );
+  return rows.map((r) => ({ id: r.id, orgId: r.org_id, family: r.family, topic: r.topic }));
+}
+
+export interface WebhookReader {
+  id: number;
+  orgId: number;
+  family: ReaderFamily;
+  webhookSecretHash: string | null;
+}
+
+/** A live reader by id alone, for the webhook, which learns the organization from the reader. */
+export async function findReaderForWebhook(tx: Tx, readerId: number): Promise<WebhookReader | null> {
+  const { rows } = await tx.query<{
+    id: number;
+    org_id: number;
+    family: ReaderFamily;
+    webhook_secret_hash: string | null;
+  }>('SELECT id, org_id, family, webhook_secret_hash FROM readers WHERE id = $1 AND deleted_at IS NULL', [
+    readerId,
+  ]);
+  const r = rows[0];
+  return r ? { id: r.id, orgId: r.org_id, family: r.family, webhookSecretHash: r.webhook_secret_hash } : null;
+}

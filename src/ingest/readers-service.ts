@@ -1,0 +1,220 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Database } from '../db/pool.js';
+import { ApiError, conflict, fieldError, notFound } from '../errors.js';
+import { READER_FAMILIES, type ReaderFamily } from './adapters/types.js';
+import {
+  deleteScanPoint,
+  findReader,
+  findReaderForWebhook,
+  insertReader,
+  insertScanPoint,
+  listReaders,
+  liveLocationExists,
+  liveReaderTopics,
+  notifyReadersChanged,
+  type Reader,
+  type ReaderTopic,
+  type ScanPoint,
+  softDeleteReader,
+} from './readers-repository.js';
+import type { ReaderRef } from './service.js';
+
+export type { Reader, ReaderTopic, ScanPoint } from './readers-repository.js';
+
+export interface CreateReaderInput {
+  name?: string;
+  family: string;
+  identity: string;
+  topic: string;
+  /** Issue a secret so the reader may push to the HTTP webhook. */
+  webhook?: boolean;
+}
+
+export interface CreatedReader {
+  reader: Reader;
+  /** Shown once: only its SHA-256 is stored. Null unless `webhook` was asked for. */
+  webhookSecret: string | null;
+}
+
+// Same single-line rule as asset and location names (API-SPEC Conventions).
+// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+const SINGLE_LINE = /^\S(?:[^\x00-\x1F\x7F]*\S)?$/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+const CONTROL = /[\x00-\x1F\x7F]/;
+const ANTENNA_MAX = 65535;
+
+const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+
+function singleLine(field: string, value: unknown, max: number): string {
+  if (typeof value !== 'string' || value.length === 0) {
+    throw fieldError(field, 'required', `${field} is required`);
+  }
+  if (value.length > max) {
+    throw fieldError(field, 'too_long', `${field} must be at most ${max} characters`, { max_length: max });
+  }
+  if (!SINGLE_LINE.test(value)) {
+    throw fieldError(
+      field,
+      'invalid_value',
+      `${field} must be one line without control characters or surrounding whitespace`,
+    );
+  }
+  return value;
+}
+
+/**
+ * An MQTT topic name a reader publishes to: 1..512 characters, no wildcards (`+`, `#`),
+ * not a broker-reserved `$` topic, no control characters.
+ */
+export function checkTopic(value: unknown): string {
+  if (typeof value !== 'string' || value.length === 0)
+    throw fieldError('topic', 'required', 'topic is required');
+  if (value.length > 512) {
+    throw fieldError('topic', 'too_long', 'topic must be at most 512 characters', { max_length: 512 });
+  }
+  if (value.includes('+') || value.includes('#')) {
+    throw fieldError('topic', 'invalid_value', 'topic must be a topic name, without the wildcards + and #');
+  }
+  if (value.startsWith('$')) {
+    throw fieldError('topic', 'invalid_value', 'topics starting with $ are reserved by the broker');
+  }
+  if (CONTROL.test(value))
+    throw fieldError('topic', 'invalid_value', 'topic must not contain control characters');
+  return value;
+}
+
+function checkFamily(value: unknown): ReaderFamily {
+  if (typeof value !== 'string' || value === '') throw fieldError('family', 'required', 'family is required');
+  if (!(READER_FAMILIES as readonly string[]).includes(value)) {
+    throw fieldError('family', 'invalid_value', `family must be one of ${READER_FAMILIES.join(', ')}`, {
+      allowed_values: [...READER_FAMILIES],
+    });
+  }
+  return value as ReaderFamily;
+}
+
+function checkAntenna(value: unknown): number | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > ANTENNA_MAX) {
+    throw fieldError('antenna', 'invalid_value', `antenna must be an integer from 0 to ${ANTENNA_MAX}`);
+  }
+  return value;
+}
+
+const pgError = (err: unknown) => err as { code?: string; constraint?: string };
+
+/**
+ * Readers (devices) and their scan points. Managed by operators through the CLI (and by
+ * the web app later); the ingest transports read them to know which topics to serve.
+ * Every change notifies READERS_CHANNEL so running transports pick it up at once.
+ */
+export class ReaderService {
+  constructor(private readonly db: Database) {}
+
+  async create(orgId: number, input: CreateReaderInput): Promise<CreatedReader> {
+    const family = checkFamily(input.family);
+    const identity = singleLine('identity', input.identity, 255);
+    const name = singleLine('name', input.name ?? identity, 255);
+    const topic = checkTopic(input.topic);
+    const webhookSecret = input.webhook ? randomBytes(32).toString('base64url') : null;
+    try {
+      const reader = await this.db.withOrg(orgId, async (tx) => {
+        const created = await insertReader(tx, orgId, {
+          name,
+          family,
+          identity,
+          topic,
+          webhookSecretHash: webhookSecret === null ? null : sha256Hex(webhookSecret),
+        });
+        await notifyReadersChanged(tx, orgId, created.id);
+        return created;
+      });
+      return { reader, webhookSecret };
+    } catch (err) {
+      const e = pgError(err);
+      if (e.code === '23505' && e.constraint === 'readers_topic_live') {
+        throw conflict(`topic ${topic} is already used by another reader`);
+      }
+      if (e.code === '23505' && e.constraint === 'readers_identity_live') {
+        throw conflict(`a reader with identity ${identity} already exists in this organization`);
+      }
+      if (e.code === '23503') throw notFound('organization');
+      throw err;
+    }
+  }
+
+  list(orgId: number): Promise<Reader[]> {
+    return this.db.withOrg(orgId, (tx) => listReaders(tx, orgId));
+  }
+
+  async get(orgId: number, readerId: number): Promise<Reader> {
+    const reader = await this.db.withOrg(orgId, (tx) => findReader(tx, orgId, readerId));
+    if (!reader) throw notFound('reader');
+    return reader;
+  }
+
+  /** Soft delete: the reader's reads stay in history; its topic and identity are free again. */
+  async delete(orgId: number, readerId: number): Promise<void> {
+    await this.db.withOrg(orgId, async (tx) => {
+      if (!(await softDeleteReader(tx, orgId, readerId))) throw notFound('reader');
+      await notifyReadersChanged(tx, orgId, readerId);
+    });
+  }
+
+  /** Maps (reader, antenna) to a live location of the organization; antenna null covers every other port. */
+  async addScanPoint(
+    orgId: number,
+    readerId: number,
+    input: { locationId: number; antenna?: number | null },
+  ): Promise<ScanPoint> {
+    const antenna = checkAntenna(input.antenna);
+    try {
+      return await this.db.withOrg(orgId, async (tx) => {
+        if (!(await findReader(tx, orgId, readerId, { lock: true }))) throw notFound('reader');
+        if (!(await liveLocationExists(tx, orgId, input.locationId))) {
+          throw fieldError('location_id', 'fk_not_found', `location ${input.locationId} does not exist`);
+        }
+        return insertScanPoint(tx, orgId, readerId, antenna, input.locationId);
+      });
+    } catch (err) {
+      const e = pgError(err);
+      if (e.code === '23505' && e.constraint === 'scan_points_antenna') {
+        throw conflict(
+          antenna === null
+            ? `reader ${readerId} already has a scan point for all antennas`
+            : `reader ${readerId} already has a scan point for antenna ${antenna}`,
+        );
+      }
+      throw err;
+    }
+  }
+
+  async removeScanPoint(orgId: number, readerId: number, antenna: number | null): Promise<void> {
+    const checked = checkAntenna(antenna);
+    await this.db.withOrg(orgId, async (tx) => {
+      if (!(await findReader(tx, orgId, readerId, { lock: true }))) throw notFound('reader');
+      if (!(await deleteScanPoint(tx, orgId, readerId, checked))) throw notFound('scan point');
+    });
+  }
+
+  /** Every live reader's topic across organizations, for the MQTT transports. */
+  liveTopics(): Promise<ReaderTopic[]> {
+    return this.db.system((tx) => liveReaderTopics(tx));
+  }
+
+  /**
+   * The reader a webhook request is for, once its bearer secret checks out: 404 for a
+   * missing or deleted reader, 401 for a missing or wrong secret or a reader without one.
+   * The comparison is between fixed-length SHA-256 digests, in constant time.
+   */
+  async authenticateWebhook(readerId: number, presented: string | undefined): Promise<ReaderRef> {
+    const reader = await this.db.system((tx) => findReaderForWebhook(tx, readerId));
+    if (!reader) throw notFound('reader');
+    if (presented === undefined) throw new ApiError('unauthorized', 'Missing authorization header');
+    const expected = reader.webhookSecretHash === null ? null : Buffer.from(reader.webhookSecretHash, 'hex');
+    const given = createHash('sha256').update(presented, 'utf8').digest();
+    const ok = expected !== null && expected.length === given.length && timingSafeEqual(expected, given);
+    if (!ok) throw new ApiError('unauthorized', 'Invalid webhook secret');
+    return { id: reader.id, orgId: reader.orgId, family: reader.family };
+  }
+}

@@ -1,0 +1,60 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { ApiError, notFound } from '../../errors.js';
+import { MAX_ID } from '../../http/schemas/common.js';
+import type { ReaderService } from '../readers-service.js';
+import type { IngestService } from '../service.js';
+
+export const WEBHOOK_PATH = '/ingest/v1/readers/:reader_id/messages';
+
+function readerIdOf(raw: string): number {
+  if (!/^[1-9]\d{0,9}$/.test(raw) || Number(raw) > MAX_ID) throw notFound('reader');
+  return Number(raw);
+}
+
+function bearerSecret(header: string | string[] | undefined): string {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined || value === '') throw new ApiError('unauthorized', 'Missing authorization header');
+  const m = /^Bearer +(\S+)\s*$/i.exec(value);
+  if (!m) throw new ApiError('unauthorized', 'Invalid authorization header format');
+  return m[1]!;
+}
+
+/**
+ * The reader webhook, for readers that push over HTTP (Impinj webhook mode): the body is
+ * the reader's payload, any content type, taken as raw bytes up to the body limit, and
+ * authenticated by the reader's webhook secret as a bearer token. 204 only once the
+ * message (raw log row and sightings) is committed; a malformed payload is logged in the
+ * raw log and counted, and still answered 204, so the reader does not send it forever.
+ * Not part of the public API (docs/ingest.md).
+ */
+export const readerWebhookRoutes =
+  (readers: ReaderService, ingest: IngestService): FastifyPluginAsync =>
+  async (app) => {
+    // Encapsulated: these parsers apply to this plugin's routes only.
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+
+    app.post<{ Params: { reader_id: string } }>(
+      WEBHOOK_PATH,
+      { schema: { hide: true } },
+      async (request, reply) => {
+        const receivedAt = Date.now();
+        const secret = bearerSecret(request.headers.authorization);
+        const reader = await readers.authenticateWebhook(readerIdOf(request.params.reader_id), secret);
+        const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        const outcome = await ingest.readerMessage(reader, body, 'webhook', receivedAt);
+        if (outcome.errors.length > 0) {
+          request.log.warn(
+            { readerId: reader.id, bad: outcome.bad, errors: outcome.errors.slice(0, 5) },
+            'reader webhook message had bad reads (kept in the raw log)',
+          );
+        }
+        return reply
+          .code(204)
+          .header('x-tagtrail-good-reads', String(outcome.good))
+          .header('x-tagtrail-bad-reads', String(outcome.bad))
+          .header('x-tagtrail-unknown-reads', String(outcome.unknown))
+          .send();
+      },
+    );
+  };

@@ -1,0 +1,284 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/errors.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { ingestFixture, unique } from './helpers.js';
+
+/** The error envelope of the service (the webhook is outside /api/, so no rate-limit headers). */
+function expectErrorEnvelope(res: LightMyRequestResponse, status: number, type: string): void {
+  expect(res.statusCode, res.body).toBe(status);
+  const body = res.json();
+  expect(body.error).toMatchObject({ type, status, instance: res.raw.req.url?.split('?')[0] });
+  expect(body.error.request_id).toBe(res.headers['x-request-id']);
+}
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await buildTestApp({ bodyLimit: 64 * 1024 });
+});
+afterAll(() => t?.close());
+
+const rejects = async (promise: Promise<unknown>, type: string, field?: string, code?: string) => {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ApiError);
+  expect((err as ApiError).type).toBe(type);
+  if (field) expect((err as ApiError).fields?.[0]).toMatchObject({ field, code });
+};
+
+describe('readers service', () => {
+  it('creates, lists, gets and soft-deletes readers, freeing the topic and identity', async () => {
+    const f = await ingestFixture(t);
+    const topic = `site/${unique('dock')}/reads`;
+    const { reader, webhookSecret } = await t.services.readers.create(f.orgId, {
+      family: 'impinj-r700',
+      identity: 'impinj-14-1b-b0',
+      topic,
+    });
+    expect(webhookSecret).toBeNull();
+    expect(reader).toMatchObject({
+      orgId: f.orgId,
+      name: 'impinj-14-1b-b0',
+      family: 'impinj-r700',
+      topic,
+      webhook: false,
+      goodReads: 0,
+      scanPoints: [],
+    });
+    expect((await t.services.readers.list(f.orgId)).map((r) => r.id)).toEqual([reader.id]);
+    expect(await t.services.readers.get(f.orgId, reader.id)).toMatchObject({ id: reader.id });
+
+    // Topics are unique across organizations, identities within one.
+    const other = await ingestFixture(t);
+    await rejects(
+      t.services.readers.create(other.orgId, { family: 'zebra-fx', identity: 'x', topic }),
+      'conflict',
+    );
+    await rejects(
+      t.services.readers.create(f.orgId, {
+        family: 'zebra-fx',
+        identity: 'impinj-14-1b-b0',
+        topic: `${topic}/2`,
+      }),
+      'conflict',
+    );
+    // Another organization sees nothing of it.
+    await rejects(t.services.readers.get(other.orgId, reader.id), 'not_found');
+    await rejects(t.services.readers.delete(other.orgId, reader.id), 'not_found');
+
+    await t.services.readers.delete(f.orgId, reader.id);
+    await rejects(t.services.readers.get(f.orgId, reader.id), 'not_found');
+    await rejects(t.services.readers.delete(f.orgId, reader.id), 'not_found');
+    expect(await t.services.readers.list(f.orgId)).toEqual([]);
+    expect((await t.services.readers.liveTopics()).some((x) => x.topic === topic)).toBe(false);
+    const again = await t.services.readers.create(other.orgId, { family: 'zebra-fx', identity: 'x', topic });
+    expect((await t.services.readers.liveTopics()).find((x) => x.topic === topic)).toEqual({
+      id: again.reader.id,
+      orgId: other.orgId,
+      family: 'zebra-fx',
+      topic,
+    });
+  });
+
+  it('validates family, identity, name and topic', async () => {
+    const f = await ingestFixture(t);
+    const create = (input: Record<string, unknown>) =>
+      t.services.readers.create(f.orgId, {
+        family: 'generic-json',
+        identity: 'gate-1',
+        topic: `t/${unique('x')}`,
+        ...input,
+      } as never);
+    await rejects(create({ family: 'nfc' }), 'validation_error', 'family', 'invalid_value');
+    await rejects(create({ identity: '' }), 'validation_error', 'identity', 'required');
+    await rejects(create({ identity: ' gate' }), 'validation_error', 'identity', 'invalid_value');
+    await rejects(create({ name: 'x'.repeat(256) }), 'validation_error', 'name', 'too_long');
+    await rejects(create({ topic: 'site/+/reads' }), 'validation_error', 'topic', 'invalid_value');
+    await rejects(create({ topic: 'site/#' }), 'validation_error', 'topic', 'invalid_value');
+    await rejects(create({ topic: '$SYS/x' }), 'validation_error', 'topic', 'invalid_value');
+    await rejects(create({ topic: 'a\u0000b' }), 'validation_error', 'topic', 'invalid_value');
+    await rejects(create({ topic: 'x'.repeat(513) }), 'validation_error', 'topic', 'too_long');
+    await rejects(
+      t.services.readers.create(2147483000, { family: 'generic-json', identity: 'g', topic: unique('t') }),
+      'not_found',
+    );
+  });
+
+  it('maps antennas to live locations of the organization', async () => {
+    const f = await ingestFixture(t);
+    const [dock, shelf] = [await f.location(), await f.location()];
+    const { reader } = await f.reader('zebra-fx', []);
+    const all = await t.services.readers.addScanPoint(f.orgId, reader.id, { locationId: dock });
+    expect(all).toMatchObject({ readerId: reader.id, antenna: null, locationId: dock });
+    await t.services.readers.addScanPoint(f.orgId, reader.id, { locationId: shelf, antenna: 2 });
+    await rejects(
+      t.services.readers.addScanPoint(f.orgId, reader.id, { locationId: shelf, antenna: 2 }),
+      'conflict',
+    );
+    await rejects(t.services.readers.addScanPoint(f.orgId, reader.id, { locationId: shelf }), 'conflict');
+    await rejects(
+      t.services.readers.addScanPoint(f.orgId, reader.id, { locationId: dock, antenna: 70000 }),
+      'validation_error',
+      'antenna',
+      'invalid_value',
+    );
+    // A deleted location, another organization's location, a missing one.
+    const gone = await f.location();
+    await t.database.db.pool.query('UPDATE locations SET deleted_at = now() WHERE id = $1', [gone]);
+    const other = await ingestFixture(t);
+    const foreign = await other.location();
+    for (const locationId of [gone, foreign, 2147483647]) {
+      await rejects(
+        t.services.readers.addScanPoint(f.orgId, reader.id, { locationId, antenna: 3 }),
+        'validation_error',
+        'location_id',
+        'fk_not_found',
+      );
+    }
+    await rejects(
+      t.services.readers.addScanPoint(other.orgId, reader.id, { locationId: foreign }),
+      'not_found',
+    );
+
+    const listed = await t.services.readers.get(f.orgId, reader.id);
+    expect(listed.scanPoints.map((p) => [p.antenna, p.locationId])).toEqual([
+      [null, dock],
+      [2, shelf],
+    ]);
+    await t.services.readers.removeScanPoint(f.orgId, reader.id, 2);
+    await rejects(t.services.readers.removeScanPoint(f.orgId, reader.id, 2), 'not_found');
+    await t.services.readers.removeScanPoint(f.orgId, reader.id, null);
+    expect((await t.services.readers.get(f.orgId, reader.id)).scanPoints).toEqual([]);
+  });
+
+  it('issues a webhook secret once and stores only its SHA-256', async () => {
+    const f = await ingestFixture(t);
+    const { reader, webhookSecret } = await t.services.readers.create(f.orgId, {
+      family: 'impinj-r700',
+      identity: 'impinj-webhook',
+      topic: unique('t'),
+      webhook: true,
+    });
+    expect(webhookSecret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(reader.webhook).toBe(true);
+    const { rows } = await t.database.db.pool.query('SELECT webhook_secret_hash FROM readers WHERE id = $1', [
+      reader.id,
+    ]);
+    expect(rows[0].webhook_secret_hash).toBe(createHash('sha256').update(webhookSecret!).digest('hex'));
+    expect(JSON.stringify(await t.services.readers.get(f.orgId, reader.id))).not.toContain(webhookSecret);
+  });
+});
+
+describe('POST /ingest/v1/readers/:reader_id/messages', () => {
+  const webhookArray = readFileSync(
+    new URL('../fixtures/readers/impinj-r700/webhook-array.json', import.meta.url),
+  );
+  const post = (
+    readerId: number | string,
+    secret: string | null,
+    body: string | Buffer,
+    type = 'application/json',
+  ) =>
+    t.app.inject({
+      method: 'POST',
+      url: `/ingest/v1/readers/${readerId}/messages`,
+      headers: {
+        ...(secret === null ? {} : { authorization: `Bearer ${secret}` }),
+        ...(type ? { 'content-type': type } : {}),
+      },
+      payload: body,
+    });
+
+  it('stores an Impinj webhook batch and answers 204 once it is committed', async () => {
+    const f = await ingestFixture(t);
+    const [left, right] = [await f.location(), await f.location()];
+    const first = await f.asset('E2801160600002054E3C5F4A');
+    const second = await f.asset('300833B2DDD9014000000000');
+    const { reader, secret } = await f.reader(
+      'impinj-r700',
+      [
+        [1, left],
+        [2, right],
+      ],
+      { webhook: true },
+    );
+    const res = await post(reader.id, secret!, webhookArray);
+    expect(res.statusCode, res.body).toBe(204);
+    expect(res.body).toBe('');
+    // The third read is on antenna 4, which has no scan point; its tag is no asset's either.
+    expect(res.headers).toMatchObject({
+      'x-tagtrail-good-reads': '2',
+      'x-tagtrail-bad-reads': '0',
+      'x-tagtrail-unknown-reads': '1',
+    });
+    expect(await f.currentLocation(first)).toBe(left);
+    expect(await f.currentLocation(second)).toBe(right);
+    expect(await f.rawMessages(reader.id)).toMatchObject([
+      { source: 'webhook', payload: webhookArray.toString() },
+    ]);
+    expect(await f.history(first)).toHaveLength(1);
+  });
+
+  it('takes any content type, and logs a malformed body with 204', async () => {
+    const f = await ingestFixture(t);
+    const dock = await f.location();
+    const asset = await f.asset('E2801160600002054E3C5F4A');
+    const { reader, secret } = await f.reader('impinj-r700', [[null, dock]], { webhook: true });
+    expect((await post(reader.id, secret!, webhookArray, 'text/plain')).statusCode).toBe(204);
+    expect((await post(reader.id, secret!, webhookArray, 'application/octet-stream')).statusCode).toBe(204);
+    expect((await post(reader.id, secret!, webhookArray, '')).statusCode).toBe(204);
+    const bad = await post(reader.id, secret!, '[{"timestamp": "2024-06-01T12:00:00Z", "eventType"');
+    expect(bad.statusCode).toBe(204);
+    expect(bad.headers['x-tagtrail-bad-reads']).toBe('1');
+    const empty = await post(reader.id, secret!, '');
+    expect(empty.statusCode).toBe(204);
+    expect(await f.currentLocation(asset)).toBe(dock);
+    const counters = await f.readerCounters(reader.id);
+    expect(counters.bad).toBe(2);
+    expect(await f.rawMessages(reader.id)).toHaveLength(5);
+  });
+
+  it('answers 401 for a missing or wrong secret and for a reader without one', async () => {
+    const f = await ingestFixture(t);
+    const dock = await f.location();
+    const { reader, secret } = await f.reader('impinj-r700', [[null, dock]], { webhook: true });
+    const plain = await f.reader('impinj-r700', [[null, dock]]);
+    for (const res of [
+      await post(reader.id, null, webhookArray),
+      await post(reader.id, `${secret}x`, webhookArray),
+      await post(reader.id, 'x', webhookArray),
+      await post(plain.reader.id, secret!, webhookArray),
+      await t.app.inject({
+        method: 'POST',
+        url: `/ingest/v1/readers/${reader.id}/messages`,
+        headers: { authorization: `Basic ${secret}`, 'content-type': 'application/json' },
+        payload: webhookArray,
+      }),
+    ]) {
+      expectErrorEnvelope(res, 401, 'unauthorized');
+    }
+    expect(await f.rawMessages(reader.id)).toEqual([]);
+  });
+
+  it('answers 404 for an unknown, deleted or malformed reader id', async () => {
+    const f = await ingestFixture(t);
+    const dock = await f.location();
+    const { reader, secret } = await f.reader('impinj-r700', [[null, dock]], { webhook: true });
+    await t.services.readers.delete(f.orgId, reader.id);
+    for (const id of [reader.id, 2147483647, 2147483648, '0', 'abc', '01']) {
+      expectErrorEnvelope(await post(id, secret!, webhookArray), 404, 'not_found');
+    }
+  });
+
+  it('refuses a body over the limit with 413 and stores nothing', async () => {
+    const f = await ingestFixture(t);
+    const dock = await f.location();
+    const { reader, secret } = await f.reader('generic-json', [[null, dock]], { webhook: true });
+    expectErrorEnvelope(await post(reader.id, secret!, 'x'.repeat(70 * 1024)), 413, 'payload_too_large');
+    expect(await f.rawMessages(reader.id)).toEqual([]);
+  });
+});
