@@ -19,7 +19,9 @@ export const getAssetLocationReportRoute =
           description: `One row per asset that has been scanned. The asset pair (asset_id | asset_external_key) and the
 location pair (location_id | location_external_key) are each exclusive and intersect. Assets outside their validity
 window are excluded; a location outside its window, or soft-deleted, shows as null. q matches asset name, asset
-external_key and active tag values. Default sort: -asset_last_seen; ascending sorts put null location keys last.`,
+external_key and active tag values, case-insensitively. A location filter matches only a location that is shown.
+Default sort: -asset_last_seen; ties go by asset id. Sorting by location_external_key puts null locations last
+ascending and first descending.`,
           querystring: ReportQuery,
           response: { 200: ListEnvelope(Type.Ref('AssetLocationReportRow')), ...errorResponses() },
         },
