@@ -14,6 +14,11 @@ const ConfigSchema = Type.Object({
   TAGTRAIL_ENV: Type.Union([Type.Literal('production'), Type.Literal('preview')], { default: 'production' }),
   MQTT_URL: Type.Optional(Type.String({ pattern: '^(mqtts?|wss?|tcp)://' })),
   TAGTRAIL_MQTT_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 1883 }),
+  // Ingest: instances sharing this group split reader messages ($share/<group>/<topic>; MQTT_URL only).
+  TAGTRAIL_MQTT_SHARED_GROUP: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' })),
+  // Suffix of this instance's MQTT client id (tagtrail-ingest-<instance>); distinct per instance.
+  TAGTRAIL_INSTANCE: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' })),
+  TAGTRAIL_RAW_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 7 }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   TAGTRAIL_RATE_LIMIT: Type.Integer({ minimum: 1, default: 6000 }),
   TAGTRAIL_RATE_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 60 }),

@@ -2,21 +2,25 @@ import type { Config } from './config.js';
 import { openDatabase } from './db/connect.js';
 import { buildServer } from './http/server.js';
 import { startEmbeddedBroker } from './ingest/broker.js';
+import { BrokerIngest } from './ingest/broker-ingest.js';
+import { type IngestTransport, startIngestTransport } from './ingest/transport.js';
 import { createServices } from './services.js';
 
 export interface RunningService {
   url: string;
   /** The broker readers publish to: `MQTT_URL`, or the embedded broker's URL. */
   mqttUrl: string;
+  /** Reader messages in: the embedded broker's hook or the MQTT_URL consumer, and raw-log upkeep. */
+  ingest: IngestTransport;
   stop(): Promise<void>;
 }
 
 /**
  * Starts the whole service: the embedded MQTT broker (unless MQTT_URL), the database
  * (embedded unless DATABASE_URL), migrations, HTTP. The broker goes first so that a taken
- * TAGTRAIL_MQTT_PORT fails before a database server is started. `stop` closes in reverse
- * order: stop accepting and finish requests in flight, then the broker, then the stores,
- * then the database.
+ * TAGTRAIL_MQTT_PORT fails before a database server is started. `stop` first stops ingest
+ * (no new reader messages; those in flight are stored), then closes in reverse order: stop
+ * accepting and finish requests in flight, then the broker, then the stores, then the database.
  */
 export async function startService(config: Config): Promise<RunningService> {
   // What has been started so far, closed in reverse when a later step fails.
@@ -25,10 +29,17 @@ export async function startService(config: Config): Promise<RunningService> {
     for (const close of started.reverse()) await close().catch(() => undefined);
   };
   try {
-    const broker = config.MQTT_URL
-      ? undefined
-      : await startEmbeddedBroker({ host: config.HOST, port: config.TAGTRAIL_MQTT_PORT });
+    // With the embedded broker, a reader's message is stored before the broker acknowledges it.
+    const brokerIngest = config.MQTT_URL ? undefined : new BrokerIngest();
+    const broker = brokerIngest
+      ? await startEmbeddedBroker({
+          host: config.HOST,
+          port: config.TAGTRAIL_MQTT_PORT,
+          onPublish: (topic, payload) => brokerIngest.handle(topic, payload),
+        })
+      : undefined;
     if (broker) started.push(() => broker.stop());
+    if (brokerIngest) started.push(() => brokerIngest.close());
     const opened = await openDatabase(config);
     started.push(() => opened.close());
     const services = await createServices(opened.db, config);
@@ -38,6 +49,15 @@ export async function startService(config: Config): Promise<RunningService> {
       logger: { level: config.LOG_LEVEL },
     });
     started.push(() => app.close());
+    const ingest = await startIngestTransport({
+      db: opened.db,
+      readers: services.readers,
+      ingest: services.ingest,
+      config,
+      logger: app.log.child({ component: 'ingest' }),
+      brokerIngest,
+    });
+    started.push(() => ingest.stop());
     try {
       await app.listen({ port: config.PORT, host: config.HOST });
     } catch (err) {
@@ -52,8 +72,10 @@ export async function startService(config: Config): Promise<RunningService> {
     return {
       url: `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`,
       mqttUrl: broker?.url ?? (config.MQTT_URL as string),
+      ingest,
       stop() {
         stopping ??= (async () => {
+          await ingest.stop();
           await app.close();
           await broker?.stop();
           await services.close();

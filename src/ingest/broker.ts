@@ -26,8 +26,34 @@ export class BrokerPortInUseError extends Error {
 
 const hostForUrl = (host: string) => (host.includes(':') ? `[${host}]` : host);
 
-export async function startEmbeddedBroker(options: { host: string; port: number }): Promise<EmbeddedBroker> {
-  const aedes = await Aedes.createBroker();
+export interface EmbeddedBrokerOptions {
+  host: string;
+  port: number;
+  /**
+   * Called for every PUBLISH from a client before the broker acknowledges it (PUBACK) or
+   * forwards it. A rejection refuses the message: the broker drops that client's connection
+   * without acknowledging, so the publisher sends it again after reconnecting. Ingest uses
+   * this to acknowledge a reader's message only once it is stored.
+   */
+  onPublish?: (topic: string, payload: Buffer) => Promise<void>;
+}
+
+export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promise<EmbeddedBroker> {
+  const { onPublish } = options;
+  const aedes = await Aedes.createBroker(
+    onPublish
+      ? {
+          authorizePublish: (client, packet, callback) => {
+            if (!client) return callback(null);
+            const payload = packet.payload;
+            onPublish(packet.topic, Buffer.isBuffer(payload) ? payload : Buffer.from(payload)).then(
+              () => callback(null),
+              (err: unknown) => callback(err instanceof Error ? err : new Error(String(err))),
+            );
+          },
+        }
+      : {},
+  );
   const sockets = new Set<Socket>();
   const server = createServer((socket) => {
     sockets.add(socket);

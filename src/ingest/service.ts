@@ -1,7 +1,7 @@
 import type { Database, Tx } from '../db/pool.js';
 import { assetsByTagKeys, locationsByTagKeys, matchKey, scanPointsOf } from '../tracking/resolve.js';
 import { type Sighting, storeSightings } from '../tracking/sightings.js';
-import { parsePayload } from './adapters/index.js';
+import { MAX_PAYLOAD_BYTES, parsePayload } from './adapters/index.js';
 import type { ReaderFamily } from './adapters/types.js';
 import type { ScanRecord } from './records.js';
 
@@ -13,6 +13,8 @@ export interface IngestOutcome {
   /** Reads of tags (or asset references) that match no asset. */
   unknown: number;
   errors: string[];
+  /** records() only: the records refused after parsing (0-based index in the batch), with the reason. */
+  rejected?: Array<{ index: number; reason: string }>;
 }
 
 export interface ReaderRef {
@@ -85,7 +87,7 @@ export class IngestService {
         }
       });
       outcome.good = await storeSightings(tx, reader.orgId, sightings);
-      await this.logMessage(tx, reader.orgId, reader.id, source, payload.toString(), receivedAt, outcome);
+      await this.logMessage(tx, reader.orgId, reader.id, source, payload, receivedAt, outcome);
       await tx.query(
         `UPDATE readers SET last_message_at = greatest(last_message_at, $3), good_reads = good_reads + $4,
            bad_reads = bad_reads + $5, unknown_reads = unknown_reads + $6
@@ -115,7 +117,7 @@ export class IngestService {
         orgId,
         records.map((r) => r.location),
       );
-      const outcome: IngestOutcome = { good: 0, bad: 0, unknown: 0, errors: [] };
+      const outcome: IngestOutcome = { good: 0, bad: 0, unknown: 0, errors: [], rejected: [] };
       const sightings: Sighting[] = [];
       records.forEach((r, i) => {
         const assetId = assets[i];
@@ -125,6 +127,7 @@ export class IngestService {
         } else if (locationId === undefined) {
           outcome.bad++;
           outcome.errors.push(`record ${i + 1}: location not found`);
+          outcome.rejected!.push({ index: i, reason: 'location not found' });
         } else {
           sightings.push({ assetId, locationId, at: r.observedAt });
         }
@@ -176,7 +179,7 @@ export class IngestService {
     orgId: number,
     readerId: number | null,
     source: string,
-    payload: string,
+    payload: Buffer | string,
     receivedAt: number,
     outcome: IngestOutcome,
   ): Promise<void> {
@@ -188,14 +191,29 @@ export class IngestService {
         orgId,
         readerId,
         source,
-        payload,
+        storableText(payload),
         outcome.good,
         outcome.bad,
         outcome.unknown,
-        outcome.errors.length ? outcome.errors.slice(0, 100) : null,
+        outcome.errors.length ? outcome.errors.slice(0, 100).map(storableText) : null,
       ],
     );
   }
+}
+
+/**
+ * A payload or message as PostgreSQL can store it in text: NUL is not allowed there (a
+ * payload carrying one would fail its transaction on every delivery), and a payload is
+ * kept up to the adapters' size limit, with a note when it was cut.
+ */
+export function storableText(value: Buffer | string): string {
+  const size = typeof value === 'string' ? value.length : value.byteLength;
+  let text =
+    typeof value === 'string'
+      ? value.slice(0, MAX_PAYLOAD_BYTES)
+      : value.subarray(0, MAX_PAYLOAD_BYTES).toString('utf8');
+  if (size > MAX_PAYLOAD_BYTES) text += `\n[truncated: ${size} in all, ${MAX_PAYLOAD_BYTES} kept]`;
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
 }
 
 async function liveIds(

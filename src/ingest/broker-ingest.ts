@@ -1,0 +1,98 @@
+import type { ReaderDirectory } from './directory.js';
+import { type IngestLogger, Limiter, LogThrottle, sleep } from './limiter.js';
+import type { IngestService } from './service.js';
+
+export interface BrokerIngestTarget {
+  directory: ReaderDirectory;
+  ingest: Pick<IngestService, 'readerMessage'>;
+  logger: IngestLogger;
+  /** Messages stored at once. Default 8. */
+  concurrency?: number;
+  retryDelaysMs?: number[];
+}
+
+export class IngestUnavailableError extends Error {
+  constructor(message = 'ingest is not accepting messages') {
+    super(message);
+    this.name = 'IngestUnavailableError';
+  }
+}
+
+/**
+ * Ingest inside the embedded broker: the broker calls `handle` for every PUBLISH before
+ * it acknowledges it, so a reader's QoS 1 message is acknowledged only once it is
+ * stored, and a message the service could not store is never acknowledged (the broker
+ * drops the reader's connection and the reader sends it again after reconnecting).
+ * A consumer subscribed to the embedded broker could not promise that: the broker
+ * acknowledges the reader on receipt and keeps undelivered messages only in memory.
+ *
+ * The broker starts before the database, so messages wait in `handle` until `attach`
+ * supplies the reader directory and the ingest service.
+ */
+export class BrokerIngest {
+  private target: (BrokerIngestTarget & { limiter: Limiter }) | undefined;
+  private readonly attachWaiters: Array<{ resolve: () => void; reject: (err: Error) => void }> = [];
+  private closed = false;
+  private readonly throttle = new LogThrottle();
+  readonly stats = { stored: 0, failed: 0 };
+
+  attach(target: BrokerIngestTarget): void {
+    if (this.closed) throw new IngestUnavailableError();
+    this.target = { ...target, limiter: new Limiter(target.concurrency ?? 8) };
+    for (const w of this.attachWaiters.splice(0)) w.resolve();
+  }
+
+  /** The broker's publish hook: resolves once stored (or not a reader topic); rejects to refuse. */
+  async handle(topic: string, payload: Buffer): Promise<void> {
+    const receivedAt = Date.now();
+    if (!this.target) {
+      if (this.closed) throw new IngestUnavailableError();
+      await new Promise<void>((resolve, reject) => this.attachWaiters.push({ resolve, reject }));
+    }
+    if (this.closed) throw new IngestUnavailableError();
+    const target = this.target!;
+    const reader = target.directory.lookup(topic);
+    if (!reader) return; // not a reader's topic: an ordinary message for whoever subscribed
+    await target.limiter.run(async () => {
+      if (this.closed) throw new IngestUnavailableError();
+      const delays = target.retryDelaysMs ?? [250, 1_000];
+      for (let attempt = 0; ; attempt++) {
+        try {
+          const outcome = await target.ingest.readerMessage(reader, payload, 'mqtt', receivedAt);
+          this.stats.stored++;
+          if (outcome.errors.length > 0) {
+            this.throttle.maybe(`bad:${reader.id}`, (suppressed) =>
+              target.logger.warn(
+                { readerId: reader.id, bad: outcome.bad, errors: outcome.errors.slice(0, 5), suppressed },
+                'reader message had bad reads (kept in the raw log)',
+              ),
+            );
+          }
+          return;
+        } catch (err) {
+          const delay = delays[attempt];
+          if (delay === undefined || this.closed) {
+            this.stats.failed++;
+            target.logger.error(
+              { err, readerId: reader.id, topic, attempts: attempt + 1 },
+              'storing a reader message failed; not acknowledged, the reader will send it again',
+            );
+            throw err;
+          }
+          target.logger.warn(
+            { err, readerId: reader.id, attempt: attempt + 1 },
+            'storing a reader message failed; retrying',
+          );
+          await sleep(delay);
+        }
+      }
+    });
+  }
+
+  /** Refuses new messages and waits for those being stored. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const w of this.attachWaiters.splice(0)) w.reject(new IngestUnavailableError());
+    await this.target?.limiter.idle();
+  }
+}

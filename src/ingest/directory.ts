@@ -1,0 +1,149 @@
+import type pg from 'pg';
+import type { IngestLogger } from './limiter.js';
+import { READERS_CHANNEL, type ReaderTopic } from './readers-repository.js';
+import type { ReaderRef } from './service.js';
+
+export interface DirectoryChange {
+  added: string[];
+  removed: string[];
+}
+
+export interface ReaderDirectoryOptions {
+  /** Where the live readers come from (ReaderService.liveTopics). */
+  source: () => Promise<ReaderTopic[]>;
+  /** For LISTEN on READERS_CHANNEL; without it the directory only polls. */
+  pool?: pg.Pool;
+  /** Poll interval, also the longest a missed notification can delay a change. */
+  pollMs?: number;
+  logger: IngestLogger;
+}
+
+/**
+ * Which reader each topic belongs to, for the MQTT transports. Loaded at start, then kept
+ * in sync by polling every few seconds and, sooner, on the readers service's NOTIFY.
+ */
+export class ReaderDirectory {
+  private byTopic = new Map<string, ReaderRef>();
+  private readonly listeners = new Set<(change: DirectoryChange) => void>();
+  private timer: NodeJS.Timeout | undefined;
+  private listener: pg.PoolClient | undefined;
+  private refreshing: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+
+  constructor(private readonly options: ReaderDirectoryOptions) {}
+
+  /** Loads the readers (a database failure here fails the start) and begins following changes. */
+  async start(): Promise<void> {
+    await this.load();
+    await this.listen().catch((err: unknown) =>
+      this.options.logger.warn({ err }, 'cannot LISTEN for reader changes; polling only'),
+    );
+    const tick = () => {
+      if (this.stopped) return;
+      if (!this.listener) void this.listen().catch(() => undefined);
+      void this.refresh();
+      this.timer = setTimeout(tick, this.options.pollMs ?? 5_000);
+      this.timer.unref();
+    };
+    this.timer = setTimeout(tick, this.options.pollMs ?? 5_000);
+    this.timer.unref();
+  }
+
+  lookup(topic: string): ReaderRef | undefined {
+    return this.byTopic.get(topic);
+  }
+
+  topics(): string[] {
+    return [...this.byTopic.keys()];
+  }
+
+  onChange(listener: (change: DirectoryChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Reloads now; concurrent calls share one reload and a call during one queues another. */
+  refresh(): Promise<void> {
+    if (this.refreshing) {
+      this.again = true;
+      return this.refreshing;
+    }
+    this.refreshing = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.load();
+        } while (this.again && !this.stopped);
+      } catch (err) {
+        this.options.logger.warn({ err }, 'reloading readers failed; keeping the previous set');
+      } finally {
+        this.refreshing = undefined;
+      }
+    })();
+    return this.refreshing;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.refreshing;
+    const client = this.listener;
+    this.listener = undefined;
+    if (client) {
+      try {
+        await client.query(`UNLISTEN ${READERS_CHANNEL}`);
+        client.release();
+      } catch (err) {
+        client.release(err as Error);
+      }
+    }
+  }
+
+  private async load(): Promise<void> {
+    const rows = await this.options.source();
+    const next = new Map<string, ReaderRef>(
+      rows.map((r) => [r.topic, { id: r.id, orgId: r.orgId, family: r.family }]),
+    );
+    const added = [...next.keys()].filter((t) => !this.byTopic.has(t));
+    const removed = [...this.byTopic.keys()].filter((t) => !next.has(t));
+    this.byTopic = next;
+    if (this.stopped || (added.length === 0 && removed.length === 0)) return;
+    for (const listener of this.listeners) {
+      try {
+        listener({ added, removed });
+      } catch (err) {
+        this.options.logger.error({ err }, 'reader directory listener failed');
+      }
+    }
+  }
+
+  private async listen(): Promise<void> {
+    const pool = this.options.pool;
+    if (!pool || this.listener || this.stopped) return;
+    const client = await pool.connect();
+    const drop = (err: Error) => {
+      if (this.listener !== client) return;
+      this.listener = undefined;
+      this.options.logger.warn({ err }, 'reader change notifications lost; listening again on the next poll');
+      client.release(err);
+    };
+    client.on('error', drop);
+    client.on('notification', (message) => {
+      if (message.channel === READERS_CHANNEL) void this.refresh();
+    });
+    try {
+      await client.query(`LISTEN ${READERS_CHANNEL}`);
+    } catch (err) {
+      client.release(err as Error);
+      throw err;
+    }
+    if (this.stopped) {
+      client.release();
+      return;
+    }
+    this.listener = client;
+    // A change committed between the initial load and LISTEN would be missed otherwise.
+    void this.refresh();
+  }
+}

@@ -1,0 +1,325 @@
+import { connect, type IClientOptions, type IPublishPacket, type MqttClient } from 'mqtt';
+import type { DirectoryChange, ReaderDirectory } from './directory.js';
+import { type IngestLogger, Limiter, LogThrottle, sleep } from './limiter.js';
+import type { IngestOutcome, IngestService } from './service.js';
+
+export interface MqttConsumerOptions {
+  url: string;
+  /**
+   * Fixed per instance: the broker keeps the session (subscriptions and QoS 1 messages
+   * not yet acknowledged) under this id while the service is down.
+   */
+  clientId: string;
+  /** Subscribe as `$share/<group>/<topic>` so the instances sharing a group split the messages. */
+  sharedGroup?: string;
+  directory: ReaderDirectory;
+  ingest: Pick<IngestService, 'readerMessage'>;
+  logger: IngestLogger;
+  /** Messages stored at once (each holds a database connection while it commits). Default 8. */
+  concurrency?: number;
+  /** Pauses between attempts to store a message before it is left to the broker's redelivery. */
+  retryDelaysMs?: number[];
+  /** Extra client options (tests shorten reconnectPeriod). */
+  clientOptions?: IClientOptions;
+}
+
+export interface ConsumerStats {
+  /** Messages stored and acknowledged. */
+  stored: number;
+  /** Messages that could not be stored after every retry; left unacknowledged. */
+  failed: number;
+  /** Messages on a topic no live reader has (acknowledged and dropped). */
+  unrouted: number;
+}
+
+/**
+ * Passed to mqtt.js's handleMessage callback so that it reads the next packet without
+ * sending the PUBACK itself; the consumer sends it once the message is stored. See
+ * `deferAcks` below for why.
+ */
+const DEFERRED = Object.freeze(new Error('acknowledged by the ingest consumer after commit'));
+
+type PacketSender = { _sendPacket(packet: { cmd: 'puback'; messageId: number }, cb: () => void): void };
+
+/**
+ * Consumes reader messages from an MQTT broker and acknowledges each QoS 1 message only
+ * after IngestService.readerMessage committed it.
+ *
+ * mqtt.js acknowledges a QoS 1 PUBLISH when its handleMessage callback returns, and
+ * reads the next packet only after that: waiting there for the commit would store one
+ * message at a time. (customHandleAcks has the same limit and works only over MQTT 5,
+ * which the embedded Aedes broker does not speak.) So handleMessage returns at once
+ * with DEFERRED, which makes mqtt.js skip its PUBACK, and the consumer writes the PUBACK
+ * itself once the transaction committed; at most `concurrency` messages are in flight,
+ * and handleMessage waits for a free slot, which pushes back on the broker through TCP.
+ *
+ * Acknowledgements go out in completion order. A message that cannot be stored is not
+ * acknowledged: after the messages in flight have settled the consumer reconnects, and
+ * the broker delivers every unacknowledged message of the persistent session again.
+ * A PUBACK is only ever sent on the connection the message arrived on.
+ */
+export class MqttConsumer {
+  private client: MqttClient | undefined;
+  private readonly limiter: Limiter;
+  private readonly throttle = new LogThrottle();
+  /** Bumped whenever the connection goes away; messages of an older one are not acknowledged. */
+  private connection = 0;
+  private subscribed = new Set<string>();
+  private stopping = false;
+  private draining: Promise<void> | undefined;
+  private redeliveryTimer: NodeJS.Timeout | undefined;
+  private redeliveryBackoffMs = 1_000;
+  private unsubscribeDirectory: (() => void) | undefined;
+  private readonly readyWaiters: Array<() => void> = [];
+  private readonly attemptWaiters: Array<(ok: boolean) => void> = [];
+  private isReady = false;
+  readonly stats: ConsumerStats = { stored: 0, failed: 0, unrouted: 0 };
+
+  constructor(private readonly options: MqttConsumerOptions) {
+    this.limiter = new Limiter(options.concurrency ?? 8);
+  }
+
+  /** The filter subscribed for a reader topic. */
+  filterFor(topic: string): string {
+    return this.options.sharedGroup ? `$share/${this.options.sharedGroup}/${topic}` : topic;
+  }
+
+  /** Starts connecting (and reconnecting) in the background; see ready(). */
+  start(): void {
+    if (this.client) return;
+    const { url, clientId, logger } = this.options;
+    const client = connect(url, {
+      clientId,
+      protocolVersion: 4,
+      // A persistent session: QoS 1 messages for our subscriptions are queued while we are away.
+      clean: false,
+      keepalive: 30,
+      connectTimeout: 10_000,
+      reconnectPeriod: 2_000,
+      // Subscriptions are ours to manage (the set of readers changes while we run).
+      resubscribe: false,
+      ...this.options.clientOptions,
+    });
+    this.client = client;
+    client.handleMessage = (packet, callback) => this.receive(packet, callback);
+    client.on('connect', (connack) => {
+      logger.info({ url, clientId, sessionPresent: connack.sessionPresent }, 'MQTT consumer connected');
+      this.subscribed = new Set();
+      void this.syncSubscriptions(this.options.directory.topics(), []).then(() => this.markReady());
+    });
+    client.on('close', () => {
+      this.connection++;
+      this.subscribed = new Set();
+      this.attemptFailed();
+    });
+    client.on('error', (err) => {
+      this.attemptFailed();
+      this.throttle.maybe('connection-error', (suppressed) =>
+        logger.warn({ err: err.message, url, suppressed }, 'MQTT consumer connection error; retrying'),
+      );
+    });
+    this.unsubscribeDirectory = this.options.directory.onChange((change: DirectoryChange) => {
+      void this.syncSubscriptions(change.added, change.removed);
+    });
+  }
+
+  /** Resolves once connected and subscribed to every reader topic known at that time. */
+  ready(): Promise<void> {
+    if (this.isReady) return Promise.resolve();
+    return new Promise((resolve) => this.readyWaiters.push(resolve));
+  }
+
+  /** true once ready(), false if the first connection attempt fails before that. */
+  firstAttempt(): Promise<boolean> {
+    if (this.isReady) return Promise.resolve(true);
+    return new Promise((resolve) => this.attemptWaiters.push(resolve));
+  }
+
+  private attemptFailed(): void {
+    if (!this.isReady) for (const resolve of this.attemptWaiters.splice(0)) resolve(false);
+  }
+
+  /** Whether the topic's subscription is in place on the current connection. */
+  isSubscribed(topic: string): boolean {
+    return this.subscribed.has(topic);
+  }
+
+  get connected(): boolean {
+    return this.client?.connected ?? false;
+  }
+
+  /**
+   * Stops taking messages, waits for those in flight to be stored and acknowledged, and
+   * disconnects; the broker keeps the session for the next start.
+   */
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    clearTimeout(this.redeliveryTimer);
+    this.unsubscribeDirectory?.();
+    await this.limiter.idle();
+    await this.draining;
+    const client = this.client;
+    if (!client) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => client.end(true, () => resolve()), 5_000);
+      client.end(false, () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  private markReady(): void {
+    if (this.isReady) return;
+    this.isReady = true;
+    for (const resolve of this.readyWaiters.splice(0)) resolve();
+    for (const resolve of this.attemptWaiters.splice(0)) resolve(true);
+  }
+
+  private async syncSubscriptions(added: string[], removed: string[]): Promise<void> {
+    const client = this.client;
+    if (!client?.connected || this.stopping) return;
+    const connection = this.connection;
+    const { logger } = this.options;
+    const toAdd = added.filter((t) => !this.subscribed.has(t));
+    const toRemove = removed.filter((t) => this.subscribed.has(t));
+    try {
+      if (toRemove.length > 0) {
+        await client.unsubscribeAsync(toRemove.map((t) => this.filterFor(t)));
+        for (const t of toRemove) this.subscribed.delete(t);
+      }
+      if (toAdd.length > 0) {
+        const granted = await client.subscribeAsync(
+          toAdd.map((t) => this.filterFor(t)),
+          { qos: 1 },
+        );
+        if (connection !== this.connection) return; // reconnected meanwhile: 'connect' subscribes again
+        for (const [i, topic] of toAdd.entries()) {
+          const grant = granted[i];
+          if (grant && grant.qos !== 128) this.subscribed.add(topic);
+          else logger.error({ topic: this.filterFor(topic) }, 'the broker refused the subscription');
+        }
+        logger.debug({ topics: toAdd.length }, 'subscribed to reader topics');
+      }
+    } catch (err) {
+      // Disconnected in between: the next 'connect' subscribes to everything again.
+      logger.warn({ err }, 'changing MQTT subscriptions failed; retrying on reconnect');
+    }
+  }
+
+  /** mqtt.js handleMessage: take a slot, start storing, let the next packet in. */
+  private receive(packet: IPublishPacket, callback: (error?: Error) => void): void {
+    const receivedAt = Date.now();
+    const connection = this.connection;
+    if (this.stopping) {
+      callback(DEFERRED); // not acknowledged: the broker delivers it again next session
+      return;
+    }
+    // While reconnecting for redelivery, hold new messages back so the ones in flight can settle.
+    const paused = this.draining ?? Promise.resolve();
+    paused
+      .then(() => this.limiter.acquire())
+      .then(
+        () => {
+          if (this.stopping || connection !== this.connection) {
+            this.limiter.release();
+            callback(DEFERRED);
+            return;
+          }
+          void this.handle(packet, receivedAt, connection).finally(() => this.limiter.release());
+          callback(DEFERRED);
+        },
+        () => callback(DEFERRED),
+      );
+  }
+
+  private async handle(packet: IPublishPacket, receivedAt: number, connection: number): Promise<void> {
+    const { directory, ingest, logger } = this.options;
+    const reader = directory.lookup(packet.topic);
+    if (!reader) {
+      // Left over in the session from a reader deleted since: nothing to store it under.
+      this.stats.unrouted++;
+      this.throttle.maybe(`unrouted:${packet.topic}`, (suppressed) =>
+        logger.warn({ topic: packet.topic, suppressed }, 'message on a topic of no live reader dropped'),
+      );
+      this.ack(packet, connection);
+      return;
+    }
+    const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
+    const delays = this.options.retryDelaysMs ?? [250, 1_000];
+    for (let attempt = 0; ; attempt++) {
+      let outcome: IngestOutcome;
+      try {
+        outcome = await ingest.readerMessage(reader, payload, 'mqtt', receivedAt);
+      } catch (err) {
+        const delay = delays[attempt];
+        if (delay === undefined || this.stopping) {
+          this.stats.failed++;
+          logger.error(
+            { err, readerId: reader.id, topic: packet.topic, attempts: attempt + 1 },
+            'storing a reader message failed; left unacknowledged for the broker to deliver again',
+          );
+          this.scheduleRedelivery();
+          return;
+        }
+        logger.warn(
+          { err, readerId: reader.id, attempt: attempt + 1 },
+          'storing a reader message failed; retrying',
+        );
+        await sleep(delay);
+        continue;
+      }
+      this.stats.stored++;
+      this.redeliveryBackoffMs = 1_000;
+      if (outcome.errors.length > 0) {
+        this.throttle.maybe(`bad:${reader.id}`, (suppressed) =>
+          logger.warn(
+            { readerId: reader.id, bad: outcome.bad, errors: outcome.errors.slice(0, 5), suppressed },
+            'reader message had bad reads (kept in the raw log)',
+          ),
+        );
+      }
+      this.ack(packet, connection);
+      return;
+    }
+  }
+
+  private ack(packet: IPublishPacket, connection: number): void {
+    const client = this.client;
+    if (packet.qos === 0 || packet.messageId === undefined || !client) return;
+    // On a newer connection the broker delivers the message again; an old id means nothing there.
+    if (connection !== this.connection || !client.connected) return;
+    (client as unknown as PacketSender)._sendPacket(
+      { cmd: 'puback', messageId: packet.messageId },
+      () => undefined,
+    );
+  }
+
+  /**
+   * Unacknowledged messages come back only on a new connection (MQTT 3.1.1 and 5 both
+   * redeliver on session resumption), so reconnect once the messages in flight settled.
+   */
+  private scheduleRedelivery(): void {
+    if (this.redeliveryTimer || this.stopping) return;
+    const delay = this.redeliveryBackoffMs;
+    this.redeliveryBackoffMs = Math.min(this.redeliveryBackoffMs * 2, 60_000);
+    this.redeliveryTimer = setTimeout(() => {
+      this.redeliveryTimer = undefined;
+      if (this.stopping || this.draining) return;
+      this.draining = (async () => {
+        await this.limiter.idle();
+        if (this.stopping || !this.client) return;
+        this.options.logger.info(
+          {},
+          'reconnecting so that the broker delivers unacknowledged messages again',
+        );
+        this.connection++;
+        this.client.reconnect();
+      })().finally(() => {
+        this.draining = undefined;
+      });
+    }, delay);
+    this.redeliveryTimer.unref();
+  }
+}

@@ -1,0 +1,116 @@
+import type { Database } from '../db/pool.js';
+import type { BrokerIngest } from './broker-ingest.js';
+import { ReaderDirectory } from './directory.js';
+import type { IngestLogger } from './limiter.js';
+import { MqttConsumer } from './mqtt-consumer.js';
+import type { ReaderService } from './readers-service.js';
+import { RawRetention } from './retention.js';
+import type { IngestService } from './service.js';
+
+export interface IngestTransportConfig {
+  /** External broker; unset when the embedded broker is in use (pass `brokerIngest`). */
+  MQTT_URL?: string;
+  TAGTRAIL_MQTT_SHARED_GROUP?: string;
+  TAGTRAIL_INSTANCE?: string;
+  TAGTRAIL_RAW_RETENTION_DAYS: number;
+}
+
+export interface IngestTransportDeps {
+  db: Database;
+  readers: ReaderService;
+  ingest: IngestService;
+  config: IngestTransportConfig;
+  logger: IngestLogger;
+  /** The embedded broker's publish hook, when the service runs its own broker. */
+  brokerIngest?: BrokerIngest;
+  /** How long to wait for an external broker at start before going on in the background. */
+  connectWaitMs?: number;
+}
+
+export interface IngestTransport {
+  directory: ReaderDirectory;
+  /** Set with an external broker (MQTT_URL). */
+  consumer?: MqttConsumer;
+  retention: RawRetention;
+  /** Resolves once messages on `topic` are taken in (subscribed, or known to the embedded broker's hook). */
+  serving(topic: string, timeoutMs?: number): Promise<void>;
+  /** Stops taking messages and waits for those in flight; call before the database closes. */
+  stop(): Promise<void>;
+}
+
+/** The MQTT client id of this instance: `tagtrail-ingest`, or `tagtrail-ingest-<TAGTRAIL_INSTANCE>`. */
+export const consumerClientId = (instance?: string) =>
+  instance ? `tagtrail-ingest-${instance}` : 'tagtrail-ingest';
+
+/**
+ * Starts what brings reader messages in: the raw log's partition upkeep, the reader
+ * directory, and either the embedded broker's hook or a consumer of MQTT_URL.
+ */
+export async function startIngestTransport(deps: IngestTransportDeps): Promise<IngestTransport> {
+  const { db, readers, ingest, config, logger, brokerIngest } = deps;
+  const retention = new RawRetention(db, { retentionDays: config.TAGTRAIL_RAW_RETENTION_DAYS, logger });
+  await retention.start();
+  const directory = new ReaderDirectory({ source: () => readers.liveTopics(), pool: db.pool, logger });
+  try {
+    await directory.start();
+  } catch (err) {
+    await retention.stop();
+    throw err;
+  }
+
+  let consumer: MqttConsumer | undefined;
+  if (brokerIngest) {
+    if (config.TAGTRAIL_MQTT_SHARED_GROUP) {
+      logger.warn(
+        { group: config.TAGTRAIL_MQTT_SHARED_GROUP },
+        'TAGTRAIL_MQTT_SHARED_GROUP applies to an external broker (MQTT_URL) only; ignored',
+      );
+    }
+    brokerIngest.attach({ directory, ingest, logger });
+  } else if (config.MQTT_URL) {
+    consumer = new MqttConsumer({
+      url: config.MQTT_URL,
+      clientId: consumerClientId(config.TAGTRAIL_INSTANCE),
+      sharedGroup: config.TAGTRAIL_MQTT_SHARED_GROUP,
+      directory,
+      ingest,
+      logger,
+    });
+    consumer.start();
+    // Wait a little so that a reachable broker is subscribed when the service says it is up;
+    // an unreachable one must not stop the service: the consumer keeps trying.
+    const waited = await Promise.race([
+      consumer.firstAttempt(),
+      new Promise<boolean>((resolve) =>
+        setTimeout(() => resolve(false), deps.connectWaitMs ?? 3_000).unref(),
+      ),
+    ]);
+    if (!waited) logger.warn({ url: config.MQTT_URL }, 'MQTT broker not reachable yet; still trying');
+  }
+
+  let stopping: Promise<void> | undefined;
+  return {
+    directory,
+    consumer,
+    retention,
+    async serving(topic, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      await directory.refresh();
+      for (;;) {
+        const known = directory.lookup(topic) !== undefined;
+        if (known && (!consumer || consumer.isSubscribed(topic))) return;
+        if (Date.now() > deadline) throw new Error(`topic ${topic} is not served after ${timeoutMs} ms`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    },
+    stop() {
+      stopping ??= (async () => {
+        await consumer?.stop();
+        await brokerIngest?.close();
+        await directory.stop();
+        await retention.stop();
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,318 @@
+/**
+ * The two MQTT transports with a stand-in for the database: what is acknowledged when, what
+ * happens when storing fails, how many messages are stored at once, and stopping.
+ */
+import type { MqttClient } from 'mqtt';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type EmbeddedBroker, startEmbeddedBroker } from '../../src/ingest/broker.js';
+import { BrokerIngest } from '../../src/ingest/broker-ingest.js';
+import { ReaderDirectory } from '../../src/ingest/directory.js';
+import { silentLogger } from '../../src/ingest/limiter.js';
+import { MqttConsumer } from '../../src/ingest/mqtt-consumer.js';
+import type { IngestOutcome, ReaderRef } from '../../src/ingest/service.js';
+import { publisher, unique, waitFor } from './helpers.js';
+
+const OK: IngestOutcome = { good: 1, bad: 0, unknown: 0, errors: [] };
+
+/** A stand-in for IngestService.readerMessage that records calls and can fail or stall. */
+function fakeIngest(behaviour: (payload: string, call: number) => Promise<void> | void = () => undefined) {
+  const calls: string[] = [];
+  const stored: string[] = [];
+  let active = 0;
+  let maxActive = 0;
+  return {
+    calls,
+    stored,
+    get maxActive() {
+      return maxActive;
+    },
+    async readerMessage(_reader: ReaderRef, payload: Buffer | string): Promise<IngestOutcome> {
+      const text = payload.toString();
+      calls.push(text);
+      active++;
+      maxActive = Math.max(maxActive, active);
+      try {
+        await behaviour(text, calls.filter((c) => c === text).length);
+      } finally {
+        active--;
+      }
+      stored.push(text);
+      return OK;
+    },
+  };
+}
+
+async function directoryOf(topics: string[]) {
+  const directory = new ReaderDirectory({
+    source: async () =>
+      topics.map((topic, i) => ({ id: i + 1, orgId: 1, family: 'generic-json' as const, topic })),
+    logger: silentLogger,
+  });
+  await directory.start();
+  return directory;
+}
+
+let broker: EmbeddedBroker;
+const clients: MqttClient[] = [];
+const cleanups: Array<() => Promise<void>> = [];
+beforeAll(async () => {
+  broker = await startEmbeddedBroker({ host: '127.0.0.1', port: 0 });
+});
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c().catch(() => undefined);
+  await Promise.all(clients.splice(0).map((c) => c.endAsync(true).catch(() => undefined)));
+});
+afterAll(() => broker?.stop());
+
+const reader = async (url = broker.url, options: { clean?: boolean; clientId?: string } = {}) => {
+  const c = await publisher(url, options);
+  clients.push(c);
+  return c;
+};
+
+describe('the MQTT consumer', () => {
+  const consumer = async (
+    ingest: ReturnType<typeof fakeIngest>,
+    topics: string[],
+    options: { clientId?: string; concurrency?: number } = {},
+  ) => {
+    const directory = await directoryOf(topics);
+    const c = new MqttConsumer({
+      url: broker.url,
+      clientId: options.clientId ?? unique('tagtrail-ingest-test'),
+      directory,
+      ingest,
+      logger: silentLogger,
+      concurrency: options.concurrency,
+      retryDelaysMs: [10],
+      clientOptions: { reconnectPeriod: 100 },
+    });
+    c.start();
+    await c.ready();
+    cleanups.push(async () => {
+      await c.stop();
+      await directory.stop();
+    });
+    return c;
+  };
+
+  it('stores messages with bounded concurrency', async () => {
+    const topic = unique('t');
+    const ingest = fakeIngest(() => new Promise((resolve) => setTimeout(resolve, 15)));
+    const c = await consumer(ingest, [topic], { concurrency: 4 });
+    const pub = await reader();
+    const payloads = Array.from({ length: 40 }, (_, i) => `{"tag":"E2${i}"}`);
+    await Promise.all(payloads.map((p) => pub.publishAsync(topic, p, { qos: 1 })));
+    await waitFor(
+      async () => ingest.stored.length,
+      (n) => n === payloads.length,
+    );
+    expect(new Set(ingest.stored)).toEqual(new Set(payloads));
+    expect(ingest.maxActive).toBeGreaterThan(1);
+    expect(ingest.maxActive).toBeLessThanOrEqual(4);
+    expect(c.stats).toEqual({ stored: 40, failed: 0, unrouted: 0 });
+  });
+
+  it('leaves a message it could not store unacknowledged and gets it again by reconnecting', async () => {
+    const topic = unique('t');
+    // The database refuses the first three attempts at one message (two per delivery).
+    const ingest = fakeIngest((payload, call) => {
+      if (payload === 'unlucky' && call <= 3) throw new Error('connection terminated unexpectedly');
+    });
+    const c = await consumer(ingest, [topic]);
+    const pub = await reader();
+    await pub.publishAsync(topic, 'before', { qos: 1 });
+    await pub.publishAsync(topic, 'unlucky', { qos: 1 });
+    await pub.publishAsync(topic, 'after', { qos: 1 });
+    await waitFor(
+      async () => ingest.stored,
+      (s) => s.includes('unlucky'),
+      15_000,
+    );
+    expect(ingest.calls.filter((x) => x === 'unlucky')).toHaveLength(4);
+    // The others were acknowledged before the reconnect, so they were not delivered again.
+    expect(ingest.stored.filter((x) => x !== 'unlucky').sort()).toEqual(['after', 'before']);
+    expect(c.stats.failed).toBe(1);
+    expect(c.connected).toBe(true);
+  }, 20_000);
+
+  it('on stop, finishes the messages in flight; its session keeps what arrives meanwhile', async () => {
+    const topic = unique('t');
+    const clientId = unique('tagtrail-ingest-test');
+    let release: (() => void) | undefined;
+    const ingest = fakeIngest(
+      (payload) =>
+        new Promise<void>((resolve) => {
+          if (payload === 'slow') release = resolve;
+          else resolve();
+        }),
+    );
+    const first = await consumer(ingest, [topic], { clientId });
+    const pub = await reader();
+    await pub.publishAsync(topic, 'slow', { qos: 1 });
+    await waitFor(
+      async () => release,
+      (r) => r !== undefined,
+    );
+    const stopped = first.stop();
+    let done = false;
+    void stopped.then(() => {
+      done = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(done).toBe(false);
+    release!();
+    await stopped;
+    expect(ingest.stored).toEqual(['slow']);
+
+    // Published while no consumer runs: the broker keeps it for the session.
+    await pub.publishAsync(topic, 'while-down', { qos: 1 });
+    const again = fakeIngest();
+    await consumer(again, [topic], { clientId });
+    await waitFor(
+      async () => again.stored,
+      (s) => s.includes('while-down'),
+    );
+    // 'slow' was acknowledged before the stop completed, so it does not come back.
+    expect(again.stored).toEqual(['while-down']);
+  });
+
+  it('follows the reader directory: subscribes to new topics and drops removed ones', async () => {
+    const [a, b] = [unique('t'), unique('t')];
+    const topics = [a];
+    const directory = new ReaderDirectory({
+      source: async () =>
+        topics.map((topic, i) => ({ id: i + 1, orgId: 1, family: 'generic-json' as const, topic })),
+      logger: silentLogger,
+      pollMs: 50,
+    });
+    await directory.start();
+    const ingest = fakeIngest();
+    const c = new MqttConsumer({
+      url: broker.url,
+      clientId: unique('t'),
+      directory,
+      ingest,
+      logger: silentLogger,
+    });
+    c.start();
+    cleanups.push(async () => {
+      await c.stop();
+      await directory.stop();
+    });
+    await c.ready();
+    expect(c.isSubscribed(a)).toBe(true);
+    topics.splice(0, 1, b);
+    await waitFor(
+      async () => [c.isSubscribed(a), c.isSubscribed(b)],
+      ([x, y]) => !x && y!,
+    );
+    const pub = await reader();
+    await pub.publishAsync(a, 'old', { qos: 1 });
+    await pub.publishAsync(b, 'new', { qos: 1 });
+    await waitFor(
+      async () => ingest.stored,
+      (s) => s.includes('new'),
+    );
+    expect(ingest.stored).toEqual(['new']);
+  });
+
+  it('uses $share/<group>/ filters when a shared group is configured', () => {
+    const c = new MqttConsumer({
+      url: broker.url,
+      clientId: 'x',
+      sharedGroup: 'tagtrail',
+      directory: new ReaderDirectory({ source: async () => [], logger: silentLogger }),
+      ingest: fakeIngest(),
+      logger: silentLogger,
+    });
+    expect(c.filterFor('site/dock-3/reads')).toBe('$share/tagtrail/site/dock-3/reads');
+  });
+});
+
+describe("the embedded broker's ingest hook", () => {
+  const setup = async (ingest: ReturnType<typeof fakeIngest>, topics: string[]) => {
+    const hook = new BrokerIngest();
+    const own = await startEmbeddedBroker({
+      host: '127.0.0.1',
+      port: 0,
+      onPublish: (topic, payload) => hook.handle(topic, payload),
+    });
+    const directory = await directoryOf(topics);
+    hook.attach({ directory, ingest, logger: silentLogger, retryDelaysMs: [10] });
+    cleanups.push(async () => {
+      await hook.close();
+      await directory.stop();
+      await own.stop();
+    });
+    return { hook, own };
+  };
+
+  it('acknowledges a reader message only after it is stored', async () => {
+    const topic = unique('t');
+    let release: (() => void) | undefined;
+    const ingest = fakeIngest(
+      () =>
+        new Promise<void>((resolve) => {
+          release = resolve;
+        }),
+    );
+    const { own } = await setup(ingest, [topic]);
+    const pub = await reader(own.url);
+    let acked = false;
+    const publishing = pub.publishAsync(topic, 'read', { qos: 1 }).then(() => {
+      acked = true;
+    });
+    await waitFor(
+      async () => release,
+      (r) => r !== undefined,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(acked).toBe(false);
+    release!();
+    await publishing;
+    expect(ingest.stored).toEqual(['read']);
+  });
+
+  it('refuses a message it could not store; the reader sends it again after reconnecting', async () => {
+    const topic = unique('t');
+    const ingest = fakeIngest((_payload, call) => {
+      if (call <= 3) throw new Error('database unavailable');
+    });
+    const { hook, own } = await setup(ingest, [topic]);
+    const pub = await reader(own.url, { clean: false, clientId: unique('reader') });
+    await pub.publishAsync(topic, 'read', { qos: 1 });
+    expect(ingest.calls).toHaveLength(4);
+    expect(ingest.stored).toEqual(['read']);
+    expect(hook.stats).toEqual({ stored: 1, failed: 1 });
+  });
+
+  it('passes messages on other topics through, and holds reader messages until attached', async () => {
+    const topic = unique('t');
+    const hook = new BrokerIngest();
+    const own = await startEmbeddedBroker({
+      host: '127.0.0.1',
+      port: 0,
+      onPublish: (t, payload) => hook.handle(t, payload),
+    });
+    cleanups.push(async () => {
+      await hook.close();
+      await own.stop();
+    });
+    const pub = await reader(own.url);
+    let acked = false;
+    const publishing = pub.publishAsync(topic, 'early', { qos: 1 }).then(() => {
+      acked = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(acked).toBe(false);
+    const ingest = fakeIngest();
+    const directory = await directoryOf([topic]);
+    cleanups.push(() => directory.stop());
+    hook.attach({ directory, ingest, logger: silentLogger });
+    await publishing;
+    expect(ingest.stored).toEqual(['early']);
+    await pub.publishAsync('somewhere/else', 'not a reader', { qos: 1 });
+    expect(ingest.calls).toEqual(['early']);
+  });
+});
