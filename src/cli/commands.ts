@@ -5,6 +5,7 @@ import { migrate } from '../db/migrate.js';
 import { ApiError } from '../errors.js';
 import { startService } from '../runtime.js';
 import { createServices, type Services } from '../services.js';
+import { registerIngestCommands } from './ingest-commands.js';
 import { print } from './output.js';
 
 /** Runs `fn` with the services on the configured database, closing everything after. */
@@ -139,6 +140,7 @@ export function registerCommands(program: Command): void {
         print(Boolean(opts.json), { id: k.id, revoked_at: k.revokedAt?.toISOString() ?? null });
       }),
     );
+  registerIngestCommands(program);
 }
 
 /** A message for an operator; stack traces only for what we did not expect. */

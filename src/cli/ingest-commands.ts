@@ -1,0 +1,229 @@
+import { createReadStream } from 'node:fs';
+import type { Command } from 'commander';
+import { loadConfig } from '../config.js';
+import { openDatabase } from '../db/connect.js';
+import type { Database } from '../db/pool.js';
+import { importScanRecords } from '../ingest/import.js';
+import type { Reader, ScanPoint } from '../ingest/readers-service.js';
+import { ensureRawPartitions } from '../ingest/retention.js';
+import { createServices, type Services } from '../services.js';
+import { print } from './output.js';
+
+async function withServices<T>(fn: (services: Services, db: Database) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const opened = await openDatabase(config, { poolSize: 2 });
+  try {
+    const services = await createServices(opened.db, { ...config, REDIS_URL: undefined });
+    try {
+      return await fn(services, opened.db);
+    } finally {
+      await services.close();
+    }
+  } finally {
+    await opened.close();
+  }
+}
+
+function integer(name: string, min: number, max: number) {
+  return (value: string) => {
+    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+      throw new Error(`${name} must be an integer from ${min} to ${max}`);
+    }
+    return Number(value);
+  };
+}
+
+const id = (name: string) => integer(name, 1, 2147483647);
+
+const scanPointJson = (p: ScanPoint) => ({
+  id: p.id,
+  reader_id: p.readerId,
+  antenna: p.antenna,
+  location_id: p.locationId,
+  created_at: p.createdAt.toISOString(),
+});
+
+const readerJson = (r: Reader) => ({
+  id: r.id,
+  org_id: r.orgId,
+  name: r.name,
+  family: r.family,
+  identity: r.identity,
+  topic: r.topic,
+  webhook: r.webhook,
+  created_at: r.createdAt.toISOString(),
+  last_message_at: r.lastMessageAt?.toISOString() ?? null,
+  good_reads: r.goodReads,
+  bad_reads: r.badReads,
+  unknown_reads: r.unknownReads,
+  scan_points: r.scanPoints.map(scanPointJson),
+});
+
+const antennaText = (antenna: number | null) => (antenna === null ? 'all' : String(antenna));
+
+/** `reader`, `scan-point` and `scans` commands: readers and scan points, and scan record imports. */
+export function registerIngestCommands(program: Command): void {
+  const reader = program.command('reader').description('fixed readers (devices) that report tag reads');
+  reader
+    .command('add')
+    .description('register a reader; with --webhook, prints its webhook secret once')
+    .requiredOption('--org <id>', 'organization id', id('--org'))
+    .requiredOption('--family <family>', 'impinj-r700, zebra-fx, csl-cs463 or generic-json')
+    .requiredOption('--identity <identity>', 'serial number, MAC address or hostname of the reader')
+    .requiredOption('--topic <topic>', 'MQTT topic the reader publishes to')
+    .option('--name <name>', 'display name (default: the identity)')
+    .option('--webhook', 'issue a secret for the HTTP reader webhook')
+    .option('--json', 'print JSON')
+    .action(
+      (opts: {
+        org: number;
+        family: string;
+        identity: string;
+        topic: string;
+        name?: string;
+        webhook?: boolean;
+        json?: boolean;
+      }) =>
+        withServices(async (s) => {
+          const { reader: created, webhookSecret } = await s.readers.create(opts.org, {
+            family: opts.family,
+            identity: opts.identity,
+            topic: opts.topic,
+            name: opts.name,
+            webhook: Boolean(opts.webhook),
+          });
+          const { scan_points: _points, ...shown } = readerJson(created);
+          print(Boolean(opts.json), webhookSecret ? { ...shown, webhook_secret: webhookSecret } : shown);
+          if (webhookSecret && !opts.json) {
+            process.stderr.write('the webhook secret is shown only now; it cannot be retrieved later\n');
+          }
+        }),
+    );
+  reader
+    .command('list')
+    .description("list an organization's readers with their scan points and read counters")
+    .requiredOption('--org <id>', 'organization id', id('--org'))
+    .option('--json', 'print JSON')
+    .action((opts: { org: number; json?: boolean }) =>
+      withServices(async (s) => {
+        const readers = await s.readers.list(opts.org);
+        if (opts.json) {
+          process.stdout.write(`${JSON.stringify({ data: readers.map(readerJson) })}\n`);
+          return;
+        }
+        for (const r of readers) {
+          const points =
+            r.scanPoints.map((p) => `${antennaText(p.antenna)}->${p.locationId}`).join(' ') || '-';
+          process.stdout.write(
+            `${r.id}\t${r.family}\t${r.identity}\t${r.topic}\tgood=${r.goodReads} bad=${r.badReads} unknown=${r.unknownReads}\tscan points: ${points}\n`,
+          );
+        }
+      }),
+    );
+  reader
+    .command('delete')
+    .description('delete a reader (its topic stops being consumed; its history stays)')
+    .requiredOption('--org <id>', 'organization id', id('--org'))
+    .requiredOption('--reader <id>', 'reader id', id('--reader'))
+    .option('--json', 'print JSON')
+    .action((opts: { org: number; reader: number; json?: boolean }) =>
+      withServices(async (s) => {
+        await s.readers.delete(opts.org, opts.reader);
+        print(Boolean(opts.json), { id: opts.reader, deleted: true });
+      }),
+    );
+
+  const point = program.command('scan-point').description('map a reader antenna to a location');
+  point
+    .command('add')
+    .requiredOption('--org <id>', 'organization id', id('--org'))
+    .requiredOption('--reader <id>', 'reader id', id('--reader'))
+    .requiredOption('--location <id>', 'location id', id('--location'))
+    .option(
+      '--antenna <port>',
+      'antenna port (default: every port without a point of its own)',
+      integer('--antenna', 0, 65535),
+    )
+    .option('--json', 'print JSON')
+    .action((opts: { org: number; reader: number; location: number; antenna?: number; json?: boolean }) =>
+      withServices(async (s) => {
+        const created = await s.readers.addScanPoint(opts.org, opts.reader, {
+          locationId: opts.location,
+          antenna: opts.antenna ?? null,
+        });
+        print(Boolean(opts.json), scanPointJson(created));
+      }),
+    );
+  point
+    .command('remove')
+    .requiredOption('--org <id>', 'organization id', id('--org'))
+    .requiredOption('--reader <id>', 'reader id', id('--reader'))
+    .option(
+      '--antenna <port>',
+      'antenna port (default: the point for every port)',
+      integer('--antenna', 0, 65535),
+    )
+    .option('--json', 'print JSON')
+    .action((opts: { org: number; reader: number; antenna?: number; json?: boolean }) =>
+      withServices(async (s) => {
+        await s.readers.removeScanPoint(opts.org, opts.reader, opts.antenna ?? null);
+        print(Boolean(opts.json), { reader_id: opts.reader, antenna: opts.antenna ?? null, removed: true });
+      }),
+    );
+
+  const scans = program.command('scans').description('scan records from handhelds and files');
+  scans
+    .command('import [file]')
+    .description('apply NDJSON scan records from a file or standard input (- or no file)')
+    .requiredOption('--org <id>', 'organization id', id('--org'))
+    .option('--json', 'print the summary as JSON')
+    .action((file: string | undefined, opts: { org: number; json?: boolean }) =>
+      withServices(async (s, db) => {
+        await s.organizations.get(opts.org);
+        // The raw log rows of this import land in today's partition, which a running service would prepare.
+        await ensureRawPartitions(db);
+        const input = file === undefined || file === '-' ? process.stdin : createReadStream(file);
+        const opened = new Promise<void>((resolve, reject) => {
+          if (input === process.stdin) return resolve();
+          input.once('open', () => resolve());
+          input.once('error', reject);
+        });
+        await opened;
+        const started = Date.now();
+        let latest = { lines: 0, applied: 0, unknown: 0, invalid: 0 };
+        const progress = setInterval(() => {
+          const seconds = (Date.now() - started) / 1000;
+          process.stderr.write(
+            `${latest.lines} lines: ${latest.applied} applied, ${latest.unknown} unknown, ${latest.invalid} invalid (${Math.round(latest.lines / seconds)} lines/s)\n`,
+          );
+        }, 1000);
+        try {
+          const summary = await importScanRecords(s.ingest, opts.org, input, {
+            onBatch: (p) => {
+              latest = p;
+            },
+          });
+          const result = {
+            applied: summary.applied,
+            unknown: summary.unknown,
+            invalid: summary.invalid,
+            lines: summary.lines,
+            errors: summary.errors,
+          };
+          if (opts.json) {
+            process.stdout.write(`${JSON.stringify(result)}\n`);
+          } else {
+            print(false, {
+              applied: result.applied,
+              unknown: result.unknown,
+              invalid: result.invalid,
+              lines: result.lines,
+            });
+            for (const e of result.errors) process.stdout.write(`error: ${e}\n`);
+          }
+        } finally {
+          clearInterval(progress);
+        }
+      }),
+    );
+}

@@ -1,0 +1,93 @@
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import { parseScanRecord, type ScanRecord } from './records.js';
+import type { IngestService } from './service.js';
+
+export interface ImportProgress {
+  /** Lines read so far (blank lines included). */
+  lines: number;
+  applied: number;
+  unknown: number;
+  invalid: number;
+}
+
+export interface ImportSummary extends ImportProgress {
+  /** The first few problems, each naming its line. */
+  errors: string[];
+}
+
+export interface ImportOptions {
+  /** Records per transaction (and per raw log row). Default 500. */
+  batchSize?: number;
+  /** How many problems the summary lists. Default 20. */
+  maxErrors?: number;
+  /** Called after every batch. */
+  onBatch?: (progress: ImportProgress) => void;
+}
+
+interface Pending {
+  record: ScanRecord;
+  line: number;
+  text: string;
+}
+
+/**
+ * Applies NDJSON scan records (`{"observed_at", "asset_id"|"asset_external_key"|"tag",
+ * "location_id"|"location_external_key"|"location_tag"}` per line) read from `input`,
+ * in batches of one transaction each, and resolves once every record is applied. A line
+ * that is not a valid record is counted with its line number and skipped; it never stops
+ * the import. `unknown` counts records whose asset matches nothing (never created).
+ */
+export async function importScanRecords(
+  ingest: Pick<IngestService, 'records'>,
+  orgId: number,
+  input: Readable,
+  options: ImportOptions = {},
+): Promise<ImportSummary> {
+  const batchSize = options.batchSize ?? 500;
+  const maxErrors = options.maxErrors ?? 20;
+  const summary: ImportSummary = { lines: 0, applied: 0, unknown: 0, invalid: 0, errors: [] };
+  const problem = (line: number, reason: string) => {
+    summary.invalid++;
+    if (summary.errors.length < maxErrors) summary.errors.push(`line ${line}: ${reason}`);
+  };
+  let batch: Pending[] = [];
+
+  const flush = async () => {
+    if (batch.length === 0) return;
+    const current = batch;
+    batch = [];
+    const outcome = await ingest.records(
+      orgId,
+      current.map((p) => p.record),
+      'import',
+      current.map((p) => p.text).join('\n'),
+    );
+    summary.applied += outcome.good;
+    summary.unknown += outcome.unknown;
+    for (const { index, reason } of outcome.rejected ?? []) problem(current[index]!.line, reason);
+    options.onBatch?.({ ...summary });
+  };
+
+  const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
+  for await (const text of lines) {
+    const line = ++summary.lines;
+    if (text.trim() === '') continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      problem(line, 'not valid JSON');
+      continue;
+    }
+    const record = parseScanRecord(value);
+    if (typeof record === 'string') {
+      problem(line, record);
+      continue;
+    }
+    batch.push({ record, line, text });
+    if (batch.length >= batchSize) await flush();
+  }
+  await flush();
+  return summary;
+}

@@ -1,0 +1,228 @@
+/**
+ * The ingest commands of the CLI, run in-process (the same commander program as
+ * `tagtrail`) against the test database through DATABASE_URL.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { registerIngestCommands } from '../../src/cli/ingest-commands.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { ingestFixture, unique } from './helpers.js';
+
+let t: TestApp;
+let dir: string;
+const savedEnv = { ...process.env };
+
+beforeAll(async () => {
+  t = await buildTestApp();
+  dir = await mkdtemp(join(tmpdir(), 'tagtrail-import-'));
+  process.env.DATABASE_URL = t.database.url;
+  process.env.LOG_LEVEL = 'silent';
+  delete process.env.MQTT_URL;
+});
+afterAll(async () => {
+  process.env = savedEnv;
+  await rm(dir, { recursive: true, force: true });
+  await t?.close();
+});
+
+/** Runs `tagtrail <args>` and returns what it wrote to standard output and standard error. */
+async function tagtrail(...args: string[]): Promise<{ stdout: string; stderr: string }> {
+  const program = new Command('tagtrail').exitOverride();
+  registerIngestCommands(program);
+  let stdout = '';
+  let stderr = '';
+  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+    stdout += String(chunk);
+    return true;
+  });
+  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+    stderr += String(chunk);
+    return true;
+  });
+  try {
+    await program.parseAsync(['node', 'tagtrail', ...args]);
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+  }
+  return { stdout, stderr };
+}
+
+describe('tagtrail reader and scan-point', () => {
+  it('adds a reader with a webhook secret shown once, maps an antenna, lists both', async () => {
+    const f = await ingestFixture(t);
+    const dock = await f.location();
+    const topic = `site/${unique('dock')}/reads`;
+    const added = await tagtrail(
+      'reader',
+      'add',
+      '--org',
+      String(f.orgId),
+      '--family',
+      'zebra-fx',
+      '--identity',
+      'FX9600EECCA8',
+      '--topic',
+      topic,
+      '--name',
+      'Dock 3',
+      '--webhook',
+      '--json',
+    );
+    const reader = JSON.parse(added.stdout);
+    expect(reader).toMatchObject({
+      org_id: f.orgId,
+      name: 'Dock 3',
+      family: 'zebra-fx',
+      identity: 'FX9600EECCA8',
+      topic,
+      webhook: true,
+      webhook_secret: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+    });
+    const point = JSON.parse(
+      (
+        await tagtrail(
+          'scan-point',
+          'add',
+          '--org',
+          String(f.orgId),
+          '--reader',
+          String(reader.id),
+          '--location',
+          String(dock),
+          '--antenna',
+          '2',
+          '--json',
+        )
+      ).stdout,
+    );
+    expect(point).toMatchObject({ reader_id: reader.id, antenna: 2, location_id: dock });
+    const listed = JSON.parse((await tagtrail('reader', 'list', '--org', String(f.orgId), '--json')).stdout);
+    expect(listed.data).toHaveLength(1);
+    expect(listed.data[0]).toMatchObject({
+      id: reader.id,
+      good_reads: 0,
+      scan_points: [{ antenna: 2, location_id: dock }],
+    });
+    expect(JSON.stringify(listed)).not.toContain(reader.webhook_secret);
+    const human = await tagtrail('reader', 'list', '--org', String(f.orgId));
+    expect(human.stdout).toContain(`${reader.id}\tzebra-fx\tFX9600EECCA8\t${topic}`);
+    expect(human.stdout).toContain(`2->${dock}`);
+  });
+
+  it('refuses bad input with the reason', async () => {
+    const f = await ingestFixture(t);
+    await expect(
+      tagtrail(
+        'reader',
+        'add',
+        '--org',
+        String(f.orgId),
+        '--family',
+        'nfc',
+        '--identity',
+        'x',
+        '--topic',
+        'x',
+      ),
+    ).rejects.toThrow(/family must be one of/);
+    await expect(
+      tagtrail('scan-point', 'add', '--org', '1', '--reader', '1', '--location', 'x'),
+    ).rejects.toThrow(/--location must be an integer/);
+  });
+});
+
+describe('tagtrail scans import', () => {
+  it('applies 2,000 records in batches, counting invalid lines by number and unknown assets', async () => {
+    const f = await ingestFixture(t);
+    const pool = t.database.db.pool;
+    const locations = [
+      await f.location('IMP-DOCK'),
+      await f.location('IMP-SHELF'),
+      await f.location('IMP-GATE'),
+    ];
+    await pool.query(
+      `INSERT INTO tags (org_id, tag_type, value, location_id) VALUES ($1, 'barcode', 'LOC-GATE-TAG', $2)`,
+      [f.orgId, locations[2]],
+    );
+    const assets: number[] = [];
+    const tagOf = (n: number) => `E2000000000000000001${String(n).padStart(4, '0')}`;
+    for (let i = 0; i < 20; i++) assets.push(await f.asset(tagOf(i), `IMP-A${i}`));
+
+    const base = Date.parse('2026-01-10T08:00:00Z');
+    const lines: string[] = [];
+    const invalidLines: number[] = [];
+    for (let i = 0; i < 2000; i++) {
+      const n = i % 20;
+      const at = new Date(base + i * 60_000).toISOString();
+      const asset =
+        i % 3 === 0
+          ? { asset_id: assets[n] }
+          : i % 3 === 1
+            ? { asset_external_key: `IMP-A${n}` }
+            : // the tag as a handheld may spell it: lower case, colon-separated
+              { tag: tagOf(n).toLowerCase().match(/../g)!.join(':') };
+      const location =
+        i % 4 === 0
+          ? { location_id: locations[0] }
+          : i % 4 === 1
+            ? { location_external_key: 'IMP-SHELF' }
+            : i % 4 === 2
+              ? { location_tag: 'LOC-GATE-TAG' }
+              : { location_id: locations[1] };
+      let line = JSON.stringify({ observed_at: at, ...asset, ...location });
+      if (i % 100 === 7) line = line.slice(0, 20); // cut off
+      if (i % 100 === 8) line = JSON.stringify({ ...asset, ...location }); // no observed_at
+      if (i % 100 === 9) line = JSON.stringify({ observed_at: at, ...asset, ...location, extra: 1 });
+      if (i % 100 === 7 || i % 100 === 8 || i % 100 === 9) invalidLines.push(i + 1);
+      if (i === 1500)
+        line = JSON.stringify({ observed_at: at, asset_external_key: 'NOBODY', location_id: locations[0] });
+      if (i === 1501)
+        line = JSON.stringify({ observed_at: at, asset_id: assets[0], location_external_key: 'NOWHERE' });
+      lines.push(line);
+    }
+    invalidLines.push(1502);
+    invalidLines.sort((a, b) => a - b);
+    const file = join(dir, 'scans.ndjson');
+    await writeFile(file, `${lines.join('\n')}\n\n`);
+
+    const { stdout } = await tagtrail('scans', 'import', '--org', String(f.orgId), file, '--json');
+    const summary = JSON.parse(stdout);
+    expect(summary.invalid).toBe(invalidLines.length);
+    expect(summary).toMatchObject({ applied: 2000 - invalidLines.length - 1, unknown: 1, lines: 2001 });
+    expect(summary.errors).toHaveLength(20);
+    expect(summary.errors[0]).toBe('line 8: not valid JSON');
+    expect(summary.errors[1]).toMatch(/^line 9: observed_at is required/);
+    expect(summary.errors[2]).toMatch(/^line 10: unknown field extra/);
+    expect(summary.errors.map((e: string) => Number(/^line (\d+):/.exec(e)?.[1]))).toEqual(
+      invalidLines.slice(0, 20),
+    );
+
+    // Asset 0 is read on lines i = 0, 20, 40, ...: always at the dock (i % 4 = 0).
+    const history = await f.history(assets[0]!);
+    expect(history.length).toBeGreaterThan(0);
+    expect(history.every((h) => h.location_id === locations[0])).toBe(true);
+    // Asset 1 is read on lines i = 1, 21, 41, ...: always at the shelf (i % 4 = 1).
+    const report = await f.report(assets[1]!);
+    expect(report).toMatchObject([{ location_id: locations[1] }]);
+    // The import is in the raw log, one row per batch.
+    const raw = await pool.query(
+      `SELECT count(*)::int AS n FROM raw_messages WHERE org_id = $1 AND source = 'import'`,
+      [f.orgId],
+    );
+    expect(raw.rows[0].n).toBe(4);
+  });
+
+  it('refuses an unknown organization and a missing file', async () => {
+    await expect(tagtrail('scans', 'import', '--org', '2147483000', join(dir, 'none'))).rejects.toThrow(
+      /organization not found/,
+    );
+    const f = await ingestFixture(t);
+    await expect(tagtrail('scans', 'import', '--org', String(f.orgId), join(dir, 'none'))).rejects.toThrow(
+      /ENOENT/,
+    );
+  });
+});
