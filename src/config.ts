@@ -23,6 +23,13 @@ const ConfigSchema = Type.Object({
   TAGTRAIL_RATE_LIMIT: Type.Integer({ minimum: 1, default: 6000 }),
   TAGTRAIL_RATE_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 60 }),
   TAGTRAIL_BODY_LIMIT: Type.Integer({ minimum: 1024, default: 1048576 }),
+  TAGTRAIL_SIGNUP: Type.Union(
+    [Type.Literal('first-user-only'), Type.Literal('open'), Type.Literal('closed')],
+    {
+      default: 'first-user-only',
+    },
+  ),
+  TAGTRAIL_TRUST_PROXY: Type.Boolean({ default: false }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' },

@@ -8,6 +8,7 @@ import type { RateLimitStore } from './http/rate-limit/types.js';
 import type { AppServices } from './http/server.js';
 import { ReaderService } from './ingest/readers-service.js';
 import { IngestService } from './ingest/service.js';
+import { createInternalServices } from './internal-services.js';
 import { ApiKeyAuthenticator } from './keys/authenticate.js';
 import { KeyService } from './keys/service.js';
 import { loadSigningKey } from './keys/signing-key.js';
@@ -25,7 +26,8 @@ export interface Services extends AppServices {
 export type ServiceConfig = Pick<
   Config,
   'TAGTRAIL_ENV' | 'REDIS_URL' | 'TAGTRAIL_RATE_LIMIT' | 'TAGTRAIL_RATE_WINDOW_SECONDS'
->;
+> &
+  Partial<Pick<Config, 'TAGTRAIL_SIGNUP' | 'TAGTRAIL_TRUST_PROXY'>>;
 
 export function createRateLimitStore(config: ServiceConfig): RateLimitStore {
   const policy = { limit: config.TAGTRAIL_RATE_LIMIT, windowSeconds: config.TAGTRAIL_RATE_WINDOW_SECONDS };
@@ -41,6 +43,7 @@ export async function createServices(
   rateLimit: RateLimitStore = createRateLimitStore(config),
 ): Promise<Services> {
   const tokens = new TokenCodec(await loadSigningKey(db), config.TAGTRAIL_ENV);
+  const internal = await createInternalServices(db, tokens, config);
   return {
     tokens,
     organizations: new OrganizationService(db),
@@ -53,6 +56,10 @@ export async function createServices(
     readers: new ReaderService(db),
     ingest: new IngestService(db),
     rateLimit,
-    close: () => rateLimit.close(),
+    internal,
+    close: async () => {
+      await rateLimit.close();
+      await internal.close();
+    },
   };
 }

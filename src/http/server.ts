@@ -22,7 +22,9 @@ import type { TagService } from '../tags/service.js';
 import { trackingRoutes } from '../tracking/routes/index.js';
 import { HistoryRowSchema, ReportRowSchema } from '../tracking/schemas.js';
 import type { TrackingService } from '../tracking/service.js';
+import type { InternalServices } from '../internal-services.js';
 import { registerErrorHandler } from './error-handler.js';
+import { internalRoutes, registerInternalSurface } from './internal-routes.js';
 import { registerOpenApi } from './openapi.js';
 import { registerBodyParsing } from './plugins/content-type.js';
 import { registerListFilterContext } from './plugins/list-filter-context.js';
@@ -42,6 +44,7 @@ export interface AppServices {
   assets: AssetService;
   tracking: TrackingService;
   locations: LocationService;
+  internal: InternalServices;
   readers: ReaderService;
   ingest: IngestService;
 }
@@ -69,6 +72,7 @@ export async function buildServer(services: AppServices, options: ServerOptions)
     bodyLimit: options.bodyLimit,
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
+    trustProxy: services.internal.trustProxy,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const ajv = createAjv();
@@ -94,6 +98,7 @@ export async function buildServer(services: AppServices, options: ServerOptions)
   registerBodyParsing(app);
   registerListFilterContext(app);
   registerPublicSurface(app, services);
+  registerInternalSurface(app, services.internal);
   await registerOpenApi(app);
 
   await app.register(getOrgMeRoute(services.organizations));
@@ -102,6 +107,7 @@ export async function buildServer(services: AppServices, options: ServerOptions)
   await app.register(tagRoutes('location', services.tags));
   await app.register(locationRoutes(services.locations));
   await app.register(trackingRoutes(services.tracking));
+  await app.register(internalRoutes(services.internal));
   await app.register(readerWebhookRoutes(services.readers, services.ingest));
   for (const plugin of options.routes ?? []) await app.register(plugin);
 

@@ -492,6 +492,22 @@ describe('GET /api/v1/reports/asset-locations', () => {
     expect((await report(mine.f, [['include_deleted', 'true']])).total_count).toBe(4);
   });
 
+  it("the report's view of assets shows only the transaction's organization, and nothing without one", async () => {
+    const mine = await scenario();
+    const theirs = await scenario();
+    const ids = (rows: { id: number }[]) => new Set(rows.map((r) => r.id));
+    const seen = await t.database.db.withOrg(mine.f.org.id, async (tx) => {
+      return (await tx.query<{ id: number }>('SELECT id FROM tracked_assets_in_org')).rows;
+    });
+    expect(ids(seen)).toEqual(new Set([mine.a[1], mine.a[2], mine.a[3], mine.a[4]]));
+    expect(ids(seen).has(theirs.a[1])).toBe(false);
+    const unset = await t.database.db.system(async (tx) => {
+      await tx.query('SET LOCAL ROLE tagtrail_app');
+      return (await tx.query('SELECT count(*)::int AS n FROM tracked_assets_in_org')).rows[0].n;
+    });
+    expect(unset).toBe(0);
+  });
+
   it('requires the tracking:read scope: assets:read alone is 403', async () => {
     const { f } = await scenario();
     const { token: assetsOnly } = await f.org.key(['assets:read', 'locations:read']);

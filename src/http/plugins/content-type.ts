@@ -26,6 +26,9 @@ export function contentTypeError(method: string, header: string | undefined): Ap
 const carriesBody = (req: FastifyRequest) =>
   req.method === 'POST' || req.method === 'PATCH' || req.method === 'PUT';
 
+const sendsBody = (req: FastifyRequest) =>
+  req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+
 /** An undeclared method (405) or an unknown path (404) is answered as such, whatever the body. */
 const answeredWithoutBody = (req: FastifyRequest) =>
   req.routeOptions.url === undefined || req.routeOptions.config.methodNotAllowed === true;
@@ -56,7 +59,12 @@ export function registerBodyParsing(app: FastifyInstance): void {
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, _body, done) => done(null, undefined));
 
   app.addHook('preParsing', async (request) => {
-    if (!request.url.startsWith('/api/') || answeredWithoutBody(request)) return;
+    if (answeredWithoutBody(request)) return;
+    if (request.url.startsWith('/internal/')) {
+      // The web app's back end: a body, or a route that takes one, must be JSON (a
+      // cross-site form cannot send that type); a POST without either (sign-out) need not.
+      if (!request.routeOptions.schema?.body && !sendsBody(request)) return;
+    } else if (!request.url.startsWith('/api/')) return;
     const error = contentTypeError(request.method, request.headers['content-type']);
     if (error) throw error;
   });

@@ -50,7 +50,7 @@ export function trackRoutes(app: FastifyInstance): Map<string, Set<string>> {
 
 export function registerMethodNotAllowed(app: FastifyInstance, byUrl: Map<string, Set<string>>): void {
   for (const [url, declared] of byUrl) {
-    if (!url.startsWith('/api/') && !url.startsWith('/openapi')) continue;
+    if (!url.startsWith('/api/') && !url.startsWith('/internal/') && !url.startsWith('/openapi')) continue;
     const missing = ALL_METHODS.filter((m) => !declared.has(m));
     if (missing.length === 0) continue;
     const allow = ALL_METHODS.filter((m) => declared.has(m)).join(', ');

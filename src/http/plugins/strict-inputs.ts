@@ -11,12 +11,13 @@ declare module 'fastify' {
 }
 
 /**
- * Every /api/ route validates its query string, so unknown keys are rejected even where
+ * Every /api/ and /internal/ route validates its query string, so unknown keys are rejected even where
  * a route takes none; query and path values are converted by strict rules first.
  */
 export function registerStrictInputs(app: FastifyInstance): void {
   app.addHook('onRoute', (route) => {
-    if (!route.url.startsWith('/api/') || route.config?.methodNotAllowed) return;
+    const strict = route.url.startsWith('/api/') || route.url.startsWith('/internal/');
+    if (!strict || route.config?.methodNotAllowed) return;
     route.schema ??= {};
     route.schema.querystring ??= EMPTY_QUERY;
     route.config = {

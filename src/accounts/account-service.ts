@@ -1,0 +1,110 @@
+import type { Database } from '../db/pool.js';
+import { ApiError, conflict, fieldError } from '../errors.js';
+import { hashPassword, randomPassword, verifyPassword } from './passwords.js';
+import { findOrganization, insertOrganization, type Organization } from './repository.js';
+import {
+  anyUserExists,
+  findUser,
+  findUserByEmail,
+  firstUserOf,
+  insertUser,
+  setPasswordHash,
+  type User,
+} from './users-repository.js';
+
+/** Who may sign up (`TAGTRAIL_SIGNUP`). */
+export type SignupMode = 'first-user-only' | 'open' | 'closed';
+
+export interface SignUpInput {
+  email: string;
+  password: string;
+  organizationName: string;
+}
+
+/** Serialises sign-ups, so "first user only" admits exactly one under concurrency. */
+const SIGNUP_LOCK = 0x74616774; // 'tagt'
+
+const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505';
+
+export const INVALID_CREDENTIALS = 'Invalid email or password';
+
+/** People: sign-up (a new organization and its administrator), sign-in, passwords. */
+export class AccountService {
+  constructor(
+    private readonly db: Database,
+    readonly signupMode: SignupMode,
+  ) {}
+
+  /** Creates the organization and its first user, an administrator. */
+  async signUp(input: SignUpInput): Promise<{ user: User; organization: Organization }> {
+    if (this.signupMode === 'closed') throw new ApiError('forbidden', 'Sign-up is closed on this deployment');
+    if (this.signupMode === 'first-user-only' && (await this.db.system(anyUserExists)))
+      throw firstUserTaken();
+    const email = input.email.trim();
+    const name = input.organizationName.trim();
+    if (name.length === 0) {
+      throw fieldError('organization_name', 'too_short', 'organization_name must not be blank', {
+        min_length: 1,
+      });
+    }
+    const passwordHash = await hashPassword(input.password);
+    try {
+      return await this.db.system(async (tx) => {
+        await tx.query('SELECT pg_advisory_xact_lock($1)', [SIGNUP_LOCK]);
+        if (this.signupMode === 'first-user-only' && (await anyUserExists(tx))) throw firstUserTaken();
+        const organization = await insertOrganization(tx, name);
+        const user = await insertUser(tx, organization.id, { email, passwordHash, role: 'admin' });
+        return { user, organization };
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict('An account with this email already exists');
+      throw err;
+    }
+  }
+
+  /** The user these credentials belong to; 401 with one message whatever was wrong. */
+  async signIn(email: string, password: string): Promise<User> {
+    const user = await this.db.system((tx) => findUserByEmail(tx, email.trim()));
+    const ok = await verifyPassword(user?.passwordHash ?? null, password);
+    if (!user || !ok) throw new ApiError('unauthorized', INVALID_CREDENTIALS);
+    return user;
+  }
+
+  /** Checks the current password and stores the new one. */
+  async changePassword(orgId: number, userId: number, current: string, next: string): Promise<void> {
+    const user = await this.db.withOrg(orgId, (tx) => findUser(tx, orgId, userId));
+    if (!user) throw new ApiError('unauthorized', 'Not signed in');
+    if (!(await verifyPassword(user.passwordHash, current))) {
+      throw fieldError('current_password', 'invalid_value', 'current password is incorrect');
+    }
+    const passwordHash = await hashPassword(next);
+    await this.db.withOrg(orgId, (tx) => setPasswordHash(tx, orgId, userId, passwordHash));
+  }
+
+  /**
+   * A user of the organization for operator commands: its first administrator, or a new
+   * administrator `admin@org-ID.local` with a random password nobody is told.
+   */
+  async operatorUser(orgId: number): Promise<User> {
+    const existing = await this.db.system(async (tx) => {
+      if (!(await findOrganization(tx, orgId)))
+        throw new ApiError('not_found', `organization ${orgId} not found`);
+      return firstUserOf(tx, orgId);
+    });
+    if (existing) return existing;
+    const passwordHash = await hashPassword(randomPassword());
+    return this.db.withOrg(orgId, async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1, $2)', [SIGNUP_LOCK, orgId]);
+      return (
+        (await firstUserOf(tx, orgId)) ??
+        insertUser(tx, orgId, { email: `admin@org-${orgId}.local`, passwordHash, role: 'admin' })
+      );
+    });
+  }
+}
+
+const firstUserTaken = () =>
+  new ApiError(
+    'forbidden',
+    'Sign-up is closed: this deployment already has its first user. Ask an administrator for an account.',
+  );

@@ -1,0 +1,120 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { clearedSessionCookie, sessionOf, setSessionCookie } from '../../http/plugins/internal-auth.js';
+import { DataEnvelope, NoContent } from '../../http/schemas/common.js';
+import type { InternalServices } from '../../internal-services.js';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../passwords.js';
+import { SessionSchema } from './session.js';
+
+const Email = Type.String({
+  minLength: 3,
+  maxLength: 254,
+  pattern: '^[^\\s@]+@[^\\s@]+$',
+  'x-message': 'must be an email address',
+});
+
+const NewPassword = Type.String({ minLength: PASSWORD_MIN_LENGTH, maxLength: PASSWORD_MAX_LENGTH });
+/** A password being checked: any length the store could hold, so a wrong one is a plain 401. */
+const GivenPassword = Type.String({ minLength: 1, maxLength: PASSWORD_MAX_LENGTH });
+
+const SignUpBody = Type.Object(
+  {
+    email: Email,
+    password: NewPassword,
+    organization_name: Type.String({ minLength: 1, maxLength: 255 }),
+  },
+  { additionalProperties: false },
+);
+
+const SignInBody = Type.Object(
+  { email: Type.String({ minLength: 1, maxLength: 254 }), password: GivenPassword },
+  { additionalProperties: false },
+);
+
+const PasswordBody = Type.Object(
+  { current_password: GivenPassword, new_password: NewPassword },
+  { additionalProperties: false },
+);
+
+/** Sign-up, sign-in, sign-out and password change (docs/web-app.md "Sessions and CSRF"). */
+export const authRoutes =
+  (s: InternalServices): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.post(
+      '/internal/auth/sign-up',
+      {
+        config: { signedOut: true },
+        schema: { body: SignUpBody, response: { 201: DataEnvelope(SessionSchema) } },
+      },
+      async (request, reply) => {
+        const { user, organization } = await s.accounts.signUp({
+          email: request.body.email,
+          password: request.body.password,
+          organizationName: request.body.organization_name,
+        });
+        const issued = await s.sessions.create(organization.id, user.id);
+        setSessionCookie(request, reply, issued);
+        reply.code(201);
+        return {
+          data: {
+            user: { id: user.id, email: user.email, role: user.role },
+            organization: { id: organization.id, name: organization.name },
+            csrf_token: issued.csrfToken,
+            expires_at: issued.expiresAt.toISOString(),
+          },
+        };
+      },
+    );
+
+    app.post(
+      '/internal/auth/sign-in',
+      {
+        config: { signedOut: true },
+        schema: { body: SignInBody, response: { 200: DataEnvelope(SessionSchema) } },
+      },
+      async (request, reply) => {
+        await s.signInLimiter.take(request.ip, request.body.email);
+        const user = await s.accounts.signIn(request.body.email, request.body.password);
+        const issued = await s.sessions.create(user.orgId, user.id);
+        const session = await s.sessions.authenticate(issued.token);
+        if (!session) throw new Error('a session just created did not authenticate');
+        setSessionCookie(request, reply, issued);
+        return { data: s.sessions.view(session) };
+      },
+    );
+
+    app.post(
+      '/internal/auth/sign-out',
+      {
+        schema: { response: { 204: NoContent('Signed out; the session is revoked and the cookie cleared') } },
+      },
+      async (request, reply) => {
+        const session = sessionOf(request);
+        await s.sessions.revoke(session.orgId, session.sessionId);
+        reply.header('set-cookie', clearedSessionCookie(request));
+        return reply.code(204).send();
+      },
+    );
+
+    app.post(
+      '/internal/auth/password',
+      {
+        schema: {
+          body: PasswordBody,
+          response: { 204: NoContent('Password changed; every other session of the user is revoked') },
+        },
+      },
+      async (request, reply) => {
+        const session = sessionOf(request);
+        await s.signInLimiter.take(request.ip, session.user.email);
+        await s.accounts.changePassword(
+          session.orgId,
+          session.userId,
+          request.body.current_password,
+          request.body.new_password,
+        );
+        await s.sessions.revokeOthers(session.orgId, session.userId, session.sessionId);
+        return reply.code(204).send();
+      },
+    );
+  };

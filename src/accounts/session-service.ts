@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import type { Database } from '../db/pool.js';
+import { toWire } from '../http/timestamps.js';
+import type { TokenCodec } from '../keys/tokens.js';
+import type { CsrfTokens } from './csrf.js';
+import {
+  findSession,
+  insertSession,
+  pruneSessions,
+  revokeOtherSessions,
+  revokeSession,
+} from './sessions-repository.js';
+import type { UserRole } from './users-repository.js';
+
+/** Sessions last 12 hours from sign-in; they are not extended by use. */
+export const SESSION_LIFETIME_SECONDS = 12 * 3600;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The signed-in caller of an /internal/ route (`request.session`). */
+export interface InternalSession {
+  sessionId: string;
+  userId: number;
+  orgId: number;
+  expiresAt: Date;
+  user: { id: number; email: string; role: UserRole };
+  organization: { id: number; name: string };
+}
+
+export interface IssuedSession {
+  /** The cookie value: a `use: "session"` JWT naming the web_sessions row. */
+  token: string;
+  sessionId: string;
+  csrfToken: string;
+  expiresAt: Date;
+}
+
+/** The `Session` shape of docs/web-app.md. */
+export interface SessionView {
+  user: { id: number; email: string; role: UserRole };
+  organization: { id: number; name: string };
+  csrf_token: string;
+  expires_at: string;
+}
+
+/**
+ * Web sessions: a row per sign-in, and a token that names it. The token alone is never
+ * enough: the row is read on every request, so sign-out and revocation take effect at once.
+ */
+export class SessionService {
+  constructor(
+    private readonly db: Database,
+    private readonly tokens: TokenCodec,
+    readonly csrf: CsrfTokens,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async create(orgId: number, userId: number): Promise<IssuedSession> {
+    const sessionId = randomUUID();
+    // Whole seconds: the token's `exp` and the row's expires_at name the same instant.
+    const expiresAtSeconds = Math.floor(this.now() / 1000) + SESSION_LIFETIME_SECONDS;
+    const expiresAt = new Date(expiresAtSeconds * 1000);
+    await this.db.withOrg(orgId, async (tx) => {
+      await pruneSessions(tx, orgId, userId);
+      await insertSession(tx, orgId, { id: sessionId, userId, expiresAt });
+    });
+    const token = await this.tokens.sign({
+      use: 'session',
+      id: sessionId,
+      orgId,
+      scopes: [],
+      expiresAt: expiresAtSeconds,
+    });
+    return { token, sessionId, csrfToken: this.csrf.tokenFor(sessionId), expiresAt };
+  }
+
+  /** The live session a cookie names, or null (bad or expired token, revoked or expired row). */
+  async authenticate(token: string): Promise<InternalSession | null> {
+    const verified = await this.tokens.verify(token);
+    if (!verified.ok || verified.claims.use !== 'session' || !UUID.test(verified.claims.id)) return null;
+    const { orgId, id } = verified.claims;
+    const record = await this.db.withOrg(orgId, (tx) => findSession(tx, orgId, id));
+    if (!record || record.revokedAt !== null || record.expiresAt.getTime() <= this.now()) return null;
+    return {
+      sessionId: record.id,
+      userId: record.userId,
+      orgId: record.orgId,
+      expiresAt: record.expiresAt,
+      user: { id: record.userId, email: record.email, role: record.role },
+      organization: { id: record.orgId, name: record.organizationName },
+    };
+  }
+
+  async revoke(orgId: number, sessionId: string): Promise<void> {
+    await this.db.withOrg(orgId, (tx) => revokeSession(tx, orgId, sessionId));
+  }
+
+  /** Ends every other session of the user (after a password change); returns how many. */
+  revokeOthers(orgId: number, userId: number, keepSessionId: string | null): Promise<number> {
+    return this.db.withOrg(orgId, (tx) => revokeOtherSessions(tx, orgId, userId, keepSessionId));
+  }
+
+  view(session: InternalSession): SessionView {
+    return {
+      user: session.user,
+      organization: session.organization,
+      csrf_token: this.csrf.tokenFor(session.sessionId),
+      expires_at: toWire(session.expiresAt),
+    };
+  }
+}

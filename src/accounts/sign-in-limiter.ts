@@ -1,0 +1,54 @@
+import { ApiError } from '../errors.js';
+import { MemoryRateLimitStore } from '../http/rate-limit/memory-store.js';
+import { RedisRateLimitStore } from '../http/rate-limit/redis-store.js';
+import type { BucketPolicy, RateDecision, RateLimitStore } from '../http/rate-limit/types.js';
+
+/** 10 sign-in attempts per 15 minutes, per client address and per email (docs/web-app.md). */
+export const SIGN_IN_POLICY: BucketPolicy = { limit: 10, windowSeconds: 15 * 60 };
+
+/**
+ * Token buckets for password attempts (sign-in, password change), separate from the API's:
+ * in memory, or in Redis under their own prefix when REDIS_URL is set, so every instance
+ * counts the same attempts. A store outage lets the attempt through, as the API does.
+ */
+export class SignInLimiter {
+  constructor(
+    private readonly store: RateLimitStore,
+    private readonly onStoreError: (err: unknown) => void = () => undefined,
+  ) {}
+
+  static create(redisUrl: string | undefined, policy: BucketPolicy = SIGN_IN_POLICY): SignInLimiter {
+    return new SignInLimiter(
+      redisUrl
+        ? new RedisRateLimitStore(redisUrl, policy, 'tagtrail:signin:')
+        : new MemoryRateLimitStore(policy),
+    );
+  }
+
+  /** Takes one attempt from both buckets; 429 `rate_limited` with Retry-After when either is empty. */
+  async take(address: string, email: string): Promise<void> {
+    let decisions: RateDecision[];
+    try {
+      decisions = await Promise.all([
+        this.store.take(`ip:${address}`),
+        this.store.take(`email:${email.trim().toLowerCase()}`),
+      ]);
+    } catch (err) {
+      this.onStoreError(err);
+      return;
+    }
+    const denied = decisions.filter((d) => !d.allowed);
+    if (denied.length === 0) return;
+    const retryAfter = Math.max(...denied.map((d) => d.retryAfterSeconds));
+    throw new ApiError(
+      'rate_limited',
+      `Too many sign-in attempts; try again in ${retryAfter} seconds`,
+      undefined,
+      { 'retry-after': String(retryAfter) },
+    );
+  }
+
+  close(): Promise<void> {
+    return this.store.close();
+  }
+}

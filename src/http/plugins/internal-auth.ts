@@ -1,0 +1,110 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { InternalSession, IssuedSession, SessionService } from '../../accounts/session-service.js';
+import { ApiError } from '../../errors.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * An /internal/ route. Set for every route under /internal/ (and usable elsewhere):
+     * the web session is required, API keys are not accepted, state-changing methods need
+     * the CSRF token.
+     */
+    internal?: boolean;
+    /** An /internal/ route for people not signed in yet (sign-up, sign-in): no session, no CSRF token. */
+    signedOut?: boolean;
+  }
+  interface FastifyRequest {
+    /** The web session of an /internal/ request; set by the internal-auth hook. */
+    session?: InternalSession;
+  }
+}
+
+export const SESSION_COOKIE = 'tagtrail_session';
+export const CSRF_HEADER = 'x-csrf-token';
+const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** The signed-in caller; only reachable on /internal/ routes that are not `signedOut`. */
+export function sessionOf(request: FastifyRequest): InternalSession {
+  if (!request.session) throw new Error('route has no session authentication configured');
+  return request.session;
+}
+
+/** The value of one cookie in a Cookie header (the first, when sent twice). */
+export function readCookie(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq < 0 || part.slice(0, eq).trim() !== name) continue;
+    let value = part.slice(eq + 1).trim();
+    if (value.startsWith('"') && value.endsWith('"') && value.length >= 2) value = value.slice(1, -1);
+    return value === '' ? undefined : value;
+  }
+  return undefined;
+}
+
+/**
+ * The session cookie: HttpOnly, SameSite=Strict, Path=/, Secure when the request came over
+ * TLS (Fastify's `request.protocol`: X-Forwarded-Proto counts only with TAGTRAIL_TRUST_PROXY).
+ */
+function cookie(request: FastifyRequest, value: string, maxAgeSeconds: number): string {
+  const parts = [
+    `${SESSION_COOKIE}=${value}`,
+    'Path=/',
+    `Max-Age=${maxAgeSeconds}`,
+    'HttpOnly',
+    'SameSite=Strict',
+  ];
+  if (request.protocol === 'https') parts.push('Secure');
+  return parts.join('; ');
+}
+
+export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, issued: IssuedSession): void {
+  const maxAge = Math.max(0, Math.floor((issued.expiresAt.getTime() - Date.now()) / 1000));
+  reply.header('set-cookie', cookie(request, issued.token, maxAge));
+}
+
+export const clearedSessionCookie = (request: FastifyRequest) => cookie(request, '', 0);
+
+const isInternal = (request: FastifyRequest) =>
+  request.routeOptions.config.internal === true || request.url.startsWith('/internal/');
+
+/**
+ * Authentication of /internal/: the session cookie only. An Authorization header is never
+ * read here (API keys, and session tokens sent as Bearer, do not authenticate), and the
+ * public API's hook never reads the cookie. Unknown paths and undeclared methods fall
+ * through to their 404 and 405 answers.
+ */
+export function registerInternalAuth(app: FastifyInstance, deps: { sessions: SessionService }): void {
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith('/internal/')) route.config = { ...route.config, internal: true };
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    if (!isInternal(request)) return;
+    reply.header('cache-control', 'no-store');
+    const { config, url } = request.routeOptions;
+    if (url === undefined || config.methodNotAllowed || config.signedOut) return;
+
+    const token = readCookie(request.headers.cookie, SESSION_COOKIE);
+    if (token === undefined) {
+      throw new ApiError(
+        'unauthorized',
+        request.headers.authorization !== undefined || request.headers['x-api-key'] !== undefined
+          ? 'API keys are not accepted here; sign in to the web app'
+          : 'Not signed in',
+      );
+    }
+    const session = await deps.sessions.authenticate(token);
+    if (!session) {
+      throw new ApiError('unauthorized', 'The session has ended; sign in again', undefined, {
+        'set-cookie': clearedSessionCookie(request),
+      });
+    }
+    if (STATE_CHANGING.has(request.method)) {
+      const presented = request.headers[CSRF_HEADER];
+      if (!deps.sessions.csrf.verify(session.sessionId, Array.isArray(presented) ? undefined : presented)) {
+        throw new ApiError('forbidden', 'Missing or invalid X-CSRF-Token header');
+      }
+    }
+    request.session = session;
+  });
+}

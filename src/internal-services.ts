@@ -1,0 +1,50 @@
+import { AccountService, type SignupMode } from './accounts/account-service.js';
+import { CsrfTokens } from './accounts/csrf.js';
+import { SessionService } from './accounts/session-service.js';
+import { SignInLimiter } from './accounts/sign-in-limiter.js';
+import type { Config } from './config.js';
+import type { Database } from './db/pool.js';
+import { ReaderService } from './ingest/readers-service.js';
+import { IngestService } from './ingest/service.js';
+import { KeyService } from './keys/service.js';
+import type { TokenCodec } from './keys/tokens.js';
+import { TrackingService } from './tracking/service.js';
+
+/** What the web app's back end (`/internal/`, docs/web-app.md) works with. */
+export interface InternalServices {
+  db: Database;
+  accounts: AccountService;
+  sessions: SessionService;
+  signInLimiter: SignInLimiter;
+  keys: KeyService;
+  readers: ReaderService;
+  ingest: IngestService;
+  tracking: TrackingService;
+  /** TAGTRAIL_TRUST_PROXY: take the client address and protocol from X-Forwarded-* headers. */
+  trustProxy: boolean;
+  close(): Promise<void>;
+}
+
+export type InternalConfig = Partial<Pick<Config, 'TAGTRAIL_SIGNUP' | 'TAGTRAIL_TRUST_PROXY' | 'REDIS_URL'>>;
+
+export async function createInternalServices(
+  db: Database,
+  tokens: TokenCodec,
+  config: InternalConfig,
+): Promise<InternalServices> {
+  const csrf = await CsrfTokens.fromDatabase(db);
+  const signInLimiter = SignInLimiter.create(config.REDIS_URL);
+  const signup: SignupMode = config.TAGTRAIL_SIGNUP ?? 'first-user-only';
+  return {
+    db,
+    accounts: new AccountService(db, signup),
+    sessions: new SessionService(db, tokens, csrf),
+    signInLimiter,
+    keys: new KeyService(db, tokens),
+    readers: new ReaderService(db),
+    ingest: new IngestService(db),
+    tracking: new TrackingService(db),
+    trustProxy: config.TAGTRAIL_TRUST_PROXY ?? false,
+    close: () => signInLimiter.close(),
+  };
+}
