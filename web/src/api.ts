@@ -1,0 +1,203 @@
+/**
+ * The one way the app talks to the service: JSON to and from `/internal/`, with the
+ * session's CSRF token on every state-changing call, and the error envelope turned into
+ * messages a form can show next to itself.
+ */
+
+export interface FieldError {
+  field: string;
+  code: string;
+  message: string;
+}
+
+interface ErrorEnvelope {
+  error?: { type?: string; title?: string; status?: number; detail?: string; fields?: FieldError[] };
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly type: string;
+  readonly fields: FieldError[];
+
+  constructor(status: number, type: string, detail: string, fields: FieldError[] = []) {
+    super(detail);
+    this.name = 'ApiError';
+    this.status = status;
+    this.type = type;
+    this.fields = fields;
+  }
+
+  /** The lines to show: the detail, then every field message not already in it. */
+  get messages(): string[] {
+    const lines = [this.message];
+    for (const f of this.fields)
+      if (!this.message.includes(f.message)) lines.push(`${f.field}: ${f.message}`);
+    return lines;
+  }
+}
+
+let csrfToken: string | null = null;
+let onUnauthorized: (() => void) | null = null;
+
+export function setCsrfToken(token: string | null): void {
+  csrfToken = token;
+}
+
+/** Called when a signed-in call answers 401: the session ended (signed out elsewhere, expired). */
+export function setUnauthorizedHandler(handler: (() => void) | null): void {
+  onUnauthorized = handler;
+}
+
+export type Query = Record<string, string | number | undefined | null>;
+
+export function withQuery(path: string, query: Query = {}): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) {
+    if (value !== undefined && value !== null && value !== '') params.set(key, String(value));
+  }
+  const text = params.toString();
+  return text ? `${path}?${text}` : path;
+}
+
+async function toError(res: Response): Promise<ApiError> {
+  let body: ErrorEnvelope = {};
+  try {
+    body = (await res.json()) as ErrorEnvelope;
+  } catch {
+    // Not JSON (a proxy's error page): fall back to the status line.
+  }
+  const e = body.error ?? {};
+  const detail = e.detail || e.title || `${res.status} ${res.statusText || 'error'}`;
+  return new ApiError(res.status, e.type ?? 'error', detail, Array.isArray(e.fields) ? e.fields : []);
+}
+
+export interface ApiOptions {
+  method?: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  body?: unknown;
+  query?: Query;
+  /** Sign-in and the session probe handle 401 themselves. */
+  expectUnauthorized?: boolean;
+}
+
+export async function api<T>(path: string, options: ApiOptions = {}): Promise<T> {
+  const method = options.method ?? 'GET';
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (method !== 'GET') {
+    if (csrfToken) headers['x-csrf-token'] = csrfToken;
+    if (method === 'POST' || method === 'PATCH') headers['content-type'] = 'application/json';
+  }
+  let res: Response;
+  try {
+    res = await fetch(withQuery(path, options.query), {
+      method,
+      headers,
+      credentials: 'same-origin',
+      body: method === 'POST' || method === 'PATCH' ? JSON.stringify(options.body ?? {}) : undefined,
+    });
+  } catch {
+    throw new ApiError(0, 'network', 'The service could not be reached. Check the connection and try again.');
+  }
+  if (!res.ok) {
+    const error = await toError(res);
+    if (res.status === 401 && !options.expectUnauthorized) onUnauthorized?.();
+    throw error;
+  }
+  if (res.status === 204) return undefined as T;
+  return (await res.json()) as T;
+}
+
+export interface Page<T> {
+  data: T[];
+  limit: number;
+  offset: number;
+  total_count: number;
+}
+
+export interface Session {
+  user: { id: number | string; email: string; role: string };
+  organization: { id: number; name: string };
+  csrf_token: string;
+  expires_at: string;
+}
+
+export type KeyStatus = 'active' | 'expired' | 'revoked';
+
+export interface ApiKey {
+  id: string;
+  name: string;
+  scopes: string[];
+  created_at: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+  revoked_at: string | null;
+  status: KeyStatus;
+}
+
+export interface ScanPoint {
+  id: number;
+  antenna: number | null;
+  location_id: number;
+  location_external_key: string | null;
+  location_name: string | null;
+}
+
+export interface Reader {
+  id: number;
+  name: string;
+  family: string;
+  identity: string;
+  topic: string;
+  webhook: boolean;
+  created_at: string;
+  last_message_at: string | null;
+  good_reads: number;
+  bad_reads: number;
+  unknown_reads: number;
+  scan_points: ScanPoint[];
+}
+
+export interface TreeNode {
+  id: number;
+  external_key: string;
+  name: string;
+  child_count: number;
+  asset_count: number;
+}
+
+export interface LocationOption {
+  id: number;
+  external_key: string;
+  name: string;
+}
+
+export interface AssetRow {
+  id: number;
+  external_key: string;
+  name: string;
+  location_id: number | null;
+  location_external_key: string | null;
+  location_name: string | null;
+  last_seen_at: string | null;
+}
+
+export interface HistoryRow {
+  event_observed_at: string;
+  location_id: number | null;
+  location_external_key: string | null;
+  duration_seconds: number;
+}
+
+export interface ReportRow {
+  asset_id: number;
+  asset_external_key: string;
+  asset_last_seen: string;
+  asset_deleted_at: string | null;
+  location_id: number | null;
+  location_external_key: string | null;
+}
+
+export interface HandheldResult {
+  applied: number;
+  unknown: number;
+  errors: unknown[];
+}

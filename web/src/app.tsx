@@ -1,0 +1,230 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, api, type Session, setCsrfToken, setUnauthorizedHandler } from './api.js';
+import { ErrorAlert } from './components/errors.js';
+import { AssetHistoryPage, AssetsPage, ReportPage } from './pages/assets.js';
+import { SignIn, SignUp } from './pages/auth.js';
+import { HandheldPage } from './pages/handheld.js';
+import { KeysPage } from './pages/keys.js';
+import { LocationsPage } from './pages/locations.js';
+import { PasswordPage } from './pages/password.js';
+import { ReadersPage } from './pages/readers.js';
+import { Link, match, navigate, useLocation } from './router.js';
+import { SessionContext, useSession } from './session.js';
+
+const PUBLIC = new Set(['/sign-in', '/sign-up']);
+
+const NAV = [
+  { href: '/locations', label: 'Locations' },
+  { href: '/assets', label: 'Assets' },
+  { href: '/report', label: 'Report' },
+  { href: '/readers', label: 'Readers' },
+  { href: '/handheld', label: 'Handheld' },
+];
+
+function AccountMenu() {
+  const { session, setSession } = useSession();
+  const [open, setOpen] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const root = useRef<HTMLDivElement>(null);
+  const toggle = useRef<HTMLButtonElement>(null);
+  const { path } = useLocation();
+
+  useEffect(() => setOpen(false), [path]);
+  useEffect(() => {
+    if (!open) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape') {
+        setOpen(false);
+        toggle.current?.focus();
+      }
+    };
+    const onPointer = (e: Event) => {
+      if (!root.current?.contains(e.target as Node)) setOpen(false);
+    };
+    document.addEventListener('keydown', onKey);
+    document.addEventListener('pointerdown', onPointer);
+    return () => {
+      document.removeEventListener('keydown', onKey);
+      document.removeEventListener('pointerdown', onPointer);
+    };
+  }, [open]);
+
+  const signOut = async () => {
+    try {
+      await api('/internal/auth/sign-out', { method: 'POST', expectUnauthorized: true });
+    } catch (e) {
+      if (!(e instanceof ApiError && e.status === 401)) {
+        setError(e);
+        return;
+      }
+    }
+    setSession(null);
+    navigate('/sign-in', { replace: true });
+  };
+
+  return (
+    <div
+      class="account-menu"
+      ref={root}
+      onFocusOut={(e) => {
+        if (!root.current?.contains(e.relatedTarget as Node | null) && e.relatedTarget) setOpen(false);
+      }}
+    >
+      <button
+        type="button"
+        ref={toggle}
+        class="account-toggle"
+        aria-expanded={open}
+        aria-controls="account-panel"
+        onClick={() => setOpen(!open)}
+      >
+        <span class="visually-hidden">Account: </span>
+        <span class="account-email">{session.user.email}</span>
+        <span aria-hidden="true"> ▾</span>
+      </button>
+      <div id="account-panel" class="account-panel" hidden={!open}>
+        <p class="account-org">
+          <span class="muted">Organization</span>
+          <br />
+          <strong>{session.organization.name}</strong>
+        </p>
+        <ul>
+          <li>
+            <Link href="/keys">API keys</Link>
+          </li>
+          <li>
+            <Link href="/password">Change password</Link>
+          </li>
+          <li>
+            <button type="button" class="button link" onClick={signOut}>
+              Sign out
+            </button>
+          </li>
+        </ul>
+        <ErrorAlert error={error} />
+      </div>
+    </div>
+  );
+}
+
+function Shell({ path }: { path: string }) {
+  const history = match('/history/:id', path);
+  let page = <NotFound />;
+  if (path === '/locations') page = <LocationsPage />;
+  else if (path === '/assets') page = <AssetsPage />;
+  else if (history?.id) page = <AssetHistoryPage key={history.id} assetId={history.id} />;
+  else if (path === '/report') page = <ReportPage />;
+  else if (path === '/readers') page = <ReadersPage />;
+  else if (path === '/handheld') page = <HandheldPage />;
+  else if (path === '/keys') page = <KeysPage />;
+  else if (path === '/password') page = <PasswordPage />;
+
+  return (
+    <>
+      <header class="app-header">
+        <div class="header-inner">
+          <Link href="/locations" class="brand">
+            tagtrail
+          </Link>
+          <nav aria-label="Main" class="main-nav">
+            <ul>
+              {NAV.map((item) => {
+                const current =
+                  path === item.href || (item.href === '/assets' && path.startsWith('/history/'));
+                return (
+                  <li key={item.href}>
+                    <Link href={item.href} aria-current={current ? 'page' : undefined}>
+                      {item.label}
+                    </Link>
+                  </li>
+                );
+              })}
+            </ul>
+          </nav>
+          <AccountMenu />
+        </div>
+      </header>
+      <div class="content">{page}</div>
+    </>
+  );
+}
+
+function NotFound() {
+  useEffect(() => {
+    document.title = 'Not found · tagtrail';
+  }, []);
+  return (
+    <main id="main">
+      <h1>Page not found</h1>
+      <p>
+        <Link href="/locations">Go to the locations</Link>
+      </p>
+    </main>
+  );
+}
+
+export function App() {
+  const { path, search } = useLocation();
+  // undefined while the first session check runs; null when signed out.
+  const [session, setSessionState] = useState<Session | null | undefined>(undefined);
+  const [bootError, setBootError] = useState<unknown>(null);
+
+  const setSession = (next: Session | null) => {
+    setCsrfToken(next?.csrf_token ?? null);
+    setSessionState(next);
+  };
+
+  useEffect(() => {
+    setUnauthorizedHandler(() => setSession(null));
+    api<{ data: Session }>('/internal/session', { expectUnauthorized: true })
+      .then((res) => setSession(res.data))
+      .catch((e: unknown) => {
+        if (e instanceof ApiError && e.status === 401) setSession(null);
+        else setBootError(e);
+      });
+    return () => setUnauthorizedHandler(null);
+  }, []);
+
+  // Signed-out visitors go to sign-in (and come back after); signed-in ones skip it.
+  const isPublic = PUBLIC.has(path);
+  useEffect(() => {
+    if (session === undefined) return;
+    if (session === null && !isPublic) {
+      const here =
+        path === '/' ? '' : `?next=${encodeURIComponent(path + (search.size ? `?${search}` : ''))}`;
+      navigate(`/sign-in${here}`, { replace: true });
+    } else if (session && (isPublic || path === '/')) {
+      navigate('/locations', { replace: true });
+    }
+  }, [session, path, isPublic, search]);
+
+  if (bootError) {
+    return (
+      <main id="main" class="auth-card">
+        <h1>tagtrail</h1>
+        <ErrorAlert error={bootError} />
+        <button type="button" class="button primary" onClick={() => window.location.reload()}>
+          Try again
+        </button>
+      </main>
+    );
+  }
+  if (session === undefined) {
+    return (
+      <p class="loading" role="status">
+        Loading…
+      </p>
+    );
+  }
+  if (session === null) {
+    if (path === '/sign-up') return <SignUp onSession={setSession} />;
+    if (path === '/sign-in') return <SignIn onSession={setSession} />;
+    return null;
+  }
+  if (isPublic || path === '/') return null;
+  return (
+    <SessionContext.Provider value={{ session, setSession }}>
+      <Shell path={path} />
+    </SessionContext.Provider>
+  );
+}

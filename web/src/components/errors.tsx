@@ -1,0 +1,26 @@
+import { ApiError } from '../api.js';
+
+/** A readable message for anything a call can throw. */
+export function messagesOf(error: unknown): string[] {
+  if (error instanceof ApiError) return error.messages;
+  if (error instanceof Error) return [error.message];
+  return [String(error)];
+}
+
+/** Errors shown next to the form or list they belong to; announced when they appear. */
+export function ErrorAlert({ error, id }: { error: unknown; id?: string }) {
+  if (error === null || error === undefined) return null;
+  const [first, ...rest] = messagesOf(error);
+  return (
+    <div class="alert alert-error" role="alert" id={id}>
+      <p>{first}</p>
+      {rest.length > 0 && (
+        <ul>
+          {rest.map((line) => (
+            <li key={line}>{line}</li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,99 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, type LocationOption, type Page } from '../api.js';
+import { plural } from '../format.js';
+import { ErrorAlert } from './errors.js';
+
+const PICKER_LIMIT = 20;
+
+export function useDebounced<T>(value: T, ms = 250): T {
+  const [debounced, setDebounced] = useState(value);
+  useEffect(() => {
+    const timer = setTimeout(() => setDebounced(value), ms);
+    return () => clearTimeout(timer);
+  }, [value, ms]);
+  return debounced;
+}
+
+export const locationLabel = (l: { name: string | null; external_key: string | null }) =>
+  l.name && l.external_key ? `${l.name} (${l.external_key})` : (l.name ?? l.external_key ?? '—');
+
+/**
+ * Choose a location: type to search (name, key or tag), then pick from at most
+ * twenty matches in a native select, so it works with a keyboard and a screen reader.
+ */
+export function LocationPicker({
+  id,
+  label,
+  value,
+  onChange,
+}: {
+  id: string;
+  label: string;
+  value: LocationOption | null;
+  onChange(location: LocationOption | null): void;
+}) {
+  const [q, setQ] = useState('');
+  const query = useDebounced(q.trim());
+  const [options, setOptions] = useState<LocationOption[]>([]);
+  const [total, setTotal] = useState(0);
+  const [error, setError] = useState<unknown>(null);
+
+  useEffect(() => {
+    let live = true;
+    api<Page<LocationOption>>('/internal/locations', { query: { q: query, limit: PICKER_LIMIT } })
+      .then((page) => {
+        if (!live) return;
+        setOptions(page.data);
+        setTotal(page.total_count);
+        setError(null);
+      })
+      .catch((e: unknown) => live && setError(e));
+    return () => {
+      live = false;
+    };
+  }, [query]);
+
+  const shown = value && !options.some((o) => o.id === value.id) ? [value, ...options] : options;
+  return (
+    <fieldset class="picker">
+      <legend>{label}</legend>
+      <div class="field">
+        <label for={`${id}-search`}>Search locations</label>
+        <input
+          id={`${id}-search`}
+          type="search"
+          value={q}
+          autocomplete="off"
+          placeholder="Name, key or tag"
+          onInput={(e) => setQ(e.currentTarget.value)}
+        />
+      </div>
+      <div class="field">
+        <label for={`${id}-select`}>
+          Location{' '}
+          <span class="hint">
+            {total > PICKER_LIMIT
+              ? `(first ${PICKER_LIMIT} of ${total} matches)`
+              : `(${plural(total, 'match', 'matches')})`}
+          </span>
+        </label>
+        <select
+          id={`${id}-select`}
+          value={value ? String(value.id) : ''}
+          onChange={(e) => {
+            const picked = shown.find((o) => String(o.id) === e.currentTarget.value);
+            onChange(picked ?? null);
+          }}
+        >
+          <option value="">Choose a location…</option>
+          {shown.map((o) => (
+            <option key={o.id} value={String(o.id)}>
+              {locationLabel(o)}
+            </option>
+          ))}
+        </select>
+      </div>
+      <ErrorAlert error={error} />
+    </fieldset>
+  );
+}

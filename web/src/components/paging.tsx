@@ -1,0 +1,103 @@
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { api, type Page, type Query } from '../api.js';
+
+export interface Paged<T> {
+  rows: T[];
+  total: number;
+  offset: number;
+  limit: number;
+  loading: boolean;
+  error: unknown;
+  setOffset(offset: number): void;
+  reload(): void;
+}
+
+/**
+ * One page of a `/internal/` list: `limit` rows from `offset`, refetched when the query
+ * changes (back to the first page) or on `reload()`. Never more than one page in memory.
+ */
+export function usePaged<T>(path: string | null, query: Query = {}, limit = 25): Paged<T> {
+  const [offset, setOffset] = useState(0);
+  const [page, setPage] = useState<Page<T> | null>(null);
+  const [loading, setLoading] = useState(path !== null);
+  const [error, setError] = useState<unknown>(null);
+  const [version, setVersion] = useState(0);
+  const queryKey = JSON.stringify(query);
+  const lastKey = useRef(`${path}|${queryKey}`);
+
+  useEffect(() => {
+    const key = `${path}|${queryKey}`;
+    if (key !== lastKey.current) {
+      lastKey.current = key;
+      if (offset !== 0) {
+        setOffset(0);
+        return;
+      }
+    }
+    if (path === null) return;
+    let live = true;
+    setLoading(true);
+    api<Page<T>>(path, { query: { ...(JSON.parse(queryKey) as Query), limit, offset } })
+      .then((result) => {
+        if (!live) return;
+        // A page past the end (rows removed since): step back to the last page.
+        if (result.data.length === 0 && offset > 0 && result.total_count > 0) {
+          setOffset(Math.max(0, Math.floor((result.total_count - 1) / limit) * limit));
+          return;
+        }
+        setPage(result);
+        setError(null);
+      })
+      .catch((e: unknown) => {
+        if (live) setError(e);
+      })
+      .finally(() => {
+        if (live) setLoading(false);
+      });
+    return () => {
+      live = false;
+    };
+  }, [path, queryKey, offset, limit, version]);
+
+  const reload = useCallback(() => setVersion((v) => v + 1), []);
+  return {
+    rows: page?.data ?? [],
+    total: page?.total_count ?? 0,
+    offset,
+    limit,
+    loading,
+    error,
+    setOffset,
+    reload,
+  };
+}
+
+/** Previous / Next and "x–y of total", for any paged list. */
+export function Pager({ paged, label }: { paged: Paged<unknown>; label: string }) {
+  const { offset, limit, total, rows, loading } = paged;
+  const first = total === 0 ? 0 : offset + 1;
+  const last = offset + rows.length;
+  return (
+    <nav class="pager" aria-label={`${label} pages`}>
+      <button
+        type="button"
+        class="button secondary"
+        disabled={loading || offset === 0}
+        onClick={() => paged.setOffset(Math.max(0, offset - limit))}
+      >
+        Previous
+      </button>
+      <span class="pager-status" aria-live="polite">
+        {first}–{last} of {total}
+      </span>
+      <button
+        type="button"
+        class="button secondary"
+        disabled={loading || offset + limit >= total}
+        onClick={() => paged.setOffset(offset + limit)}
+      >
+        Next
+      </button>
+    </nav>
+  );
+}

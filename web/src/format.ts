@@ -1,0 +1,39 @@
+const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+const dateOnly = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
+
+export function formatDateTime(iso: string | null | undefined, empty = '—'): string {
+  if (!iso) return empty;
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : dateTime.format(d);
+}
+
+export function formatDate(iso: string | null | undefined, empty = '—'): string {
+  if (!iso) return empty;
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : dateOnly.format(d);
+}
+
+/** "3 d 4 h", "2 h 5 min", "45 s": the two largest units. */
+export function formatDuration(totalSeconds: number): string {
+  const s = Math.max(0, Math.round(totalSeconds));
+  const units: [string, number][] = [
+    ['d', 86400],
+    ['h', 3600],
+    ['min', 60],
+    ['s', 1],
+  ];
+  const parts: string[] = [];
+  let rest = s;
+  for (const [name, size] of units) {
+    const n = Math.floor(rest / size);
+    rest -= n * size;
+    if (n > 0 || (parts.length === 0 && size === 1)) parts.push(`${n} ${name}`);
+    if (parts.length === 2) break;
+    if (parts.length === 1 && n === 0) break;
+  }
+  return parts.join(' ');
+}
+
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}

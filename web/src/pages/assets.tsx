@@ -1,0 +1,214 @@
+import { useEffect, useState } from 'preact/hooks';
+import type { AssetRow, HistoryRow, ReportRow } from '../api.js';
+import { ErrorAlert } from '../components/errors.js';
+import { locationLabel, useDebounced } from '../components/location-picker.js';
+import { PageHeader } from '../components/page.js';
+import { Pager, usePaged } from '../components/paging.js';
+import { formatDateTime, formatDuration } from '../format.js';
+import { Link, navigate, useLocation } from '../router.js';
+
+/** A search box whose value lives in the page's `?q=` (so Back and links keep it). */
+function useSearchParam(): [string, string, (q: string) => void] {
+  const location = useLocation();
+  const [q, setQ] = useState(location.search.get('q') ?? '');
+  const debounced = useDebounced(q.trim());
+  useEffect(() => {
+    const params = new URLSearchParams(window.location.search);
+    if ((params.get('q') ?? '') === debounced) return;
+    if (debounced) params.set('q', debounced);
+    else params.delete('q');
+    const text = params.toString();
+    navigate(`${window.location.pathname}${text ? `?${text}` : ''}`, { replace: true });
+  }, [debounced]);
+  return [q, debounced, setQ];
+}
+
+function SearchBox({
+  id,
+  label,
+  value,
+  onInput,
+  hint,
+}: {
+  id: string;
+  label: string;
+  value: string;
+  onInput(q: string): void;
+  hint: string;
+}) {
+  return (
+    <form class="search" onSubmit={(e) => e.preventDefault()}>
+      <label for={id}>{label}</label>
+      <input
+        id={id}
+        type="search"
+        value={value}
+        autocomplete="off"
+        aria-describedby={`${id}-hint`}
+        onInput={(e) => onInput(e.currentTarget.value)}
+      />
+      <p class="hint" id={`${id}-hint`}>
+        {hint}
+      </p>
+    </form>
+  );
+}
+
+export function AssetsPage() {
+  const [q, query, setQ] = useSearchParam();
+  const assets = usePaged<AssetRow>('/internal/assets', { q: query }, 25);
+  return (
+    <main id="main">
+      <PageHeader title="Assets" />
+      <SearchBox
+        id="asset-search"
+        label="Search assets"
+        value={q}
+        onInput={setQ}
+        hint="Matches name, key, description and tag values."
+      />
+      <ErrorAlert error={assets.error} />
+      <div class="table-wrap" aria-busy={assets.loading}>
+        <table>
+          <caption class="visually-hidden">Assets and where they are now</caption>
+          <thead>
+            <tr>
+              <th scope="col">Key</th>
+              <th scope="col">Name</th>
+              <th scope="col">Current location</th>
+              <th scope="col">Last seen</th>
+            </tr>
+          </thead>
+          <tbody>
+            {assets.rows.map((a) => (
+              <tr key={a.id}>
+                <th scope="row">
+                  <Link
+                    href={`/history/${a.id}`}
+                    state={{ external_key: a.external_key, name: a.name }}
+                    class="mono"
+                    aria-label={`History of ${a.name} (${a.external_key})`}
+                  >
+                    {a.external_key}
+                  </Link>
+                </th>
+                <td>{a.name}</td>
+                <td>
+                  {a.location_id === null ? (
+                    <span class="muted">not seen yet</span>
+                  ) : (
+                    locationLabel({ name: a.location_name, external_key: a.location_external_key })
+                  )}
+                </td>
+                <td>{formatDateTime(a.last_seen_at, 'never')}</td>
+              </tr>
+            ))}
+            {!assets.loading && assets.rows.length === 0 && (
+              <tr>
+                <td colSpan={4} class="empty">
+                  {query ? `No asset matches “${query}”.` : 'No assets yet.'}
+                </td>
+              </tr>
+            )}
+          </tbody>
+        </table>
+      </div>
+      <Pager paged={assets} label="Assets" />
+    </main>
+  );
+}
+
+export function AssetHistoryPage({ assetId }: { assetId: string }) {
+  const location = useLocation();
+  const known = (location.state ?? {}) as { external_key?: string; name?: string };
+  const history = usePaged<HistoryRow>(`/internal/assets/${encodeURIComponent(assetId)}/history`, {}, 25);
+  const title = known.name ? `History of ${known.name}` : `History of asset ${assetId}`;
+  return (
+    <main id="main">
+      <PageHeader title={title}>
+        {known.external_key && <p class="mono muted">{known.external_key}</p>}
+      </PageHeader>
+      <p>
+        <Link href="/assets">← All assets</Link>
+      </p>
+      <ErrorAlert error={history.error} />
+      {!history.loading && history.rows.length === 0 && !history.error && (
+        <p class="empty">This asset has not been seen anywhere yet.</p>
+      )}
+      <ol class="timeline" aria-label="Where the asset has been">
+        {history.rows.map((row) => (
+          <li key={`${row.event_observed_at}-${row.location_id}`}>
+            <time dateTime={row.event_observed_at}>{formatDateTime(row.event_observed_at)}</time>
+            <span class="timeline-place">
+              {row.location_external_key ?? (
+                <span class="muted">
+                  {row.location_id === null ? 'unknown location' : 'a retired location'}
+                </span>
+              )}
+            </span>
+            <span class="timeline-duration">for {formatDuration(row.duration_seconds)}</span>
+          </li>
+        ))}
+      </ol>
+      <Pager paged={history} label="History" />
+    </main>
+  );
+}
+
+export function ReportPage() {
+  const [q, query, setQ] = useSearchParam();
+  const report = usePaged<ReportRow>('/internal/report', { q: query }, 50);
+  return (
+    <main id="main">
+      <PageHeader title="Asset-location report" />
+      <p class="lead">Every asset that has been scanned, with where it was seen last.</p>
+      <SearchBox
+        id="report-search"
+        label="Filter"
+        value={q}
+        onInput={setQ}
+        hint="Matches asset and location keys."
+      />
+      <ErrorAlert error={report.error} />
+      <div class="table-wrap" aria-busy={report.loading}>
+        <table>
+          <caption class="visually-hidden">Last known location of each scanned asset</caption>
+          <thead>
+            <tr>
+              <th scope="col">Asset</th>
+              <th scope="col">Location</th>
+              <th scope="col">Last seen</th>
+              <th scope="col">State</th>
+            </tr>
+          </thead>
+          <tbody>
+            {report.rows.map((r) => (
+              <tr key={r.asset_id}>
+                <th scope="row">
+                  <Link
+                    href={`/history/${r.asset_id}`}
+                    state={{ external_key: r.asset_external_key }}
+                    class="mono"
+                  >
+                    {r.asset_external_key}
+                  </Link>
+                </th>
+                <td class="mono">{r.location_external_key ?? <span class="muted">—</span>}</td>
+                <td>{formatDateTime(r.asset_last_seen)}</td>
+                <td>{r.asset_deleted_at ? <span class="badge badge-revoked">deleted</span> : 'live'}</td>
+              </tr>
+            ))}
+            {!report.loading && report.rows.length === 0 && (
+              <tr>
+                <td colSpan={4} class="empty">
+                  Nothing scanned yet.
+                </td>
+              </tr>
+            )}
+          </tbody>
+        </table>
+      </div>
+      <Pager paged={report} label="Report" />
+    </main>
+  );
+}

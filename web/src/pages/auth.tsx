@@ -1,0 +1,154 @@
+import { useState } from 'preact/hooks';
+import { api, type Session } from '../api.js';
+import { ErrorAlert } from '../components/errors.js';
+import { PageHeader } from '../components/page.js';
+import { Link, navigate } from '../router.js';
+
+/** Where to go after signing in: the page that asked for it, or the location tree. */
+function next(): string {
+  const wanted = new URLSearchParams(window.location.search).get('next');
+  return wanted?.startsWith('/') && !wanted.startsWith('//') ? wanted : '/locations';
+}
+
+export function SignIn({ onSession }: { onSession(session: Session): void }) {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const res = await api<{ data: Session }>('/internal/auth/sign-in', {
+        method: 'POST',
+        body: { email, password },
+        expectUnauthorized: true,
+      });
+      onSession(res.data);
+      navigate(next(), { replace: true });
+    } catch (e) {
+      setError(e);
+      setBusy(false);
+    }
+  };
+
+  return (
+    <main class="auth-card" id="main">
+      <p class="auth-brand">tagtrail</p>
+      <PageHeader title="Sign in" />
+      <form onSubmit={submit} aria-describedby={error ? 'sign-in-error' : undefined}>
+        <div class="field">
+          <label for="sign-in-email">Email</label>
+          <input
+            id="sign-in-email"
+            type="email"
+            autocomplete="username"
+            required
+            value={email}
+            onInput={(e) => setEmail(e.currentTarget.value)}
+          />
+        </div>
+        <div class="field">
+          <label for="sign-in-password">Password</label>
+          <input
+            id="sign-in-password"
+            type="password"
+            autocomplete="current-password"
+            required
+            value={password}
+            onInput={(e) => setPassword(e.currentTarget.value)}
+          />
+        </div>
+        <ErrorAlert error={error} id="sign-in-error" />
+        <button type="submit" class="button primary" disabled={busy}>
+          {busy ? 'Signing in…' : 'Sign in'}
+        </button>
+      </form>
+      <p class="aside">
+        New here? <Link href="/sign-up">Create an organization</Link>
+      </p>
+    </main>
+  );
+}
+
+export function SignUp({ onSession }: { onSession(session: Session): void }) {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [organization, setOrganization] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const res = await api<{ data: Session }>('/internal/auth/sign-up', {
+        method: 'POST',
+        body: { email, password, organization_name: organization },
+        expectUnauthorized: true,
+      });
+      onSession(res.data);
+      navigate('/locations', { replace: true });
+    } catch (e) {
+      setError(e);
+      setBusy(false);
+    }
+  };
+
+  return (
+    <main class="auth-card" id="main">
+      <p class="auth-brand">tagtrail</p>
+      <PageHeader title="Create your organization" />
+      <form onSubmit={submit} aria-describedby={error ? 'sign-up-error' : undefined}>
+        <div class="field">
+          <label for="sign-up-organization">Organization name</label>
+          <input
+            id="sign-up-organization"
+            type="text"
+            autocomplete="organization"
+            required
+            value={organization}
+            onInput={(e) => setOrganization(e.currentTarget.value)}
+          />
+        </div>
+        <div class="field">
+          <label for="sign-up-email">Email</label>
+          <input
+            id="sign-up-email"
+            type="email"
+            autocomplete="username"
+            required
+            value={email}
+            onInput={(e) => setEmail(e.currentTarget.value)}
+          />
+        </div>
+        <div class="field">
+          <label for="sign-up-password">Password</label>
+          <input
+            id="sign-up-password"
+            type="password"
+            autocomplete="new-password"
+            required
+            minLength={8}
+            aria-describedby="sign-up-password-hint"
+            value={password}
+            onInput={(e) => setPassword(e.currentTarget.value)}
+          />
+          <p class="hint" id="sign-up-password-hint">
+            At least 8 characters; a few unrelated words make a good one.
+          </p>
+        </div>
+        <ErrorAlert error={error} id="sign-up-error" />
+        <button type="submit" class="button primary" disabled={busy}>
+          {busy ? 'Creating…' : 'Create organization'}
+        </button>
+      </form>
+      <p class="aside">
+        Already have an account? <Link href="/sign-in">Sign in</Link>
+      </p>
+    </main>
+  );
+}

@@ -1,0 +1,262 @@
+import { useRef, useState } from 'preact/hooks';
+import { api, type HandheldResult, type LocationOption, type Page } from '../api.js';
+import { ErrorAlert } from '../components/errors.js';
+import { LocationPicker, locationLabel } from '../components/location-picker.js';
+import { PageHeader } from '../components/page.js';
+import { plural } from '../format.js';
+
+type ChosenLocation = { kind: 'id'; location: LocationOption } | { kind: 'tag'; tag: string };
+type ItemKind = 'tag' | 'asset_external_key';
+
+/** The most items one submission takes (HANDHELD_MAX_ITEMS on the server). */
+const MAX_ITEMS = 1000;
+
+function describeError(error: unknown): string {
+  if (typeof error === 'string') return error;
+  if (error && typeof error === 'object') {
+    const e = error as { message?: unknown; detail?: unknown; value?: unknown };
+    const text = String(e.message ?? e.detail ?? '');
+    if (text) return e.value === undefined ? text : `${String(e.value)}: ${text}`;
+  }
+  return JSON.stringify(error);
+}
+
+/**
+ * A handheld inventory: where am I (scan the location's barcode, or pick it), what is
+ * here (scan each asset's tag), submit. Barcode scanners act as keyboards that type the
+ * code and press Enter, so each field acts on Enter.
+ */
+export function HandheldPage() {
+  const [locationText, setLocationText] = useState('');
+  const [chosen, setChosen] = useState<ChosenLocation | null>(null);
+  const [locationError, setLocationError] = useState<unknown>(null);
+  const [picking, setPicking] = useState(false);
+  const [itemText, setItemText] = useState('');
+  const [itemKind, setItemKind] = useState<ItemKind>('tag');
+  const [items, setItems] = useState<string[]>([]);
+  const [error, setError] = useState<unknown>(null);
+  const [result, setResult] = useState<HandheldResult | null>(null);
+  const [busy, setBusy] = useState(false);
+  const itemField = useRef<HTMLInputElement>(null);
+  const locationField = useRef<HTMLInputElement>(null);
+
+  const choose = (next: ChosenLocation | null) => {
+    setChosen(next);
+    setResult(null);
+    if (next) setTimeout(() => itemField.current?.focus(), 0);
+  };
+
+  // A scanned or typed location: its external key when one matches exactly, else a tag.
+  const resolveLocation = async (event: Event) => {
+    event.preventDefault();
+    const value = locationText.trim();
+    if (!value) return;
+    setLocationError(null);
+    try {
+      const page = await api<Page<LocationOption>>('/internal/locations', { query: { q: value, limit: 20 } });
+      const exact = page.data.find((l) => l.external_key === value);
+      choose(exact ? { kind: 'id', location: exact } : { kind: 'tag', tag: value });
+      setLocationText('');
+    } catch (e) {
+      setLocationError(e);
+    }
+  };
+
+  const addItem = (event: Event) => {
+    event.preventDefault();
+    const value = itemText.trim();
+    setItemText('');
+    if (!value || items.includes(value)) return;
+    if (items.length >= MAX_ITEMS) {
+      setError(new Error(`Submit these ${MAX_ITEMS} first, then scan the rest.`));
+      return;
+    }
+    setItems([...items, value]);
+    setResult(null);
+  };
+
+  const submit = async () => {
+    if (!chosen) {
+      setError(new Error('Scan or choose the location first.'));
+      locationField.current?.focus();
+      return;
+    }
+    if (items.length === 0) {
+      setError(new Error('Scan at least one tag or asset.'));
+      itemField.current?.focus();
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    try {
+      const res = await api<{ data: HandheldResult }>('/internal/handheld', {
+        method: 'POST',
+        body: {
+          location: chosen.kind === 'id' ? { id: chosen.location.id } : { tag: chosen.tag },
+          items: items.map((value) => (itemKind === 'tag' ? { tag: value } : { asset_external_key: value })),
+        },
+      });
+      setResult(res.data);
+      setItems([]);
+      itemField.current?.focus();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <main id="main" class="handheld">
+      <PageHeader title="Handheld inventory" />
+
+      <section class="card" aria-labelledby="hh-location-title">
+        <h2 id="hh-location-title">1. Location</h2>
+        {chosen && (
+          <p class="chosen" aria-live="polite">
+            <span class="muted">Here:</span>{' '}
+            <strong>
+              {chosen.kind === 'id' ? locationLabel(chosen.location) : `location tag “${chosen.tag}”`}
+            </strong>{' '}
+            <button type="button" class="button link" onClick={() => choose(null)}>
+              Change
+            </button>
+          </p>
+        )}
+        <form onSubmit={resolveLocation} class="scan-form">
+          <label for="hh-location">Scan or type the location's barcode</label>
+          <div class="scan-row">
+            <input
+              id="hh-location"
+              ref={locationField}
+              class="big"
+              autocomplete="off"
+              autocapitalize="off"
+              spellcheck={false}
+              enterKeyHint="go"
+              value={locationText}
+              onInput={(e) => setLocationText(e.currentTarget.value)}
+            />
+            <button type="submit" class="button primary big">
+              Set
+            </button>
+          </div>
+        </form>
+        <ErrorAlert error={locationError} />
+        <button
+          type="button"
+          class="button link"
+          aria-expanded={picking}
+          aria-controls="hh-picker"
+          onClick={() => setPicking(!picking)}
+        >
+          {picking ? 'Hide the location list' : 'Or choose from a list'}
+        </button>
+        <div id="hh-picker">
+          {picking && (
+            <LocationPicker
+              id="hh-pick"
+              label="Choose the location"
+              value={chosen?.kind === 'id' ? chosen.location : null}
+              onChange={(l) => {
+                if (l) {
+                  choose({ kind: 'id', location: l });
+                  setPicking(false);
+                }
+              }}
+            />
+          )}
+        </div>
+      </section>
+
+      <section class="card" aria-labelledby="hh-items-title">
+        <h2 id="hh-items-title">2. What is here</h2>
+        <fieldset class="radio-group inline">
+          <legend>Scanned values are</legend>
+          <label class="radio">
+            <input
+              type="radio"
+              name="hh-kind"
+              value="tag"
+              checked={itemKind === 'tag'}
+              onChange={() => setItemKind('tag')}
+            />
+            Tag values
+          </label>
+          <label class="radio">
+            <input
+              type="radio"
+              name="hh-kind"
+              value="asset_external_key"
+              checked={itemKind === 'asset_external_key'}
+              onChange={() => setItemKind('asset_external_key')}
+            />
+            Asset keys
+          </label>
+        </fieldset>
+        <form onSubmit={addItem} class="scan-form">
+          <label for="hh-item">Scan or type a {itemKind === 'tag' ? 'tag' : 'asset key'}</label>
+          <div class="scan-row">
+            <input
+              id="hh-item"
+              ref={itemField}
+              class="big"
+              autocomplete="off"
+              autocapitalize="off"
+              spellcheck={false}
+              enterKeyHint="enter"
+              value={itemText}
+              onInput={(e) => setItemText(e.currentTarget.value)}
+            />
+            <button type="submit" class="button secondary big">
+              Add
+            </button>
+          </div>
+        </form>
+        <p class="hint" aria-live="polite">
+          {plural(items.length, 'item')} scanned
+        </p>
+        {items.length > 0 && (
+          <ul class="scanned" aria-label="Scanned items">
+            {items.map((value) => (
+              <li key={value}>
+                <span class="mono">{value}</span>
+                <button
+                  type="button"
+                  class="button secondary"
+                  aria-label={`Remove ${value}`}
+                  onClick={() => setItems(items.filter((i) => i !== value))}
+                >
+                  Remove
+                </button>
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+
+      <div class="submit-bar">
+        <ErrorAlert error={error} />
+        <div role="status" class="result">
+          {result && (
+            <div class="alert alert-success">
+              <p>
+                <strong>{result.applied}</strong> applied, <strong>{result.unknown}</strong> unknown
+              </p>
+              {result.errors.length > 0 && (
+                <ul>
+                  {result.errors.map((e, i) => (
+                    <li key={i}>{describeError(e)}</li>
+                  ))}
+                </ul>
+              )}
+            </div>
+          )}
+        </div>
+        <button type="button" class="button primary big wide" disabled={busy} onClick={submit}>
+          {busy ? 'Submitting…' : `Submit ${plural(items.length, 'item')}`}
+        </button>
+      </div>
+    </main>
+  );
+}

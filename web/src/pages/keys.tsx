@@ -1,0 +1,318 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { type ApiKey, api } from '../api.js';
+import { ErrorAlert } from '../components/errors.js';
+import { PageHeader } from '../components/page.js';
+import { Pager, usePaged } from '../components/paging.js';
+import { formatDate, formatDateTime } from '../format.js';
+
+type Access = 'none' | 'read' | 'write';
+type Expiry = 'never' | '30' | '90' | '365' | 'date';
+
+const RESOURCES: { id: 'assets' | 'locations' | 'tracking'; label: string; writable: boolean }[] = [
+  { id: 'assets', label: 'Assets', writable: true },
+  { id: 'locations', label: 'Locations', writable: true },
+  { id: 'tracking', label: 'Tracking (history and report)', writable: false },
+];
+
+const ACCESS_LABEL: Record<Access, string> = { none: 'None', read: 'Read', write: 'Read and write' };
+
+export function scopesFor(access: Record<string, Access>): string[] {
+  const scopes: string[] = [];
+  for (const { id } of RESOURCES) {
+    const level = access[id] ?? 'none';
+    if (level === 'read' || level === 'write') scopes.push(`${id}:read`);
+    if (level === 'write') scopes.push(`${id}:write`);
+  }
+  return scopes;
+}
+
+const DAY = 86_400_000;
+
+/** The expiry to send: null (never), now + N days, or the end of the chosen day (local time). */
+export function expiresAt(expiry: Expiry, date: string, now = Date.now()): string | null {
+  if (expiry === 'never') return null;
+  if (expiry === 'date') {
+    const [y, m, d] = date.split('-').map(Number);
+    if (!y || !m || !d) throw new Error('Choose the date the key expires.');
+    return new Date(y, m - 1, d, 23, 59, 59, 999).toISOString();
+  }
+  return new Date(now + Number(expiry) * DAY).toISOString();
+}
+
+const today = () => {
+  const d = new Date(Date.now() + DAY);
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+};
+
+function MintedKey({ name, token, onDone }: { name: string; token: string; onDone(): void }) {
+  const [copied, setCopied] = useState<'no' | 'yes' | 'failed'>('no');
+  const field = useRef<HTMLInputElement>(null);
+  const panel = useRef<HTMLElement>(null);
+  useEffect(() => panel.current?.focus(), []);
+
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(token);
+      setCopied('yes');
+    } catch {
+      field.current?.select();
+      setCopied('failed');
+    }
+  };
+
+  return (
+    <section class="card minted" aria-labelledby="minted-title" ref={panel} tabIndex={-1}>
+      <h2 id="minted-title">Key “{name}” created</h2>
+      <p>
+        Copy the key now. It is shown <strong>only once</strong>: the service keeps no copy it could show
+        again.
+      </p>
+      <div class="field">
+        <label for="minted-token">API key</label>
+        <div class="copy-row">
+          <input
+            id="minted-token"
+            ref={field}
+            class="mono"
+            readOnly
+            value={token}
+            onFocus={(e) => e.currentTarget.select()}
+          />
+          <button type="button" class="button primary" onClick={copy}>
+            {copied === 'yes' ? 'Copied' : 'Copy'}
+          </button>
+        </div>
+        <p class="hint" role="status">
+          {copied === 'yes' && 'Copied to the clipboard.'}
+          {copied === 'failed' &&
+            'Copying is blocked here; the key is selected, press Ctrl+C (⌘C) to copy it.'}
+        </p>
+      </div>
+      <button type="button" class="button secondary" onClick={onDone}>
+        I have stored the key
+      </button>
+    </section>
+  );
+}
+
+function MintForm({ onMinted }: { onMinted(name: string, token: string): void }) {
+  const [name, setName] = useState('');
+  const [access, setAccess] = useState<Record<string, Access>>({
+    assets: 'read',
+    locations: 'read',
+    tracking: 'read',
+  });
+  const [expiry, setExpiry] = useState<Expiry>('90');
+  const [date, setDate] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setError(null);
+    setBusy(true);
+    try {
+      const res = await api<{ data: ApiKey; token: string }>('/internal/keys', {
+        method: 'POST',
+        body: { name, scopes: scopesFor(access), expires_at: expiresAt(expiry, date) },
+      });
+      onMinted(res.data.name, res.token);
+      setName('');
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form class="card" onSubmit={submit} aria-labelledby="mint-title">
+      <h2 id="mint-title">Create an API key</h2>
+      <div class="field name-field">
+        <label for="key-name">Name</label>
+        <input
+          id="key-name"
+          required
+          maxLength={255}
+          value={name}
+          placeholder="e.g. ERP integration"
+          onInput={(e) => setName(e.currentTarget.value)}
+        />
+      </div>
+      <div class="scope-grid">
+        {RESOURCES.map((r) => (
+          <fieldset key={r.id} class="radio-group">
+            <legend>{r.label}</legend>
+            {(r.writable ? (['none', 'read', 'write'] as const) : (['none', 'read'] as const)).map(
+              (level) => (
+                <label key={level} class="radio">
+                  <input
+                    type="radio"
+                    name={`scope-${r.id}`}
+                    value={level}
+                    checked={access[r.id] === level}
+                    onChange={() => setAccess({ ...access, [r.id]: level })}
+                  />
+                  {ACCESS_LABEL[level]}
+                </label>
+              ),
+            )}
+          </fieldset>
+        ))}
+      </div>
+      <div class="row compact">
+        <div class="field">
+          <label for="key-expiry">Expires</label>
+          <select id="key-expiry" value={expiry} onChange={(e) => setExpiry(e.currentTarget.value as Expiry)}>
+            <option value="never">Never</option>
+            <option value="30">In 30 days</option>
+            <option value="90">In 90 days</option>
+            <option value="365">In 1 year</option>
+            <option value="date">On a date…</option>
+          </select>
+        </div>
+        {expiry === 'date' && (
+          <div class="field">
+            <label for="key-expiry-date">Expiry date</label>
+            <input
+              id="key-expiry-date"
+              type="date"
+              required
+              min={today()}
+              value={date}
+              onInput={(e) => setDate(e.currentTarget.value)}
+            />
+          </div>
+        )}
+      </div>
+      <p class="hint">Keys never get the key-administration scope; manage keys here.</p>
+      <ErrorAlert error={error} />
+      <button type="submit" class="button primary" disabled={busy}>
+        {busy ? 'Creating…' : 'Create key'}
+      </button>
+    </form>
+  );
+}
+
+function StatusBadge({ status }: { status: ApiKey['status'] }) {
+  return <span class={`badge badge-${status}`}>{status}</span>;
+}
+
+function KeyRow({ item, onRevoked }: { item: ApiKey; onRevoked(): void }) {
+  const [confirming, setConfirming] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const revoke = async () => {
+    setBusy(true);
+    try {
+      await api(`/internal/keys/${encodeURIComponent(item.id)}/revoke`, { method: 'POST' });
+      setConfirming(false);
+      onRevoked();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <tr>
+      <th scope="row">{item.name}</th>
+      <td>
+        {item.scopes.length === 0 ? (
+          <span class="muted">none</span>
+        ) : (
+          <ul class="chips">
+            {item.scopes.map((s) => (
+              <li key={s}>{s}</li>
+            ))}
+          </ul>
+        )}
+      </td>
+      <td>{formatDate(item.created_at)}</td>
+      <td>{item.expires_at ? formatDate(item.expires_at) : 'never'}</td>
+      <td>{formatDateTime(item.last_used_at, 'never')}</td>
+      <td>
+        <StatusBadge status={item.status} />
+      </td>
+      <td class="actions">
+        {item.status === 'active' &&
+          (confirming ? (
+            <div class="confirm">
+              <span>Revoke “{item.name}”?</span>
+              <button type="button" class="button danger" disabled={busy} onClick={revoke}>
+                Yes, revoke
+              </button>
+              <button type="button" class="button secondary" onClick={() => setConfirming(false)}>
+                Cancel
+              </button>
+            </div>
+          ) : (
+            <button
+              type="button"
+              class="button secondary"
+              aria-label={`Revoke ${item.name}`}
+              onClick={() => setConfirming(true)}
+            >
+              Revoke
+            </button>
+          ))}
+        <ErrorAlert error={error} />
+      </td>
+    </tr>
+  );
+}
+
+export function KeysPage() {
+  const keys = usePaged<ApiKey>('/internal/keys', {}, 20);
+  const [minted, setMinted] = useState<{ name: string; token: string } | null>(null);
+
+  return (
+    <main id="main">
+      <PageHeader title="API keys" />
+      {minted ? (
+        <MintedKey name={minted.name} token={minted.token} onDone={() => setMinted(null)} />
+      ) : (
+        <MintForm
+          onMinted={(name, token) => {
+            setMinted({ name, token });
+            keys.reload();
+          }}
+        />
+      )}
+      <section aria-labelledby="keys-title">
+        <h2 id="keys-title">Keys</h2>
+        <ErrorAlert error={keys.error} />
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Scopes</th>
+                <th scope="col">Created</th>
+                <th scope="col">Expires</th>
+                <th scope="col">Last used</th>
+                <th scope="col">Status</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {keys.rows.map((k) => (
+                <KeyRow key={k.id} item={k} onRevoked={keys.reload} />
+              ))}
+              {!keys.loading && keys.rows.length === 0 && (
+                <tr>
+                  <td colSpan={7} class="empty">
+                    No keys yet.
+                  </td>
+                </tr>
+              )}
+            </tbody>
+          </table>
+        </div>
+        <Pager paged={keys} label="Keys" />
+      </section>
+    </main>
+  );
+}
