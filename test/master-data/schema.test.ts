@@ -9,7 +9,9 @@ describe('master-data schema', () => {
   afterAll(() => t.drop());
 
   it('derives auto-key slots and the lowercased search text', async () => {
-    const org = await t.db.pool.query<{ id: number }>("INSERT INTO organizations (name) VALUES ('x') RETURNING id");
+    const org = await t.db.pool.query<{ id: number }>(
+      "INSERT INTO organizations (name) VALUES ('x') RETURNING id",
+    );
     const orgId = org.rows[0]!.id;
     const { rows } = await t.db.pool.query(
       `INSERT INTO assets (org_id, external_key, name, description) VALUES
