@@ -35,6 +35,7 @@ import { registerStrictInputs } from './plugins/strict-inputs.js';
 import type { RateLimitStore } from './rate-limit/types.js';
 import { ErrorEnvelope } from './schemas/common.js';
 import { createAjv } from './validation/ajv.js';
+import { webAppRoutes } from './web-static.js';
 
 export interface AppServices {
   organizations: OrganizationService;
@@ -110,6 +111,7 @@ export async function buildServer(services: AppServices, options: ServerOptions)
   await app.register(internalRoutes(services.internal));
   await app.register(readerWebhookRoutes(services.readers, services.ingest));
   for (const plugin of options.routes ?? []) await app.register(plugin);
+  await app.register(webAppRoutes());
 
   await app.register(async (root) => registerMethodNotAllowed(root, routesByUrl));
   return app;
