@@ -1,12 +1,19 @@
 import { Type } from '@sinclair/typebox';
 import { ExternalKey, Id, Nullable, TimestampIn, TimestampOut } from '../http/schemas/common.js';
 
-/** Field schemas shared by assets and locations (API-SPEC Conventions). */
+/**
+ * Field schemas shared by assets and locations (API-SPEC Conventions).
+ *
+ * The spec writes the name pattern as `^\S(?:[^\x00-\x1F\x7F]*\S)?$`, whose `\S` would let
+ * the first and last character be a control character (a lone NUL, which PostgreSQL cannot
+ * even store, or a trailing DEL). The rule it states is "no control characters, no leading
+ * or trailing whitespace", so the ends exclude control characters too.
+ */
 export const NameField = () =>
   Type.String({
     minLength: 1,
     maxLength: 255,
-    pattern: '^\\S(?:[^\\x00-\\x1F\\x7F]*\\S)?$',
+    pattern: '^[^\\s\\x00-\\x1F\\x7F](?:[^\\x00-\\x1F\\x7F]*[^\\s\\x00-\\x1F\\x7F])?$',
     'x-message': 'must be a single line with no control characters and no leading or trailing whitespace',
   });
 
