@@ -77,6 +77,7 @@ export function Pager({ paged, label }: { paged: Paged<unknown>; label: string }
   const { offset, limit, total, rows, loading } = paged;
   const first = total === 0 ? 0 : offset + 1;
   const last = offset + rows.length;
+  if (total === 0 && offset === 0) return null;
   return (
     <nav class="pager" aria-label={`${label} pages`}>
       <button
