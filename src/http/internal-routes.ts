@@ -1,7 +1,13 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { authRoutes } from '../accounts/internal-routes/auth.js';
 import { sessionRoutes } from '../accounts/internal-routes/session.js';
+import { assetViewRoutes } from '../assets/internal-routes/views.js';
+import { handheldRoutes } from '../ingest/internal-routes/handheld.js';
+import { readerRoutes } from '../ingest/internal-routes/readers.js';
 import type { InternalServices } from '../internal-services.js';
+import { keyRoutes } from '../keys/internal-routes/keys.js';
+import { locationViewRoutes } from '../locations/internal-routes/views.js';
+import { reportRoutes } from '../tracking/internal-routes/report.js';
 import { registerInternalAuth } from './plugins/internal-auth.js';
 
 /**
@@ -16,7 +22,16 @@ export function registerInternalSurface(app: FastifyInstance, services: Internal
 export const internalRoutes =
   (s: InternalServices): FastifyPluginAsync =>
   async (app) => {
-    for (const routes of [authRoutes, sessionRoutes]) {
+    for (const routes of [
+      authRoutes,
+      sessionRoutes,
+      keyRoutes,
+      readerRoutes,
+      handheldRoutes,
+      locationViewRoutes,
+      assetViewRoutes,
+      reportRoutes,
+    ]) {
       await app.register(routes(s));
     }
   };

@@ -11,6 +11,8 @@ export interface MintRequest {
   scopes: string[];
   /** Lifetime in seconds; undefined for a key that never expires. */
   expiresInSeconds?: number;
+  /** Or the instant it expires (whole seconds are kept); exclusive with expiresInSeconds. */
+  expiresAt?: Date;
   environment?: 'production' | 'preview';
   createdByUserId?: number | null;
 }
@@ -59,7 +61,19 @@ export class KeyService {
     const environment = req.environment ?? this.tokens.environment;
     const id = randomUUID();
     // Whole seconds: the JWT `exp` and the record must name the same instant.
-    const expiresAtSeconds = lifetime === undefined ? undefined : Math.floor(Date.now() / 1000) + lifetime;
+    const nowSeconds = Math.floor(Date.now() / 1000);
+    let expiresAtSeconds = lifetime === undefined ? undefined : nowSeconds + lifetime;
+    if (req.expiresAt !== undefined) {
+      expiresAtSeconds = Math.floor(req.expiresAt.getTime() / 1000);
+      if (expiresAtSeconds <= nowSeconds) {
+        throw fieldError('expires_at', 'invalid_value', 'expires_at must be in the future');
+      }
+      if (expiresAtSeconds > nowSeconds + MAX_KEY_LIFETIME_SECONDS) {
+        throw fieldError('expires_at', 'invalid_value', 'expires_at must be at most ten years from now', {
+          max_seconds_from_now: MAX_KEY_LIFETIME_SECONDS,
+        });
+      }
+    }
     const key = await this.db.withOrg(req.orgId, async (tx) => {
       const org = await tx.query('SELECT 1 FROM organizations WHERE id = $1', [req.orgId]);
       if (!org.rowCount) throw new ApiError('not_found', `organization ${req.orgId} not found`);

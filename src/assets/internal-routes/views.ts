@@ -1,0 +1,91 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { Tx } from '../../db/pool.js';
+import { sessionOf } from '../../http/plugins/internal-auth.js';
+import { Id, ListEnvelope, Nullable, TimestampOut } from '../../http/schemas/common.js';
+import { PageOnlyQuery, SearchPageQuery } from '../../http/schemas/internal.js';
+import { toWireOrNull } from '../../http/timestamps.js';
+import type { InternalServices } from '../../internal-services.js';
+import { containsPattern, listEnvelope } from '../../master-data/list-query.js';
+
+export const AssetRowSchema = Type.Object({
+  id: Type.Integer(),
+  external_key: Type.String(),
+  name: Type.String(),
+  location_id: Nullable(Type.Integer()),
+  location_external_key: Nullable(Type.String()),
+  location_name: Nullable(Type.String()),
+  last_seen_at: Nullable(TimestampOut()),
+});
+
+interface AssetRowRecord {
+  id: number;
+  external_key: string;
+  name: string;
+  location_id: number | null;
+  location_external_key: string | null;
+  location_name: string | null;
+  last_seen_at: Date | null;
+}
+
+/** Live assets (matching `q` over key, name, description and tags) with where they are now. */
+async function assetPage(
+  tx: Tx,
+  orgId: number,
+  q: string | undefined,
+  page: { limit: number; offset: number },
+) {
+  const where = `a.org_id = $1 AND a.deleted_at IS NULL${q ? ' AND a.search_text LIKE $2' : ''}`;
+  const args: unknown[] = q ? [orgId, containsPattern(q)] : [orgId];
+  const n = args.length;
+  const [rows, count] = await Promise.all([
+    tx.query<AssetRowRecord>(
+      `SELECT a.id, a.external_key, a.name, a.location_id, l.external_key AS location_external_key,
+         l.name AS location_name, a.last_seen_at
+       FROM assets a LEFT JOIN locations l ON l.id = a.location_id AND l.org_id = a.org_id
+       WHERE ${where} ORDER BY a.name, a.id LIMIT $${n + 1} OFFSET $${n + 2}`,
+      [...args, page.limit, page.offset],
+    ),
+    tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM assets a WHERE ${where}`, args),
+  ]);
+  return { rows: rows.rows, total: count.rows[0]!.n };
+}
+
+const AssetParams = Type.Object({ asset_id: Id() });
+
+/** Where every asset is now, and one asset's history (the tracking service's, as in the public API). */
+export const assetViewRoutes =
+  (s: InternalServices): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.get(
+      '/internal/assets',
+      { schema: { querystring: SearchPageQuery, response: { 200: ListEnvelope(AssetRowSchema) } } },
+      async (request) => {
+        const { orgId } = sessionOf(request);
+        const { q, limit, offset } = request.query;
+        const page = { limit, offset };
+        const { rows, total } = await s.db.withOrg(orgId, (tx) => assetPage(tx, orgId, q, page));
+        return listEnvelope(
+          rows.map((r) => ({ ...r, last_seen_at: toWireOrNull(r.last_seen_at) })),
+          page,
+          total,
+        );
+      },
+    );
+
+    app.get(
+      '/internal/assets/:asset_id/history',
+      {
+        schema: {
+          params: AssetParams,
+          querystring: PageOnlyQuery,
+          response: { 200: ListEnvelope(Type.Ref('AssetHistoryRow')) },
+        },
+      },
+      async (request) => {
+        const { orgId } = sessionOf(request);
+        const { limit, offset } = request.query;
+        return s.tracking.history(orgId, request.params.asset_id, { limit, offset });
+      },
+    );
+  };

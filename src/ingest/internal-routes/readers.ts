@@ -1,0 +1,206 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { Database } from '../../db/pool.js';
+import { notFound } from '../../errors.js';
+import { sessionOf } from '../../http/plugins/internal-auth.js';
+import {
+  DataEnvelope,
+  Id,
+  ListEnvelope,
+  NoContent,
+  Nullable,
+  PageQuery,
+  TimestampOut,
+} from '../../http/schemas/common.js';
+import { toWire, toWireOrNull } from '../../http/timestamps.js';
+import type { InternalServices } from '../../internal-services.js';
+import { listEnvelope } from '../../master-data/list-query.js';
+import { READER_FAMILIES } from '../adapters/types.js';
+import type { Reader, ScanPoint } from '../readers-service.js';
+
+/** `ScanPoint` of docs/web-app.md: the location named as well as identified. */
+export const ScanPointSchema = Type.Object({
+  id: Type.Integer(),
+  antenna: Nullable(Type.Integer()),
+  location_id: Type.Integer(),
+  location_external_key: Nullable(Type.String()),
+  location_name: Nullable(Type.String()),
+});
+
+export const ReaderSchema = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  family: Type.String(),
+  identity: Type.String(),
+  topic: Type.String(),
+  webhook: Type.Boolean(),
+  created_at: TimestampOut(),
+  last_message_at: Nullable(TimestampOut()),
+  good_reads: Type.Integer(),
+  bad_reads: Type.Integer(),
+  unknown_reads: Type.Integer(),
+  scan_points: Type.Array(ScanPointSchema),
+});
+
+type LocationLabel = { external_key: string; name: string };
+
+/** Keys and names of the locations the scan points map to (deleted ones too: the point still names them). */
+async function locationLabels(db: Database, orgId: number, points: ScanPoint[]) {
+  const ids = [...new Set(points.map((p) => p.locationId))];
+  if (ids.length === 0) return new Map<number, LocationLabel>();
+  const { rows } = await db.withOrg(orgId, (tx) =>
+    tx.query<LocationLabel & { id: number }>(
+      'SELECT id, external_key, name FROM locations WHERE org_id = $1 AND id = ANY($2::bigint[])',
+      [orgId, ids],
+    ),
+  );
+  return new Map(rows.map((r) => [r.id, { external_key: r.external_key, name: r.name }]));
+}
+
+function scanPointView(p: ScanPoint, labels: Map<number, LocationLabel>) {
+  const label = labels.get(p.locationId);
+  return {
+    id: p.id,
+    antenna: p.antenna,
+    location_id: p.locationId,
+    location_external_key: label?.external_key ?? null,
+    location_name: label?.name ?? null,
+  };
+}
+
+function readerView(r: Reader, labels: Map<number, LocationLabel>) {
+  return {
+    id: r.id,
+    name: r.name,
+    family: r.family,
+    identity: r.identity,
+    topic: r.topic,
+    webhook: r.webhook,
+    created_at: toWire(r.createdAt),
+    last_message_at: toWireOrNull(r.lastMessageAt),
+    good_reads: r.goodReads,
+    bad_reads: r.badReads,
+    unknown_reads: r.unknownReads,
+    scan_points: r.scanPoints.map((p) => scanPointView(p, labels)),
+  };
+}
+
+const CreateReaderBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 255 }),
+    family: Type.Unsafe<string>({ type: 'string', enum: [...READER_FAMILIES] }),
+    identity: Type.String({ minLength: 1, maxLength: 255 }),
+    topic: Type.String({ minLength: 1, maxLength: 512 }),
+    webhook: Type.Boolean(),
+  },
+  { additionalProperties: false },
+);
+
+const CreateScanPointBody = Type.Object(
+  {
+    antenna: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 65535 }))),
+    location_id: Id(),
+  },
+  { additionalProperties: false },
+);
+
+const ReaderParams = Type.Object({ reader_id: Id() });
+const ScanPointParams = Type.Object({ reader_id: Id(), scan_point_id: Id() });
+
+/** Readers and their scan points, through the readers service (src/ingest/readers-service.ts). */
+export const readerRoutes =
+  (s: InternalServices): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.get(
+      '/internal/readers',
+      {
+        schema: {
+          querystring: Type.Object(PageQuery, { additionalProperties: false }),
+          response: { 200: ListEnvelope(ReaderSchema) },
+        },
+      },
+      async (request) => {
+        const { orgId } = sessionOf(request);
+        const page = { limit: request.query.limit, offset: request.query.offset };
+        // An organization has a handful of readers: the service lists them all.
+        const all = await s.readers.list(orgId);
+        const rows = all.slice(page.offset, page.offset + page.limit);
+        const labels = await locationLabels(
+          s.db,
+          orgId,
+          rows.flatMap((r) => r.scanPoints),
+        );
+        return listEnvelope(
+          rows.map((r) => readerView(r, labels)),
+          page,
+          all.length,
+        );
+      },
+    );
+
+    app.post(
+      '/internal/readers',
+      {
+        schema: {
+          body: CreateReaderBody,
+          response: {
+            201: Type.Object({ data: ReaderSchema, webhook_secret: Type.Optional(Type.String()) }),
+          },
+        },
+      },
+      async (request, reply) => {
+        const { orgId } = sessionOf(request);
+        const created = await s.readers.create(orgId, request.body);
+        reply.code(201);
+        return {
+          data: readerView(created.reader, new Map()),
+          ...(created.webhookSecret === null ? {} : { webhook_secret: created.webhookSecret }),
+        };
+      },
+    );
+
+    app.delete(
+      '/internal/readers/:reader_id',
+      { schema: { params: ReaderParams, response: { 204: NoContent('Reader deleted') } } },
+      async (request, reply) => {
+        const { orgId } = sessionOf(request);
+        await s.readers.delete(orgId, request.params.reader_id);
+        return reply.code(204).send();
+      },
+    );
+
+    app.post(
+      '/internal/readers/:reader_id/scan-points',
+      {
+        schema: {
+          params: ReaderParams,
+          body: CreateScanPointBody,
+          response: { 201: DataEnvelope(ScanPointSchema) },
+        },
+      },
+      async (request, reply) => {
+        const { orgId } = sessionOf(request);
+        const point = await s.readers.addScanPoint(orgId, request.params.reader_id, {
+          locationId: request.body.location_id,
+          antenna: request.body.antenna ?? null,
+        });
+        reply.code(201);
+        return { data: scanPointView(point, await locationLabels(s.db, orgId, [point])) };
+      },
+    );
+
+    app.delete(
+      '/internal/readers/:reader_id/scan-points/:scan_point_id',
+      { schema: { params: ScanPointParams, response: { 204: NoContent('Scan point removed') } } },
+      async (request, reply) => {
+        const { orgId } = sessionOf(request);
+        const { reader_id, scan_point_id } = request.params;
+        // The service removes a point by (reader, antenna); the page names it by id.
+        const reader = await s.readers.get(orgId, reader_id);
+        const point = reader.scanPoints.find((p) => p.id === scan_point_id);
+        if (!point) throw notFound('scan point');
+        await s.readers.removeScanPoint(orgId, reader_id, point.antenna);
+        return reply.code(204).send();
+      },
+    );
+  };

@@ -1,0 +1,172 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type Browser,
+  buildInternalApp,
+  expectInternalError,
+  type InternalTestApp,
+  insertLocation,
+} from './helpers.js';
+
+describe('/internal/readers and scan points', () => {
+  let t: InternalTestApp;
+  let me: Browser;
+  let dock: number;
+  let shelf: number;
+  beforeAll(async () => {
+    t = await buildInternalApp();
+    me = await t.signUp();
+    dock = await insertLocation(t, me.orgId, { external_key: 'DOCK-1', name: 'Dock 1' });
+    shelf = await insertLocation(t, me.orgId, { external_key: 'SHELF-1', name: 'Shelf 1' });
+  });
+  afterAll(() => t.close());
+
+  it('creates, lists with scan points, and deletes readers and their scan points', async () => {
+    const created = await me.post('/internal/readers', {
+      name: 'Dock door',
+      family: 'impinj-r700',
+      identity: 'SN-0001',
+      topic: 'site/dock/r700',
+      webhook: false,
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const reader = created.json();
+    expect(reader).toEqual({
+      data: {
+        id: expect.any(Number),
+        name: 'Dock door',
+        family: 'impinj-r700',
+        identity: 'SN-0001',
+        topic: 'site/dock/r700',
+        webhook: false,
+        created_at: expect.stringMatching(/\.\d{3}Z$/),
+        last_message_at: null,
+        good_reads: 0,
+        bad_reads: 0,
+        unknown_reads: 0,
+        scan_points: [],
+      },
+    });
+    const id = reader.data.id;
+
+    const p1 = await me.post(`/internal/readers/${id}/scan-points`, { antenna: 1, location_id: dock });
+    expect(p1.statusCode, p1.body).toBe(201);
+    expect(p1.json().data).toEqual({
+      id: expect.any(Number),
+      antenna: 1,
+      location_id: dock,
+      location_external_key: 'DOCK-1',
+      location_name: 'Dock 1',
+    });
+    const p2 = await me.post(`/internal/readers/${id}/scan-points`, { antenna: null, location_id: shelf });
+    expect(p2.statusCode, p2.body).toBe(201);
+    expect(p2.json().data.antenna).toBeNull();
+    const dup = await me.post(`/internal/readers/${id}/scan-points`, { antenna: 1, location_id: shelf });
+    expectInternalError(dup, { status: 409, type: 'conflict' });
+
+    const list = (await me.get('/internal/readers')).json();
+    expect(list).toMatchObject({ limit: 50, offset: 0, total_count: 1 });
+    expect(list.data[0].scan_points).toEqual([
+      {
+        id: p2.json().data.id,
+        antenna: null,
+        location_id: shelf,
+        location_external_key: 'SHELF-1',
+        location_name: 'Shelf 1',
+      },
+      p1.json().data,
+    ]);
+
+    const removed = await me.del(`/internal/readers/${id}/scan-points/${p1.json().data.id}`);
+    expect(removed.statusCode, removed.body).toBe(204);
+    expectInternalError(await me.del(`/internal/readers/${id}/scan-points/${p1.json().data.id}`), {
+      status: 404,
+    });
+    expect((await me.get('/internal/readers')).json().data[0].scan_points).toHaveLength(1);
+
+    expect((await me.del(`/internal/readers/${id}`)).statusCode).toBe(204);
+    expectInternalError(await me.del(`/internal/readers/${id}`), { status: 404, type: 'not_found' });
+    expect((await me.get('/internal/readers')).json().total_count).toBe(0);
+  });
+
+  it('issues a webhook secret once when asked', async () => {
+    const res = await me.post('/internal/readers', {
+      name: 'Pusher',
+      family: 'zebra-fx',
+      identity: 'FX-9',
+      topic: 'site/fx9',
+      webhook: true,
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json().webhook_secret).toMatch(/^[A-Za-z0-9_-]{20,}$/);
+    expect(res.json().data.webhook).toBe(true);
+    const list = await me.get('/internal/readers');
+    expect(JSON.stringify(list.json())).not.toContain(res.json().webhook_secret);
+    const plain = await me.post('/internal/readers', {
+      name: 'Plain',
+      family: 'csl-cs463',
+      identity: 'CS-1',
+      topic: 'site/cs1',
+      webhook: false,
+    });
+    expect(plain.json()).not.toHaveProperty('webhook_secret');
+  });
+
+  it('validates readers and scan points', async () => {
+    const bad = await me.post('/internal/readers', {
+      name: '',
+      family: 'acme',
+      identity: 'x',
+      topic: 'a/#',
+      webhook: 'yes',
+    });
+    const error = expectInternalError(bad, { status: 400, type: 'validation_error' });
+    expect(error.fields!.map((f) => f.field).sort()).toEqual(['family', 'name', 'webhook']);
+    const wildcard = await me.post('/internal/readers', {
+      name: 'w',
+      family: 'generic-json',
+      identity: 'w-1',
+      topic: 'a/#',
+      webhook: false,
+    });
+    expect(expectInternalError(wildcard, { status: 400 }).fields).toEqual([
+      expect.objectContaining({ field: 'topic', code: 'invalid_value' }),
+    ]);
+    const r = (
+      await me.post('/internal/readers', {
+        name: 'v',
+        family: 'generic-json',
+        identity: 'v-1',
+        topic: 'v/1',
+        webhook: false,
+      })
+    ).json().data;
+    const taken = await me.post('/internal/readers', {
+      name: 'v2',
+      family: 'generic-json',
+      identity: 'v-2',
+      topic: 'v/1',
+      webhook: false,
+    });
+    expectInternalError(taken, { status: 409, type: 'conflict' });
+    const missing = await me.post(`/internal/readers/${r.id}/scan-points`, {
+      antenna: 1,
+      location_id: 2147483000,
+    });
+    expect(expectInternalError(missing, { status: 400 }).fields).toEqual([
+      expect.objectContaining({ field: 'location_id', code: 'fk_not_found' }),
+    ]);
+    await t.database.db.pool.query('UPDATE locations SET deleted_at = now() WHERE id = $1', [shelf]);
+    const deleted = await me.post(`/internal/readers/${r.id}/scan-points`, {
+      antenna: 3,
+      location_id: shelf,
+    });
+    expect(expectInternalError(deleted, { status: 400 }).fields![0]!.code).toBe('fk_not_found');
+    const antenna = await me.post(`/internal/readers/${r.id}/scan-points`, {
+      antenna: -1,
+      location_id: dock,
+    });
+    expectInternalError(antenna, { status: 400, type: 'validation_error' });
+    expectInternalError(await me.del('/internal/readers/abc'), { status: 400, type: 'validation_error' });
+    expectInternalError(await me.del('/internal/readers/2147483000'), { status: 404 });
+  });
+});
