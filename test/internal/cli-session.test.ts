@@ -1,0 +1,83 @@
+import { Command } from 'commander';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { registerCommands } from '../../src/cli/commands.js';
+import { buildInternalApp, expectInternalError, type InternalTestApp } from './helpers.js';
+
+/** Runs `tagtrail …` in this process against the test database; returns what it printed. */
+async function tagtrail(databaseUrl: string, args: string[]): Promise<string> {
+  const saved = process.env.DATABASE_URL;
+  process.env.DATABASE_URL = databaseUrl;
+  const out: string[] = [];
+  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    out.push(String(chunk));
+    return true;
+  });
+  try {
+    const program = new Command('tagtrail').exitOverride();
+    registerCommands(program);
+    await program.parseAsync(['node', 'tagtrail', ...args]);
+    return out.join('');
+  } finally {
+    spy.mockRestore();
+    if (saved === undefined) delete process.env.DATABASE_URL;
+    else process.env.DATABASE_URL = saved;
+  }
+}
+
+describe('tagtrail session token', () => {
+  let t: InternalTestApp;
+  beforeAll(async () => {
+    t = await buildInternalApp({ signup: 'closed' });
+  });
+  afterAll(() => t.close());
+
+  it('creates admin@org-ID.local when the organization has no user, and prints a working cookie and CSRF token', async () => {
+    const org = await t.services.organizations.create('Operated');
+    const printed = JSON.parse(
+      await tagtrail(t.database.url, ['session', 'token', '--org', String(org.id), '--json']),
+    );
+    expect(printed).toEqual({
+      token: expect.any(String),
+      csrf_token: expect.any(String),
+      user_id: expect.any(Number),
+      expires_at: expect.stringMatching(/\.\d{3}Z$/),
+    });
+    const { rows } = await t.database.db.pool.query(
+      'SELECT email, role, org_id, password_hash FROM users WHERE id = $1',
+      [printed.user_id],
+    );
+    expect(rows[0]).toMatchObject({ email: `admin@org-${org.id}.local`, role: 'admin', org_id: org.id });
+    expect(rows[0].password_hash).toMatch(/^\$argon2id\$/);
+
+    const cookie = `tagtrail_session=${printed.token}`;
+    const session = await t.app.inject({ method: 'GET', url: '/internal/session', headers: { cookie } });
+    expect(session.statusCode, session.body).toBe(200);
+    expect(session.json().data).toMatchObject({
+      user: { id: printed.user_id, email: `admin@org-${org.id}.local`, role: 'admin' },
+      organization: { id: org.id, name: 'Operated' },
+      csrf_token: printed.csrf_token,
+      expires_at: printed.expires_at,
+    });
+    const minted = await t.app.inject({
+      method: 'POST',
+      url: '/internal/keys',
+      headers: { cookie, 'x-csrf-token': printed.csrf_token, 'content-type': 'application/json' },
+      payload: JSON.stringify({ name: 'from the CLI session', scopes: [], expires_at: null }),
+    });
+    expect(minted.statusCode, minted.body).toBe(201);
+
+    // A second token is for the same user.
+    const again = JSON.parse(
+      await tagtrail(t.database.url, ['session', 'token', '--org', String(org.id), '--json']),
+    );
+    expect(again.user_id).toBe(printed.user_id);
+    expect(again.token).not.toBe(printed.token);
+  });
+
+  it('refuses an organization that does not exist', async () => {
+    await expect(
+      tagtrail(t.database.url, ['session', 'token', '--org', '2147483000', '--json']),
+    ).rejects.toThrow('organization 2147483000 not found');
+    expectInternalError(await t.app.inject({ method: 'GET', url: '/internal/session' }), { status: 401 });
+  });
+});
