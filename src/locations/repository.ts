@@ -262,9 +262,11 @@ export function buildListQuery(orgId: number, f: ListFilters): { page: SqlQuery;
   if (f.external_key) where.push(`l.external_key = ANY(${add(f.external_key, '::text[]')})`);
   if (f.parent_id) where.push(`l.parent_id = ANY(${add(f.parent_id, '::bigint[]')})`);
   if (f.parent_external_key) {
-    // The parent's key as the read shape shows it, whatever the parent's state.
+    // A key lookup: live, currently effective parents only (list rule 4), as assets do
+    // for location_external_key.
     where.push(`l.parent_id IN (SELECT pk.id FROM locations pk
-      WHERE pk.org_id = $1 AND pk.external_key = ANY(${add(f.parent_external_key, '::text[]')}))`);
+      WHERE pk.org_id = $1 AND pk.deleted_at IS NULL AND ${EFFECTIVE('pk')}
+        AND pk.external_key = ANY(${add(f.parent_external_key, '::text[]')}))`);
   }
   if (f.q !== undefined && f.q !== '') where.push(`l.search_text LIKE ${add(containsPattern(f.q))}`);
   const predicate = where.join('\n  AND ');

@@ -141,6 +141,7 @@ describe(`location list plans at ${BIG} locations in one organization`, () => {
     ['sort=-created_at', { sort: [{ field: 'created_at', desc: true }] }],
     ['parent_id filter', { parent_id: [20] }],
     ['external_key filter', { external_key: ['LOC-0000042'] }],
+    ['parent_external_key filter', { parent_external_key: ['LOC-0000020', 'LOC-0000040'] }],
   ])('%s: the page and the count are index-served', async (_name, change) => {
     const sql = buildListQuery(orgId, { ...base, ...change });
     await expectIndexServed(sql.page);

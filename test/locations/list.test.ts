@@ -284,6 +284,23 @@ describe('GET /api/v1/locations', () => {
     await t.database.db.pool.query('DELETE FROM locations WHERE id = $1', [gone.id]);
   });
 
+  it('rule 4 for the parent: parent_external_key names live, currently effective parents; parent_id any parent', async () => {
+    const own = await client(t);
+    const parent = await own.create({ external_key: 'EXP-PARENT', name: 'parent' });
+    const kid = await own.create({ external_key: 'EXP-KID', name: 'kid', parent_id: parent.id });
+    expect(keysOf((await own.list(`${BASE}?parent_external_key=EXP-PARENT`)).data)).toEqual(['EXP-KID']);
+    await setWindow(t, parent.id, '2000-01-01T00:00:00Z', '2001-01-01T00:00:00Z');
+    expect((await own.list(`${BASE}?parent_external_key=EXP-PARENT`)).total_count).toBe(0);
+    expect(keysOf((await own.list(`${BASE}?parent_id=${parent.id}`)).data)).toEqual(['EXP-KID']);
+    // A soft-deleted child of a live parent is found by the parent's key with include_deleted=true.
+    await setWindow(t, parent.id, '2000-01-01T00:00:00Z', null);
+    expect((await own.del(`${BASE}/${kid.id}`)).statusCode).toBe(204);
+    expect((await own.list(`${BASE}?parent_external_key=EXP-PARENT`)).total_count).toBe(0);
+    expect(
+      keysOf((await own.list(`${BASE}?parent_external_key=EXP-PARENT&include_deleted=true`)).data),
+    ).toEqual(['EXP-KID']);
+  });
+
   it('parent_id and parent_external_key filter by parent, any-of', async () => {
     expect(keysOf((await list(`?parent_id=${loc['SITE-B']!.id}`)).data)).toEqual(['ROOM-3', 'room-1']);
     expect(keysOf((await list('?parent_external_key=SITE-A')).data)).toEqual(['ROOM-1', 'ROOM-2']);
@@ -357,5 +374,9 @@ describe('GET /api/v1/locations', () => {
     expect(again.data.map((l) => [l.external_key, l.parent_external_key])).toEqual([
       ['OLD-CHILD', 'OLD-PARENT'],
     ]);
+    // The key now names the new holder, so a parent_external_key lookup finds its children, not the old ones.
+    expect((await own.list(`${BASE}?include_deleted=true&parent_external_key=OLD-PARENT`)).total_count).toBe(
+      0,
+    );
   });
 });
