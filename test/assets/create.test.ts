@@ -185,6 +185,20 @@ describe('POST /api/v1/assets', () => {
     expect(keys).toEqual(Array.from({ length: 20 }, (_, i) => `ASSET-${String(i + 1).padStart(4, '0')}`));
   });
 
+  it('auto key: after concurrent creates and deletes the next key is still the lowest free slot', async () => {
+    const own = await freshOrgApi();
+    const first = await Promise.all(Array.from({ length: 15 }, () => own.create()));
+    const doomed = first.filter((_, i) => i % 3 === 1);
+    await Promise.all([
+      ...doomed.map((a) => own.delete(`${BASE}/${a.id}`)),
+      ...Array.from({ length: 10 }, () => own.create()),
+    ]);
+    const held = new Set((await own.list('?limit=200')).data.map((a) => a.external_key));
+    let lowest = 1;
+    while (held.has(`ASSET-${String(lowest).padStart(4, '0')}`)) lowest++;
+    expect((await own.create()).external_key).toBe(`ASSET-${String(lowest).padStart(4, '0')}`);
+  });
+
   it('auto key: past ASSET-9999 the number grows a digit (ASSET-10000)', async () => {
     const own = await freshOrgApi();
     const first = await own.create();
