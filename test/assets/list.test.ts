@@ -1,0 +1,404 @@
+/**
+ * GET /api/v1/assets: the list envelope, the liveness axes, the filters, q, sort, and the
+ * rules shared by list endpoints 1-7.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Asset } from '../../src/assets/schemas.js';
+import { expectValidationError } from '../helpers/error-envelope.js';
+import {
+  type AssetApi,
+  type AssetsFixture,
+  assetApi,
+  assetsFixture,
+  daysFromNow,
+  fieldCodes,
+  insertLocation,
+  placeAsset,
+} from './helpers.js';
+
+const BASE = '/api/v1/assets';
+const ids = (rows: Asset[]) => rows.map((a) => a.id);
+const bytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+describe('GET /api/v1/assets', () => {
+  let f: AssetsFixture;
+  /** A key of an organization holding exactly the assets below. */
+  let api: AssetApi;
+  const a: Record<string, Asset> = {};
+  let dockA: number;
+  let dockB: number;
+
+  beforeAll(async () => {
+    f = await assetsFixture();
+    const org = await f.t.createOrg('Catalogue');
+    api = assetApi(f.t, (await org.key()).token);
+    const specs: [string, Record<string, unknown>][] = [
+      [
+        'beta',
+        {
+          external_key: 'B-200',
+          name: 'beta',
+          description: 'Second shelf',
+          tags: [{ tag_type: 'rfid', value: 'TAG-XYZ' }],
+        },
+      ],
+      ['alphaLower', { external_key: 'a-100', name: 'Alpha', is_active: false }],
+      ['alphaC', { external_key: 'C-300', name: 'alpha', metadata: { secret: 'hiddenword' } }],
+      ['alphaD', { external_key: 'D-400', name: 'Alpha' }],
+      ['zebra', { external_key: 'Z-1', name: 'Zebra' }],
+      ['umlaut', { external_key: 'U-1', name: 'Ärger im Lager' }],
+      ['accent', { external_key: 'E-1', name: 'émile' }],
+      ['percent', { external_key: 'P-1', name: '100% cotton_bag' }],
+      ['future', { external_key: 'F-FUTURE', name: 'Future', valid_from: daysFromNow(30) }],
+      [
+        'expired',
+        {
+          external_key: 'X-EXPIRED',
+          name: 'Expired',
+          valid_from: daysFromNow(-30),
+          valid_to: daysFromNow(-1),
+        },
+      ],
+      ['deleted', { external_key: 'G-DELETED', name: 'Deleted' }],
+      ['deletedInactive', { external_key: 'H-DELETED', name: 'Deleted inactive', is_active: false }],
+    ];
+    for (const [name, body] of specs) a[name] = await api.create(body);
+    for (const name of ['deleted', 'deletedInactive']) {
+      expect((await api.delete(`${BASE}/${a[name]!.id}`)).statusCode).toBe(204);
+    }
+    dockA = await insertLocation(f.t, org.id, 'DOCK-A');
+    dockB = await insertLocation(f.t, org.id, 'DOCK-B');
+    await placeAsset(f.t, a.beta!.id, dockA);
+    await placeAsset(f.t, a.alphaD!.id, dockA);
+    await placeAsset(f.t, a.zebra!.id, dockB);
+    for (const name of Object.keys(a)) {
+      const res = await api.get(`${BASE}/${a[name]!.id}`);
+      if (res.statusCode === 200) a[name] = res.json().data;
+    }
+  });
+  afterAll(() => f.t.close());
+
+  /** The currently effective live assets, as the default list should hold them. */
+  const visible = () =>
+    ['beta', 'alphaLower', 'alphaC', 'alphaD', 'zebra', 'umlaut', 'accent', 'percent'].map((n) => a[n]!);
+
+  it('answers the list envelope: data, limit 50, offset 0, total_count', async () => {
+    const res = await api.get(BASE);
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(Object.keys(body).sort()).toEqual(['data', 'limit', 'offset', 'total_count']);
+    expect(body).toMatchObject({ limit: 50, offset: 0, total_count: visible().length });
+    expect(body.data).toHaveLength(visible().length);
+  });
+
+  it('data is [] (never null) when nothing matches', async () => {
+    expect(await api.list('?external_key=NOPE')).toEqual({ data: [], limit: 50, offset: 0, total_count: 0 });
+  });
+
+  it('rows are the read shape, equal to GET of each', async () => {
+    const { data } = await api.list();
+    for (const row of data) expect(row).toEqual((await api.get(`${BASE}/${row.id}`)).json().data);
+  });
+
+  it('default order is external_key ascending by byte value, then id', async () => {
+    const expected = [...visible()].sort((x, y) => bytes(x.external_key, y.external_key) || x.id - y.id);
+    expect(ids((await api.list()).data)).toEqual(ids(expected));
+    expect((await api.list()).data.map((x) => x.external_key).slice(0, 3)).toEqual([
+      'B-200',
+      'C-300',
+      'D-400',
+    ]);
+  });
+
+  it('soft-delete axis: deleted assets are hidden by default and added by include_deleted=true', async () => {
+    expect(ids((await api.list()).data)).not.toContain(a.deleted!.id);
+    const all = await api.list('?include_deleted=true');
+    expect(all.total_count).toBe(visible().length + 2);
+    const deleted = all.data.filter((x) => x.deleted_at !== null);
+    expect(ids(deleted).sort()).toEqual([a.deleted!.id, a.deletedInactive!.id].sort());
+    expect((await api.list('?include_deleted=false')).total_count).toBe(visible().length);
+  });
+
+  it('activation axis: both values by default; is_active narrows, independently of include_deleted', async () => {
+    const inactive = await api.list('?is_active=false');
+    expect(ids(inactive.data)).toEqual([a.alphaLower!.id]);
+    expect((await api.list('?is_active=true')).total_count).toBe(visible().length - 1);
+    const inactiveAll = await api.list('?is_active=false&include_deleted=true');
+    expect(ids(inactiveAll.data).sort()).toEqual([a.alphaLower!.id, a.deletedInactive!.id].sort());
+  });
+
+  it('temporal axis: future-dated and expired assets are never listed, include_deleted or not', async () => {
+    for (const query of ['', '?include_deleted=true', '?is_active=true', '?q=e', '?sort=-name']) {
+      const listed = ids((await api.list(query)).data);
+      expect(listed).not.toContain(a.future!.id);
+      expect(listed).not.toContain(a.expired!.id);
+    }
+  });
+
+  it('list rule 1: a repeated filter is any-of; a comma-joined external_key is invalid_value', async () => {
+    const both = await api.list('?external_key=B-200&external_key=C-300&external_key=NOPE');
+    expect(ids(both.data)).toEqual([a.beta!.id, a.alphaC!.id]);
+    expect(fieldCodes(await api.get(`${BASE}?external_key=B-200,C-300`))).toEqual([
+      ['external_key[0]', 'invalid_value'],
+    ]);
+    expect(fieldCodes(await api.get(`${BASE}?location_external_key=DOCK-A,DOCK-B`))).toEqual([
+      ['location_external_key[0]', 'invalid_value'],
+    ]);
+    const docks = await api.list(`?location_id=${dockA}&location_id=${dockB}`);
+    expect(ids(docks.data)).toEqual([a.beta!.id, a.alphaD!.id, a.zebra!.id]);
+    expect(fieldCodes(await api.get(`${BASE}?location_id=${dockA},${dockB}`))).toEqual([
+      ['location_id[0]', 'invalid_value'],
+    ]);
+  });
+
+  it('list rule 2: location_id with location_external_key is ambiguous_fields, one entry per parameter, even naming one location', async () => {
+    const res = await api.get(`${BASE}?location_id=${dockA}&location_external_key=DOCK-A`);
+    expect(expectValidationError(res)).toEqual([
+      {
+        field: 'location_id',
+        code: 'ambiguous_fields',
+        message: expect.any(String),
+        params: expect.any(Object),
+      },
+      {
+        field: 'location_external_key',
+        code: 'ambiguous_fields',
+        message: expect.any(String),
+        params: expect.any(Object),
+      },
+    ]);
+  });
+
+  it('location filters: location_id and location_external_key select the assets placed there', async () => {
+    expect(ids((await api.list(`?location_id=${dockA}`)).data)).toEqual([a.beta!.id, a.alphaD!.id]);
+    expect(ids((await api.list('?location_external_key=DOCK-B&location_external_key=DOCK-A')).data)).toEqual([
+      a.beta!.id,
+      a.alphaD!.id,
+      a.zebra!.id,
+    ]);
+    expect((await api.list('?location_id=2147483647')).total_count).toBe(0);
+    expect((await api.list('?location_external_key=NOWHERE')).total_count).toBe(0);
+  });
+
+  it('location_external_key resolves only live, currently effective locations (by id they still filter)', async () => {
+    const org = await f.t.createOrg();
+    const own = assetApi(f.t, (await org.key()).token);
+    const expired = await insertLocation(f.t, org.id, 'OLD-DOCK', {
+      validFrom: daysFromNow(-9),
+      validTo: daysFromNow(-1),
+    });
+    const asset = await own.create();
+    await placeAsset(f.t, asset.id, expired);
+    expect((await own.list('?location_external_key=OLD-DOCK')).total_count).toBe(0);
+    expect(ids((await own.list(`?location_id=${expired}`)).data)).toEqual([asset.id]);
+  });
+
+  it('list rule 3: external_key-typed filters reject characters outside ^[A-Za-z0-9-]+$ with invalid_value', async () => {
+    for (const [param, value] of [
+      ['external_key', 'A_B'],
+      ['external_key', 'A%20B'],
+      ['external_key', '%C3%84'],
+      ['location_external_key', 'DOCK.A'],
+    ]) {
+      const [field] = expectValidationError(await api.get(`${BASE}?${param}=${value}`));
+      expect(field).toMatchObject({ field: `${param}[0]`, code: 'invalid_value' });
+    }
+  });
+
+  it('list rule 4: an external_key lookup applies the temporal predicate; the row is reachable only by id', async () => {
+    for (const name of ['future', 'expired']) {
+      const row = a[name]!;
+      expect(await api.list(`?external_key=${row.external_key}`)).toMatchObject({ total_count: 0, data: [] });
+      expect((await api.get(`${BASE}/${row.id}`)).statusCode).toBe(200);
+    }
+  });
+
+  it('list rule 5: an unknown sort field is invalid_value with the message unknown sort field: <name>', async () => {
+    for (const [sort, name] of [
+      ['colour', 'colour'],
+      ['-colour', 'colour'],
+      ['name,id', 'id'],
+      ['is_active', 'is_active'],
+    ]) {
+      expect(expectValidationError(await api.get(`${BASE}?sort=${sort}`))).toEqual([
+        {
+          field: 'sort',
+          code: 'invalid_value',
+          message: `unknown sort field: ${name}`,
+          params: expect.any(Object),
+        },
+      ]);
+    }
+  });
+
+  it('list rule 6: list filters sent to detail and write endpoints are invalid_context naming GET /api/v1/assets', async () => {
+    const id = a.beta!.id;
+    const endpoints: [string, () => Promise<import('fastify').LightMyRequestResponse>, string][] = [];
+    for (const filter of [
+      'include_deleted=true',
+      'is_active=true',
+      'external_key=B-200',
+      'q=x',
+      'location_id=1',
+      'location_external_key=DOCK-A',
+    ]) {
+      endpoints.push(
+        ['GET one', () => api.get(`${BASE}/${id}?${filter}`), filter],
+        ['PATCH', () => api.patch(`${BASE}/${id}?${filter}`, {}), filter],
+        ['DELETE', () => api.delete(`${BASE}/2147483647?${filter}`), filter],
+        ['POST', () => api.post(`${BASE}?${filter}`, { name: 'never' }), filter],
+        ['rename', () => api.post(`${BASE}/${id}/rename?${filter}`, { external_key: 'B-200' }), filter],
+      );
+    }
+    for (const [label, call, filter] of endpoints) {
+      const [field] = expectValidationError(await call());
+      expect(field, `${label} ?${filter}`).toMatchObject({
+        field: filter.split('=')[0],
+        code: 'invalid_context',
+      });
+      expect(field!.message).toContain('GET /api/v1/assets');
+    }
+    expect((await api.list('?q=never')).total_count).toBe(0);
+  });
+
+  it('list rule 7: paging until offset + len(data) >= total_count visits every row once', async () => {
+    const all = ids((await api.list('?include_deleted=true&sort=name')).data);
+    const seen: number[] = [];
+    let offset = 0;
+    for (;;) {
+      const page = await api.list(`?include_deleted=true&sort=name&limit=3&offset=${offset}`);
+      expect(page.limit).toBe(3);
+      expect(page.offset).toBe(offset);
+      expect(page.total_count).toBe(all.length);
+      seen.push(...ids(page.data));
+      if (page.data.length === 0 || offset + page.data.length >= page.total_count) break;
+      offset += page.data.length;
+    }
+    expect(seen).toEqual(all);
+  });
+
+  it('offset past the end gives data [] with the total_count', async () => {
+    expect(await api.list('?offset=1000')).toEqual({
+      data: [],
+      limit: 50,
+      offset: 1000,
+      total_count: visible().length,
+    });
+    expect((await api.list('?offset=2147483647&limit=200')).total_count).toBe(visible().length);
+  });
+
+  it.each([
+    ['limit=0', 'limit', 'invalid_value'],
+    ['limit=201', 'limit', 'too_large'],
+    ['limit=abc', 'limit', 'invalid_value'],
+    ['limit=1.5', 'limit', 'invalid_value'],
+    ['offset=-1', 'offset', 'invalid_value'],
+    ['offset=2147483648', 'offset', 'too_large'],
+    ['is_active=yes', 'is_active', 'invalid_value'],
+    ['include_deleted=1', 'include_deleted', 'invalid_value'],
+    ['location_id=0', 'location_id[0]', 'invalid_value'],
+    ['location_id=abc', 'location_id[0]', 'invalid_value'],
+    ['location_id=2147483648', 'location_id[0]', 'too_large'],
+    ['colour=red', 'colour', 'unknown_field'],
+    ['q=a%01b', 'q', 'invalid_value'],
+    ['q=line%0Abreak', 'q', 'invalid_value'],
+    ['q=del%7F', 'q', 'invalid_value'],
+  ])('?%s is rejected on %s (%s)', async (query, field, code) => {
+    expect(fieldCodes(await api.get(`${BASE}?${query}`))).toEqual([[field, code]]);
+  });
+
+  it('limit 200 is honoured; limit above 200 names params.max 200', async () => {
+    expect((await api.list('?limit=200')).limit).toBe(200);
+    expect(expectValidationError(await api.get(`${BASE}?limit=201`))[0]!.params).toEqual({ max: 200 });
+  });
+
+  it('sort: each field in both directions, ties broken by id in the direction of the last key', async () => {
+    const compare: Record<string, (x: Asset, y: Asset) => number> = {
+      external_key: (x, y) => bytes(x.external_key, y.external_key),
+      name: (x, y) => bytes(x.name, y.name),
+      created_at: (x, y) => Date.parse(x.created_at) - Date.parse(y.created_at),
+      updated_at: (x, y) => Date.parse(x.updated_at) - Date.parse(y.updated_at),
+    };
+    for (const [field, cmp] of Object.entries(compare)) {
+      const asc = [...visible()].sort((x, y) => cmp(x, y) || x.id - y.id);
+      expect(ids((await api.list(`?sort=${field}`)).data), field).toEqual(ids(asc));
+      expect(ids((await api.list(`?sort=-${field}`)).data), `-${field}`).toEqual(ids(asc).reverse());
+    }
+  });
+
+  it('sort: names order by byte value (Z < a < z < Ä < é) and equal names by id', async () => {
+    const names = (await api.list('?sort=name')).data.map((x) => x.name);
+    expect(names).toEqual([
+      '100% cotton_bag',
+      'Alpha',
+      'Alpha',
+      'Zebra',
+      'alpha',
+      'beta',
+      'Ärger im Lager',
+      'émile',
+    ]);
+    const alphas = (await api.list('?sort=name&q=alpha')).data;
+    expect(ids(alphas)).toEqual([a.alphaLower!.id, a.alphaD!.id, a.alphaC!.id]);
+  });
+
+  it('sort: several keys apply in order, then id', async () => {
+    const rows = (await api.list('?sort=name,-external_key')).data;
+    const expected = [...visible()].sort(
+      (x, y) => bytes(x.name, y.name) || -bytes(x.external_key, y.external_key) || y.id - x.id,
+    );
+    expect(ids(rows)).toEqual(ids(expected));
+  });
+
+  it('q: a case-insensitive substring of name, external_key, description or an attached tag value', async () => {
+    expect(ids((await api.list('?q=ALPHA')).data)).toEqual([a.alphaC!.id, a.alphaD!.id, a.alphaLower!.id]);
+    expect(ids((await api.list('?q=b-2')).data)).toEqual([a.beta!.id]);
+    expect(ids((await api.list('?q=SHELF')).data)).toEqual([a.beta!.id]);
+    expect(ids((await api.list('?q=tag-x')).data)).toEqual([a.beta!.id]);
+    expect(ids((await api.list('?q=%C3%A4RGER')).data)).toEqual([a.umlaut!.id]);
+    expect(ids((await api.list('?q=%C3%89MILE')).data)).toEqual([a.accent!.id]);
+  });
+
+  it('q: metadata is not searched, and a match cannot span two fields', async () => {
+    expect((await api.list('?q=hiddenword')).total_count).toBe(0);
+    expect((await api.list('?q=betasecond')).total_count).toBe(0);
+    expect((await api.list('?q=B-200beta')).total_count).toBe(0);
+  });
+
+  it('q: % and _ are literal characters, not wildcards', async () => {
+    expect(ids((await api.list('?q=%25')).data)).toEqual([a.percent!.id]);
+    expect(ids((await api.list('?q=_')).data)).toEqual([a.percent!.id]);
+    expect((await api.list('?q=100%25%25')).total_count).toBe(0);
+    expect((await api.list('?q=%5C')).total_count).toBe(0);
+  });
+
+  it('q: empty is no filter; only the first value is honoured when repeated; it combines with the other filters', async () => {
+    expect((await api.list('?q=')).total_count).toBe(visible().length);
+    expect(ids((await api.list('?q=zebra&q=alpha')).data)).toEqual([a.zebra!.id]);
+    expect(ids((await api.list('?q=alpha&is_active=true')).data)).toEqual([a.alphaC!.id, a.alphaD!.id]);
+    expect(ids((await api.list(`?q=alpha&location_id=${dockA}`)).data)).toEqual([a.alphaD!.id]);
+    expect((await api.list('?q=deleted')).total_count).toBe(0);
+    expect((await api.list('?q=deleted&include_deleted=true')).total_count).toBe(2);
+  });
+
+  it('q: tag values match only while attached', async () => {
+    const org = await f.t.createOrg();
+    const own = assetApi(f.t, (await org.key()).token);
+    const asset = await own.create({ tags: [{ tag_type: 'barcode', value: 'SCAN-ME-42' }] });
+    expect(ids((await own.list('?q=scan-me')).data)).toEqual([asset.id]);
+    expect((await own.delete(`${BASE}/${asset.id}/tags/${asset.tags[0]!.id}`)).statusCode).toBe(204);
+    expect((await own.list('?q=scan-me')).total_count).toBe(0);
+    const attached = await own.post(`${BASE}/${asset.id}/tags`, { tag_type: 'ble', value: 'BEACON-7' });
+    expect(attached.statusCode).toBe(201);
+    expect(ids((await own.list('?q=beacon')).data)).toEqual([asset.id]);
+  });
+
+  it('total_count counts the filtered set across pages, whatever the page size', async () => {
+    for (const limit of [1, 2, 5, 50]) {
+      const page = await api.list(`?q=a&limit=${limit}`);
+      const all = await api.list('?q=a&limit=200');
+      expect(page.total_count).toBe(all.data.length);
+      expect(page.data).toEqual(all.data.slice(0, limit));
+    }
+  });
+});
