@@ -16,7 +16,7 @@ export function registerRequestId(app: FastifyInstance): void {
         path: request.url.split('?')[0],
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 100) / 100,
-        org_id: request.principal?.orgId,
+        org_id: request.principal?.orgId ?? request.session?.orgId,
       },
       'request',
     );
