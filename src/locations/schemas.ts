@@ -25,7 +25,7 @@ export const LocationSchema = Type.Object(
     tags: Type.Array(Type.Ref('Tag')),
     ...TimestampsRead,
   },
-  { $id: 'Location', additionalProperties: false },
+  { $id: 'Location' },
 );
 
 export interface Tag {
