@@ -1,0 +1,106 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+
+export const CHROMIUM = '/usr/bin/chromium';
+export const hasChromium = existsSync(CHROMIUM);
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const SCREENSHOTS = join(ROOT, 'test-results', 'screenshots');
+
+/** Compiles web/src to dist/web (what `npm run build` does for the web app). */
+export async function buildWeb(): Promise<void> {
+  await promisify(execFile)(
+    process.execPath,
+    [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'web/tsconfig.json')],
+    { cwd: ROOT },
+  );
+}
+
+export interface Browser {
+  context: BrowserContext;
+  page: Page;
+  /** Requests that left the service under test (there must be none). */
+  foreignRequests: string[];
+  /** Console errors and uncaught page errors, except the expected ones. */
+  consoleErrors: string[];
+  /** Saves test-results/screenshots/<name>.png: the whole page, or what the screen shows. */
+  screenshot(name: string, page?: Page, options?: { fullPage?: boolean }): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Debian's Chromium driven by playwright-core, headless, with a fresh profile and nothing
+ * that phones home. `expectedFailures` are URL path suffixes whose 4xx answers the app
+ * expects (the signed-out session probe): the browser logs those as console errors.
+ */
+export async function launch(baseUrl: string, expectedFailures: string[]): Promise<Browser> {
+  const profile = await mkdtemp(join(tmpdir(), 'tagtrail-chromium-'));
+  await mkdir(SCREENSHOTS, { recursive: true });
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-quic',
+      '--no-first-run',
+    ],
+    viewport: { width: 1280, height: 800 },
+    locale: 'en-US',
+    timezoneId: 'UTC',
+    permissions: ['clipboard-read', 'clipboard-write'],
+  });
+  context.setDefaultTimeout(10_000);
+  const origin = new URL(baseUrl).origin;
+  const foreignRequests: string[] = [];
+  const consoleErrors: string[] = [];
+  context.on('request', (request) => {
+    const url = request.url();
+    if (!url.startsWith(`${origin}/`) && !url.startsWith('data:')) foreignRequests.push(url);
+  });
+  const watch = (page: Page) => {
+    page.on('console', (message) => {
+      if (message.type() !== 'error') return;
+      const where = message.location().url ?? '';
+      const path = where.startsWith(origin) ? new URL(where).pathname : where;
+      const expected =
+        message.text().startsWith('Failed to load resource') &&
+        expectedFailures.some((p) => path.endsWith(p));
+      if (!expected) consoleErrors.push(`${message.text()} (${where})`);
+    });
+    page.on('pageerror', (error) => consoleErrors.push(`uncaught: ${error.message}`));
+  };
+  context.on('page', watch);
+  const first = context.pages()[0];
+  if (first) watch(first);
+  const page = first ?? (await context.newPage());
+  return {
+    context,
+    page,
+    foreignRequests,
+    consoleErrors,
+    async screenshot(name, target = page, { fullPage = true } = {}) {
+      // From the top, so sticky parts sit where a person first sees them.
+      await target.evaluate('window.scrollTo(0, 0)');
+      await target.screenshot({
+        path: join(SCREENSHOTS, `${name}.png`),
+        fullPage,
+        animations: 'disabled',
+      });
+    },
+    async close() {
+      await context.close();
+      await rm(profile, { recursive: true, force: true });
+    },
+  };
+}

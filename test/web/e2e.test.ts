@@ -1,0 +1,372 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { type RunningService, startService } from '../../src/runtime.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { type Browser, buildWeb, hasChromium, launch } from './browser.js';
+
+/**
+ * The web app end to end, in Debian's Chromium against the whole service (HTTP, database,
+ * broker) on a fresh database: sign-up, sign-out and sign-in, an API key minted, used
+ * and revoked, a reader mapped to a location, a handheld submission on a phone-sized
+ * screen moving an asset, and the views showing where it went. Every page is saved as a
+ * screenshot under test-results/screenshots/.
+ */
+
+if (!hasChromium) {
+  console.warn(
+    'test/web/e2e: /usr/bin/chromium is missing (apt-get install chromium); browser tests skipped',
+  );
+}
+
+const EMAIL = 'ada@example.test';
+const PASSWORD = 'correct horse battery staple';
+const NEW_PASSWORD = 'another long passphrase';
+
+describe.skipIf(!hasChromium)('web app in Chromium', { timeout: 60_000 }, () => {
+  let database: TestDatabase;
+  let dataDir: string;
+  let service: RunningService;
+  let browser: Browser;
+  let page: Page;
+  let base: string;
+  let token = '';
+
+  /** The public API, as an integrator calls it. */
+  const apiCall = async (method: string, path: string, body?: unknown, key = token) => {
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    // biome-ignore lint/suspicious/noExplicitAny: the API's JSON, checked field by field below
+    return { status: res.status, body: (text ? JSON.parse(text) : {}) as Record<string, any> };
+  };
+
+  const go = async (path: string) => {
+    await page.goto(`${base}${path}`);
+    await page.locator('h1').first().waitFor();
+  };
+
+  beforeAll(async () => {
+    await buildWeb();
+    database = await createTestDatabase();
+    dataDir = await mkdtemp(join(tmpdir(), 'tagtrail-web-'));
+    service = await startService(
+      loadConfig({
+        DATABASE_URL: database.url,
+        HOST: '127.0.0.1',
+        PORT: '0',
+        TAGTRAIL_MQTT_PORT: '0',
+        LOG_LEVEL: 'silent',
+        TAGTRAIL_DATA_DIR: dataDir,
+      }),
+    );
+    base = service.url;
+    // Expected 401s: the signed-out session probe and the wrong password tried on purpose.
+    browser = await launch(base, ['/internal/session', '/internal/auth/sign-in']);
+    page = browser.page;
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await service?.stop();
+    await database?.drop();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('signs up: creates the user and the organization and lands signed in', async () => {
+    await page.goto(base);
+    await page.waitForURL(/\/sign-in$/);
+    await page.getByRole('link', { name: 'Create an organization' }).click();
+    await expect.poll(() => page.title()).toBe('Create your organization · tagtrail');
+    await page.getByLabel('Organization name').fill('Acme Logistics');
+    await page.getByLabel('Email').fill(EMAIL);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await browser.screenshot('sign-up');
+    await page.getByRole('button', { name: 'Create organization' }).click();
+    await page.waitForURL(/\/locations$/);
+    await expect.poll(() => page.getByRole('button', { name: /Account/ }).textContent()).toContain(EMAIL);
+    await expect.poll(() => page.getByText('No locations yet').isVisible()).toBe(true);
+  });
+
+  it('signs out from the account menu, then signs back in', async () => {
+    const toggle = page.getByRole('button', { name: /Account/ });
+    await toggle.click();
+    expect(await toggle.getAttribute('aria-expanded')).toBe('true');
+    await expect.poll(() => page.getByText('Acme Logistics').isVisible()).toBe(true);
+    await browser.screenshot('account-menu');
+    // Escape closes it and gives focus back to the toggle.
+    await page.keyboard.press('Escape');
+    expect(await toggle.getAttribute('aria-expanded')).toBe('false');
+    await toggle.click();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/sign-in$/);
+
+    // A page that needs a session sends the visitor to sign-in and back after.
+    await page.goto(`${base}/readers`);
+    await page.waitForURL(/\/sign-in\?next=%2Freaders$/);
+    await page.getByLabel('Email').fill(EMAIL);
+    await page.getByLabel('Password').fill('not the password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect((await alert.textContent())?.length).toBeGreaterThan(0);
+    await browser.screenshot('sign-in-error');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await browser.screenshot('sign-in');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(/\/readers$/);
+    await page.getByRole('heading', { name: 'Readers and scan points' }).waitFor();
+  });
+
+  it('mints an API key: scopes per resource, the key shown once with a copy button', async () => {
+    await page.getByRole('button', { name: /Account/ }).click();
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.waitForURL(/\/keys$/);
+
+    // Assets and locations: none / read / read and write; tracking: none / read; no key admin.
+    for (const [group, options] of [
+      ['Assets', ['None', 'Read', 'Read and write']],
+      ['Locations', ['None', 'Read', 'Read and write']],
+      ['Tracking (history and report)', ['None', 'Read']],
+    ] as const) {
+      const radios = page.getByRole('group', { name: group, exact: true }).getByRole('radio');
+      expect(await radios.count(), group).toBe(options.length);
+      for (const option of options) {
+        await page
+          .getByRole('group', { name: group, exact: true })
+          .getByLabel(option, { exact: true })
+          .waitFor();
+      }
+    }
+    expect(await page.getByText(/keys:admin/).count()).toBe(0);
+    const expiry = page.getByLabel('Expires');
+    expect(await expiry.locator('option').allTextContents()).toEqual([
+      'Never',
+      'In 30 days',
+      'In 90 days',
+      'In 1 year',
+      'On a date…',
+    ]);
+    await expiry.selectOption('date');
+    await page.getByLabel('Expiry date').waitFor();
+    await expiry.selectOption('30');
+    expect(await page.getByLabel('Expiry date').count()).toBe(0);
+
+    await page.getByLabel('Name', { exact: true }).fill('integration');
+    await page.getByRole('group', { name: 'Assets' }).getByLabel('Read and write').check();
+    await page.getByRole('group', { name: 'Locations' }).getByLabel('Read and write').check();
+    await page.getByRole('group', { name: 'Tracking (history and report)' }).getByLabel('Read').check();
+    await page.getByRole('button', { name: 'Create key' }).click();
+
+    const shown = page.getByLabel('API key', { exact: true });
+    await shown.waitFor();
+    token = await shown.inputValue();
+    expect(token.length).toBeGreaterThan(20);
+    await page.getByRole('button', { name: 'Copy' }).click();
+    await page.getByRole('button', { name: 'Copied' }).waitFor();
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(token);
+    await browser.screenshot('keys-minted');
+
+    const me = await apiCall('GET', '/api/v1/orgs/me');
+    expect(me.status, JSON.stringify(me.body)).toBe(200);
+    expect(me.body.data.name).toBe('Acme Logistics');
+    expect([...me.body.data.scopes].sort()).toEqual([
+      'assets:read',
+      'assets:write',
+      'locations:read',
+      'locations:write',
+      'tracking:read',
+    ]);
+
+    // Dismissed, the key is gone from the page for good; the list shows it active.
+    await page.getByRole('button', { name: 'I have stored the key' }).click();
+    expect(await page.getByLabel('API key', { exact: true }).count()).toBe(0);
+    expect(await page.content()).not.toContain(token);
+    const row = page.getByRole('row', { name: /integration/ });
+    await row.waitFor();
+    expect(await row.textContent()).toContain('active');
+    expect(await row.textContent()).toContain('assets:write');
+  });
+
+  it('adds a reader and maps an antenna to a location', async () => {
+    // Master data through the public API, with the key just minted.
+    const warehouse = await apiCall('POST', '/api/v1/locations', {
+      name: 'Main warehouse',
+      external_key: 'WH-1',
+    });
+    expect(warehouse.status, JSON.stringify(warehouse.body)).toBeLessThan(300);
+    for (const [name, key] of [
+      ['Dock 1', 'DOCK-1'],
+      ['Shelf A', 'SHELF-A'],
+    ]) {
+      const res = await apiCall('POST', '/api/v1/locations', {
+        name,
+        external_key: key,
+        parent_id: warehouse.body.data.id,
+      });
+      expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
+      if (key === 'SHELF-A') {
+        // A barcode label on the shelf, for the handheld to scan.
+        const tag = await apiCall('POST', `/api/v1/locations/${res.body.data.id}/tags`, {
+          tag_type: 'barcode',
+          value: 'LBL-SHELF-A',
+        });
+        expect(tag.status, JSON.stringify(tag.body)).toBe(201);
+      }
+    }
+    const asset = await apiCall('POST', '/api/v1/assets', {
+      name: 'Pallet jack',
+      external_key: 'PJ-1',
+      tags: [{ tag_type: 'barcode', value: 'TAG-0001' }],
+    });
+    expect(asset.status, JSON.stringify(asset.body)).toBeLessThan(300);
+
+    await page.getByRole('link', { name: 'Readers' }).click();
+    await page.waitForURL(/\/readers$/);
+    await page.getByLabel('Name', { exact: true }).fill('Dock door reader');
+    await page.getByLabel('Family').selectOption('impinj-r700');
+    await page.getByLabel('Identity').fill('r700-dock-1');
+    await page.getByLabel('MQTT topic').fill('acme/dock-1/reads');
+    await page.getByRole('button', { name: 'Add reader' }).click();
+
+    const card = page.getByRole('article', { name: 'Dock door reader' });
+    await card.waitFor();
+    expect(await card.getByText('Last message').locator('xpath=..').textContent()).toContain('never');
+    for (const label of ['Good reads', 'Bad reads', 'Unknown tags']) {
+      expect(await card.getByText(label).locator('xpath=..').textContent()).toContain('0');
+    }
+    await card.getByRole('button', { name: 'Map an antenna' }).click();
+    await card.getByLabel('Antenna', { exact: true }).fill('1');
+    await card.getByLabel('Search locations').fill('Dock');
+    const select = card.getByLabel(/^Location/);
+    await expect
+      .poll(() => select.locator('option').allTextContents())
+      .toEqual(['Choose a location…', 'Dock 1 (DOCK-1)']);
+    await select.selectOption({ label: 'Dock 1 (DOCK-1)' });
+    await browser.screenshot('readers-mapping');
+    await card.getByRole('button', { name: 'Map antenna', exact: true }).click();
+    await card.getByText('Antenna 1 → Dock 1 (DOCK-1)').waitFor();
+    await browser.screenshot('readers');
+  });
+
+  it('a handheld submission on a phone-sized screen moves the asset', async () => {
+    const phone = await browser.context.newPage();
+    await phone.setViewportSize({ width: 375, height: 812 });
+    await phone.goto(`${base}/handheld`);
+    await phone.getByRole('heading', { name: 'Handheld inventory' }).waitFor();
+
+    // Keyboard-wedge scanners type the code and press Enter: a location's key is matched
+    // at once; anything else is taken as a location tag, resolved when submitted.
+    const location = phone.getByLabel("Scan or type the location's barcode");
+    await location.fill('SHELF-A');
+    await location.press('Enter');
+    await phone.getByText('Shelf A (SHELF-A)').waitFor();
+    // Or picked from a search.
+    await phone.getByRole('button', { name: 'Change' }).click();
+    await phone.getByRole('button', { name: 'Or choose from a list' }).click();
+    await phone.getByLabel('Search locations').fill('dock');
+    const pick = phone.getByLabel(/^Location/);
+    await expect.poll(() => pick.locator('option').allTextContents()).toContain('Dock 1 (DOCK-1)');
+    await pick.selectOption({ label: 'Dock 1 (DOCK-1)' });
+    await phone.getByText('Dock 1 (DOCK-1)').first().waitFor();
+    await location.fill('LBL-SHELF-A');
+    await location.press('Enter');
+    await phone.getByText('location tag “LBL-SHELF-A”').waitFor();
+    const item = phone.getByLabel('Scan or type a tag');
+    await expect
+      .poll(() => phone.evaluate('document.activeElement && document.activeElement.id'))
+      .toBe('hh-item');
+    for (const value of ['TAG-0001', 'NOT-A-TAG', 'TYPO-123']) {
+      await item.fill(value);
+      await item.press('Enter');
+    }
+    await phone.getByRole('button', { name: 'Remove TYPO-123' }).click();
+    expect(
+      await phone.getByRole('list', { name: 'Scanned items' }).getByRole('listitem').allTextContents(),
+    ).toEqual(['TAG-0001Remove', 'NOT-A-TAGRemove']);
+    // Nothing sticks out of a 375px screen.
+    expect(await phone.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
+    await browser.screenshot('handheld-375', phone, { fullPage: false });
+    await phone.getByRole('button', { name: 'Submit 2 items' }).click();
+    const result = phone.getByRole('status').filter({ hasText: 'applied' });
+    await result.waitFor();
+    expect(await result.textContent()).toContain('1 applied, 1 unknown');
+    await browser.screenshot('handheld-submitted-375', phone, { fullPage: false });
+    await phone.close();
+  });
+
+  it('the views show where the asset is now and where it has been', async () => {
+    await go('/assets');
+    await page.getByLabel('Search assets').fill('pallet');
+    await page.waitForURL(/\/assets\?q=pallet$/);
+    const row = page.getByRole('row', { name: /PJ-1/ });
+    await expect.poll(() => row.textContent()).toContain('Shelf A (SHELF-A)');
+    expect(await page.locator('.pager-status').textContent()).toBe('1–1 of 1');
+    await browser.screenshot('assets');
+
+    await row.getByRole('link').click();
+    await page.waitForURL(/\/history\/\d+$/);
+    const timeline = page.getByRole('list', { name: 'Where the asset has been' });
+    await expect.poll(() => timeline.getByRole('listitem').count()).toBe(1);
+    expect(await timeline.textContent()).toContain('SHELF-A');
+    await browser.screenshot('asset-history');
+
+    // The tree, by keyboard: Tab to the warehouse, Enter to expand it.
+    await go('/locations');
+    const warehouse = page.getByRole('button', { name: /Main warehouse/ });
+    await warehouse.focus();
+    await page.keyboard.press('Enter');
+    expect(await warehouse.getAttribute('aria-expanded')).toBe('true');
+    const shelf = page.locator('.tree-row', { hasText: 'Shelf A' });
+    await expect.poll(() => shelf.textContent()).toContain('1 asset');
+    expect(await page.locator('.tree-row', { hasText: 'Dock 1' }).textContent()).toContain('0 assets');
+    await browser.screenshot('locations');
+
+    await go('/report');
+    const reportRow = page.getByRole('row', { name: /PJ-1/ });
+    await expect.poll(() => reportRow.textContent()).toContain('SHELF-A');
+    await browser.screenshot('report');
+  });
+
+  it('revokes the key in the UI; the next API request is refused', async () => {
+    await go('/keys');
+    await page.getByRole('button', { name: 'Revoke integration' }).click();
+    await page.getByRole('button', { name: 'Yes, revoke' }).click();
+    const row = page.getByRole('row', { name: /integration/ });
+    await expect.poll(() => row.textContent()).toContain('revoked');
+    await browser.screenshot('keys');
+    const me = await apiCall('GET', '/api/v1/orgs/me');
+    expect(me.status).toBe(401);
+    expect(me.body.error.detail).toBe('API key has been revoked');
+  });
+
+  it('changes the password', async () => {
+    await go('/password');
+    await page.getByLabel('Current password').fill(PASSWORD);
+    await page.getByLabel('New password', { exact: true }).fill(NEW_PASSWORD);
+    await page.getByLabel('New password again').fill(NEW_PASSWORD);
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByText('Password changed.').waitFor();
+    await browser.screenshot('password');
+    const res = await fetch(`${base}/internal/auth/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: EMAIL, password: NEW_PASSWORD }),
+    });
+    expect(res.status).toBe(200);
+  });
+
+  it('made no request outside the service and logged no console error', () => {
+    expect(browser.foreignRequests).toEqual([]);
+    expect(browser.consoleErrors).toEqual([]);
+  });
+});
