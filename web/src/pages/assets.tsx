@@ -167,7 +167,7 @@ export function ReportPage() {
         label="Filter"
         value={q}
         onInput={setQ}
-        hint="Matches asset and location keys."
+        hint="Matches the asset's key, name and tag values."
       />
       <ErrorAlert error={report.error} />
       <div class="table-wrap" aria-busy={report.loading}>
