@@ -26,6 +26,13 @@ describe('hasIntegerBeyondInt64', () => {
 });
 
 describe('decodeJsonBody', () => {
+  it('refuses lone surrogates in strings and keys, keeps paired ones', () => {
+    expect(() => decodeJsonBody('{"name":"a\\ud800b"}')).toThrow(ApiError);
+    expect(() => decodeJsonBody('{"\\udc00":1}')).toThrow(ApiError);
+    expect(() => decodeJsonBody('{"m":{"x":["\\ud83d"]}}')).toThrow(ApiError);
+    expect(decodeJsonBody('{"name":"\\ud83d\\ude00"}')).toEqual({ name: '😀' });
+  });
+
   it('rejects empty and invalid bodies as bad_request', () => {
     for (const text of ['', '  ', '{', '{"a":}', "{'a':1}"]) {
       expect(() => decodeJsonBody(text)).toThrow(ApiError);

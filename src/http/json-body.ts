@@ -38,6 +38,16 @@ export function hasIntegerBeyondInt64(text: string): boolean {
   return false;
 }
 
+/** False when any string or key holds a lone UTF-16 surrogate, which storage would mangle. */
+export function allStringsWellFormed(value: unknown): boolean {
+  if (typeof value === 'string') return value.isWellFormed();
+  if (Array.isArray(value)) return value.every(allStringsWellFormed);
+  if (value && typeof value === 'object') {
+    return Object.entries(value).every(([k, v]) => k.isWellFormed() && allStringsWellFormed(v));
+  }
+  return true;
+}
+
 /** Decodes a request body: invalid JSON and out-of-range integers are `bad_request`. */
 export function decodeJsonBody(text: string): unknown {
   if (text.trim() === '') throw badRequest('Request body must be a JSON object');
@@ -46,6 +56,9 @@ export function decodeJsonBody(text: string): unknown {
     value = JSON.parse(text);
   } catch (err) {
     throw badRequest(`Request body is not valid JSON: ${(err as Error).message}`);
+  }
+  if (!allStringsWellFormed(value)) {
+    throw badRequest('Request body contains a string that is not valid Unicode (an unpaired surrogate)');
   }
   if (hasIntegerBeyondInt64(text)) {
     throw badRequest('Request body contains an integer outside the 64-bit range the decoder accepts');

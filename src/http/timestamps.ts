@@ -8,6 +8,8 @@ const RFC3339 =
 
 const ZERO_INSTANT = Date.UTC(2000, 0, 1) - 730119 * 86400000; // 0001-01-01T00:00:00Z
 const EPOCH_INSTANT = 0;
+const MIN_INSTANT = ZERO_INSTANT;
+const MAX_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 function daysInMonth(year: number, month: number): number {
   if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
@@ -39,7 +41,9 @@ export function parseRfc3339(text: string): number | null {
   const date = new Date(0);
   date.setUTCFullYear(year, month - 1, day);
   date.setUTCHours(hour, minute, second, millis);
-  return date.getTime() - offsetMinutes * 60000;
+  const instant = date.getTime() - offsetMinutes * 60000;
+  // RFC 3339 has four-digit years; an offset must not carry the instant out of 0001..9999.
+  return instant < MIN_INSTANT || instant > MAX_INSTANT ? null : instant;
 }
 
 /** The two instants the spec refuses as real timestamps (zero value and Unix epoch). */
