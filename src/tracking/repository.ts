@@ -59,18 +59,95 @@ export async function recordSighting(
   }
 }
 
-/** Locks the assets' rows in id order (no deadlocks between batches); returns the live ones. */
+/** An asset's latest stay: where it is now and since when it was last seen there. */
+export interface NewestStay {
+  id: number;
+  locationId: number;
+  lastSeenAt: number;
+}
+
+/**
+ * Locks the assets' rows in id order (no deadlocks between batches); returns the live
+ * ones with their newest stay (null before the first sighting). The stays are read in a
+ * second statement, after the locks are held: in READ COMMITTED it sees what a batch
+ * that held a lock before us committed (a join in the locking statement would not).
+ */
 export async function lockAssets(
   tx: Tx,
   orgId: number,
   assetIds: number[],
-): Promise<Map<number, number | null>> {
-  const { rows } = await tx.query<{ id: number; last_seen_at: Date | null }>(
-    `SELECT id, last_seen_at FROM assets WHERE org_id = $1 AND id = ANY($2::bigint[]) AND deleted_at IS NULL
+): Promise<Map<number, NewestStay | null>> {
+  const locked = await tx.query<{ id: number }>(
+    `SELECT id FROM assets WHERE org_id = $1 AND id = ANY($2::bigint[]) AND deleted_at IS NULL
      ORDER BY id FOR UPDATE`,
     [orgId, assetIds],
   );
-  return new Map(rows.map((r) => [r.id, r.last_seen_at?.getTime() ?? null]));
+  const live = new Map<number, NewestStay | null>(locked.rows.map((r) => [r.id, null]));
+  if (live.size === 0) return live;
+  const { rows } = await tx.query<{ asset_id: number; id: number; location_id: number; last_seen_at: Date }>(
+    `SELECT DISTINCT ON (asset_id) asset_id, id, location_id, last_seen_at FROM stays
+     WHERE org_id = $1 AND asset_id = ANY($2::bigint[]) ORDER BY asset_id, started_at DESC`,
+    [orgId, [...live.keys()]],
+  );
+  for (const r of rows)
+    live.set(r.asset_id, { id: r.id, locationId: r.location_id, lastSeenAt: r.last_seen_at.getTime() });
+  return live;
+}
+
+/** Moves the last sighting of stays (by id) later, in one statement. */
+export async function extendStays(
+  tx: Tx,
+  orgId: number,
+  changes: Array<{ stayId: number; lastSeenAt: number }>,
+): Promise<void> {
+  if (changes.length === 0) return;
+  await tx.query(
+    `UPDATE stays s SET last_seen_at = v.last_seen_at
+     FROM unnest($2::bigint[], $3::timestamptz[]) AS v(id, last_seen_at)
+     WHERE s.org_id = $1 AND s.id = v.id`,
+    [orgId, changes.map((c) => c.stayId), changes.map((c) => new Date(c.lastSeenAt))],
+  );
+}
+
+/** Inserts new stays of any number of assets in one statement. */
+export async function appendStays(
+  tx: Tx,
+  orgId: number,
+  stays: Array<{ assetId: number; locationId: number; startedAt: number; lastSeenAt: number }>,
+): Promise<void> {
+  if (stays.length === 0) return;
+  await tx.query(
+    `INSERT INTO stays (org_id, asset_id, location_id, started_at, last_seen_at)
+     SELECT $1, * FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[], $5::timestamptz[])`,
+    [
+      orgId,
+      stays.map((s) => s.assetId),
+      stays.map((s) => s.locationId),
+      stays.map((s) => new Date(s.startedAt)),
+      stays.map((s) => new Date(s.lastSeenAt)),
+    ],
+  );
+}
+
+/** Puts known current locations and last sightings on the asset rows, in one statement. */
+export async function setCurrentLocations(
+  tx: Tx,
+  orgId: number,
+  rows: Array<{ assetId: number; locationId: number; lastSeenAt: number }>,
+): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.query(
+    `UPDATE assets a SET location_id = v.location_id, last_seen_at = v.last_seen_at
+     FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[]) AS v(id, location_id, last_seen_at)
+     WHERE a.org_id = $1 AND a.id = v.id
+       AND (a.location_id IS DISTINCT FROM v.location_id OR a.last_seen_at IS DISTINCT FROM v.last_seen_at)`,
+    [
+      orgId,
+      rows.map((r) => r.assetId),
+      rows.map((r) => r.locationId),
+      rows.map((r) => new Date(r.lastSeenAt)),
+    ],
+  );
 }
 
 /** Copies the newest stay onto the asset row: its current location and last sighting. */

@@ -1,5 +1,13 @@
 import type { Tx } from '../db/pool.js';
-import { lockAssets, recordSighting, refreshCurrentLocation } from './repository.js';
+import {
+  appendStays,
+  extendStays,
+  lockAssets,
+  type NewestStay,
+  recordSighting,
+  refreshCurrentLocation,
+  setCurrentLocations,
+} from './repository.js';
 
 /** One resolved observation: this asset was at this location at this instant (epoch ms). */
 export interface Sighting {
@@ -33,7 +41,46 @@ export function compact(sorted: Sighting[], lastStored: number | null): Sighting
   return out;
 }
 
-/** Stores sightings of any number of assets in the caller's transaction. */
+export interface AppendPlan {
+  /** The newest stored stay's new last sighting, when the batch extends it. */
+  extendTo: number | null;
+  /** New stays after it, in time order. */
+  inserts: Array<{ locationId: number; startedAt: number; lastSeenAt: number }>;
+}
+
+/**
+ * What placing a batch of one asset's sightings read by read (placeRead) comes to, when
+ * every read is later than the asset's newest stored sighting and no two reads at one
+ * instant name two locations: a read at the current location extends the current stay, a
+ * read elsewhere starts a new one. Null when the batch does not qualify; it is then
+ * applied read by read. `sorted` is in time order.
+ */
+export function planAppend(sorted: Sighting[], newest: NewestStay | null): AppendPlan | null {
+  if (newest && sorted.length > 0 && sorted[0]!.at <= newest.lastSeenAt) return null;
+  const tie = sorted.some(
+    (s, i) => i > 0 && s.at === sorted[i - 1]!.at && s.locationId !== sorted[i - 1]!.locationId,
+  );
+  if (tie) return null;
+  const plan: AppendPlan = { extendTo: null, inserts: [] };
+  let current = newest?.locationId ?? null;
+  for (const s of sorted) {
+    const open = plan.inserts.at(-1);
+    if (s.locationId === current) {
+      if (open) open.lastSeenAt = s.at;
+      else plan.extendTo = s.at;
+    } else {
+      plan.inserts.push({ locationId: s.locationId, startedAt: s.at, lastSeenAt: s.at });
+      current = s.locationId;
+    }
+  }
+  return plan;
+}
+
+/**
+ * Stores sightings of any number of assets in the caller's transaction. The usual batch
+ * (every read newer than what is stored) is applied in two statements for all its assets
+ * (planAppend); batches reaching into an asset's past are placed read by read.
+ */
 export async function storeSightings(tx: Tx, orgId: number, sightings: Sighting[]): Promise<number> {
   if (sightings.length === 0) return 0;
   const byAsset = new Map<number, Sighting[]>();
@@ -43,15 +90,36 @@ export async function storeSightings(tx: Tx, orgId: number, sightings: Sighting[
     else byAsset.set(s.assetId, [s]);
   }
   const live = await lockAssets(tx, orgId, [...byAsset.keys()]);
+  const extend: Array<{ stayId: number; lastSeenAt: number }> = [];
+  const append: Array<{ assetId: number; locationId: number; startedAt: number; lastSeenAt: number }> = [];
+  const current: Array<{ assetId: number; locationId: number; lastSeenAt: number }> = [];
+  const readByRead: number[] = [];
   let stored = 0;
   for (const [assetId, list] of byAsset) {
     if (!live.has(assetId)) continue;
+    const newest = live.get(assetId) ?? null;
     list.sort((a, b) => a.at - b.at);
-    for (const s of compact(list, live.get(assetId) ?? null)) {
+    stored += list.length;
+    const plan = planAppend(list, newest);
+    if (plan) {
+      if (plan.extendTo !== null && newest) extend.push({ stayId: newest.id, lastSeenAt: plan.extendTo });
+      for (const stay of plan.inserts) append.push({ assetId, ...stay });
+      const last = plan.inserts.at(-1);
+      if (last) current.push({ assetId, locationId: last.locationId, lastSeenAt: last.lastSeenAt });
+      else if (newest && plan.extendTo !== null) {
+        current.push({ assetId, locationId: newest.locationId, lastSeenAt: plan.extendTo });
+      }
+      continue;
+    }
+    readByRead.push(assetId);
+    for (const s of compact(list, newest?.lastSeenAt ?? null)) {
       await recordSighting(tx, orgId, assetId, s.locationId, s.at);
     }
-    stored += list.length;
   }
-  await refreshCurrentLocation(tx, orgId, [...live.keys()]);
+  await extendStays(tx, orgId, extend);
+  await appendStays(tx, orgId, append);
+  // The newest stay of an appended asset is known here; the others are read back.
+  await setCurrentLocations(tx, orgId, current);
+  await refreshCurrentLocation(tx, orgId, readByRead);
   return stored;
 }
