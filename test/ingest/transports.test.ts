@@ -3,14 +3,14 @@
  * happens when storing fails, how many messages are stored at once, and stopping.
  */
 import type { MqttClient } from 'mqtt';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type EmbeddedBroker, startEmbeddedBroker } from '../../src/ingest/broker.js';
 import { BrokerIngest } from '../../src/ingest/broker-ingest.js';
 import { ReaderDirectory } from '../../src/ingest/directory.js';
 import { silentLogger } from '../../src/ingest/limiter.js';
 import { MqttConsumer } from '../../src/ingest/mqtt-consumer.js';
 import type { IngestOutcome, ReaderRef } from '../../src/ingest/service.js';
-import { publisher, unique, waitFor } from './helpers.js';
+import { discardSession, publisher, unique, waitFor } from './helpers.js';
 
 const OK: IngestOutcome = { good: 1, bad: 0, unknown: 0, errors: [] };
 
@@ -314,5 +314,48 @@ describe("the embedded broker's ingest hook", () => {
     expect(ingest.stored).toEqual(['early']);
     await pub.publishAsync('somewhere/else', 'not a reader', { qos: 1 });
     expect(ingest.calls).toEqual(['early']);
+  });
+});
+
+const machineBroker = inject('mqttUrl');
+
+describe.skipIf(!machineBroker)("shared subscriptions on the machine's broker (TEST_MQTT_URL)", () => {
+  it('split the messages of a topic between the instances of a group, each stored once', async () => {
+    const topic = unique('tagtrail-test/shared');
+    const group = unique('group');
+    const instances = [fakeIngest(), fakeIngest()];
+    const consumers: MqttConsumer[] = [];
+    for (const ingest of instances) {
+      const directory = await directoryOf([topic]);
+      const clientId = unique('tagtrail-ingest-test');
+      const c = new MqttConsumer({
+        url: machineBroker!,
+        clientId,
+        sharedGroup: group,
+        directory,
+        ingest,
+        logger: silentLogger,
+      });
+      c.start();
+      await c.ready();
+      consumers.push(c);
+      cleanups.push(async () => {
+        await c.stop();
+        await directory.stop();
+        await discardSession(machineBroker!, clientId);
+      });
+    }
+    const pub = await reader(machineBroker);
+    const payloads = Array.from({ length: 40 }, (_, i) => `shared-${i}`);
+    for (const p of payloads) await pub.publishAsync(topic, p, { qos: 1 });
+    await waitFor(
+      async () => instances[0]!.stored.length + instances[1]!.stored.length,
+      (n) => n >= payloads.length,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const all = [...instances[0]!.stored, ...instances[1]!.stored];
+    expect(all.sort()).toEqual([...payloads].sort());
+    expect(instances[0]!.stored.length).toBeGreaterThan(0);
+    expect(instances[1]!.stored.length).toBeGreaterThan(0);
   });
 });
