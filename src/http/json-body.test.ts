@@ -33,6 +33,14 @@ describe('decodeJsonBody', () => {
     expect(decodeJsonBody('{"name":"\\ud83d\\ude00"}')).toEqual({ name: '😀' });
   });
 
+  it('checks a body nested far deeper than the call stack without overflowing it', () => {
+    const depth = 200_000;
+    const deep = `{"m":${'['.repeat(depth)}"ok"${']'.repeat(depth)}}`;
+    expect(decodeJsonBody(deep)).toHaveProperty('m');
+    const bad = `{"m":${'{"a":'.repeat(depth)}"\\ud800"${'}'.repeat(depth)}}`;
+    expect(() => decodeJsonBody(bad)).toThrow(ApiError);
+  });
+
   it('rejects empty and invalid bodies as bad_request', () => {
     for (const text of ['', '  ', '{', '{"a":}', "{'a':1}"]) {
       expect(() => decodeJsonBody(text)).toThrow(ApiError);

@@ -38,12 +38,25 @@ export function hasIntegerBeyondInt64(text: string): boolean {
   return false;
 }
 
-/** False when any string or key holds a lone UTF-16 surrogate, which storage would mangle. */
+/**
+ * False when any string or key holds a lone UTF-16 surrogate, which storage would mangle.
+ * Walks with a stack, not recursion: a body may nest deeper than the call stack allows
+ * (JSON.parse does not mind), and that must end in a 400, not a stack overflow.
+ */
 export function allStringsWellFormed(value: unknown): boolean {
-  if (typeof value === 'string') return value.isWellFormed();
-  if (Array.isArray(value)) return value.every(allStringsWellFormed);
-  if (value && typeof value === 'object') {
-    return Object.entries(value).every(([k, v]) => k.isWellFormed() && allStringsWellFormed(v));
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node === 'string') {
+      if (!node.isWellFormed()) return false;
+    } else if (Array.isArray(node)) {
+      for (const child of node) stack.push(child);
+    } else if (node && typeof node === 'object') {
+      for (const [key, child] of Object.entries(node)) {
+        if (!key.isWellFormed()) return false;
+        stack.push(child);
+      }
+    }
   }
   return true;
 }
