@@ -1,44 +1,12 @@
-import { type ApiError, type FieldError, fieldError, validationError } from '../errors.js';
-import { parseRfc3339, toWire } from '../http/timestamps.js';
+import { type FieldError, fieldError, validationError } from '../errors.js';
 import { type ReadOnlyRule, readOnlyDiffer, staleUpdatedAt } from '../master-data/read-only.js';
 import { type Asset, METADATA_MAX_BYTES, METADATA_MAX_DEPTH } from './schemas.js';
 
 /**
- * Asset write rules beyond what the JSON schemas express: metadata limits, the range of
- * storable instants, the validity window, and PATCH's accept-if-matches fields.
+ * Asset write rules beyond what the JSON schemas express: metadata limits, the location
+ * on create, and PATCH's accept-if-matches fields. Rules shared with locations (instants,
+ * the validity window) are in src/master-data/write-rules.ts.
  */
-
-/** An unpaired UTF-16 surrogate: UTF-8 cannot carry it, so it would not be stored as sent. */
-const LONE_SURROGATE = /\p{Cs}/u;
-
-/** First instant PostgreSQL and RFC 3339 both write as a four-digit year, and the last. */
-const MIN_INSTANT = -62135596800000; // 0001-01-01T00:00:00.000Z
-const MAX_INSTANT = 253402300799999; // 9999-12-31T23:59:59.999Z
-
-/** A schema-valid inbound timestamp as the wire form of its instant (sub-ms digits dropped). */
-export function instantIn(field: string, text: string): string {
-  const millis = parseRfc3339(text);
-  if (millis === null) throw fieldError(field, 'invalid_value', `${field} must be an RFC 3339 timestamp`);
-  if (millis < MIN_INSTANT || millis > MAX_INSTANT) {
-    throw fieldError(
-      field,
-      'invalid_value',
-      `${field} must lie between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z`,
-    );
-  }
-  return toWire(millis);
-}
-
-/** `valid_to` <= `valid_from` (API-SPEC "Liveness axes"); both in wire form. */
-export function windowError(validFrom: string | null): ApiError {
-  return fieldError('valid_to', 'invalid_value', 'valid_to must be later than valid_from', {
-    ...(validFrom ? { valid_from: validFrom } : {}),
-  });
-}
-
-export function checkWindow(validFrom: string, validTo: string | null): void {
-  if (validTo !== null && Date.parse(validTo) <= Date.parse(validFrom)) throw windowError(validFrom);
-}
 
 function metadataError(code: FieldError['code'], message: string, params: Record<string, unknown> = {}) {
   return fieldError('metadata', code, `metadata ${message}`, params);
@@ -46,8 +14,8 @@ function metadataError(code: FieldError['code'], message: string, params: Record
 
 /**
  * metadata: at most METADATA_MAX_DEPTH levels (the object itself is level 1), at most
- * METADATA_MAX_BYTES bytes as UTF-8 JSON, and only what jsonb stores as sent: no U+0000,
- * no unpaired surrogates, finite numbers. Depth is checked first and without recursion,
+ * METADATA_MAX_BYTES bytes as UTF-8 JSON, and only what jsonb stores as sent: no U+0000
+ * (in keys or values) and finite numbers. Depth is checked first and without recursion,
  * so serializing for the size cannot overflow the stack.
  */
 export function checkMetadata(metadata: Record<string, unknown>): void {
@@ -55,9 +23,7 @@ export function checkMetadata(metadata: Record<string, unknown>): void {
   while (stack.length > 0) {
     const [node, depth] = stack.pop()!;
     if (typeof node === 'string') {
-      if (node.includes('\u0000') || LONE_SURROGATE.test(node)) {
-        throw metadataError('invalid_value', 'strings must not contain U+0000 or unpaired surrogates');
-      }
+      if (node.includes('\u0000')) throw metadataError('invalid_value', 'strings must not contain U+0000');
     } else if (typeof node === 'number') {
       if (!Number.isFinite(node)) throw metadataError('invalid_value', 'numbers must be finite');
     } else if (node !== null && typeof node === 'object') {
@@ -78,22 +44,6 @@ export function checkMetadata(metadata: Record<string, unknown>): void {
       max_bytes: METADATA_MAX_BYTES,
     });
   }
-}
-
-/** Text fields must be well-formed Unicode, or the stored value would differ from the sent one. */
-export function checkText(entries: [field: string, value: string | null | undefined][]): void {
-  const errors: FieldError[] = [];
-  for (const [field, value] of entries) {
-    if (typeof value === 'string' && LONE_SURROGATE.test(value)) {
-      errors.push({
-        field,
-        code: 'invalid_value',
-        message: `${field} must not contain unpaired surrogates`,
-        params: {},
-      });
-    }
-  }
-  if (errors.length > 0) throw validationError(errors);
 }
 
 /** POST asset rule: the location is scan data. */

@@ -26,7 +26,7 @@ const MetadataField = () =>
         `Free-form JSON object, stored opaquely and returned as sent (key order may change). ` +
         `At most ${METADATA_MAX_BYTES} bytes as serialized UTF-8 JSON (else too_long) and ` +
         `${METADATA_MAX_DEPTH} levels of nesting, the object itself being level 1 (else invalid_value). ` +
-        'Strings must not contain U+0000 or unpaired surrogates. null is rejected.',
+        'Strings and keys must not contain U+0000. null is rejected.',
     },
   );
 

@@ -3,6 +3,7 @@ import { conflict, notFound } from '../errors.js';
 import { lockKeyspace, nextAutoKey } from '../master-data/auto-key.js';
 import { containsPattern, exclusivePair, listEnvelope, parseSort } from '../master-data/list-query.js';
 import { enforceReadOnly } from '../master-data/read-only.js';
+import { checkWindow, instantIn, windowError } from '../master-data/write-rules.js';
 import { detachAllTags, type Owner, refreshTagValues } from '../tags/repository.js';
 import { attachTags } from '../tags/service.js';
 import {
@@ -15,15 +16,7 @@ import {
   updateAsset,
 } from './repository.js';
 import { listAssets } from './repository-list.js';
-import {
-  checkMetadata,
-  checkText,
-  checkWindow,
-  instantIn,
-  readOnlyRules,
-  rejectLocationOnCreate,
-  windowError,
-} from './rules.js';
+import { checkMetadata, readOnlyRules, rejectLocationOnCreate } from './rules.js';
 import {
   ASSET_SORT_FIELDS,
   type Asset,
@@ -76,11 +69,6 @@ export class AssetService {
 
   async create(orgId: number, body: AssetCreate): Promise<Asset> {
     rejectLocationOnCreate(body);
-    checkText([
-      ['name', body.name],
-      ['description', body.description],
-      ...(body.tags ?? []).map((t, i): [string, string] => [`tags[${i}].value`, t.value]),
-    ]);
     if (body.metadata !== undefined) checkMetadata(body.metadata);
     const validFrom = body.valid_from === undefined ? null : instantIn('valid_from', body.valid_from);
     const validTo = body.valid_to == null ? null : instantIn('valid_to', body.valid_to);
@@ -113,10 +101,6 @@ export class AssetService {
   }
 
   async update(orgId: number, id: number, body: AssetUpdate): Promise<Asset> {
-    checkText([
-      ['name', body.name],
-      ['description', body.description],
-    ]);
     if (body.metadata !== undefined) checkMetadata(body.metadata);
     const changes: AssetChanges = {};
     if (body.name !== undefined) changes.name = body.name;
