@@ -162,3 +162,14 @@ export async function refreshCurrentLocation(tx: Tx, orgId: number, assetIds: nu
     [orgId, assetIds],
   );
 }
+
+/** Share-locks the live locations among `ids` (in id order) and returns them. */
+export async function lockLocations(tx: Tx, orgId: number, ids: number[]): Promise<Set<number>> {
+  if (ids.length === 0) return new Set();
+  const { rows } = await tx.query<{ id: number }>(
+    `SELECT id FROM locations WHERE org_id = $1 AND id = ANY($2::bigint[]) AND deleted_at IS NULL
+     ORDER BY id FOR SHARE`,
+    [orgId, ids],
+  );
+  return new Set(rows.map((r) => r.id));
+}

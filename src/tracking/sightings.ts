@@ -3,6 +3,7 @@ import {
   appendStays,
   extendStays,
   lockAssets,
+  lockLocations,
   type NewestStay,
   recordSighting,
   refreshCurrentLocation,
@@ -83,8 +84,12 @@ export function planAppend(sorted: Sighting[], newest: NewestStay | null): Appen
  */
 export async function storeSightings(tx: Tx, orgId: number, sightings: Sighting[]): Promise<number> {
   if (sightings.length === 0) return 0;
+  // A location being deleted holds its row lock while it counts the assets placed there;
+  // this share lock waits for that and then sees it deleted, or makes the delete see us.
+  const placeable = await lockLocations(tx, orgId, [...new Set(sightings.map((s) => s.locationId))]);
   const byAsset = new Map<number, Sighting[]>();
   for (const s of sightings) {
+    if (!placeable.has(s.locationId)) continue;
     const list = byAsset.get(s.assetId);
     if (list) list.push(s);
     else byAsset.set(s.assetId, [s]);
