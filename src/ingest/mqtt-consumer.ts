@@ -100,6 +100,12 @@ export class MqttConsumer {
       resubscribe: false,
       ...this.options.clientOptions,
     });
+    if (typeof (client as unknown as Partial<PacketSender>)._sendPacket !== 'function') {
+      client.end(true);
+      throw new Error(
+        'this mqtt.js version has no _sendPacket; the consumer cannot acknowledge after commit',
+      );
+    }
     this.client = client;
     client.handleMessage = (packet, callback) => this.receive(packet, callback);
     client.on('connect', (connack) => {
@@ -227,11 +233,17 @@ export class MqttConsumer {
             callback(DEFERRED);
             return;
           }
-          void this.handle(packet, receivedAt, connection).finally(() => this.limiter.release());
+          this.handle(packet, receivedAt, connection)
+            .catch((err: unknown) =>
+              // handle() settles every expected failure itself; this is the last line against a crash.
+              this.options.logger.error({ err, topic: packet.topic }, 'handling an MQTT message failed'),
+            )
+            .finally(() => this.limiter.release());
           callback(DEFERRED);
         },
         () => callback(DEFERRED),
-      );
+      )
+      .catch((err: unknown) => this.options.logger.error({ err }, 'taking an MQTT message failed'));
   }
 
   private async handle(packet: IPublishPacket, receivedAt: number, connection: number): Promise<void> {
@@ -290,10 +302,15 @@ export class MqttConsumer {
     if (packet.qos === 0 || packet.messageId === undefined || !client) return;
     // On a newer connection the broker delivers the message again; an old id means nothing there.
     if (connection !== this.connection || !client.connected) return;
-    (client as unknown as PacketSender)._sendPacket(
-      { cmd: 'puback', messageId: packet.messageId },
-      () => undefined,
-    );
+    try {
+      (client as unknown as PacketSender)._sendPacket(
+        { cmd: 'puback', messageId: packet.messageId },
+        () => undefined,
+      );
+    } catch (err) {
+      // The broker delivers it again on the next connection.
+      this.options.logger.warn({ err, messageId: packet.messageId }, 'sending a PUBACK failed');
+    }
   }
 
   /**
