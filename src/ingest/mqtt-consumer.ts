@@ -256,6 +256,17 @@ export class MqttConsumer {
         logger.warn({ topic: packet.topic, suppressed }, 'message on a topic of no live reader dropped'),
       );
       this.ack(packet, connection);
+      // Our persistent session may still hold the subscription of a reader deleted while we were down.
+      if (!this.subscribed.has(packet.topic)) {
+        const topic = packet.topic;
+        this.client?.unsubscribe(this.filterFor(topic), () => {
+          // A reader created on that topic meanwhile: subscribe again.
+          if (directory.lookup(topic)) {
+            this.subscribed.delete(topic);
+            void this.syncSubscriptions([topic], []);
+          }
+        });
+      }
       return;
     }
     const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);

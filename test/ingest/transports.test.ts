@@ -217,6 +217,27 @@ describe('the MQTT consumer', () => {
     expect(ingest.stored).toEqual(['new']);
   });
 
+  it("drops, and unsubscribes from, a deleted reader's topic its old session still delivers", async () => {
+    const topic = unique('t');
+    const clientId = unique('tagtrail-ingest-test');
+    const first = await consumer(fakeIngest(), [topic], { clientId });
+    await first.stop();
+    // The reader was deleted while the service was down; the broker kept the subscription.
+    const ingest = fakeIngest();
+    const again = await consumer(ingest, [], { clientId });
+    const pub = await reader();
+    await pub.publishAsync(topic, 'orphan', { qos: 1 });
+    await waitFor(
+      async () => again.stats.unrouted,
+      (n) => n === 1,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await pub.publishAsync(topic, 'orphan-2', { qos: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(again.stats.unrouted).toBe(1);
+    expect(ingest.calls).toEqual([]);
+  });
+
   it('uses $share/<group>/ filters when a shared group is configured', () => {
     const c = new MqttConsumer({
       url: broker.url,
