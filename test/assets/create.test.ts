@@ -427,6 +427,16 @@ describe('POST /api/v1/assets', () => {
     ]);
   });
 
+  it('metadata with a number beyond the double range (1e400) is invalid_value, not stored as null', async () => {
+    const res = await f.t.app.inject({
+      method: 'POST',
+      url: BASE,
+      headers: { authorization: `Bearer ${api.token}`, 'content-type': 'application/json' },
+      payload: '{"name":"x","metadata":{"huge":1e400}}',
+    });
+    expect(fieldCodes(res)).toEqual([['metadata', 'invalid_value']]);
+  });
+
   it('valid_to <= valid_from is invalid_value on valid_to, also against the defaulted valid_from', async () => {
     const at = '2030-05-05T05:05:05.000Z';
     for (const validTo of [at, '2030-05-05T05:05:04.999Z', '2030-05-05T07:05:05+02:00']) {
