@@ -30,7 +30,11 @@ const MetadataField = () =>
     },
   );
 
-/** Asset (read shape), API-SPEC "Asset (read shape)". */
+/**
+ * Asset (read shape), API-SPEC "Asset (read shape)". Left open (no additionalProperties:
+ * false): v1 changes are additive, and a closed read schema would make generated clients
+ * reject a field added later.
+ */
 export const AssetSchema = Type.Object(
   {
     ...CommonReadFields,
@@ -46,7 +50,7 @@ export const AssetSchema = Type.Object(
     }),
     ...TimestampsRead,
   },
-  { $id: 'Asset', additionalProperties: false },
+  { $id: 'Asset' },
 );
 
 /** An asset as the API shows it (timestamps in wire form). */
