@@ -3,15 +3,13 @@
  * served description with openapi-typescript, an openapi-fetch client that type-checks
  * against them, run against a listening server: create, patch, list, rename, delete.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
-import ts from 'typescript';
+import type { OpenAPI3 } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-
-const REPO = resolve(import.meta.dirname, '../..');
+import { formatDiagnostics as format, typeCheck, writeGeneratedClient } from '../helpers/generated-client.js';
 
 const CLIENT = `import createClient from 'openapi-fetch';
 import type { components, paths } from './schema.js';
@@ -100,29 +98,6 @@ ${body}
 export {};
 `;
 
-function typeCheck(files: string[]): readonly ts.Diagnostic[] {
-  const program = ts.createProgram(files, {
-    strict: true,
-    noUncheckedIndexedAccess: true,
-    noEmit: true,
-    target: ts.ScriptTarget.ES2022,
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    lib: ['lib.es2023.d.ts', 'lib.dom.d.ts'],
-    types: ['node'],
-    typeRoots: [join(REPO, 'node_modules/@types')],
-    skipLibCheck: true,
-  });
-  return ts.getPreEmitDiagnostics(program);
-}
-
-const format = (diagnostics: readonly ts.Diagnostic[]) =>
-  ts.formatDiagnostics(diagnostics, {
-    getCanonicalFileName: (f) => f,
-    getCurrentDirectory: () => REPO,
-    getNewLine: () => '\n',
-  });
-
 describe('an openapi-fetch client of the assets resource', () => {
   let t: TestApp;
   let dir: string;
@@ -131,11 +106,8 @@ describe('an openapi-fetch client of the assets resource', () => {
     t = await buildTestApp();
     baseUrl = await t.app.listen({ host: '127.0.0.1', port: 0 });
     const doc = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json() as OpenAPI3;
-    await mkdir(join(REPO, '.tmp'), { recursive: true });
-    dir = await mkdtemp(join(REPO, '.tmp', 'assets-client-'));
-    await writeFile(join(dir, 'schema.ts'), astToString(await openapiTS(doc)));
-    await writeFile(join(dir, 'client.ts'), CLIENT);
-    for (const [name, body] of Object.entries(WRONG)) await writeFile(join(dir, name), wrongFile(body));
+    const wrong = Object.fromEntries(Object.entries(WRONG).map(([name, body]) => [name, wrongFile(body)]));
+    dir = await writeGeneratedClient(doc, 'assets-client', { 'client.ts': CLIENT, ...wrong });
   });
   afterAll(async () => {
     if (dir) await rm(dir, { recursive: true, force: true });

@@ -1,18 +1,16 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
-import ts from 'typescript';
+import type { OpenAPI3 } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { formatDiagnostics as format, typeCheck, writeGeneratedClient } from '../helpers/generated-client.js';
 
 /**
  * What an integrator does with the description: generate TypeScript types from it with
  * openapi-typescript, type-check a small openapi-fetch client against them, and run it.
  * Generation covers every documented path, so later routes are held to it too.
  */
-
-const REPO = resolve(import.meta.dirname, '../..');
 
 /** The client as an integrator would write it; must compile cleanly and run. */
 const CLIENT = `import createClient from 'openapi-fetch';
@@ -58,31 +56,6 @@ ${body}
 export {};
 `;
 
-/** Type-checks the files the way a strict NodeNext project would. */
-function typeCheck(files: string[]): readonly ts.Diagnostic[] {
-  const program = ts.createProgram(files, {
-    strict: true,
-    noUncheckedIndexedAccess: true,
-    noEmit: true,
-    target: ts.ScriptTarget.ES2022,
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    lib: ['lib.es2023.d.ts'],
-    types: ['node'],
-    typeRoots: [join(REPO, 'node_modules/@types')],
-    paths: { 'openapi-fetch': [join(REPO, 'node_modules/openapi-fetch')] },
-    skipLibCheck: true,
-  });
-  return ts.getPreEmitDiagnostics(program);
-}
-
-const formatHost: ts.FormatDiagnosticsHost = {
-  getCanonicalFileName: (f) => f,
-  getCurrentDirectory: () => REPO,
-  getNewLine: () => '\n',
-};
-const format = (diagnostics: readonly ts.Diagnostic[]) => ts.formatDiagnostics(diagnostics, formatHost);
-
 describe('a generated openapi-fetch client', () => {
   let t: TestApp;
   let dir: string;
@@ -91,12 +64,8 @@ describe('a generated openapi-fetch client', () => {
     t = await buildTestApp();
     baseUrl = await t.app.listen({ host: '127.0.0.1', port: 0 });
     const doc = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json() as OpenAPI3;
-    // Inside the repo (gitignored) so that imports resolve from its node_modules.
-    await mkdir(join(REPO, '.tmp'), { recursive: true });
-    dir = await mkdtemp(join(REPO, '.tmp', 'openapi-client-'));
-    await writeFile(join(dir, 'schema.ts'), astToString(await openapiTS(doc)));
-    await writeFile(join(dir, 'client.ts'), CLIENT);
-    for (const [name, body] of Object.entries(WRONG)) await writeFile(join(dir, name), wrongFile(body));
+    const wrong = Object.fromEntries(Object.entries(WRONG).map(([name, body]) => [name, wrongFile(body)]));
+    dir = await writeGeneratedClient(doc, 'openapi-client', { 'client.ts': CLIENT, ...wrong });
   });
   afterAll(async () => {
     if (dir) await rm(dir, { recursive: true, force: true });
