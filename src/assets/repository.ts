@@ -82,7 +82,7 @@ export async function findLiveAsset(
   return asset ?? null;
 }
 
-/** Whether a live asset other than `exceptId` holds `key`. */
+/** The live asset other than `exceptId` that holds `key`, or null. */
 export async function liveKeyHolder(
   tx: Tx,
   orgId: number,
