@@ -22,4 +22,12 @@ describe('master-data schema', () => {
     expect(rows.map((r) => r.auto_slot)).toEqual([7, null, 12345]);
     expect(rows[0].search_text).toBe('asset-0007\u0001émile pump\u0001ünïcode\u0001');
   });
+
+  it('now_ms() in a one-use CTE is one instant for every column that reads it', async () => {
+    const { rows } = await t.db.pool.query(
+      `WITH clock AS (SELECT now_ms() AS now)
+       SELECT clock.now AS a, pg_sleep(0.005)::text AS pause, clock.now AS b FROM clock`,
+    );
+    expect(rows[0].a.getTime()).toBe(rows[0].b.getTime());
+  });
 });
