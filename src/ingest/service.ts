@@ -107,12 +107,14 @@ export class IngestService {
     receivedAt = Date.now(),
   ): Promise<IngestOutcome> {
     return this.db.withOrg(orgId, async (tx) => {
-      const assets = await this.resolveAssets(
+      const assets = await resolveRefs(
+        'assets',
         tx,
         orgId,
         records.map((r) => r.asset),
       );
-      const locations = await this.resolveLocations(
+      const locations = await resolveRefs(
+        'locations',
         tx,
         orgId,
         records.map((r) => r.location),
@@ -135,42 +137,6 @@ export class IngestService {
       outcome.good = await storeSightings(tx, orgId, sightings);
       await this.logMessage(tx, orgId, null, source, raw, receivedAt, outcome);
       return outcome;
-    });
-  }
-
-  private async resolveAssets(
-    tx: Tx,
-    orgId: number,
-    refs: ScanRecord['asset'][],
-  ): Promise<(number | undefined)[]> {
-    const ids = refs.flatMap((r) => ('id' in r ? [r.id] : []));
-    const keys = refs.flatMap((r) => ('externalKey' in r ? [r.externalKey] : []));
-    const tags = refs.flatMap((r) => ('tag' in r ? tagKeys(r.tag) : []));
-    const byId = await liveIds(tx, 'assets', orgId, ids);
-    const byKey = await liveKeys(tx, 'assets', orgId, keys);
-    const byTag = await assetsByTagKeys(tx, orgId, tags);
-    return refs.map((r) => {
-      if ('id' in r) return byId.has(r.id) ? r.id : undefined;
-      if ('externalKey' in r) return byKey.get(r.externalKey);
-      return tagKeys(r.tag)
-        .map((k) => byTag.get(k))
-        .find((v) => v !== undefined);
-    });
-  }
-
-  private async resolveLocations(tx: Tx, orgId: number, refs: ScanRecord['location'][]) {
-    const ids = refs.flatMap((r) => ('id' in r ? [r.id] : []));
-    const keys = refs.flatMap((r) => ('externalKey' in r ? [r.externalKey] : []));
-    const tags = refs.flatMap((r) => ('tag' in r ? tagKeys(r.tag) : []));
-    const byId = await liveIds(tx, 'locations', orgId, ids);
-    const byKey = await liveKeys(tx, 'locations', orgId, keys);
-    const byTag = await locationsByTagKeys(tx, orgId, tags);
-    return refs.map((r) => {
-      if ('id' in r) return byId.has(r.id) ? r.id : undefined;
-      if ('externalKey' in r) return byKey.get(r.externalKey);
-      return tagKeys(r.tag)
-        .map((k) => byTag.get(k))
-        .find((v) => v !== undefined);
     });
   }
 
@@ -237,4 +203,32 @@ async function liveKeys(tx: Tx, table: 'assets' | 'locations', orgId: number, ke
     [orgId, keys],
   );
   return new Map(rows.map((r) => [r.external_key, r.id]));
+}
+
+type Ref = ScanRecord['asset'];
+
+/**
+ * Resolves references by id, external key or tag value to live rows of one table, in
+ * three queries whatever the number of references; undefined where nothing matches.
+ */
+async function resolveRefs(
+  table: 'assets' | 'locations',
+  tx: Tx,
+  orgId: number,
+  refs: Ref[],
+): Promise<(number | undefined)[]> {
+  const ids = refs.flatMap((r) => ('id' in r ? [r.id] : []));
+  const keys = refs.flatMap((r) => ('externalKey' in r ? [r.externalKey] : []));
+  const tags = refs.flatMap((r) => ('tag' in r ? tagKeys(r.tag) : []));
+  const byTagKeys = table === 'assets' ? assetsByTagKeys : locationsByTagKeys;
+  const byId = await liveIds(tx, table, orgId, ids);
+  const byKey = await liveKeys(tx, table, orgId, keys);
+  const byTag = await byTagKeys(tx, orgId, tags);
+  return refs.map((r) => {
+    if ('id' in r) return byId.has(r.id) ? r.id : undefined;
+    if ('externalKey' in r) return byKey.get(r.externalKey);
+    return tagKeys(r.tag)
+      .map((k) => byTag.get(k))
+      .find((v) => v !== undefined);
+  });
 }
