@@ -16,8 +16,13 @@ function daysInMonth(year: number, month: number): number {
   return [4, 6, 9, 11].includes(month) ? 30 : 31;
 }
 
-/** Epoch milliseconds of an RFC 3339 string, or null when it is not one. */
-export function parseRfc3339(text: string): number | null {
+/**
+ * Epoch milliseconds of an RFC 3339 string, or null when it is not one, with no limit on the
+ * year. Shared with the reader adapters, which rewrite their laxer forms into this one first. RFC
+ * 3339 allows a leap second (:60): the adapters accept it, as the next minute's first second; the
+ * API refuses it.
+ */
+export function rfc3339Instant(text: string, { leapSecond }: { leapSecond: boolean }): number | null {
   const m = RFC3339.exec(text);
   if (!m) return null;
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
@@ -29,7 +34,7 @@ export function parseRfc3339(text: string): number | null {
     number,
   ];
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
+  if (hour > 23 || minute > 59 || second > (leapSecond ? 60 : 59)) return null;
   const millis = m[7] ? Number(m[7].slice(0, 3).padEnd(3, '0')) : 0;
   let offsetMinutes = 0;
   if (m[9]) {
@@ -39,11 +44,17 @@ export function parseRfc3339(text: string): number | null {
     offsetMinutes = (m[9] === '-' ? -1 : 1) * (oh * 60 + om);
   }
   const date = new Date(0);
+  // setUTCFullYear, unlike Date.UTC, does not map years 0..99 to 1900..1999.
   date.setUTCFullYear(year, month - 1, day);
   date.setUTCHours(hour, minute, second, millis);
-  const instant = date.getTime() - offsetMinutes * 60000;
+  return date.getTime() - offsetMinutes * 60000;
+}
+
+/** Epoch milliseconds of an RFC 3339 string, or null when it is not one. */
+export function parseRfc3339(text: string): number | null {
+  const instant = rfc3339Instant(text, { leapSecond: false });
   // RFC 3339 has four-digit years; an offset must not carry the instant out of 0001..9999.
-  return instant < MIN_INSTANT || instant > MAX_INSTANT ? null : instant;
+  return instant === null || instant < MIN_INSTANT || instant > MAX_INSTANT ? null : instant;
 }
 
 /** The two instants the spec refuses as real timestamps (zero value and Unix epoch). */

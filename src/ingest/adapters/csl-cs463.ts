@@ -1,13 +1,8 @@
-import {
-  antennaField,
-  type Collector,
-  fail,
-  hexTag,
-  identity,
-  isRecord,
-  microsField,
-  numberField,
-} from './common.js';
+import type { Collector } from './collector.js';
+import { fail, isRecord } from './item-checks.js';
+import { antennaField, identity, numberField } from './scalar-fields.js';
+import { hexTag } from './tag-values.js';
+import { microsField } from './time-fields.js';
 
 /**
  * CSL CS463, JSON data format over MQTT or HTTP. Each message is

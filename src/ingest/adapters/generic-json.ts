@@ -1,14 +1,8 @@
-import {
-  antennaField,
-  type Collector,
-  fail,
-  identity,
-  isRecord,
-  numberField,
-  show,
-  timeField,
-  typedTag,
-} from './common.js';
+import type { Collector } from './collector.js';
+import { fail, isRecord, show } from './item-checks.js';
+import { antennaField, identity, numberField } from './scalar-fields.js';
+import { typedTag } from './tag-values.js';
+import { timeField } from './time-fields.js';
 import type { TagType } from './types.js';
 
 /**

@@ -1,14 +1,8 @@
-import {
-  antennaField,
-  base64Tag,
-  type Collector,
-  fail,
-  hexTag,
-  identity,
-  isRecord,
-  numberField,
-  timeField,
-} from './common.js';
+import type { Collector } from './collector.js';
+import { fail, isRecord } from './item-checks.js';
+import { antennaField, identity, numberField } from './scalar-fields.js';
+import { base64Tag, hexTag } from './tag-values.js';
+import { timeField } from './time-fields.js';
 
 /**
  * Impinj R700 / R720, IoT device interface (firmware 7.x/8.x). Each event is

@@ -1,11 +1,15 @@
-import { Collector, MAX_PAYLOAD_BYTES, payloadBytes, payloadText, splitJsonValues } from './common.js';
+import { Collector } from './collector.js';
 import { parseCslCs463 } from './csl-cs463.js';
 import { parseGenericJson } from './generic-json.js';
 import { parseImpinjR700 } from './impinj-r700.js';
+import { splitJsonValues } from './json-framing.js';
+import { MAX_PAYLOAD_BYTES, payloadBytes, payloadText } from './payload.js';
 import type { AdapterResult, ReaderFamily } from './types.js';
 import { parseZebraFx } from './zebra-fx.js';
 
-export { MAX_PAYLOAD_BYTES, normalizeTagValue, parseRfc3339, tagMatchKey } from './common.js';
+export { MAX_PAYLOAD_BYTES } from './payload.js';
+export { normalizeTagValue, tagMatchKey } from './tag-values.js';
+export { parseRfc3339 } from './time-fields.js';
 export type { AdapterResult, Read, ReaderFamily, TagType } from './types.js';
 export { READER_FAMILIES } from './types.js';
 

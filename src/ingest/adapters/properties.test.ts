@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_TAG_LENGTH } from './common.js';
 import { parsePayload } from './index.js';
+import { MAX_TAG_LENGTH } from './tag-values.js';
 import { type AdapterResult, READER_FAMILIES, type Read, type ReaderFamily, type TagType } from './types.js';
 
 // ---------------------------------------------------------------------------

@@ -1,13 +1,8 @@
-import {
-  antennaField,
-  type Collector,
-  fail,
-  hexTag,
-  identity,
-  isRecord,
-  numberField,
-  timeField,
-} from './common.js';
+import type { Collector } from './collector.js';
+import { fail, isRecord } from './item-checks.js';
+import { antennaField, identity, numberField } from './scalar-fields.js';
+import { hexTag } from './tag-values.js';
+import { timeField } from './time-fields.js';
 
 /**
  * Zebra FX7500 / FX9600 / ATR7000, IoT Connector data interface. Each tag data event is
