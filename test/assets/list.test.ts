@@ -139,15 +139,15 @@ describe('GET /api/v1/assets', () => {
     const both = await api.list('?external_key=B-200&external_key=C-300&external_key=NOPE');
     expect(ids(both.data)).toEqual([a.beta!.id, a.alphaC!.id]);
     expect(fieldCodes(await api.get(`${BASE}?external_key=B-200,C-300`))).toEqual([
-      ['external_key[0]', 'invalid_value'],
+      ['external_key', 'invalid_value'],
     ]);
     expect(fieldCodes(await api.get(`${BASE}?location_external_key=DOCK-A,DOCK-B`))).toEqual([
-      ['location_external_key[0]', 'invalid_value'],
+      ['location_external_key', 'invalid_value'],
     ]);
     const docks = await api.list(`?location_id=${dockA}&location_id=${dockB}`);
     expect(ids(docks.data)).toEqual([a.beta!.id, a.alphaD!.id, a.zebra!.id]);
     expect(fieldCodes(await api.get(`${BASE}?location_id=${dockA},${dockB}`))).toEqual([
-      ['location_id[0]', 'invalid_value'],
+      ['location_id', 'invalid_value'],
     ]);
   });
 
@@ -201,7 +201,7 @@ describe('GET /api/v1/assets', () => {
       ['location_external_key', 'DOCK.A'],
     ]) {
       const [field] = expectValidationError(await api.get(`${BASE}?${param}=${value}`));
-      expect(field).toMatchObject({ field: `${param}[0]`, code: 'invalid_value' });
+      expect(field).toMatchObject({ field: param, code: 'invalid_value', params: { index: 0 } });
     }
   });
 
@@ -296,9 +296,9 @@ describe('GET /api/v1/assets', () => {
     ['offset=2147483648', 'offset', 'too_large'],
     ['is_active=yes', 'is_active', 'invalid_value'],
     ['include_deleted=1', 'include_deleted', 'invalid_value'],
-    ['location_id=0', 'location_id[0]', 'invalid_value'],
-    ['location_id=abc', 'location_id[0]', 'invalid_value'],
-    ['location_id=2147483648', 'location_id[0]', 'too_large'],
+    ['location_id=0', 'location_id', 'invalid_value'],
+    ['location_id=abc', 'location_id', 'invalid_value'],
+    ['location_id=2147483648', 'location_id', 'too_large'],
     ['colour=red', 'colour', 'unknown_field'],
     ['q=a%01b', 'q', 'invalid_value'],
     ['q=line%0Abreak', 'q', 'invalid_value'],

@@ -130,12 +130,28 @@ function toFieldError(e: ErrorObject, part: HttpPart): FieldError {
   }
 }
 
+/**
+ * A repeated query parameter is one parameter to the caller: `external_key[1]` is
+ * reported as `external_key`, with the offending value's position in `params.index`.
+ */
+function asParameter(error: FieldError): FieldError {
+  const m = /^([^[.]+)\[(\d+)\](.*)$/.exec(error.field);
+  if (!m) return error;
+  const [, name, index] = m;
+  return {
+    ...error,
+    field: name!,
+    message: error.message.replace(error.field, name!),
+    params: { ...error.params, index: Number(index) },
+  };
+}
+
 /** Ajv's errors as the spec's `fields[]`: one entry per offending field, first error wins. */
 export function mapAjvErrors(errors: ErrorObject[], part: HttpPart): FieldError[] {
   const seen = new Map<string, FieldError>();
   for (const e of errors) {
     if (e.keyword === 'if' || e.keyword === 'anyOf' || e.keyword === 'oneOf' || e.keyword === 'not') continue;
-    const mapped = toFieldError(e, part);
+    const mapped = part === 'querystring' ? asParameter(toFieldError(e, part)) : toFieldError(e, part);
     if (!seen.has(mapped.field)) seen.set(mapped.field, mapped);
   }
   return [...seen.values()];
