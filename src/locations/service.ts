@@ -1,6 +1,6 @@
 import type { Database, Tx } from '../db/pool.js';
-import { conflict, fieldError, notFound } from '../errors.js';
-import { parseRfc3339, toWire } from '../http/timestamps.js';
+import { conflict, notFound } from '../errors.js';
+import { toWire } from '../http/timestamps.js';
 import { lockKeyspace, nextAutoKey } from '../master-data/auto-key.js';
 import { exclusivePair, parseSort } from '../master-data/list-query.js';
 import {
@@ -9,6 +9,7 @@ import {
   readOnlyDiffer,
   staleUpdatedAt,
 } from '../master-data/read-only.js';
+import { millisIn, windowError } from '../master-data/write-rules.js';
 import { detachAllTags, refreshTagValues } from '../tags/repository.js';
 import { attachTags } from '../tags/service.js';
 import { assertNoCycle, namesParentRow, type ParentFields, resolveParent, sendsParent } from './parent.js';
@@ -79,47 +80,8 @@ const isUniqueViolation = (err: unknown, constraint: string) =>
 
 const keyTaken = (key: string) => conflict(`external_key ${key} is already used by another live location`);
 
-/**
- * Epoch milliseconds of an inbound timestamp (already checked as RFC 3339 by the schema;
- * digits below the millisecond truncated). Instants outside years 0001-9999 UTC have no
- * RFC 3339 form to return them in, so they are refused.
- */
-function instant(field: string, text: string): number {
-  const millis = parseRfc3339(text);
-  const year = millis === null ? Number.NaN : new Date(millis).getUTCFullYear();
-  if (millis === null || !(year >= 1 && year <= 9999)) {
-    throw fieldError(
-      field,
-      'invalid_value',
-      `${field} must be an RFC 3339 timestamp in years 0001-9999 (UTC)`,
-    );
-  }
-  return millis;
-}
-
-/**
- * The name's spec pattern lets its first and last character be any non-space, control
- * characters included; the rule it states is "no control characters", so those are
- * refused here too (NUL could not even be stored).
- */
-function assertNameHasNoControlCharacters(name: string | undefined): void {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
-  if (name !== undefined && /[\x00-\x1F\x7F]/.test(name)) {
-    throw fieldError(
-      'name',
-      'invalid_value',
-      'name must be a single line with no control characters and no leading or trailing whitespace',
-      { pattern: '^\\S(?:[^\\x00-\\x1F\\x7F]*\\S)?$' },
-    );
-  }
-}
-
 function assertWindow(validFrom: number, validTo: number | null): void {
-  if (validTo !== null && validTo <= validFrom) {
-    throw fieldError('valid_to', 'invalid_value', 'valid_to must be later than valid_from', {
-      valid_from: toWire(validFrom),
-    });
-  }
+  if (validTo !== null && validTo <= validFrom) throw windowError(toWire(validFrom));
 }
 
 /** PATCH's accept-if-matches rules for the location read shape (API-SPEC Location write rules). */
@@ -199,9 +161,8 @@ export class LocationService {
   }
 
   create(orgId: number, body: LocationCreateInput): Promise<Location> {
-    assertNameHasNoControlCharacters(body.name);
-    const validFrom = body.valid_from === undefined ? undefined : instant('valid_from', body.valid_from);
-    const validTo = body.valid_to == null ? null : instant('valid_to', body.valid_to);
+    const validFrom = body.valid_from === undefined ? undefined : millisIn('valid_from', body.valid_from);
+    const validTo = body.valid_to == null ? null : millisIn('valid_to', body.valid_to);
     return this.db.withOrg(orgId, async (tx) => {
       await lockKeyspace(tx, 'locations', orgId);
       if (namesParentRow(body)) await lockTree(tx, orgId);
@@ -229,7 +190,6 @@ export class LocationService {
   }
 
   update(orgId: number, id: number, body: LocationUpdateInput): Promise<Location> {
-    assertNameHasNoControlCharacters(body.name);
     return this.db.withOrg(orgId, async (tx) => {
       const moves = sendsParent(body);
       if (moves) await lockTree(tx, orgId);
@@ -240,13 +200,13 @@ export class LocationService {
       if (body.name !== undefined) changes.name = body.name;
       if (body.description !== undefined) changes.description = body.description;
       if (body.is_active !== undefined) changes.is_active = body.is_active;
-      const validFrom = body.valid_from === undefined ? undefined : instant('valid_from', body.valid_from);
+      const validFrom = body.valid_from === undefined ? undefined : millisIn('valid_from', body.valid_from);
       const validTo =
         body.valid_to === undefined
           ? undefined
           : body.valid_to === null
             ? null
-            : instant('valid_to', body.valid_to);
+            : millisIn('valid_to', body.valid_to);
       if (validFrom !== undefined) changes.valid_from = toWire(validFrom);
       if (validTo !== undefined) changes.valid_to = validTo === null ? null : toWire(validTo);
       assertWindow(

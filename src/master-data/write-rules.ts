@@ -8,11 +8,16 @@ import { parseRfc3339, toWire } from '../http/timestamps.js';
  * format and the body decoder.)
  */
 
-/** A schema-valid inbound timestamp as the wire form of its instant (sub-ms digits dropped). */
-export function instantIn(field: string, text: string): string {
+/** Epoch milliseconds of a schema-valid inbound timestamp (sub-ms digits dropped). */
+export function millisIn(field: string, text: string): number {
   const millis = parseRfc3339(text);
   if (millis === null) throw fieldError(field, 'invalid_value', `${field} must be an RFC 3339 timestamp`);
-  return toWire(millis);
+  return millis;
+}
+
+/** A schema-valid inbound timestamp as the wire form of its instant (sub-ms digits dropped). */
+export function instantIn(field: string, text: string): string {
+  return toWire(millisIn(field, text));
 }
 
 /** `valid_to` <= `valid_from` (API-SPEC "Liveness axes"): invalid_value on valid_to. */
