@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, type Session } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
 import { PageHeader } from '../components/page.js';
+import { TextField } from '../components/text-field.js';
 import { Link, navigate } from '../router.js';
 
 /** Where to go after signing in: the page that asked for it, or the location tree. */
@@ -39,28 +40,24 @@ export function SignIn({ onSession }: { onSession(session: Session): void }) {
       <p class="auth-brand">tagtrail</p>
       <PageHeader title="Sign in" />
       <form onSubmit={submit} aria-describedby={error ? 'sign-in-error' : undefined}>
-        <div class="field">
-          <label for="sign-in-email">Email</label>
-          <input
-            id="sign-in-email"
-            type="email"
-            autocomplete="username"
-            required
-            value={email}
-            onInput={(e) => setEmail(e.currentTarget.value)}
-          />
-        </div>
-        <div class="field">
-          <label for="sign-in-password">Password</label>
-          <input
-            id="sign-in-password"
-            type="password"
-            autocomplete="current-password"
-            required
-            value={password}
-            onInput={(e) => setPassword(e.currentTarget.value)}
-          />
-        </div>
+        <TextField
+          id="sign-in-email"
+          label="Email"
+          type="email"
+          autocomplete="username"
+          required
+          value={email}
+          onValue={setEmail}
+        />
+        <TextField
+          id="sign-in-password"
+          label="Password"
+          type="password"
+          autocomplete="current-password"
+          required
+          value={password}
+          onValue={setPassword}
+        />
         <ErrorAlert error={error} id="sign-in-error" />
         <button type="submit" class="button primary" disabled={busy}>
           {busy ? 'Signing in…' : 'Sign in'}
@@ -103,28 +100,24 @@ export function SignUp({ onSession }: { onSession(session: Session): void }) {
       <p class="auth-brand">tagtrail</p>
       <PageHeader title="Create your organization" />
       <form onSubmit={submit} aria-describedby={error ? 'sign-up-error' : undefined}>
-        <div class="field">
-          <label for="sign-up-organization">Organization name</label>
-          <input
-            id="sign-up-organization"
-            type="text"
-            autocomplete="organization"
-            required
-            value={organization}
-            onInput={(e) => setOrganization(e.currentTarget.value)}
-          />
-        </div>
-        <div class="field">
-          <label for="sign-up-email">Email</label>
-          <input
-            id="sign-up-email"
-            type="email"
-            autocomplete="username"
-            required
-            value={email}
-            onInput={(e) => setEmail(e.currentTarget.value)}
-          />
-        </div>
+        <TextField
+          id="sign-up-organization"
+          label="Organization name"
+          type="text"
+          autocomplete="organization"
+          required
+          value={organization}
+          onValue={setOrganization}
+        />
+        <TextField
+          id="sign-up-email"
+          label="Email"
+          type="email"
+          autocomplete="username"
+          required
+          value={email}
+          onValue={setEmail}
+        />
         <div class="field">
           <label for="sign-up-password">Password</label>
           <input

@@ -3,6 +3,7 @@ import { type ApiKey, api } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
 import { PageHeader } from '../components/page.js';
 import { Pager, usePaged } from '../components/paging.js';
+import { TextField } from '../components/text-field.js';
 import { formatDate, formatDateTime } from '../format.js';
 
 type Access = 'none' | 'read' | 'write';
@@ -172,17 +173,15 @@ function MintForm({ onMinted }: { onMinted(name: string, token: string): void })
           </select>
         </div>
         {expiry === 'date' && (
-          <div class="field">
-            <label for="key-expiry-date">Expiry date</label>
-            <input
-              id="key-expiry-date"
-              type="date"
-              required
-              min={today()}
-              value={date}
-              onInput={(e) => setDate(e.currentTarget.value)}
-            />
-          </div>
+          <TextField
+            id="key-expiry-date"
+            label="Expiry date"
+            type="date"
+            required
+            min={today()}
+            value={date}
+            onValue={setDate}
+          />
         )}
       </div>
       <p class="hint">Keys never get the key-administration scope; manage keys here.</p>

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
 import { PageHeader } from '../components/page.js';
+import { TextField } from '../components/text-field.js';
 
 export function PasswordPage() {
   const [current, setCurrent] = useState('');
@@ -41,40 +42,34 @@ export function PasswordPage() {
     <main id="main" class="narrow">
       <PageHeader title="Change password" />
       <form onSubmit={submit} class="card">
-        <div class="field">
-          <label for="password-current">Current password</label>
-          <input
-            id="password-current"
-            type="password"
-            autocomplete="current-password"
-            required
-            value={current}
-            onInput={(e) => setCurrent(e.currentTarget.value)}
-          />
-        </div>
-        <div class="field">
-          <label for="password-new">New password</label>
-          <input
-            id="password-new"
-            type="password"
-            autocomplete="new-password"
-            required
-            minLength={8}
-            value={next}
-            onInput={(e) => setNext(e.currentTarget.value)}
-          />
-        </div>
-        <div class="field">
-          <label for="password-repeat">New password again</label>
-          <input
-            id="password-repeat"
-            type="password"
-            autocomplete="new-password"
-            required
-            value={repeat}
-            onInput={(e) => setRepeat(e.currentTarget.value)}
-          />
-        </div>
+        <TextField
+          id="password-current"
+          label="Current password"
+          type="password"
+          autocomplete="current-password"
+          required
+          value={current}
+          onValue={setCurrent}
+        />
+        <TextField
+          id="password-new"
+          label="New password"
+          type="password"
+          autocomplete="new-password"
+          required
+          minLength={8}
+          value={next}
+          onValue={setNext}
+        />
+        <TextField
+          id="password-repeat"
+          label="New password again"
+          type="password"
+          autocomplete="new-password"
+          required
+          value={repeat}
+          onValue={setRepeat}
+        />
         <ErrorAlert error={error} />
         {done && (
           <p class="alert alert-success" role="status">

@@ -4,6 +4,7 @@ import { ErrorAlert } from '../components/errors.js';
 import { LocationPicker, locationLabel } from '../components/location-picker.js';
 import { PageHeader } from '../components/page.js';
 import { Pager, usePaged } from '../components/paging.js';
+import { TextField } from '../components/text-field.js';
 import { formatDateTime } from '../format.js';
 
 const FAMILIES: { id: string; label: string }[] = [
@@ -76,17 +77,15 @@ function AddReader({ onAdded }: { onAdded(reader: Reader, secret: string | null)
             The reader's own name or serial, as it appears in its messages.
           </p>
         </div>
-        <div class="field">
-          <label for="reader-topic">MQTT topic</label>
-          <input
-            id="reader-topic"
-            required
-            class="mono"
-            placeholder="site/dock-1/reads"
-            value={topic}
-            onInput={(e) => setTopic(e.currentTarget.value)}
-          />
-        </div>
+        <TextField
+          id="reader-topic"
+          label="MQTT topic"
+          required
+          class="mono"
+          placeholder="site/dock-1/reads"
+          value={topic}
+          onValue={setTopic}
+        />
       </div>
       <label class="checkbox">
         <input type="checkbox" checked={webhook} onChange={(e) => setWebhook(e.currentTarget.checked)} />
