@@ -202,7 +202,12 @@ describe('POST /api/v1/locations with generated bodies', () => {
           await c.del(`${BASE}/${created.id}`);
         }
       }),
-      { numRuns: 150 },
+      {
+        numRuns: 150,
+        // Random inputs are mostly refused or mostly accepted by chance; these always run, so
+        // both paths are exercised whatever the seed.
+        examples: [[{ name: 'Generated Example' }], [{}]] as never,
+      },
     );
     // Both paths were exercised.
     expect([...seen]).toEqual(expect.arrayContaining([201, 400]));
@@ -323,7 +328,17 @@ describe('PATCH /api/v1/locations/{location_id} with generated bodies', () => {
           expect(after.updated_at).toBe(current.updated_at);
         }
       }),
-      { numRuns: 150 },
+      {
+        numRuns: 150,
+        // Random bodies are mostly refused; these always run, so both paths are exercised
+        // whatever the seed: an empty patch, a plain rename of the display name, an echo.
+        examples: [
+          [[{}, undefined]],
+          [[{ name: 'Generated Example' }, undefined]],
+          [[{ is_active: false, updated_at: 'current', id: 'current' }, undefined]],
+          [[{ name: '' }, undefined]],
+        ] as never,
+      },
     );
     expect([...seen]).toEqual(expect.arrayContaining([200, 400]));
   });
@@ -379,7 +394,12 @@ describe('GET /api/v1/locations with generated query strings', () => {
           expect(page.total_count).toBeGreaterThanOrEqual(page.data.length);
         }
       }),
-      { numRuns: 250 },
+      {
+        numRuns: 250,
+        // Random inputs are mostly refused or mostly accepted by chance; these always run, so
+        // both paths are exercised whatever the seed.
+        examples: [[[]], [[['bogus', '1']]]] as never,
+      },
     );
     expect([...seen]).toEqual(expect.arrayContaining([200, 400]));
   });
