@@ -11,35 +11,39 @@ function next(): string {
   return wanted?.startsWith('/') && !wanted.startsWith('//') ? wanted : '/locations';
 }
 
-export function SignIn({ onSession }: { onSession(session: Session): void }) {
-  const [email, setEmail] = useState('');
-  const [password, setPassword] = useState('');
+/**
+ * Sign-in and sign-up alike: post the credentials, keep the session and move on, or show
+ * why not (a 401 here is an answer, not a lost session).
+ */
+function useCredentialsForm(path: string, onSession: (session: Session) => void, destination: () => string) {
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
-
-  const submit = async (event: Event) => {
+  const submit = (body: Record<string, unknown>) => async (event: Event) => {
     event.preventDefault();
     setBusy(true);
     setError(null);
     try {
-      const res = await api<{ data: Session }>('/internal/auth/sign-in', {
-        method: 'POST',
-        body: { email, password },
-        expectUnauthorized: true,
-      });
+      const res = await api<{ data: Session }>(path, { method: 'POST', body, expectUnauthorized: true });
       onSession(res.data);
-      navigate(next(), { replace: true });
+      navigate(destination(), { replace: true });
     } catch (e) {
       setError(e);
       setBusy(false);
     }
   };
+  return { error, busy, submit };
+}
+
+export function SignIn({ onSession }: { onSession(session: Session): void }) {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const { error, busy, submit } = useCredentialsForm('/internal/auth/sign-in', onSession, next);
 
   return (
     <main class="auth-card" id="main">
       <p class="auth-brand">tagtrail</p>
       <PageHeader title="Sign in" />
-      <form onSubmit={submit} aria-describedby={error ? 'sign-in-error' : undefined}>
+      <form onSubmit={submit({ email, password })} aria-describedby={error ? 'sign-in-error' : undefined}>
         <TextField
           id="sign-in-email"
           label="Email"
@@ -74,32 +78,16 @@ export function SignUp({ onSession }: { onSession(session: Session): void }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [organization, setOrganization] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const res = await api<{ data: Session }>('/internal/auth/sign-up', {
-        method: 'POST',
-        body: { email, password, organization_name: organization },
-        expectUnauthorized: true,
-      });
-      onSession(res.data);
-      navigate('/locations', { replace: true });
-    } catch (e) {
-      setError(e);
-      setBusy(false);
-    }
-  };
+  const { error, busy, submit } = useCredentialsForm('/internal/auth/sign-up', onSession, () => '/locations');
 
   return (
     <main class="auth-card" id="main">
       <p class="auth-brand">tagtrail</p>
       <PageHeader title="Create your organization" />
-      <form onSubmit={submit} aria-describedby={error ? 'sign-up-error' : undefined}>
+      <form
+        onSubmit={submit({ email, password, organization_name: organization })}
+        aria-describedby={error ? 'sign-up-error' : undefined}
+      >
         <TextField
           id="sign-up-organization"
           label="Organization name"
