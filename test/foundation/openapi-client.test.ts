@@ -1,10 +1,13 @@
-import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { OpenAPI3 } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { formatDiagnostics as format, typeCheck, writeGeneratedClient } from '../helpers/generated-client.js';
+import type { TestApp } from '../helpers/app.js';
+import {
+  formatDiagnostics as format,
+  type ServedClient,
+  servedClient,
+  typeCheck,
+} from '../helpers/generated-client.js';
 
 /**
  * What an integrator does with the description: generate TypeScript types from it with
@@ -57,20 +60,16 @@ export {};
 `;
 
 describe('a generated openapi-fetch client', () => {
+  let served: ServedClient;
   let t: TestApp;
   let dir: string;
   let baseUrl: string;
   beforeAll(async () => {
-    t = await buildTestApp();
-    baseUrl = await t.app.listen({ host: '127.0.0.1', port: 0 });
-    const doc = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json() as OpenAPI3;
     const wrong = Object.fromEntries(Object.entries(WRONG).map(([name, body]) => [name, wrongFile(body)]));
-    dir = await writeGeneratedClient(doc, 'openapi-client', { 'client.ts': CLIENT, ...wrong });
+    served = await servedClient('openapi-client', { 'client.ts': CLIENT, ...wrong });
+    ({ t, dir, baseUrl } = served);
   });
-  afterAll(async () => {
-    if (dir) await rm(dir, { recursive: true, force: true });
-    await t?.close();
-  });
+  afterAll(() => served?.close());
 
   it('type-checks against the generated types with no diagnostics', () => {
     const diagnostics = typeCheck([join(dir, 'schema.ts'), join(dir, 'client.ts')]);

@@ -1,7 +1,8 @@
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import ts from 'typescript';
+import { buildTestApp, type TestApp } from './app.js';
 
 /**
  * What an integrator does with the description: generate TypeScript types from it with
@@ -52,3 +53,31 @@ const formatHost: ts.FormatDiagnosticsHost = {
 
 export const formatDiagnostics = (diagnostics: readonly ts.Diagnostic[]) =>
   ts.formatDiagnostics(diagnostics, formatHost);
+
+export interface ServedClient {
+  t: TestApp;
+  /** Directory holding schema.ts (generated from the served description) and `files`. */
+  dir: string;
+  baseUrl: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A test app listening on a free port, with a client generated from the description it
+ * serves, written beside the given files.
+ */
+export async function servedClient(prefix: string, files: Record<string, string>): Promise<ServedClient> {
+  const t = await buildTestApp();
+  const baseUrl = await t.app.listen({ host: '127.0.0.1', port: 0 });
+  const doc = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json() as OpenAPI3;
+  const dir = await writeGeneratedClient(doc, prefix, files);
+  return {
+    t,
+    dir,
+    baseUrl,
+    async close() {
+      await rm(dir, { recursive: true, force: true });
+      await t.close();
+    },
+  };
+}
