@@ -17,7 +17,36 @@ import {
   UNKNOWN_QUERY,
 } from './route-contract-requests.js';
 
-const { targets } = await contractApps();
+const { real, targets } = await contractApps();
+/** Routes the list rule 6 check ran on. */
+const ruled: string[] = [];
+
+type Parameter = { name: string; in: string; schema?: { type?: string; items?: { type?: string } } };
+type Doc = { paths: Record<string, Record<string, { parameters?: Parameter[] }>> };
+
+/** Paging and ordering are list parameters, not filters (list rule 6 names the filters). */
+const NOT_FILTERS = ['limit', 'offset', 'sort'];
+
+/**
+ * List rule 6 as the document describes the lists: every query filter of `GET /api/v1/<collection>`
+ * (read from the served OpenAPI document) on every other route of that collection.
+ */
+function listFiltersOf(
+  doc: Doc,
+  route: PublicRoute,
+): { listPath: string; filters: [string, string][] } | null {
+  const listPath = /^\/api\/v1\/[a-z-]+/.exec(route.url)?.[0];
+  if (!listPath || (route.url === listPath && route.method === 'GET')) return null;
+  const list = doc.paths[listPath]?.get;
+  if (!list) return null;
+  const filters = (list.parameters ?? [])
+    .filter((p) => p.in === 'query' && !NOT_FILTERS.includes(p.name))
+    .map((p): [string, string] => {
+      const type = p.schema?.type === 'array' ? p.schema.items?.type : p.schema?.type;
+      return [p.name, type === 'integer' ? '1' : type === 'boolean' ? 'true' : 'A-1'];
+    });
+  return filters.length > 0 ? { listPath, filters } : null;
+}
 
 for (const { name, t, routes } of targets) {
   describe(name, () => {
@@ -32,6 +61,26 @@ for (const { name, t, routes } of targets) {
         it('unknown query key: 400 validation_error unknown_field', async () => {
           expectStoppedAtQuery(await call(route, { query: UNKNOWN_QUERY }));
         });
+
+        const rule = listFiltersOf(t.app.swagger() as Doc, route);
+        if (rule) ruled.push(`${route.method} ${route.url}`);
+        it.runIf(rule)(
+          `list rule 6: each filter of GET ${rule?.listPath} is invalid_context naming it`,
+          async () => {
+            if (!rule) throw new Error('unreachable');
+            for (const [filter, value] of rule.filters) {
+              const fields = expectValidationError(await call(route, { query: `${filter}=${value}` }));
+              expect(fields, `${route.method} ${route.url}?${filter}`).toEqual([
+                {
+                  field: filter,
+                  code: 'invalid_context',
+                  message: expect.stringContaining(`GET ${rule.listPath}`),
+                  params: { list_endpoint: `GET ${rule.listPath}` },
+                },
+              ]);
+            }
+          },
+        );
 
         for (const param of paramsOf(route.url)) {
           it.each([['2147483648'], ['99999999999999999999']])(
@@ -76,3 +125,21 @@ for (const { name, t, routes } of targets) {
     }
   });
 }
+
+it('list rule 6 is checked on every write route of both collections, the collection POST included', () => {
+  expect(real.app.publicRoutes.length).toBeGreaterThan(0);
+  for (const route of [
+    'POST /api/v1/assets',
+    'PATCH /api/v1/assets/:asset_id',
+    'DELETE /api/v1/assets/:asset_id',
+    'POST /api/v1/assets/:asset_id/rename',
+    'POST /api/v1/assets/:asset_id/tags',
+    'POST /api/v1/locations',
+    'PATCH /api/v1/locations/:location_id',
+    'DELETE /api/v1/locations/:location_id',
+    'POST /api/v1/locations/:location_id/rename',
+    'DELETE /api/v1/locations/:location_id/tags/:tag_id',
+  ]) {
+    expect(ruled).toContain(route);
+  }
+});

@@ -10,26 +10,48 @@ declare module 'fastify' {
     listPath?: string;
     /** Tree lists take no `sort`: say so instead of calling it unknown. */
     sortUnsupported?: boolean;
+    /** Query names this route declares itself (filled in at registration). */
+    ownQuery?: ReadonlySet<string>;
   }
 }
 
-/** Query names that filter lists; on any other endpoint they are out of context. */
-export const LIST_FILTERS = [
-  'include_deleted',
-  'is_active',
-  'external_key',
-  'q',
-  'location_id',
-  'location_external_key',
-  'parent_id',
-  'parent_external_key',
-  'asset_id',
-  'asset_external_key',
-] as const;
+/**
+ * Paging and ordering are list parameters but not filters: rule 6 names the filters only,
+ * so these stay `unknown_field` on endpoints that do not declare them (Errors, Details 5).
+ */
+const NOT_FILTERS = new Set(['limit', 'offset', 'sort']);
 
+type QuerySchema = { properties?: Record<string, unknown> } | undefined;
+
+const queryNames = (schema: unknown): string[] => Object.keys((schema as QuerySchema)?.properties ?? {});
+
+/**
+ * The filters of a list are exactly the query parameters its GET route declares, minus
+ * paging and ordering; they are read from the list route's own schema, so a filter added
+ * to a list is out of context on its detail and write endpoints without touching this file.
+ */
 export function registerListFilterContext(app: FastifyInstance): void {
+  const listQuery = new Map<string, string[]>();
+  const filtersOf = new Map<string, string[]>();
+  const filtersFor = (listPath: string): string[] => {
+    let filters = filtersOf.get(listPath);
+    if (filters === undefined) {
+      filters = (listQuery.get(listPath) ?? []).filter((name) => !NOT_FILTERS.has(name));
+      filtersOf.set(listPath, filters);
+    }
+    return filters;
+  };
+
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (methods.includes('GET')) listQuery.set(route.url, queryNames(route.schema?.querystring));
+    if (route.config?.listPath !== undefined) {
+      route.config = { ...route.config, ownQuery: new Set(queryNames(route.schema?.querystring)) };
+    }
+  });
+
   app.addHook('preValidation', async (request) => {
-    const { listPath, sortUnsupported } = request.routeOptions.config;
+    const { listPath, sortUnsupported, ownQuery } = request.routeOptions.config;
     if (listPath === undefined && !sortUnsupported) return;
     const query = request.query as Record<string, unknown>;
     const errors: FieldError[] = [];
@@ -42,8 +64,8 @@ export function registerListFilterContext(app: FastifyInstance): void {
       });
     }
     if (listPath !== undefined) {
-      for (const name of LIST_FILTERS) {
-        if (!(name in query)) continue;
+      for (const name of filtersFor(listPath)) {
+        if (!(name in query) || ownQuery?.has(name)) continue;
         errors.push({
           field: name,
           code: 'invalid_context',

@@ -9,5 +9,5 @@ export const READ = ['locations:read'];
 export const WRITE = ['locations:write'];
 export const TAGS = ['locations'];
 
-/** Detail, write and tree routes: list filters sent to them name the list endpoint. */
+/** Detail, write (the collection POST included) and tree routes: list filters sent to them name the list endpoint. */
 export const detailConfig = (scopes: string[]) => ({ scopes, listPath: LIST_PATH });

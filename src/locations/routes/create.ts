@@ -3,13 +3,13 @@ import { principalOf } from '../../http/plugins/public-surface.js';
 import { DataEnvelope, errorResponses } from '../../http/schemas/common.js';
 import { LocationCreateBody } from '../schemas.js';
 import type { LocationCreateInput, LocationService } from '../service.js';
-import { LIST_PATH, type LocationApp, TAGS, WRITE } from './common.js';
+import { detailConfig, LIST_PATH, type LocationApp, TAGS, WRITE } from './common.js';
 
 export function createLocationRoute(app: LocationApp, locations: LocationService): void {
   app.post(
     LIST_PATH,
     {
-      config: { scopes: WRITE },
+      config: detailConfig(WRITE),
       schema: {
         operationId: 'createLocation',
         tags: TAGS,
