@@ -10,7 +10,8 @@ export type ErrorType =
   | '405'
   | 'unsupported_media_type'
   | 'rate_limited'
-  | 'internal_error';
+  | 'internal_error'
+  | 'service_unavailable';
 
 /** `fields[].code` values (API-SPEC "Field error codes"). */
 export type FieldCode =

@@ -6,6 +6,12 @@ import type pg from 'pg';
 
 /** Arbitrary constant: serialises migrations of instances that start at once. */
 const MIGRATION_LOCK = 727_384_001;
+/**
+ * Migrations (and waiting for another instance's) may take as long as they take: the
+ * pool's statement and query timeouts, meant for requests, do not apply. Largest setTimeout.
+ */
+const UNBOUNDED_MS = 2_147_483_647;
+const unbounded = (text: string, values?: unknown[]) => ({ text, values, query_timeout: UNBOUNDED_MS });
 
 /** The SQL files live beside this module in src/; the compiled copy in dist/ looks there. */
 export function migrationsDir(): string {
@@ -27,7 +33,8 @@ export async function migrate(pool: pg.Pool, dir = migrationsDir()): Promise<Mig
   const client = await pool.connect();
   const applied: string[] = [];
   try {
-    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    await client.query('SET statement_timeout = 0');
+    await client.query(unbounded('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]));
     await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version text PRIMARY KEY,
       applied_at timestamptz NOT NULL DEFAULT now()
@@ -40,7 +47,7 @@ export async function migrate(pool: pg.Pool, dir = migrationsDir()): Promise<Mig
       const sql = await readFile(join(dir, file), 'utf8');
       await client.query('BEGIN');
       try {
-        await client.query(sql);
+        await client.query(unbounded(sql));
         await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [version]);
         await client.query('COMMIT');
       } catch (err) {
@@ -51,6 +58,7 @@ export async function migrate(pool: pg.Pool, dir = migrationsDir()): Promise<Mig
     }
   } finally {
     await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+    await client.query('RESET statement_timeout').catch(() => undefined);
     client.release();
   }
   return { applied };

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { DatabaseUnavailableError, isDatabaseUnavailable } from './unavailable.js';
 
 // Surrogate ids live in 1..2147483647 and counts fit easily: int8 as number is exact here.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
@@ -6,6 +7,26 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 export type Tx = pg.PoolClient;
 
 export const APP_ROLE = 'tagtrail_app';
+
+/**
+ * Bounds on waiting for the database, so an outage answers 503 instead of hanging a
+ * request (docs/operations.md, "Database outages").
+ */
+export const DATABASE_TIMEOUTS = {
+  /** Getting a connection: a new one to the server, or a free one from a busy pool. */
+  connectMs: 5_000,
+  /** A statement the server runs longer than this is cancelled by the server. */
+  statementMs: 25_000,
+  /** No answer at all (server or network gone mid-query): the client gives up. */
+  queryMs: 30_000,
+};
+
+export interface DatabaseOptions {
+  max?: number;
+  connectTimeoutMs?: number;
+  statementTimeoutMs?: number;
+  queryTimeoutMs?: number;
+}
 
 export interface Database {
   pool: pg.Pool;
@@ -16,28 +37,70 @@ export interface Database {
   withOrg<T>(orgId: number, fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** A transaction without an organization: for operator commands and auth lookups. */
   system<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /** One round trip within `timeoutMs`; rejects with DatabaseUnavailableError otherwise. */
+  ping(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
 
-async function inTransaction<T>(pool: pg.Pool, prologue: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
+async function connect(pool: pg.Pool): Promise<pg.PoolClient> {
   try {
-    await client.query(prologue);
-    const result = await fn(client);
-    await client.query('COMMIT');
-    return result;
+    return await pool.connect();
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
+    throw isDatabaseUnavailable(err) ? new DatabaseUnavailableError(err) : err;
   }
 }
 
-export function createDatabase(url: string, options: { max?: number } = {}): Database {
-  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 20 });
-  // An idle client losing its connection must not take the process down.
+async function inTransaction<T>(pool: pg.Pool, prologue: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  let client = await connect(pool);
+  try {
+    await client.query(prologue);
+  } catch (err) {
+    if (!isDatabaseUnavailable(err)) {
+      client.release();
+      throw err;
+    }
+    // A pooled connection the server closed (it restarted) before the pool noticed: nothing
+    // has run yet, so one more try on a new connection is safe.
+    client.release(err as Error);
+    client = await connect(pool);
+    try {
+      await client.query(prologue);
+    } catch (again) {
+      client.release(again as Error);
+      throw isDatabaseUnavailable(again) ? new DatabaseUnavailableError(again) : again;
+    }
+  }
+  try {
+    const result = await fn(client);
+    await client.query('COMMIT');
+    client.release();
+    return result;
+  } catch (err) {
+    if (isDatabaseUnavailable(err)) {
+      // The connection is gone or stuck: a ROLLBACK would wait on it. Closing it rolls back.
+      client.release(err as Error);
+      throw new DatabaseUnavailableError(err);
+    }
+    await client.query('ROLLBACK').catch(() => undefined);
+    client.release();
+    throw err;
+  }
+}
+
+export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 20,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? DATABASE_TIMEOUTS.connectMs,
+    statement_timeout: options.statementTimeoutMs ?? DATABASE_TIMEOUTS.statementMs,
+    query_timeout: options.queryTimeoutMs ?? DATABASE_TIMEOUTS.queryMs,
+    // Notices a peer that vanished without closing (host down, network cut) on idle connections.
+    keepAlive: true,
+  });
+  // A client whose connection drops emits 'error' whether it is idle or checked out (its
+  // query fails as well); without a listener that event would take the process down.
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return {
     pool,
     withOrg(orgId, fn) {
@@ -48,6 +111,22 @@ export function createDatabase(url: string, options: { max?: number } = {}): Dat
     },
     system(fn) {
       return inTransaction(pool, 'BEGIN', fn);
+    },
+    async ping(timeoutMs = 3_000) {
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      });
+      // Waiting for a pool slot counts too: a pool that cannot serve a ping cannot serve requests.
+      const query = pool.query({ text: 'SELECT 1', query_timeout: timeoutMs } as pg.QueryConfig);
+      query.catch(() => undefined);
+      try {
+        await Promise.race([query, timedOut]);
+      } catch (err) {
+        throw new DatabaseUnavailableError(err);
+      } finally {
+        clearTimeout(timer);
+      }
     },
     close: () => pool.end(),
   };

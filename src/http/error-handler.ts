@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { ApiError, type ErrorType, validationError } from '../errors.js';
 import { type HttpPart, mapAjvErrors } from './validation/ajv-errors.js';
 
@@ -14,6 +15,7 @@ const STATUS: Record<ErrorType, number> = {
   unsupported_media_type: 415,
   rate_limited: 429,
   internal_error: 500,
+  service_unavailable: 503,
 };
 
 const TITLES: Record<ErrorType, string> = {
@@ -28,6 +30,7 @@ const TITLES: Record<ErrorType, string> = {
   unsupported_media_type: 'Unsupported Media Type',
   rate_limited: 'Too Many Requests',
   internal_error: 'Internal Server Error',
+  service_unavailable: 'Service Unavailable',
 };
 
 /** The generic detail of every 500: nothing of the cause reaches the caller. */
@@ -56,8 +59,21 @@ function fromFastify(error: FastifyError, bodyLimit: number): ApiError | null {
   return null;
 }
 
+/** Seconds a client is told to wait when the database is unavailable (docs/operations.md). */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+/** A database outage: 503 with Retry-After, never a 500 (docs/api-decisions.md). */
+export const serviceUnavailable = () =>
+  new ApiError(
+    'service_unavailable',
+    `The service is temporarily unavailable; retry in ${UNAVAILABLE_RETRY_AFTER_SECONDS} seconds`,
+    undefined,
+    { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS) },
+  );
+
 export function toApiError(error: unknown, bodyLimit: number): ApiError | null {
   if (error instanceof ApiError) return error;
+  if (isDatabaseUnavailable(error)) return serviceUnavailable();
   return fromFastify(error as FastifyError, bodyLimit);
 }
 
@@ -78,6 +94,9 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
 export function registerErrorHandler(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((error, request, reply) => {
     const mapped = toApiError(error, bodyLimit);
+    if (mapped?.type === 'service_unavailable') {
+      request.log.warn({ err: (error as Error).message }, 'database unavailable; answered 503');
+    }
     if (mapped) return sendError(request, reply, mapped);
     request.log.error({ err: error }, 'unhandled error');
     return sendError(request, reply, new ApiError('internal_error', INTERNAL_DETAIL));

@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 
-/** `error.type` values of API-SPEC "Types and statuses" (plus 413 for the body limit). */
+/** `error.type` values of API-SPEC "Types and statuses" (plus 413 for the body limit, 503 for outages). */
 export const ERROR_STATUS: Record<string, number> = {
   bad_request: 400,
   validation_error: 400,
@@ -14,6 +14,7 @@ export const ERROR_STATUS: Record<string, number> = {
   unsupported_media_type: 415,
   rate_limited: 429,
   internal_error: 500,
+  service_unavailable: 503,
 };
 
 /** `fields[].code` values of API-SPEC "Field error codes". */

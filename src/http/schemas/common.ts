@@ -67,7 +67,7 @@ export const ListEnvelope = <T extends TSchema>(item: T) =>
 /** Error responses every public operation may return, for the OpenAPI document. */
 export const errorResponses = (...statuses: number[]) =>
   Object.fromEntries(
-    [400, 401, 403, 404, 405, 415, 429, 500, ...statuses].map((s) => [s, Type.Ref('ErrorEnvelope')]),
+    [400, 401, 403, 404, 405, 415, 429, 500, 503, ...statuses].map((s) => [s, Type.Ref('ErrorEnvelope')]),
   );
 
 /** An empty 204 response; @fastify/swagger documents `type: 'null'` as no content. */
