@@ -1,5 +1,6 @@
 import type { Config } from './config.js';
 import { openDatabase } from './db/connect.js';
+import { databaseReadiness } from './http/health.js';
 import { buildServer } from './http/server.js';
 import { startEmbeddedBroker } from './ingest/broker.js';
 import { BrokerIngest } from './ingest/broker-ingest.js';
@@ -44,12 +45,21 @@ export async function startService(config: Config): Promise<RunningService> {
     started.push(() => opened.close());
     const services = await createServices(opened.db, config);
     started.push(() => services.close());
+    let ingest: IngestTransport | undefined;
     const app = await buildServer(services, {
       bodyLimit: config.TAGTRAIL_BODY_LIMIT,
       logger: { level: config.LOG_LEVEL },
+      readiness: [
+        databaseReadiness(opened.db),
+        {
+          // The embedded broker accepts readers; an external one has our consumer connected.
+          name: 'broker',
+          check: async () => (broker ? broker.listening : (ingest?.consumer?.connected ?? false)),
+        },
+      ],
     });
     started.push(() => app.close());
-    const ingest = await startIngestTransport({
+    ingest = await startIngestTransport({
       db: opened.db,
       readers: services.readers,
       ingest: services.ingest,
@@ -57,7 +67,8 @@ export async function startService(config: Config): Promise<RunningService> {
       logger: app.log.child({ component: 'ingest' }),
       brokerIngest,
     });
-    started.push(() => ingest.stop());
+    const transport = ingest;
+    started.push(() => transport.stop());
     try {
       await app.listen({ port: config.PORT, host: config.HOST });
     } catch (err) {
@@ -72,10 +83,10 @@ export async function startService(config: Config): Promise<RunningService> {
     return {
       url: `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`,
       mqttUrl: broker?.url ?? (config.MQTT_URL as string),
-      ingest,
+      ingest: transport,
       stop() {
         stopping ??= (async () => {
-          await ingest.stop();
+          await transport.stop();
           await app.close();
           await broker?.stop();
           await services.close();

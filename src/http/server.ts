@@ -24,6 +24,7 @@ import { trackingRoutes } from '../tracking/routes/index.js';
 import { HistoryRowSchema, ReportRowSchema } from '../tracking/schemas.js';
 import type { TrackingService } from '../tracking/service.js';
 import { registerErrorHandler } from './error-handler.js';
+import { databaseReadiness, healthRoutes, type ReadinessCheck } from './health.js';
 import { internalRoutes, registerInternalSurface } from './internal-routes.js';
 import { registerOpenApi } from './openapi.js';
 import { registerBodyParsing } from './plugins/content-type.js';
@@ -55,6 +56,8 @@ export interface ServerOptions {
   logger?: FastifyServerOptions['logger'];
   /** Further route plugins, registered after the built-in ones and before the 405 answers. */
   routes?: FastifyPluginAsync[];
+  /** What /readyz checks (the runtime adds the MQTT broker); default: the database. */
+  readiness?: ReadinessCheck[];
 }
 
 export type App = FastifyInstance;
@@ -110,6 +113,7 @@ export async function buildServer(services: AppServices, options: ServerOptions)
   await app.register(trackingRoutes(services.tracking));
   await app.register(internalRoutes(services.internal));
   await app.register(readerWebhookRoutes(services.readers, services.ingest));
+  await app.register(healthRoutes(options.readiness ?? [databaseReadiness(services.internal.db)]));
   for (const plugin of options.routes ?? []) await app.register(plugin);
   await app.register(webAppRoutes());
 

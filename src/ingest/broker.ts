@@ -11,6 +11,8 @@ export interface EmbeddedBroker {
   /** `mqtt://host:port` with the port actually bound (useful with port 0). */
   url: string;
   port: number;
+  /** Whether it accepts connections (for /readyz). */
+  readonly listening: boolean;
   /** Stops accepting, disconnects every client, and resolves once all sockets are closed. */
   stop(): Promise<void>;
 }
@@ -82,6 +84,9 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
   return {
     url: `mqtt://${hostForUrl(options.host)}:${port}`,
     port,
+    get listening() {
+      return server.listening && !stopping;
+    },
     stop() {
       stopping ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -134,6 +134,26 @@ describe('requests while the database is unreachable', () => {
     expect((await listAssets()).statusCode).toBe(200);
   });
 
+  it('keeps /healthz 200 and turns /readyz 503 while the database is down', async () => {
+    await proxy.down();
+    const live = await app.inject({ method: 'GET', url: '/healthz' });
+    expect(live.statusCode).toBe(200);
+    expect(live.json()).toEqual({ status: 'ok' });
+    const notReady = await app.inject({ method: 'GET', url: '/readyz' });
+    expect(notReady.statusCode, notReady.body).toBe(503);
+    expect(notReady.headers['retry-after']).toBe('5');
+    expect(notReady.json()).toEqual({ status: 'not_ready', checks: { database: 'unavailable' } });
+    await proxy.up();
+    // A result is reused for a second; wait it out rather than assume how long that is.
+    let ready = await app.inject({ method: 'GET', url: '/readyz' });
+    for (let i = 0; i < 50 && ready.statusCode !== 200; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      ready = await app.inject({ method: 'GET', url: '/readyz' });
+    }
+    expect(ready.statusCode, ready.body).toBe(200);
+    expect(ready.json()).toEqual({ status: 'ready', checks: { database: 'ok' } });
+  });
+
   it('reports an outage from ping and recovers', async () => {
     await proxy.down();
     await expect(db.ping(500)).rejects.toBeInstanceOf(DatabaseUnavailableError);

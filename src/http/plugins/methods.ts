@@ -1,6 +1,7 @@
 import type { FastifyInstance, HTTPMethods } from 'fastify';
 import { ApiError } from '../../errors.js';
 import { sendError } from '../error-handler.js';
+import { HEALTH_PATHS } from '../health.js';
 
 const ALL_METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
@@ -50,7 +51,12 @@ export function trackRoutes(app: FastifyInstance): Map<string, Set<string>> {
 
 export function registerMethodNotAllowed(app: FastifyInstance, byUrl: Map<string, Set<string>>): void {
   for (const [url, declared] of byUrl) {
-    if (!url.startsWith('/api/') && !url.startsWith('/internal/') && !url.startsWith('/openapi')) continue;
+    const answered =
+      url.startsWith('/api/') ||
+      url.startsWith('/internal/') ||
+      url.startsWith('/openapi') ||
+      HEALTH_PATHS.includes(url);
+    if (!answered) continue;
     const missing = ALL_METHODS.filter((m) => !declared.has(m));
     if (missing.length === 0) continue;
     const allow = ALL_METHODS.filter((m) => declared.has(m)).join(', ');
