@@ -49,3 +49,31 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   if (err instanceof AggregateError && err.errors.some(isDatabaseUnavailable)) return true;
   return DRIVER_MESSAGES.some((m) => err.message.includes(m));
 }
+
+/**
+ * Resolves once `ping` succeeds, trying every `intervalMs`, or as soon as `signal` aborts
+ * (shutdown must not wait for the database). For consumers that pause during an outage.
+ */
+export async function waitUntilAvailable(
+  ping: () => Promise<void>,
+  signal: AbortSignal,
+  intervalMs = 500,
+): Promise<void> {
+  while (!signal.aborted) {
+    try {
+      await ping();
+      return;
+    } catch {
+      await new Promise<void>((resolve) => {
+        if (signal.aborted) return resolve();
+        const timer = setTimeout(done, intervalMs);
+        signal.addEventListener('abort', done, { once: true });
+        function done() {
+          clearTimeout(timer);
+          signal.removeEventListener('abort', done);
+          resolve();
+        }
+      });
+    }
+  }
+}

@@ -1,4 +1,5 @@
 import { connect, type IClientOptions, type IPublishPacket, type MqttClient } from 'mqtt';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 import type { DirectoryChange, ReaderDirectory } from './directory.js';
 import { type IngestLogger, Limiter, LogThrottle, sleep } from './limiter.js';
 import type { IngestOutcome, IngestService } from './service.js';
@@ -21,6 +22,12 @@ export interface MqttConsumerOptions {
   retryDelaysMs?: number[];
   /** Extra client options (tests shorten reconnectPeriod). */
   clientOptions?: IClientOptions;
+  /**
+   * Resolves once the database answers again (or `signal` aborts). After a message failed
+   * for a database outage, the consumer waits for it before asking for redelivery, so it
+   * resumes within moments of the database's return instead of after a grown backoff.
+   */
+  databaseAvailable?: (signal: AbortSignal) => Promise<void>;
 }
 
 export interface ConsumerStats {
@@ -69,6 +76,7 @@ export class MqttConsumer {
   private draining: Promise<void> | undefined;
   private redeliveryTimer: NodeJS.Timeout | undefined;
   private redeliveryBackoffMs = 1_000;
+  private readonly stopSignal = new AbortController();
   private unsubscribeDirectory: (() => void) | undefined;
   private readonly readyWaiters: Array<() => void> = [];
   private readonly attemptWaiters: Array<(ok: boolean) => void> = [];
@@ -161,6 +169,7 @@ export class MqttConsumer {
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
+    this.stopSignal.abort();
     clearTimeout(this.redeliveryTimer);
     this.unsubscribeDirectory?.();
     await this.limiter.idle();
@@ -283,7 +292,7 @@ export class MqttConsumer {
             { err, readerId: reader.id, topic: packet.topic, attempts: attempt + 1 },
             'storing a reader message failed; left unacknowledged for the broker to deliver again',
           );
-          this.scheduleRedelivery();
+          this.scheduleRedelivery(isDatabaseUnavailable(err));
           return;
         }
         logger.warn(
@@ -328,15 +337,24 @@ export class MqttConsumer {
    * Unacknowledged messages come back only on a new connection (MQTT 3.1.1 and 5 both
    * redeliver on session resumption), so reconnect once the messages in flight settled.
    */
-  private scheduleRedelivery(): void {
+  private scheduleRedelivery(outage: boolean): void {
     if (this.redeliveryTimer || this.stopping) return;
-    const delay = this.redeliveryBackoffMs;
-    this.redeliveryBackoffMs = Math.min(this.redeliveryBackoffMs * 2, 60_000);
+    const waitForDatabase = outage ? this.options.databaseAvailable : undefined;
+    // During an outage the database's return paces the retries, not the backoff.
+    const delay = waitForDatabase ? 0 : this.redeliveryBackoffMs;
+    if (!waitForDatabase) this.redeliveryBackoffMs = Math.min(this.redeliveryBackoffMs * 2, 60_000);
     this.redeliveryTimer = setTimeout(() => {
       this.redeliveryTimer = undefined;
       if (this.stopping || this.draining) return;
       this.draining = (async () => {
         await this.limiter.idle();
+        if (waitForDatabase) {
+          this.options.logger.warn(
+            {},
+            'database unavailable; reader messages wait in the broker until it is back',
+          );
+          await waitForDatabase(this.stopSignal.signal);
+        }
         if (this.stopping || !this.client) return;
         this.options.logger.info(
           {},

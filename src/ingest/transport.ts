@@ -1,4 +1,5 @@
 import type { Database } from '../db/pool.js';
+import { waitUntilAvailable } from '../db/unavailable.js';
 import type { BrokerIngest } from './broker-ingest.js';
 import { ReaderDirectory } from './directory.js';
 import type { IngestLogger } from './limiter.js';
@@ -75,6 +76,7 @@ export async function startIngestTransport(deps: IngestTransportDeps): Promise<I
       directory,
       ingest,
       logger,
+      databaseAvailable: (signal) => waitUntilAvailable(() => db.ping(2_000), signal),
     });
     consumer.start();
     // Wait a little so that a reachable broker is subscribed when the service says it is up;
