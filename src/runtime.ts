@@ -1,11 +1,32 @@
+import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.js';
 import { openDatabase } from './db/connect.js';
+import type { EmbeddedPostgres } from './db/embedded.js';
 import { databaseReadiness } from './http/health.js';
 import { buildServer } from './http/server.js';
 import { startEmbeddedBroker } from './ingest/broker.js';
 import { BrokerIngest } from './ingest/broker-ingest.js';
 import { type IngestTransport, startIngestTransport } from './ingest/transport.js';
 import { createServices } from './services.js';
+
+/** The embedded server's supervision in the service log: an operator sees each crash and restart. */
+function watchEmbeddedDatabase(embedded: EmbeddedPostgres, log: FastifyBaseLogger): void {
+  embedded.watch((event) => {
+    if (event.kind === 'exited') {
+      log.error({ code: event.code, signal: event.signal }, 'embedded PostgreSQL exited; restarting it');
+    } else if (event.kind === 'restart-failed') {
+      log.warn(
+        { attempt: event.attempt, err: event.error },
+        'embedded PostgreSQL did not restart yet; retrying',
+      );
+    } else {
+      log.warn(
+        { attempts: event.attempts, down_ms: event.downMs },
+        'embedded PostgreSQL restarted; serving again',
+      );
+    }
+  });
+}
 
 export interface RunningService {
   url: string;
@@ -59,6 +80,7 @@ export async function startService(config: Config): Promise<RunningService> {
       ],
     });
     started.push(() => app.close());
+    if (opened.embedded) watchEmbeddedDatabase(opened.embedded, app.log.child({ component: 'database' }));
     ingest = await startIngestTransport({
       db: opened.db,
       readers: services.readers,

@@ -20,6 +20,8 @@ export interface EmbeddedPostgres {
   urlFor(database: string): string;
   /** True when this process started the server and so must stop it. */
   owned: boolean;
+  /** Follows the supervision of an owned server (exits, restarts); returns an unsubscribe. */
+  watch(watcher: (event: SupervisionEvent) => void): () => void;
   stop(): Promise<void>;
 }
 
@@ -186,42 +188,142 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
   const existing = await runningPort(pgDir);
   if (existing !== null && (await canConnect(urlOn(existing)('postgres')))) {
     const urlFor = urlOn(existing);
-    return { adminUrl: urlFor('postgres'), urlFor, owned: false, stop: async () => undefined };
+    return {
+      adminUrl: urlFor('postgres'),
+      urlFor,
+      owned: false,
+      watch: () => () => undefined,
+      stop: async () => undefined,
+    };
   }
 
   const bin = await binaries();
   const port = await freeLoopbackPort();
-  const child = spawn(
-    bin.postgres,
-    [
-      '-D',
-      pgDir,
-      '-p',
-      String(port),
-      '-c',
-      'listen_addresses=127.0.0.1',
-      '-c',
-      'unix_socket_directories=',
-      '-c',
-      'lc_messages=C',
-      '-c',
-      'max_connections=200',
-    ],
-    { ...user, env: { ...process.env, LC_ALL: 'C' }, stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  await waitUntilReady(child, 60_000);
+  // The same port on every (re)start: the pool's connection URL names it.
+  const spawnServer = () =>
+    spawn(
+      bin.postgres,
+      [
+        '-D',
+        pgDir,
+        '-p',
+        String(port),
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'unix_socket_directories=',
+        '-c',
+        'lc_messages=C',
+        '-c',
+        'max_connections=200',
+      ],
+      { ...user, env: { ...process.env, LC_ALL: 'C' }, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+  const first = spawnServer();
+  await waitUntilReady(first, 60_000);
   const urlFor = urlOn(port);
+  return { adminUrl: urlFor('postgres'), urlFor, owned: true, ...supervise(first, spawnServer) };
+}
+
+/** What the supervisor of an owned server reports (the service logs it). */
+export type SupervisionEvent =
+  | { kind: 'exited'; code: number | null; signal: NodeJS.Signals | null }
+  | { kind: 'restart-failed'; attempt: number; error: Error }
+  | { kind: 'restarted'; attempts: number; downMs: number };
+
+const hasExited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
+
+/** Longest wait between two restart attempts. */
+const MAX_RESTART_DELAY_MS = 5_000;
+
+/**
+ * Keeps an owned server running: if its postmaster dies (killed, crashed) while we did not
+ * ask it to stop, a new one is started on the same data directory and port, so the pool
+ * reconnects by itself and nothing acknowledged is lost (PostgreSQL replays its WAL). The
+ * first attempts often fail while the old server's backends still hold its shared memory;
+ * they are retried, waiting 250 ms and doubling up to 5 s, until one succeeds or `stop`.
+ */
+function supervise(
+  first: ChildProcess,
+  spawnServer: () => ChildProcess,
+): Pick<EmbeddedPostgres, 'stop' | 'watch'> {
+  let current = first;
+  let stopping = false;
+  let restarting: Promise<void> | undefined;
+  let wake: (() => void) | undefined;
+  const watchers = new Set<(event: SupervisionEvent) => void>();
+  const emit = (event: SupervisionEvent) => {
+    for (const watcher of watchers) {
+      try {
+        watcher(event);
+      } catch {
+        // A failing watcher must not stop the supervision.
+      }
+    }
+  };
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      wake = done;
+      function done() {
+        clearTimeout(timer);
+        wake = undefined;
+        resolve();
+      }
+    });
+
+  const restart = async () => {
+    const downSince = Date.now();
+    for (let attempt = 1; !stopping; attempt++) {
+      const child = spawnServer();
+      current = child;
+      try {
+        await waitUntilReady(child, 60_000);
+        if (stopping) return;
+        follow(child);
+        emit({ kind: 'restarted', attempts: attempt, downMs: Date.now() - downSince });
+        return;
+      } catch (err) {
+        if (!hasExited(child)) {
+          child.kill('SIGKILL');
+          await new Promise((resolve) => child.once('exit', resolve));
+        }
+        if (stopping) return;
+        emit({ kind: 'restart-failed', attempt, error: err as Error });
+        await pause(Math.min(250 * 2 ** (attempt - 1), MAX_RESTART_DELAY_MS));
+      }
+    }
+  };
+
+  const follow = (child: ChildProcess) => {
+    child.once('exit', (code, signal) => {
+      if (stopping || child !== current) return;
+      emit({ kind: 'exited', code, signal });
+      restarting = restart().finally(() => {
+        restarting = undefined;
+      });
+    });
+  };
+  follow(first);
+
   let stopped: Promise<void> | undefined;
   return {
-    adminUrl: urlFor('postgres'),
-    urlFor,
-    owned: true,
+    watch(watcher) {
+      watchers.add(watcher);
+      return () => watchers.delete(watcher);
+    },
     stop() {
-      stopped ??= new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGINT'); // fast shutdown: roll back open transactions, checkpoint, exit
-      });
+      stopped ??= (async () => {
+        stopping = true;
+        wake?.();
+        const child = current;
+        if (!hasExited(child)) {
+          const exited = new Promise((resolve) => child.once('exit', resolve));
+          child.kill('SIGINT'); // fast shutdown: roll back open transactions, checkpoint, exit
+          await exited;
+        }
+        await restarting;
+      })();
       return stopped;
     },
   };

@@ -4,7 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EmbeddedPostgres, ensureDatabase, startEmbeddedPostgres } from '../../src/db/embedded.js';
+import {
+  type EmbeddedPostgres,
+  ensureDatabase,
+  type SupervisionEvent,
+  startEmbeddedPostgres,
+} from '../../src/db/embedded.js';
 
 async function query<T extends pg.QueryResultRow>(url: string, sql: string): Promise<T[]> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
@@ -103,3 +108,58 @@ describe('embedded PostgreSQL', () => {
     expect(await reachable(second.adminUrl)).toBe(false);
   });
 });
+
+/**
+ * Supervision: a postmaster killed outright (kill -9) is started again on the same port,
+ * so a pool on the old URL reconnects by itself, and what was committed is still there.
+ */
+describe('embedded PostgreSQL supervision', () => {
+  let dir: string;
+  let server: EmbeddedPostgres | undefined;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'tagtrail-embedded-supervision-'));
+  });
+  afterAll(async () => {
+    await server?.stop().catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const postmasterPid = async () =>
+    Number((await readFile(join(dir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0]);
+
+  it('restarts a killed postmaster on the same port and keeps the committed data', {
+    timeout: 180_000,
+  }, async () => {
+    server = await startEmbeddedPostgres(dir);
+    const events: SupervisionEvent[] = [];
+    server.watch((event) => events.push(event));
+    await ensureDatabase(server.adminUrl, 'tagtrail');
+    const url = server.urlFor('tagtrail');
+    await query(url, "CREATE TABLE survivor (note text); INSERT INTO survivor VALUES ('committed')");
+
+    for (let round = 1; round <= 2; round++) {
+      const killed = await postmasterPid();
+      process.kill(killed, 'SIGKILL');
+      await waitUntil(async () => events.filter((e) => e.kind === 'restarted').length === round);
+      expect(await postmasterPid()).not.toBe(killed);
+      // The same URL (same port, same password) reaches the new server.
+      expect(await query(url, 'SELECT note FROM survivor')).toEqual([{ note: 'committed' }]);
+    }
+    expect(events.filter((e) => e.kind === 'exited')).toEqual([
+      { kind: 'exited', code: null, signal: 'SIGKILL' },
+      { kind: 'exited', code: null, signal: 'SIGKILL' },
+    ]);
+
+    // A stop is not a crash: no restart follows it.
+    await server.stop();
+    expect(await reachable(url)).toBe(false);
+    expect(events.filter((e) => e.kind === 'exited')).toHaveLength(2);
+    expect(existsSync(join(dir, 'postgres', 'postmaster.pid'))).toBe(false);
+  });
+});
+
+/** Polls `check` until it holds; the test's own timeout bounds the wait. */
+async function waitUntil(check: () => Promise<boolean>): Promise<void> {
+  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 100));
+}
