@@ -63,11 +63,9 @@ for (const { name, t, routes } of targets) {
         });
 
         const rule = listFiltersOf(t.app.swagger() as Doc, route);
-        if (rule) ruled.push(`${route.method} ${route.url}`);
-        it.runIf(rule)(
-          `list rule 6: each filter of GET ${rule?.listPath} is invalid_context naming it`,
-          async () => {
-            if (!rule) throw new Error('unreachable');
+        if (rule) {
+          ruled.push(`${route.method} ${route.url}`);
+          it(`list rule 6: each filter of GET ${rule.listPath} is invalid_context naming it`, async () => {
             for (const [filter, value] of rule.filters) {
               const fields = expectValidationError(await call(route, { query: `${filter}=${value}` }));
               expect(fields, `${route.method} ${route.url}?${filter}`).toEqual([
@@ -79,8 +77,8 @@ for (const { name, t, routes } of targets) {
                 },
               ]);
             }
-          },
-        );
+          });
+        }
 
         for (const param of paramsOf(route.url)) {
           it.each([['2147483648'], ['99999999999999999999']])(

@@ -9,6 +9,10 @@ import { type BrowserContext, chromium, type Page } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const hasChromium = existsSync(CHROMIUM);
+// CI installs Chromium first (.ci/run); there a missing browser is a failure, never a skip.
+if (!hasChromium && process.env.CI) {
+  throw new Error(`${CHROMIUM} is missing on CI: the browser suite must run (apt-get install chromium)`);
+}
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const SCREENSHOTS = join(ROOT, 'test-results', 'screenshots');
