@@ -1,0 +1,386 @@
+#!/usr/bin/env node
+/**
+ * The request path against the platform's own speed (issue 11).
+ *
+ *   npm run bench:api                                  # 10,000 assets, 10 s per case
+ *   npm run bench:api -- --assets 1000000              # a million (seeded in SQL)
+ *   npm run bench:api -- --duration 3 --only get,me    # short, for development
+ *   BENCH_DATABASE_URL=postgres://… npm run bench:api  # any server (a fresh database is made on it)
+ *
+ * Starts tagtrail (the real server: auth, rate limit raised out of the way, row-level
+ * security, validation, serialization) and, on the same database in the same run, a bare
+ * Fastify + `pg` baseline that answers the same requests by calling the same services,
+ * hence the same SQL, with no auth, no rate limit, no validation, no transaction around
+ * reads and no row-level security (it connects as the table owner). Each case is loaded by
+ * autocannon in a child process (so the load generator does not share the server's event
+ * loop), the service first, then the baseline, and `--rounds` times. Prints req/s, p50 and
+ * p99 of both and the ratio of req/s, then the mixed load (issue 11) with the latency of
+ * each kind of request as the server saw it. Imports the compiled service from dist/.
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs, promisify } from 'node:util';
+import Fastify from 'fastify';
+import pg from 'pg';
+import { OrganizationService } from '../dist/src/accounts/service.js';
+import { AssetService } from '../dist/src/assets/service.js';
+import { startEmbeddedPostgres } from '../dist/src/db/embedded.js';
+import { migrate } from '../dist/src/db/migrate.js';
+import { createDatabase } from '../dist/src/db/pool.js';
+import { MemoryRateLimitStore } from '../dist/src/http/rate-limit/memory-store.js';
+import { buildServer } from '../dist/src/http/server.js';
+import { LocationService } from '../dist/src/locations/service.js';
+import { createServices } from '../dist/src/services.js';
+import { TrackingService } from '../dist/src/tracking/service.js';
+
+const { values: args } = parseArgs({
+  options: {
+    assets: { type: 'string', default: '10000' },
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '50' },
+    rounds: { type: 'string', default: '1' },
+    only: { type: 'string' },
+    'no-mixed': { type: 'boolean', default: false },
+  },
+});
+const ASSETS = Number(args.assets);
+const DURATION = Number(args.duration);
+const CONNECTIONS = Number(args.connections);
+const ROUNDS = Number(args.rounds);
+const CHUNK = 100_000;
+const run = promisify(execFile);
+
+function databaseUrl(adminUrl, name) {
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function admin(adminUrl, sql) {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Assets (ids 1..n: seeded first), a location tree, tags, current locations and stays. */
+async function seed(pool, orgId) {
+  const seedSql = await readFile(new URL('./seed-assets.sql', import.meta.url), 'utf8');
+  const root = (
+    await pool.query(
+      `INSERT INTO locations (org_id, external_key, name) VALUES ($1, 'SITE', 'Site') RETURNING id`,
+      [orgId],
+    )
+  ).rows[0].id;
+  const halls = await pool.query(
+    `INSERT INTO locations (org_id, external_key, name, parent_id)
+     SELECT $1, 'HALL-' || g, 'Hall ' || g, $2 FROM generate_series(1, 10) g RETURNING id`,
+    [orgId, root],
+  );
+  await pool.query(
+    `INSERT INTO locations (org_id, external_key, name, parent_id)
+     SELECT $1, 'BAY-' || h.n || '-' || g, 'Bay ' || g, h.id
+     FROM unnest($2::bigint[]) WITH ORDINALITY AS h(id, n), generate_series(1, 10) g`,
+    [orgId, halls.rows.map((r) => r.id)],
+  );
+  const dock = halls.rows[0].id;
+  for (let from = 1; from <= ASSETS; from += CHUNK) {
+    await pool.query(seedSql, [orgId, from, Math.min(from + CHUNK - 1, ASSETS), dock]);
+    process.stdout.write(`\rseeding assets: ${Math.min(from + CHUNK - 1, ASSETS)} / ${ASSETS}`);
+  }
+  // Every fifth asset has an RFID tag, as attached through the API (tag_values kept).
+  await pool.query(
+    `INSERT INTO tags (org_id, tag_type, value, asset_id)
+     SELECT $1, 'rfid', 'E2801160' || lpad(to_hex(id::int), 16, '0'), id FROM assets WHERE org_id = $1 AND id % 5 = 0`,
+    [orgId],
+  );
+  await pool.query(
+    `UPDATE assets SET tag_values = 'E2801160' || lpad(to_hex(id::int), 16, '0') WHERE org_id = $1 AND id % 5 = 0`,
+    [orgId],
+  );
+  // Every tenth asset has been scanned: three stays, the last at its current location.
+  await pool.query(
+    `INSERT INTO stays (org_id, asset_id, location_id, started_at, last_seen_at)
+     SELECT $1, a.id, l.id, now() - (4 - s) * interval '1 day', now() - (4 - s) * interval '1 day' + interval '1 hour'
+     FROM assets a, generate_series(1, 3) s,
+          LATERAL (SELECT id FROM locations WHERE org_id = $1 ORDER BY id OFFSET ((a.id + s) % 100) LIMIT 1) l
+     WHERE a.org_id = $1 AND a.location_id IS NOT NULL`,
+    [orgId],
+  );
+  await pool.query(
+    `UPDATE assets a SET last_seen_at = s.last_seen_at, location_id = s.location_id
+     FROM stays s WHERE s.org_id = $1 AND s.asset_id = a.id AND s.started_at > now() - interval '1 day 12 hours'`,
+    [orgId],
+  );
+  await pool.query('VACUUM ANALYZE');
+  return { root };
+}
+
+/** The Database interface with nothing around the work: no role, no organization transaction. */
+function bareDatabase(url, orgId, { transactional }) {
+  // The views read the organization from a setting: set it for the session, once.
+  const pool = new pg.Pool({ connectionString: url, max: 20, options: `-c tagtrail.org_id=${orgId}` });
+  const inClient = async (fn) => {
+    const client = await pool.connect();
+    try {
+      if (!transactional) return await fn(client);
+      await client.query('BEGIN');
+      try {
+        const result = await fn(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK');
+        throw err;
+      }
+    } finally {
+      client.release();
+    }
+  };
+  return { pool, withOrg: (_org, fn) => inClient(fn), system: inClient, close: () => pool.end() };
+}
+
+const ARRAYS = new Set([
+  'location_id',
+  'location_external_key',
+  'external_key',
+  'asset_id',
+  'asset_external_key',
+]);
+const NUMBERS = new Set(['location_id', 'asset_id', 'limit', 'offset']);
+
+/** What the route schemas make of a query string, for the few parameters the cases use. */
+function parseQuery(query) {
+  const out = { limit: 50, offset: 0, include_deleted: false };
+  for (const [key, raw] of Object.entries(query)) {
+    const values = (Array.isArray(raw) ? raw : [raw]).map((v) =>
+      NUMBERS.has(key) ? Number(v) : v === 'true' ? true : v === 'false' ? false : v,
+    );
+    out[key] = ARRAYS.has(key) ? values : values[0];
+  }
+  return out;
+}
+
+async function baselineApp(url, orgId) {
+  const reads = bareDatabase(url, orgId, { transactional: false });
+  const writes = bareDatabase(url, orgId, { transactional: true });
+  const orgs = new OrganizationService(reads);
+  const assets = new AssetService(reads);
+  const assetWrites = new AssetService(writes);
+  const locations = new LocationService(reads);
+  const tracking = new TrackingService(reads);
+  const app = Fastify();
+  app.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, (_req, body, done) => {
+    try {
+      done(null, JSON.parse(body));
+    } catch (err) {
+      done(err);
+    }
+  });
+  app.get('/api/v1/orgs/me', async () => {
+    const org = await orgs.get(orgId);
+    return { data: { id: org.id, name: org.name, scopes: ['assets:read'], api_key_id: 'bench' } };
+  });
+  app.get('/api/v1/assets/:id', async (req) => ({ data: await assets.get(orgId, Number(req.params.id)) }));
+  app.get('/api/v1/assets', (req) => assets.list(orgId, parseQuery(req.query)));
+  app.get('/api/v1/locations/:id/descendants', (req) =>
+    locations.descendants(orgId, Number(req.params.id), parseQuery(req.query)),
+  );
+  app.get('/api/v1/reports/asset-locations', (req) => tracking.report(orgId, parseQuery(req.query)));
+  app.get('/api/v1/assets/:id/history', (req) =>
+    tracking.history(orgId, Number(req.params.id), parseQuery(req.query)),
+  );
+  app.post('/api/v1/assets', async (req, reply) => {
+    const created = await assetWrites.create(orgId, req.body);
+    return reply.code(201).header('location', `/api/v1/assets/${created.id}`).send({ data: created });
+  });
+  app.patch('/api/v1/assets/:id', async (req) => ({
+    data: await assetWrites.update(orgId, Number(req.params.id), req.body),
+  }));
+  return {
+    app,
+    close: async () => {
+      await app.close();
+      await reads.close();
+      await writes.close();
+    },
+  };
+}
+
+/** Per-method latency as the server saw it (from the request's arrival to the end of the response). */
+function serverTimings(app) {
+  const byMethod = new Map();
+  app.server.on('request', (req, res) => {
+    const start = process.hrtime.bigint();
+    res.on('finish', () => {
+      const key = req.method === 'GET' ? 'GET' : req.method;
+      if (!byMethod.has(key)) byMethod.set(key, []);
+      byMethod.get(key).push(Number(process.hrtime.bigint() - start) / 1e6);
+    });
+  });
+  return {
+    reset: () => byMethod.clear(),
+    summary: () =>
+      [...byMethod].map(([method, times]) => {
+        times.sort((a, b) => a - b);
+        const at = (p) => times[Math.min(times.length - 1, Math.floor(times.length * p))];
+        return `${method} n=${times.length} p50 ${at(0.5).toFixed(1)} ms p99 ${at(0.99).toFixed(1)} ms`;
+      }),
+  };
+}
+
+async function load(url, requests, headers) {
+  const job = { url, connections: CONNECTIONS, duration: DURATION, headers, requests };
+  const { stdout } = await run(
+    process.execPath,
+    [new URL('./api-load.mjs', import.meta.url).pathname, JSON.stringify(job)],
+    {
+      maxBuffer: 16 * 1024 * 1024,
+    },
+  );
+  return JSON.parse(stdout.trim().split('\n').at(-1));
+}
+
+const fmt = (r) =>
+  `${r.rps.toFixed(0).padStart(6)} req/s p50 ${String(r.p50).padStart(4)} p99 ${String(r.p99).padStart(4)}${
+    r.non2xx || r.errors ? ` (!${r.non2xx} non-2xx, ${r.errors} errors)` : ''
+  }`;
+
+async function main() {
+  let embedded;
+  let dir;
+  let adminUrl = process.env.BENCH_DATABASE_URL;
+  if (!adminUrl) {
+    dir = await mkdtemp(join(tmpdir(), 'tagtrail-bench-api-'));
+    embedded = await startEmbeddedPostgres(dir);
+    adminUrl = embedded.adminUrl;
+  }
+  const name = `tagtrail_bench_${randomBytes(4).toString('hex')}`;
+  await admin(adminUrl, `CREATE DATABASE ${name}`);
+  const url = databaseUrl(adminUrl, name);
+  const db = createDatabase(url, { max: 20 });
+  const closers = [];
+  try {
+    await migrate(db.pool);
+    const version = (await db.pool.query('SHOW server_version')).rows[0].server_version;
+    const services = await createServices(
+      db,
+      {
+        TAGTRAIL_ENV: 'production',
+        REDIS_URL: undefined,
+        TAGTRAIL_RATE_LIMIT: 1e9,
+        TAGTRAIL_RATE_WINDOW_SECONDS: 60,
+      },
+      new MemoryRateLimitStore({ limit: 1e9, windowSeconds: 60 }),
+    );
+    closers.push(() => services.close());
+    const org = await services.organizations.create('Bench');
+    const started = Date.now();
+    const { root } = await seed(db.pool, org.id);
+    console.log(
+      `\rseeded ${ASSETS} assets in ${((Date.now() - started) / 1000).toFixed(0)} s on PostgreSQL ${version}; ` +
+        `node ${process.version}, ${CONNECTIONS} connections, ${DURATION} s per case and side, ${ROUNDS} round(s)`,
+    );
+    const { token } = await services.keys.mint({
+      orgId: org.id,
+      scopes: ['assets:read', 'assets:write', 'locations:read', 'locations:write', 'tracking:read'],
+    });
+
+    const service = await buildServer(services, { bodyLimit: 1048576 });
+    await service.listen({ host: '127.0.0.1', port: 0 });
+    closers.push(() => service.close());
+    const baseline = await baselineApp(url, org.id);
+    await baseline.app.listen({ host: '127.0.0.1', port: 0 });
+    closers.push(() => baseline.close());
+    const sides = [
+      [
+        'tagtrail',
+        `http://127.0.0.1:${service.server.address().port}`,
+        { authorization: `Bearer ${token}` },
+        serverTimings(service),
+      ],
+      ['baseline', `http://127.0.0.1:${baseline.app.server.address().port}`, {}, serverTimings(baseline.app)],
+    ];
+
+    // Ids 1..ASSETS are the seeded assets; every 50th is soft-deleted (404): skipped.
+    const live = [1, ASSETS];
+    const skip = 50;
+    const getAsset = { method: 'GET', path: '/api/v1/assets/{id}', ids: live, skip };
+    const listQ = { method: 'GET', path: '/api/v1/assets?q=ab1' };
+    const post = {
+      method: 'POST',
+      path: '/api/v1/assets',
+      body: { name: 'Bench {n}', metadata: { vendor: 'Acme' } },
+    };
+    const patch = {
+      method: 'PATCH',
+      path: '/api/v1/assets/{id}',
+      ids: live,
+      skip,
+      contentType: 'application/merge-patch+json',
+      body: { description: 'patched {n}' },
+    };
+    const descendants = { method: 'GET', path: `/api/v1/locations/${root}/descendants` };
+    const report = { method: 'GET', path: '/api/v1/reports/asset-locations' };
+    const cases = [
+      ['get', 'GET /assets/{id}', [getAsset]],
+      ['me', 'GET /orgs/me', [{ method: 'GET', path: '/api/v1/orgs/me' }]],
+      ['list', 'GET /assets', [{ method: 'GET', path: '/api/v1/assets' }]],
+      ['listq', 'GET /assets?q=ab1', [listQ]],
+      [
+        'listfilter',
+        'GET /assets?is_active=false',
+        [{ method: 'GET', path: '/api/v1/assets?is_active=false' }],
+      ],
+      ['descendants', 'GET /locations/{id}/descendants', [descendants]],
+      ['report', 'GET /reports/asset-locations', [report]],
+      ['history', 'GET /assets/{id}/history', [{ method: 'GET', path: '/api/v1/assets/10/history' }]],
+      ['post', 'POST /assets (auto key)', [post]],
+      ['patch', 'PATCH /assets/{id}', [patch]],
+    ].filter(([id]) => !args.only || args.only.split(',').includes(id));
+
+    console.log(`\n${'request'.padEnd(32)} ${'tagtrail'.padEnd(36)} ${'baseline'.padEnd(36)} ratio`);
+    for (const [, label, requests] of cases) {
+      for (let round = 0; round < ROUNDS; round++) {
+        const results = [];
+        for (const [, base, headers] of sides) results.push(await load(base, requests, headers));
+        const ratio = ((results[0].rps / results[1].rps) * 100).toFixed(0);
+        console.log(
+          `${label.padEnd(32)} ${fmt(results[0]).padEnd(36)} ${fmt(results[1]).padEnd(36)} ${ratio}%`,
+        );
+      }
+    }
+
+    if (!args['no-mixed'] && !args.only) {
+      const mix = [
+        { ...listQ, weight: 40 },
+        { ...getAsset, weight: 20 },
+        { ...post, weight: 13 },
+        { ...patch, weight: 12 },
+        { ...descendants, weight: 8 },
+        { ...report, weight: 7 },
+      ];
+      console.log('\nmixed load: 40% list with q, 20% get, 13% POST, 12% PATCH, 8% descendants, 7% report');
+      for (const [side, base, headers, timings] of sides) {
+        timings.reset();
+        const result = await load(base, mix, headers);
+        console.log(`${side.padEnd(10)} ${fmt(result)}`);
+        for (const line of timings.summary()) console.log(`${''.padEnd(10)} server-side ${line}`);
+      }
+    }
+  } finally {
+    for (const close of closers.reverse()) await close().catch(() => undefined);
+    await db.close();
+    await admin(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await embedded?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
