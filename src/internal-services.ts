@@ -2,12 +2,14 @@ import { AccountService, type SignupMode } from './accounts/account-service.js';
 import { CsrfTokens } from './accounts/csrf.js';
 import { SessionService } from './accounts/session-service.js';
 import { SignInLimiter } from './accounts/sign-in-limiter.js';
+import { AssetService } from './assets/service.js';
 import type { Config } from './config.js';
 import type { Database } from './db/pool.js';
 import { ReaderService } from './ingest/readers-service.js';
 import { IngestService } from './ingest/service.js';
 import { KeyService } from './keys/service.js';
 import type { TokenCodec } from './keys/tokens.js';
+import { TagService } from './tags/service.js';
 import { TrackingService } from './tracking/service.js';
 
 /** What the web app's back end (`/internal/`, docs/web-app.md) works with. */
@@ -20,6 +22,9 @@ export interface InternalServices {
   readers: ReaderService;
   ingest: IngestService;
   tracking: TrackingService;
+  /** The public API's asset and tag services: the web app's writes follow the same rules. */
+  assets: AssetService;
+  tags: TagService;
   /** TAGTRAIL_TRUST_PROXY: take the client address and protocol from X-Forwarded-* headers. */
   trustProxy: boolean;
   close(): Promise<void>;
@@ -44,6 +49,8 @@ export async function createInternalServices(
     readers: new ReaderService(db),
     ingest: new IngestService(db),
     tracking: new TrackingService(db),
+    assets: new AssetService(db),
+    tags: new TagService(db),
     trustProxy: config.TAGTRAIL_TRUST_PROXY ?? false,
     close: () => signInLimiter.close(),
   };

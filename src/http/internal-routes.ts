@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { authRoutes } from '../accounts/internal-routes/auth.js';
 import { sessionRoutes } from '../accounts/internal-routes/session.js';
 import { assetViewRoutes } from '../assets/internal-routes/views.js';
+import { assetWriteRoutes } from '../assets/internal-routes/writes.js';
 import { handheldRoutes } from '../ingest/internal-routes/handheld.js';
 import { readerRoutes } from '../ingest/internal-routes/readers.js';
 import type { InternalServices } from '../internal-services.js';
@@ -30,6 +31,7 @@ export const internalRoutes =
       handheldRoutes,
       locationViewRoutes,
       assetViewRoutes,
+      assetWriteRoutes,
       reportRoutes,
     ]) {
       await app.register(routes(s));

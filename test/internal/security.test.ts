@@ -105,6 +105,51 @@ describe('the two surfaces keep their credentials apart', () => {
     expect((await me.get('/internal/readers')).json().total_count).toBe(0);
   });
 
+  /** A concrete URL for a route pattern: every path parameter 1 (ids of nothing here). */
+  const concrete = (url: string) => url.replace(/:[a-z_]+/g, '1');
+
+  it('every /internal/ route but sign-up and sign-in needs the session cookie', async () => {
+    const routes = t.app.internalRouteList.filter((r) => !r.signedOut);
+    expect(routes.length).toBeGreaterThan(10);
+    for (const route of routes) {
+      const res = await t.app.inject({
+        method: route.method as 'GET',
+        url: concrete(route.url),
+        ...(route.method === 'GET' || route.method === 'DELETE'
+          ? {}
+          : { headers: { 'content-type': 'application/json' }, payload: '{}' }),
+      });
+      expectInternalError(res, { status: 401, type: 'unauthorized', detail: 'Not signed in' });
+    }
+  });
+
+  it('every state-changing /internal/ route refuses a missing or wrong CSRF token', async () => {
+    const me = await t.signUp();
+    const routes = t.app.internalRouteList.filter((r) => !r.signedOut && r.method !== 'GET');
+    expect(routes.map((r) => `${r.method} ${r.url}`)).toEqual(
+      expect.arrayContaining(['POST /internal/assets', 'PATCH /internal/assets/:asset_id']),
+    );
+    for (const route of routes) {
+      for (const csrf of [null, 'wrong', me.csrf.slice(0, -2)]) {
+        const res = await me.request({
+          method: route.method as 'POST',
+          url: concrete(route.url),
+          csrf,
+          ...(route.method === 'DELETE'
+            ? {}
+            : {
+                headers: {
+                  'content-type':
+                    route.method === 'PATCH' ? 'application/merge-patch+json' : 'application/json',
+                },
+                payload: '{}',
+              }),
+        });
+        expectInternalError(res, { status: 403, type: 'forbidden' });
+      }
+    }
+  });
+
   it('a session token of another deployment environment is refused', async () => {
     const me = await t.signUp();
     const claims = JSON.parse(Buffer.from(me.token.split('.')[1]!, 'base64url').toString());
@@ -232,6 +277,33 @@ describe('organizations are walled off from each other', () => {
       items: [{ asset_id: bAsset }, { asset_external_key: 'B-PALLET' }, { tag: 'E2000B' }],
     });
     expect(intoOwn.json().data).toMatchObject({ applied: 0, unknown: 3 });
+
+    // Asset writes of the web app: B's asset and its tag are not A's to see or change.
+    const bTagId = (await b.get(`/internal/assets/${bAsset}`)).json().data.tags[0].id;
+    const patch = (url: string, body: unknown) =>
+      a.request({
+        method: 'PATCH',
+        url,
+        headers: { 'content-type': 'application/merge-patch+json' },
+        payload: JSON.stringify(body),
+      });
+    for (const res of [
+      await a.get(`/internal/assets/${bAsset}`),
+      await patch(`/internal/assets/${bAsset}`, { name: 'taken' }),
+      await a.post(`/internal/assets/${bAsset}/rename`, { external_key: 'TAKEN' }),
+      await a.post(`/internal/assets/${bAsset}/tags`, { tag_type: 'rfid', value: 'A-TAG' }),
+      await a.del(`/internal/assets/${bAsset}/tags/${bTagId}`),
+      await a.del(`/internal/assets/${bAsset}`),
+    ]) {
+      expectInternalError(res, { status: 404, type: 'not_found' });
+    }
+    const aAsset = (await a.post('/internal/assets', { name: 'A thing' })).json().data.id;
+    expectInternalError(await a.del(`/internal/assets/${aAsset}/tags/${bTagId}`), {
+      status: 404,
+      type: 'not_found',
+    });
+    const bNow = (await b.get(`/internal/assets/${bAsset}`)).json().data;
+    expect(bNow).toMatchObject({ name: 'B pallet', external_key: 'B-PALLET', tags: [{ value: 'E2000B' }] });
 
     // B's data is untouched.
     const readers = (await b.get('/internal/readers')).json().data;

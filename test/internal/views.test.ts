@@ -173,7 +173,7 @@ describe('handheld submissions and the views', () => {
     ]);
   });
 
-  it("an asset's history and the report, as the public API serves them", async () => {
+  it("an asset's history (the public API's rows, with names and the current stay marked) and the report", async () => {
     const history = await me.get(`/internal/assets/${drill}/history`);
     expect(history.statusCode, history.body).toBe(200);
     expect(history.json()).toMatchObject({ limit: 50, offset: 0, total_count: 2 });
@@ -181,11 +181,14 @@ describe('handheld submissions and the views', () => {
       event_observed_at: expect.any(String),
       location_id: yard,
       location_external_key: 'YARD',
+      location_name: expect.any(String),
       duration_seconds: expect.any(Number),
+      current: true,
     });
     expect(history.json().data[1]).toMatchObject({
       location_id: bay,
       event_observed_at: '2025-03-01T10:00:00.000Z',
+      current: false,
     });
     expectInternalError(await me.get('/internal/assets/2147483000/history'), {
       status: 404,

@@ -2,11 +2,12 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Tx } from '../../db/pool.js';
 import { sessionOf } from '../../http/plugins/internal-auth.js';
-import { Id, ListEnvelope, Nullable, TimestampOut } from '../../http/schemas/common.js';
+import { DataEnvelope, Id, ListEnvelope, Nullable, TimestampOut } from '../../http/schemas/common.js';
 import { PageOnlyQuery, SearchPageQuery } from '../../http/schemas/internal.js';
 import { toWireOrNull } from '../../http/timestamps.js';
 import type { InternalServices } from '../../internal-services.js';
 import { containsPattern, listEnvelope } from '../../master-data/list-query.js';
+import { AssetWhereaboutsSchema, assetWhereabouts, currentStayStart, locationNames } from './detail.js';
 
 export const AssetRowSchema = Type.Object({
   id: Type.Integer(),
@@ -53,7 +54,20 @@ async function assetPage(
 
 const AssetParams = Type.Object({ asset_id: Id() });
 
-/** Where every asset is now, and one asset's history (the tracking service's, as in the public API). */
+/**
+ * A history row of the public API, with the location's name and whether the stay is the
+ * current one (its duration then runs to the last sighting so far, not to a departure).
+ */
+export const InternalHistoryRowSchema = Type.Object({
+  event_observed_at: TimestampOut(),
+  location_id: Nullable(Type.Integer()),
+  location_external_key: Nullable(Type.String()),
+  location_name: Nullable(Type.String()),
+  duration_seconds: Type.Number(),
+  current: Type.Boolean(),
+});
+
+/** Where every asset is now, one asset with its whereabouts, and its history (the tracking service's). */
 export const assetViewRoutes =
   (s: InternalServices): FastifyPluginAsyncTypebox =>
   async (app) => {
@@ -74,18 +88,49 @@ export const assetViewRoutes =
     );
 
     app.get(
+      '/internal/assets/:asset_id',
+      {
+        schema: {
+          params: AssetParams,
+          response: { 200: DataEnvelope(Type.Intersect([Type.Ref('Asset'), AssetWhereaboutsSchema])) },
+        },
+      },
+      async (request) => {
+        const { orgId } = sessionOf(request);
+        const { asset_id } = request.params;
+        // The public read first: it is the 404 for a missing, deleted or foreign asset.
+        const asset = await s.assets.get(orgId, asset_id);
+        const where = await s.db.withOrg(orgId, (tx) => assetWhereabouts(tx, orgId, asset_id));
+        return { data: { ...asset, ...where } };
+      },
+    );
+
+    app.get(
       '/internal/assets/:asset_id/history',
       {
         schema: {
           params: AssetParams,
           querystring: PageOnlyQuery,
-          response: { 200: ListEnvelope(Type.Ref('AssetHistoryRow')) },
+          response: { 200: ListEnvelope(InternalHistoryRowSchema) },
         },
       },
       async (request) => {
         const { orgId } = sessionOf(request);
+        const { asset_id } = request.params;
         const { limit, offset } = request.query;
-        return s.tracking.history(orgId, request.params.asset_id, { limit, offset });
+        const history = await s.tracking.history(orgId, asset_id, { limit, offset });
+        const ids = history.data.flatMap((r) => (r.location_id === null ? [] : [r.location_id]));
+        const [names, current] = await s.db.withOrg(orgId, (tx) =>
+          Promise.all([locationNames(tx, orgId, ids), currentStayStart(tx, orgId, asset_id)]),
+        );
+        return {
+          ...history,
+          data: history.data.map((r) => ({
+            ...r,
+            location_name: r.location_id === null ? null : (names.get(r.location_id) ?? null),
+            current: r.event_observed_at === current,
+          })),
+        };
       },
     );
   };

@@ -18,17 +18,28 @@ export interface PublicRoute {
   hasBody: boolean;
 }
 
+/** An /internal/ route (docs/web-app.md); `signedOut` ones need neither session nor CSRF token. */
+export interface InternalRoute {
+  method: string;
+  url: string;
+  signedOut: boolean;
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
     /** Every public v1 route as registered: what the shared per-route checks iterate. */
     publicRoutes: PublicRoute[];
+    /** Every /internal/ route as registered: what the session and CSRF checks iterate. */
+    internalRouteList: InternalRoute[];
   }
 }
 
 export function trackRoutes(app: FastifyInstance): Map<string, Set<string>> {
   const byUrl = new Map<string, Set<string>>();
   const publicRoutes: PublicRoute[] = [];
+  const internalRouteList: InternalRoute[] = [];
   app.decorate('publicRoutes', publicRoutes);
+  app.decorate('internalRouteList', internalRouteList);
   app.addHook('onRoute', (route) => {
     if (route.config && (route.config as { methodNotAllowed?: boolean }).methodNotAllowed) return;
     if (route.url.startsWith('/api/v1/') && route.method !== 'HEAD') {
@@ -42,6 +53,12 @@ export function trackRoutes(app: FastifyInstance): Map<string, Set<string>> {
       }
     }
     const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (route.url.startsWith('/internal/')) {
+      const signedOut = route.config?.signedOut === true;
+      for (const method of methods) {
+        if (method !== 'HEAD') internalRouteList.push({ method, url: route.url, signedOut });
+      }
+    }
     const set = byUrl.get(route.url) ?? new Set<string>();
     for (const m of methods) set.add(m);
     byUrl.set(route.url, set);
