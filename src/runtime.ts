@@ -1,9 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { buildServer } from './app.js';
 import type { Config } from './config.js';
 import { openDatabase } from './db/connect.js';
 import type { EmbeddedPostgres } from './db/embedded.js';
 import { databaseReadiness } from './http/health.js';
-import { buildServer } from './http/server.js';
 import { startEmbeddedBroker } from './ingest/broker.js';
 import { BrokerIngest } from './ingest/broker-ingest.js';
 import { type IngestTransport, startIngestTransport } from './ingest/transport.js';

@@ -1,11 +1,11 @@
 import { OrganizationService } from './accounts/service.js';
+import type { AppServices } from './app.js';
 import { AssetService } from './assets/service.js';
 import type { Config } from './config.js';
 import type { Database } from './db/pool.js';
 import { MemoryRateLimitStore } from './http/rate-limit/memory-store.js';
 import { RedisRateLimitStore } from './http/rate-limit/redis-store.js';
 import type { RateLimitStore } from './http/rate-limit/types.js';
-import type { AppServices } from './http/server.js';
 import { ReaderService } from './ingest/readers-service.js';
 import { IngestService } from './ingest/service.js';
 import { createInternalServices } from './internal-services.js';

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { InternalSession, IssuedSession, SessionAuthenticator, UserRole } from '../auth-types.js';
 import type { Database } from '../db/pool.js';
 import { toWire } from '../http/timestamps.js';
 import type { TokenCodec } from '../keys/tokens.js';
@@ -10,30 +11,13 @@ import {
   revokeOtherSessions,
   revokeSession,
 } from './sessions-repository.js';
-import type { UserRole } from './users-repository.js';
 
 /** Sessions last 12 hours from sign-in; they are not extended by use. */
 export const SESSION_LIFETIME_SECONDS = 12 * 3600;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The signed-in caller of an /internal/ route (`request.session`). */
-export interface InternalSession {
-  sessionId: string;
-  userId: number;
-  orgId: number;
-  expiresAt: Date;
-  user: { id: number; email: string; role: UserRole };
-  organization: { id: number; name: string };
-}
-
-export interface IssuedSession {
-  /** The cookie value: a `use: "session"` JWT naming the web_sessions row. */
-  token: string;
-  sessionId: string;
-  csrfToken: string;
-  expiresAt: Date;
-}
+export type { InternalSession, IssuedSession };
 
 /** The `Session` shape of docs/web-app.md. */
 export interface SessionView {
@@ -47,7 +31,7 @@ export interface SessionView {
  * Web sessions: a row per sign-in, and a token that names it. The token alone is never
  * enough: the row is read on every request, so sign-out and revocation take effect at once.
  */
-export class SessionService {
+export class SessionService implements SessionAuthenticator {
   constructor(
     private readonly db: Database,
     private readonly tokens: TokenCodec,

@@ -1,6 +1,7 @@
+import type { UserRole } from '../auth-types.js';
 import type { Tx } from '../db/pool.js';
 
-export type UserRole = 'admin' | 'member';
+export type { UserRole };
 
 export interface User {
   id: number;

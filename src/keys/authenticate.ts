@@ -1,14 +1,10 @@
+import type { ApiCaller, CredentialHeaders, Principal, PublicAuthenticator } from '../auth-types.js';
 import type { Database } from '../db/pool.js';
 import { ApiError } from '../errors.js';
 import { findApiKey, touchApiKey } from './repository.js';
 import type { TokenClaims, TokenCodec, VerifyResult } from './tokens.js';
 
-/** The authenticated caller of a public endpoint. */
-export interface Principal {
-  orgId: number;
-  keyId: string;
-  scopes: ReadonlySet<string>;
-}
+export type { CredentialHeaders, Principal };
 
 /** The exact 401 details of API-SPEC Authentication 8. */
 export const AUTH_DETAIL = {
@@ -21,11 +17,6 @@ export const AUTH_DETAIL = {
 } as const;
 
 const unauthorized = (detail: string) => new ApiError('unauthorized', detail);
-
-export interface CredentialHeaders {
-  authorization?: string;
-  xApiKey?: string;
-}
 
 /** The bearer token of a request, or the 401 explaining why there is none. */
 export function bearerToken(headers: CredentialHeaders): string | ApiError {
@@ -40,13 +31,29 @@ export function bearerToken(headers: CredentialHeaders): string | ApiError {
  * Checks a verified token against its key record on every request, so a revocation
  * takes effect on the next call. Session tokens never authenticate the public API.
  */
-export class ApiKeyAuthenticator {
+export class ApiKeyAuthenticator implements PublicAuthenticator {
   private readonly lastTouched = new Map<string, number>();
 
   constructor(
     private readonly db: Database,
     readonly tokens: TokenCodec,
   ) {}
+
+  /**
+   * The caller of a public request: its token is verified (signature and expiry, no
+   * database) up front so that a valid API key is rate-limited per key, not per address.
+   */
+  async identify(credentials: CredentialHeaders): Promise<ApiCaller> {
+    const token = bearerToken(credentials);
+    const verified = typeof token === 'string' ? await this.tokens.verify(token) : undefined;
+    return {
+      bucket: verified?.ok && verified.claims.use === 'api_key' ? `key:${verified.claims.id}` : undefined,
+      authenticate: async () => {
+        if (token instanceof ApiError) throw token;
+        return this.authenticate(verified as VerifyResult);
+      },
+    };
+  }
 
   async authenticate(verified: VerifyResult): Promise<Principal> {
     if (!verified.ok && verified.reason === 'invalid') throw unauthorized(AUTH_DETAIL.invalid);

@@ -4,10 +4,10 @@ import { createServer, type Server, type Socket, connect as tcpConnect } from 'n
 import type { LightMyRequestResponse } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type App, buildServer } from '../../src/app.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit/memory-store.js';
 import { RedisRateLimitStore } from '../../src/http/rate-limit/redis-store.js';
 import type { RateDecision, RateLimitStore } from '../../src/http/rate-limit/types.js';
-import { type App, buildServer } from '../../src/http/server.js';
 import { createServices, type Services } from '../../src/services.js';
 import { bearer, buildTestApp, type TestApp } from '../helpers/app.js';
 import { expectRateLimited, LIMIT, WINDOW_SECONDS } from './rate-limit-expectations.js';

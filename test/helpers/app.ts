@@ -1,8 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { type App, buildServer } from '../../src/app.js';
 import type { Config } from '../../src/config.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit/memory-store.js';
 import type { RateLimitStore } from '../../src/http/rate-limit/types.js';
-import { type App, buildServer } from '../../src/http/server.js';
 import type { Scope } from '../../src/keys/scopes.js';
 import { createServices, type Services } from '../../src/services.js';
 import { createTestDatabase, type TestDatabase } from './database.js';

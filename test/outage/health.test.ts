@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildServer } from '../../src/app.js';
 import { databaseReadiness } from '../../src/http/health.js';
-import { buildServer } from '../../src/http/server.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { expectErrorEnvelope } from '../helpers/error-envelope.js';
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type App, buildServer } from '../../src/app.js';
 import { createDatabase, type Database } from '../../src/db/pool.js';
 import { DatabaseUnavailableError } from '../../src/db/unavailable.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit/memory-store.js';
-import { type App, buildServer } from '../../src/http/server.js';
 import { createServices, type Services } from '../../src/services.js';
 import { bearer } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';

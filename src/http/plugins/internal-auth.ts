@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { InternalSession, IssuedSession, SessionService } from '../../accounts/session-service.js';
+import type { InternalSession, IssuedSession, SessionAuthenticator } from '../../auth-types.js';
 import { ApiError } from '../../errors.js';
 
 declare module 'fastify' {
@@ -74,7 +74,7 @@ const isInternal = (request: FastifyRequest) =>
  * public API's hook never reads the cookie. Unknown paths and undeclared methods fall
  * through to their 404 and 405 answers.
  */
-export function registerInternalAuth(app: FastifyInstance, deps: { sessions: SessionService }): void {
+export function registerInternalAuth(app: FastifyInstance, deps: { sessions: SessionAuthenticator }): void {
   app.addHook('onRoute', (route) => {
     if (route.url.startsWith('/internal/')) route.config = { ...route.config, internal: true };
   });

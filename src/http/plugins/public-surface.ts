@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Principal, PublicAuthenticator } from '../../auth-types.js';
 import { ApiError } from '../../errors.js';
-import { type ApiKeyAuthenticator, bearerToken, type Principal } from '../../keys/authenticate.js';
-import type { VerifyResult } from '../../keys/tokens.js';
 import type { RateLimitStore } from '../rate-limit/types.js';
 
 declare module 'fastify' {
@@ -30,18 +29,15 @@ const header = (value: string | string[] | undefined) => (Array.isArray(value) ?
  */
 export function registerPublicSurface(
   app: FastifyInstance,
-  deps: { authenticator: ApiKeyAuthenticator; rateLimit: RateLimitStore },
+  deps: { authenticator: PublicAuthenticator; rateLimit: RateLimitStore },
 ): void {
   app.addHook('onRequest', async (request, reply) => {
     if (!request.url.startsWith('/api/')) return;
-    const token = bearerToken({
+    const caller = await deps.authenticator.identify({
       authorization: header(request.headers.authorization),
       xApiKey: header(request.headers['x-api-key']),
     });
-    const verified: VerifyResult | undefined =
-      typeof token === 'string' ? await deps.authenticator.tokens.verify(token) : undefined;
-    const bucket =
-      verified?.ok && verified.claims.use === 'api_key' ? `key:${verified.claims.id}` : `ip:${request.ip}`;
+    const bucket = caller.bucket ?? `ip:${request.ip}`;
 
     let decision: Awaited<ReturnType<RateLimitStore['take']>> | undefined;
     try {
@@ -68,8 +64,7 @@ export function registerPublicSurface(
 
     const required = request.routeOptions.config.scopes;
     if (required === undefined) return;
-    if (token instanceof ApiError) throw token;
-    request.principal = await deps.authenticator.authenticate(verified!);
+    request.principal = await caller.authenticate();
     const missing = required.filter((s) => !request.principal!.scopes.has(s));
     if (missing.length > 0) {
       throw new ApiError('forbidden', `This API key lacks the required scope: ${missing.join(', ')}`);

@@ -1,0 +1,107 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { authRoutes } from './accounts/internal-routes/auth.js';
+import { sessionRoutes } from './accounts/internal-routes/session.js';
+import { getOrgMeRoute, OrganizationSchema } from './accounts/routes/get-org-me.js';
+import type { OrganizationService } from './accounts/service.js';
+import { assetViewRoutes } from './assets/internal-routes/views.js';
+import { assetWriteRoutes } from './assets/internal-routes/writes.js';
+import { assetRoutes } from './assets/routes/index.js';
+import { AssetSchema } from './assets/schemas.js';
+import type { AssetService } from './assets/service.js';
+import { databaseReadiness, type ReadinessCheck } from './http/health.js';
+import type { RateLimitStore } from './http/rate-limit/types.js';
+import { type App, createHttpServer, type ServerOptions } from './http/server.js';
+import { handheldRoutes } from './ingest/internal-routes/handheld.js';
+import { readerRoutes } from './ingest/internal-routes/readers.js';
+import type { ReaderService } from './ingest/readers-service.js';
+import { readerWebhookRoutes } from './ingest/routes/webhook.js';
+import type { IngestService } from './ingest/service.js';
+import type { InternalServices } from './internal-services.js';
+import type { ApiKeyAuthenticator } from './keys/authenticate.js';
+import { keyRoutes } from './keys/internal-routes/keys.js';
+import { locationViewRoutes } from './locations/internal-routes/views.js';
+import { LocationSchema, locationRoutes } from './locations/routes/index.js';
+import type { LocationService } from './locations/service.js';
+import { TagRequestSchema, TagSchema } from './master-data/fields.js';
+import { tagRoutes } from './tags/routes/tag-routes.js';
+import type { TagService } from './tags/service.js';
+import { reportRoutes } from './tracking/internal-routes/report.js';
+import { trackingRoutes } from './tracking/routes/index.js';
+import { HistoryRowSchema, ReportRowSchema } from './tracking/schemas.js';
+import type { TrackingService } from './tracking/service.js';
+
+export type { App };
+
+export interface AppServices {
+  organizations: OrganizationService;
+  authenticator: ApiKeyAuthenticator;
+  rateLimit: RateLimitStore;
+  tags: TagService;
+  assets: AssetService;
+  tracking: TrackingService;
+  locations: LocationService;
+  internal: InternalServices;
+  readers: ReaderService;
+  ingest: IngestService;
+}
+
+export interface AppOptions extends Pick<ServerOptions, 'bodyLimit' | 'logger'> {
+  /** Further route plugins (tests), registered after the domain routes and before the 405 answers. */
+  routes?: FastifyPluginAsync[];
+  /** What /readyz checks (the runtime adds the MQTT broker); default: the database. */
+  readiness?: ReadinessCheck[];
+}
+
+/** Every /internal/ route: the web app's back end (docs/web-app.md). */
+const internalRoutes = (s: InternalServices): FastifyPluginAsync[] =>
+  [
+    authRoutes,
+    sessionRoutes,
+    keyRoutes,
+    readerRoutes,
+    handheldRoutes,
+    locationViewRoutes,
+    assetViewRoutes,
+    assetWriteRoutes,
+    reportRoutes,
+  ].map((routes) => routes(s));
+
+/**
+ * The composition root of the HTTP service: the domains' routes and shared schemas wired
+ * onto the infrastructure of src/http/ (which itself knows no domain).
+ */
+export function buildServer(services: AppServices, options: AppOptions): Promise<App> {
+  return createHttpServer(
+    {
+      authenticator: services.authenticator,
+      rateLimit: services.rateLimit,
+      sessions: services.internal.sessions,
+      trustProxy: services.internal.trustProxy,
+    },
+    {
+      bodyLimit: options.bodyLimit,
+      logger: options.logger,
+      schemas: [
+        OrganizationSchema,
+        TagSchema,
+        TagRequestSchema,
+        AssetSchema,
+        HistoryRowSchema,
+        ReportRowSchema,
+        LocationSchema,
+      ],
+      routes: [
+        getOrgMeRoute(services.organizations),
+        assetRoutes(services.assets),
+        tagRoutes('asset', services.tags),
+        tagRoutes('location', services.tags),
+        locationRoutes(services.locations),
+        trackingRoutes(services.tracking),
+        ...internalRoutes(services.internal),
+        readerWebhookRoutes(services.readers, services.ingest),
+        ...(options.routes ?? []),
+      ],
+      readiness: options.readiness ?? [databaseReadiness(services.internal.db)],
+    },
+  );
+}
