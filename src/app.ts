@@ -20,6 +20,7 @@ import type { InternalServices } from './internal-services.js';
 import type { ApiKeyAuthenticator } from './keys/authenticate.js';
 import { keyRoutes } from './keys/internal-routes/keys.js';
 import { locationViewRoutes } from './locations/internal-routes/views.js';
+import { locationWriteRoutes } from './locations/internal-routes/writes.js';
 import { LocationSchema, locationRoutes } from './locations/routes/index.js';
 import type { LocationService } from './locations/service.js';
 import { TagRequestSchema, TagSchema } from './master-data/fields.js';
@@ -61,6 +62,7 @@ const internalRoutes = (s: InternalServices): FastifyPluginAsync[] =>
     readerRoutes,
     handheldRoutes,
     locationViewRoutes,
+    locationWriteRoutes,
     assetViewRoutes,
     assetWriteRoutes,
     reportRoutes,

@@ -9,6 +9,7 @@ import { ReaderService } from './ingest/readers-service.js';
 import { IngestService } from './ingest/service.js';
 import { KeyService } from './keys/service.js';
 import type { TokenCodec } from './keys/tokens.js';
+import { LocationService } from './locations/service.js';
 import { TagService } from './tags/service.js';
 import { TrackingService } from './tracking/service.js';
 
@@ -24,6 +25,8 @@ export interface InternalServices {
   tracking: TrackingService;
   /** The public API's asset and tag services: the web app's writes follow the same rules. */
   assets: AssetService;
+  /** The same services as the public API, so the web app gets the same rules and messages. */
+  locations: LocationService;
   tags: TagService;
   /** TAGTRAIL_TRUST_PROXY: take the client address and protocol from X-Forwarded-* headers. */
   trustProxy: boolean;
@@ -50,6 +53,7 @@ export async function createInternalServices(
     ingest: new IngestService(db),
     tracking: new TrackingService(db),
     assets: new AssetService(db),
+    locations: new LocationService(db),
     tags: new TagService(db),
     trustProxy: config.TAGTRAIL_TRUST_PROXY ?? false,
     close: () => signInLimiter.close(),

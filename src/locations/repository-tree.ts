@@ -128,16 +128,16 @@ export async function ancestorChain(
   tx: Tx,
   orgId: number,
   id: number,
-): Promise<{ id: number; external_key: string }[]> {
-  const { rows } = await tx.query<{ id: number; external_key: string }>(
-    `WITH RECURSIVE up (id, external_key, parent_id, depth, seen) AS (
-       SELECT id, external_key, parent_id, 0, ARRAY[id] FROM locations WHERE org_id = $1 AND id = $2
+): Promise<{ id: number; external_key: string; name: string }[]> {
+  const { rows } = await tx.query<{ id: number; external_key: string; name: string }>(
+    `WITH RECURSIVE up (id, external_key, name, parent_id, depth, seen) AS (
+       SELECT id, external_key, name, parent_id, 0, ARRAY[id] FROM locations WHERE org_id = $1 AND id = $2
        UNION ALL
-       SELECT a.id, a.external_key, a.parent_id, u.depth + 1, u.seen || a.id
+       SELECT a.id, a.external_key, a.name, a.parent_id, u.depth + 1, u.seen || a.id
        FROM up u JOIN locations a ON a.org_id = $1 AND a.id = u.parent_id
        WHERE NOT a.id = ANY(u.seen)
      )
-     SELECT id, external_key FROM up ORDER BY depth`,
+     SELECT id, external_key, name FROM up ORDER BY depth`,
     [orgId, id],
   );
   return rows;

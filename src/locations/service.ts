@@ -30,6 +30,7 @@ import {
   updateLocation,
 } from './repository.js';
 import {
+  ancestorChain,
   countLiveDescendants,
   listAncestors,
   listChildren,
@@ -268,6 +269,29 @@ export class LocationService {
         location = await this.mustFind(tx, orgId, id);
       }
       return { location, descendants: await countLiveDescendants(tx, orgId, id) };
+    });
+  }
+
+  /**
+   * A live location with what a rename would report (its live descendants, counted as
+   * rename counts them) and its path from the root: the web app's details view.
+   */
+  details(
+    orgId: number,
+    id: number,
+  ): Promise<{
+    location: Location;
+    descendants: number;
+    path: { id: number; external_key: string; name: string }[];
+  }> {
+    return this.db.withOrg(orgId, async (tx) => {
+      const location = await this.mustFind(tx, orgId, id);
+      const chain = await ancestorChain(tx, orgId, id);
+      const path = chain
+        .slice(1)
+        .reverse()
+        .map(({ id, external_key, name }) => ({ id, external_key, name }));
+      return { location, descendants: await countLiveDescendants(tx, orgId, id), path };
     });
   }
 

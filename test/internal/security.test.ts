@@ -127,7 +127,16 @@ describe('the two surfaces keep their credentials apart', () => {
     const me = await t.signUp();
     const routes = t.app.internalRouteList.filter((r) => !r.signedOut && r.method !== 'GET');
     expect(routes.map((r) => `${r.method} ${r.url}`)).toEqual(
-      expect.arrayContaining(['POST /internal/assets', 'PATCH /internal/assets/:asset_id']),
+      expect.arrayContaining([
+        'POST /internal/assets',
+        'PATCH /internal/assets/:asset_id',
+        'POST /internal/locations',
+        'PATCH /internal/locations/:location_id',
+        'DELETE /internal/locations/:location_id',
+        'POST /internal/locations/:location_id/rename',
+        'POST /internal/locations/:location_id/tags',
+        'DELETE /internal/locations/:location_id/tags/:tag_id',
+      ]),
     );
     for (const route of routes) {
       for (const csrf of [null, 'wrong', me.csrf.slice(0, -2)]) {
@@ -278,8 +287,7 @@ describe('organizations are walled off from each other', () => {
     });
     expect(intoOwn.json().data).toMatchObject({ applied: 0, unknown: 3 });
 
-    // Asset writes of the web app: B's asset and its tag are not A's to see or change.
-    const bTagId = (await b.get(`/internal/assets/${bAsset}`)).json().data.tags[0].id;
+    // Locations: every write on B's location by id is 404; B's location as a parent is fk_not_found.
     const patch = (url: string, body: unknown) =>
       a.request({
         method: 'PATCH',
@@ -287,6 +295,39 @@ describe('organizations are walled off from each other', () => {
         headers: { 'content-type': 'application/merge-patch+json' },
         payload: JSON.stringify(body),
       });
+    const bTag = (
+      await t.database.db.pool.query<{ id: number }>(
+        `INSERT INTO tags (org_id, tag_type, value, location_id) VALUES ($1, 'rfid', 'B-LOC-TAG', $2) RETURNING id`,
+        [b.orgId, bLocation],
+      )
+    ).rows[0]!.id;
+    for (const res of [
+      await a.get(`/internal/locations/${bLocation}`),
+      await a.get(`/internal/locations/${bLocation}/assets`),
+      await patch(`/internal/locations/${bLocation}`, { name: 'taken over' }),
+      await a.post(`/internal/locations/${bLocation}/rename`, { external_key: 'MINE' }),
+      await a.post(`/internal/locations/${bLocation}/tags`, { tag_type: 'rfid', value: 'A-TAG' }),
+      await a.del(`/internal/locations/${bLocation}/tags/${bTag}`),
+      await a.del(`/internal/locations/${bLocation}`),
+    ]) {
+      expectInternalError(res, { status: 404, type: 'not_found' });
+    }
+    expectInternalError(await a.del(`/internal/locations/${aLocation}/tags/${bTag}`), { status: 404 });
+    const under = await a.post('/internal/locations', { name: 'Sub', parent_id: bLocation });
+    expect(expectInternalError(under, { status: 400 }).fields).toEqual([
+      expect.objectContaining({ field: 'parent_id', code: 'fk_not_found' }),
+    ]);
+    const move = await patch(`/internal/locations/${aLocation}`, { parent_id: bLocation });
+    expect(expectInternalError(move, { status: 400 }).fields).toEqual([
+      expect.objectContaining({ field: 'parent_id', code: 'fk_not_found' }),
+    ]);
+    const search = (await a.get('/internal/locations/tree/search?q=dock')).json();
+    expect(search.data.map((n: { id: number }) => n.id)).toEqual([aLocation]);
+    const bView = (await b.get(`/internal/locations/${bLocation}`)).json().data;
+    expect(bView).toMatchObject({ name: 'B dock', external_key: 'B-DOCK', tags: [{ id: bTag }] });
+
+    // Asset writes of the web app: B's asset and its tag are not A's to see or change.
+    const bTagId = (await b.get(`/internal/assets/${bAsset}`)).json().data.tags[0].id;
     for (const res of [
       await a.get(`/internal/assets/${bAsset}`),
       await patch(`/internal/assets/${bAsset}`, { name: 'taken' }),

@@ -84,7 +84,9 @@ export async function api<T>(path: string, options: ApiOptions = {}): Promise<T>
   const headers: Record<string, string> = { accept: 'application/json' };
   if (method !== 'GET') {
     if (csrfToken) headers['x-csrf-token'] = csrfToken;
-    if (method === 'POST' || method === 'PATCH') headers['content-type'] = 'application/json';
+    // PATCH bodies are JSON merge patches, as on the public API (the same services answer).
+    if (method === 'POST') headers['content-type'] = 'application/json';
+    if (method === 'PATCH') headers['content-type'] = 'application/merge-patch+json';
   }
   let res: Response;
   try {

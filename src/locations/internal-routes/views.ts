@@ -3,8 +3,9 @@ import { Type } from '@sinclair/typebox';
 import type { Tx } from '../../db/pool.js';
 import { notFound } from '../../errors.js';
 import { sessionOf } from '../../http/plugins/internal-auth.js';
-import { Id, ListEnvelope, PageQuery } from '../../http/schemas/common.js';
-import { SearchPageQuery } from '../../http/schemas/internal.js';
+import { Id, ListEnvelope, Nullable, PageQuery, TimestampOut } from '../../http/schemas/common.js';
+import { PageOnlyQuery, SearchPageQuery, SearchQ } from '../../http/schemas/internal.js';
+import { toWireOrNull } from '../../http/timestamps.js';
 import type { InternalServices } from '../../internal-services.js';
 import { containsPattern, listEnvelope } from '../../master-data/list-query.js';
 
@@ -16,6 +17,12 @@ export const TreeNodeSchema = Type.Object({
   asset_count: Type.Integer({
     description: 'Live assets currently at this location, descendants not counted',
   }),
+});
+
+/** A search hit in the tree: a node anywhere, with the names of its ancestors. */
+export const TreeHitSchema = Type.Object({
+  ...TreeNodeSchema.properties,
+  path: Type.Array(Type.String(), { description: 'Names of its ancestors, root first' }),
 });
 
 export const LocationOptionSchema = Type.Object({
@@ -31,6 +38,13 @@ const TreeQuery = Type.Object(
   { additionalProperties: false },
 );
 
+const SearchTreeQuery = Type.Object({ ...PageQuery, q: SearchQ }, { additionalProperties: false });
+
+const NODE_COUNTS = `(SELECT count(*) FROM locations c
+    WHERE c.org_id = l.org_id AND c.parent_id = l.id AND c.deleted_at IS NULL)::int AS child_count,
+  (SELECT count(*) FROM assets a
+    WHERE a.org_id = l.org_id AND a.location_id = l.id AND a.deleted_at IS NULL)::int AS asset_count`;
+
 /** One level of the location tree: the live children of `parentId`, or the roots. */
 async function treeLevel(tx: Tx, orgId: number, parentId: number | undefined, page: Page) {
   if (parentId !== undefined) {
@@ -45,11 +59,7 @@ async function treeLevel(tx: Tx, orgId: number, parentId: number | undefined, pa
   const n = args.length;
   const [rows, count] = await Promise.all([
     tx.query<{ id: number; external_key: string; name: string; child_count: number; asset_count: number }>(
-      `SELECT l.id, l.external_key, l.name,
-         (SELECT count(*) FROM locations c
-          WHERE c.org_id = l.org_id AND c.parent_id = l.id AND c.deleted_at IS NULL)::int AS child_count,
-         (SELECT count(*) FROM assets a
-          WHERE a.org_id = l.org_id AND a.location_id = l.id AND a.deleted_at IS NULL)::int AS asset_count
+      `SELECT l.id, l.external_key, l.name, ${NODE_COUNTS}
        FROM locations l WHERE ${where}
        ORDER BY l.name, l.id LIMIT $${n + 1} OFFSET $${n + 2}`,
       [...args, page.limit, page.offset],
@@ -58,6 +68,76 @@ async function treeLevel(tx: Tx, orgId: number, parentId: number | undefined, pa
   ]);
   return { rows: rows.rows, total: count.rows[0]!.n };
 }
+
+/**
+ * Live locations at any depth whose name or external key contains `q`, by name, each
+ * with its ancestors' names. The trigram index on search_text (which holds both) narrows
+ * the rows first; the path is walked for the page's rows only.
+ */
+async function treeSearch(tx: Tx, orgId: number, q: string, page: Page) {
+  const where = `l.org_id = $1 AND l.deleted_at IS NULL AND l.search_text LIKE $2
+    AND (lower(l.name) LIKE $2 OR lower(l.external_key) LIKE $2)`;
+  const args = [orgId, containsPattern(q)];
+  const [rows, count] = await Promise.all([
+    tx.query<TreeHitRow>(
+      `WITH hits AS (
+         SELECT l.id, l.external_key, l.name, l.parent_id, ${NODE_COUNTS}
+         FROM locations l WHERE ${where} ORDER BY l.name, l.id LIMIT $3 OFFSET $4
+       )
+       SELECT h.id, h.external_key, h.name, h.child_count, h.asset_count,
+         COALESCE((WITH RECURSIVE up (id, name, parent_id, depth, seen) AS (
+             SELECT p.id, p.name, p.parent_id, 1, ARRAY[h.id, p.id] FROM locations p
+             WHERE p.org_id = $1 AND p.id = h.parent_id
+             UNION ALL
+             SELECT a.id, a.name, a.parent_id, u.depth + 1, u.seen || a.id
+             FROM up u JOIN locations a ON a.org_id = $1 AND a.id = u.parent_id
+             WHERE NOT a.id = ANY(u.seen)
+           ) SELECT array_agg(name ORDER BY depth DESC) FROM up), '{}') AS path
+       FROM hits h ORDER BY h.name, h.id`,
+      [...args, page.limit, page.offset],
+    ),
+    tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM locations l WHERE ${where}`, args),
+  ]);
+  return { rows: rows.rows, total: count.rows[0]!.n };
+}
+
+interface TreeHitRow {
+  id: number;
+  external_key: string;
+  name: string;
+  child_count: number;
+  asset_count: number;
+  path: string[];
+}
+
+/** Live assets placed at one live location now, by name. */
+async function assetsAt(tx: Tx, orgId: number, locationId: number, page: Page) {
+  const found = await tx.query(
+    'SELECT 1 FROM locations WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL',
+    [orgId, locationId],
+  );
+  if (!found.rowCount) throw notFound('location');
+  const where = 'org_id = $1 AND location_id = $2 AND deleted_at IS NULL';
+  const [rows, count] = await Promise.all([
+    tx.query<{ id: number; external_key: string; name: string; last_seen_at: Date | null }>(
+      `SELECT id, external_key, name, last_seen_at FROM assets WHERE ${where}
+       ORDER BY name, id LIMIT $3 OFFSET $4`,
+      [orgId, locationId, page.limit, page.offset],
+    ),
+    tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM assets WHERE ${where}`, [orgId, locationId]),
+  ]);
+  return {
+    rows: rows.rows.map((r) => ({ ...r, last_seen_at: toWireOrNull(r.last_seen_at) })),
+    total: count.rows[0]!.n,
+  };
+}
+
+const AssetHereSchema = Type.Object({
+  id: Type.Integer(),
+  external_key: Type.String(),
+  name: Type.String(),
+  last_seen_at: Nullable(TimestampOut()),
+});
 
 /** Live locations whose searchable text (key, name, description, tags) contains `q`. */
 async function pickerPage(tx: Tx, orgId: number, q: string | undefined, page: Page) {
@@ -87,6 +167,37 @@ export const locationViewRoutes =
         const { parent_id, limit, offset } = request.query;
         const page = { limit, offset };
         const { rows, total } = await s.db.withOrg(orgId, (tx) => treeLevel(tx, orgId, parent_id, page));
+        return listEnvelope(rows, page, total);
+      },
+    );
+
+    app.get(
+      '/internal/locations/tree/search',
+      { schema: { querystring: SearchTreeQuery, response: { 200: ListEnvelope(TreeHitSchema) } } },
+      async (request) => {
+        const { orgId } = sessionOf(request);
+        const { q, limit, offset } = request.query;
+        const page = { limit, offset };
+        const { rows, total } = await s.db.withOrg(orgId, (tx) => treeSearch(tx, orgId, q, page));
+        return listEnvelope(rows, page, total);
+      },
+    );
+
+    app.get(
+      '/internal/locations/:location_id/assets',
+      {
+        schema: {
+          params: Type.Object({ location_id: Id() }, { additionalProperties: false }),
+          querystring: PageOnlyQuery,
+          response: { 200: ListEnvelope(AssetHereSchema) },
+        },
+      },
+      async (request) => {
+        const { orgId } = sessionOf(request);
+        const { limit, offset } = request.query;
+        const page = { limit, offset };
+        const id = request.params.location_id;
+        const { rows, total } = await s.db.withOrg(orgId, (tx) => assetsAt(tx, orgId, id, page));
         return listEnvelope(rows, page, total);
       },
     );
