@@ -10,6 +10,7 @@ import { IngestService } from './ingest/service.js';
 import { KeyService } from './keys/service.js';
 import type { TokenCodec } from './keys/tokens.js';
 import { LocationService } from './locations/service.js';
+import { SpreadsheetService } from './spreadsheet/service.js';
 import { TagService } from './tags/service.js';
 import { TrackingService } from './tracking/service.js';
 
@@ -28,6 +29,8 @@ export interface InternalServices {
   /** The same services as the public API, so the web app gets the same rules and messages. */
   locations: LocationService;
   tags: TagService;
+  /** CSV import and export of assets and locations (docs/import-export.md). */
+  spreadsheets: SpreadsheetService;
   /** TAGTRAIL_TRUST_PROXY: take the client address and protocol from X-Forwarded-* headers. */
   trustProxy: boolean;
   close(): Promise<void>;
@@ -43,6 +46,8 @@ export async function createInternalServices(
   const csrf = await CsrfTokens.fromDatabase(db);
   const signInLimiter = SignInLimiter.create(config.REDIS_URL);
   const signup: SignupMode = config.TAGTRAIL_SIGNUP ?? 'first-user-only';
+  const assets = new AssetService(db);
+  const locations = new LocationService(db);
   return {
     db,
     accounts: new AccountService(db, signup),
@@ -52,9 +57,10 @@ export async function createInternalServices(
     readers: new ReaderService(db),
     ingest: new IngestService(db),
     tracking: new TrackingService(db),
-    assets: new AssetService(db),
-    locations: new LocationService(db),
+    assets,
+    locations,
     tags: new TagService(db),
+    spreadsheets: new SpreadsheetService(db, assets, locations),
     trustProxy: config.TAGTRAIL_TRUST_PROXY ?? false,
     close: () => signInLimiter.close(),
   };

@@ -8,6 +8,7 @@ import { createServices, type Services } from '../services.js';
 import { registerIngestCommands } from './ingest-commands.js';
 import { print } from './output.js';
 import { registerSessionCommands } from './session-commands.js';
+import { registerSpreadsheetCommands } from './spreadsheet-commands.js';
 
 /** Runs `fn` with the services on the configured database, closing everything after. */
 async function withServices<T>(fn: (services: Services, config: Config) => Promise<T>): Promise<T> {
@@ -143,6 +144,7 @@ export function registerCommands(program: Command): void {
     );
   registerIngestCommands(program);
   registerSessionCommands(program, withServices);
+  registerSpreadsheetCommands(program, withServices);
 }
 
 /** A message for an operator; stack traces only for what we did not expect. */

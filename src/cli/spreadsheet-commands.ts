@@ -1,0 +1,185 @@
+import { once } from 'node:events';
+import { createReadStream, createWriteStream } from 'node:fs';
+import type { Command } from 'commander';
+import type { Config } from '../config.js';
+import { validationError } from '../errors.js';
+import type { Services } from '../services.js';
+import type { Kind } from '../spreadsheet/columns.js';
+import { refusedReport } from '../spreadsheet/report.js';
+import type { Progress } from '../spreadsheet/rows.js';
+import { listQueryErrors } from '../spreadsheet/validate.js';
+
+type WithServices = <T>(fn: (services: Services, config: Config) => Promise<T>) => Promise<T>;
+
+/** Exit status of an import that refused at least one row (the others may be written). */
+export const EXIT_REFUSED = 3;
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+function orgId(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 2147483647) {
+    throw new Error('--org must be an integer from 1 to 2147483647');
+  }
+  return Number(value);
+}
+
+/** A one-line bar on a terminal (redrawn in place); nothing when stderr is not one. */
+function progressBar(stream: NodeJS.WriteStream) {
+  if (!stream.isTTY) return { update: (_: Progress) => undefined, finish: () => undefined };
+  let last = 0;
+  return {
+    update(p: Progress) {
+      const now = Date.now();
+      if (now - last < 100 && p.done !== p.total) return;
+      last = now;
+      const width = 30;
+      const filled = p.total > 0 ? Math.round((p.done / p.total) * width) : 0;
+      const count = p.total > 0 ? `${p.done}/${p.total}` : `${p.done}`;
+      stream.write(
+        `\r${p.phase.padEnd(8)} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${count}\x1b[K`,
+      );
+    },
+    finish: () => stream.write('\r\x1b[K'),
+  };
+}
+
+async function writeLines(path: string | undefined, lines: Iterable<string> | AsyncIterable<string>) {
+  const out = path ? createWriteStream(path) : process.stdout;
+  for await (const line of lines) {
+    if (!out.write(line)) await once(out, 'drain');
+  }
+  if (path) {
+    (out as ReturnType<typeof createWriteStream>).end();
+    await once(out, 'finish');
+  }
+}
+
+interface ImportOpts {
+  org: number;
+  dryRun?: boolean;
+  allOrNothing?: boolean;
+  report?: string;
+  json?: boolean;
+}
+
+interface ExportOpts {
+  org: number;
+  out?: string;
+  externalKey?: string[];
+  isActive?: string;
+  includeDeleted?: boolean;
+  q?: string;
+  sort?: string;
+  locationId?: string[];
+  locationExternalKey?: string[];
+  parentId?: string[];
+  parentExternalKey?: string[];
+}
+
+/** The list query an export's options stand for, checked with the list endpoint's schema. */
+function exportQuery(kind: Kind, o: ExportOpts): Record<string, unknown> {
+  const query: Record<string, unknown> = {};
+  const bool = (v: string) => (v === 'true' ? true : v === 'false' ? false : v);
+  const ints = (v: string[]) => v.map((x) => (/^\d+$/.test(x) ? Number(x) : x));
+  if (o.externalKey) query.external_key = o.externalKey;
+  if (o.isActive !== undefined) query.is_active = bool(o.isActive);
+  if (o.includeDeleted) query.include_deleted = true;
+  if (o.q !== undefined) query.q = o.q;
+  if (o.sort !== undefined) query.sort = o.sort;
+  if (kind === 'assets') {
+    if (o.locationId) query.location_id = ints(o.locationId);
+    if (o.locationExternalKey) query.location_external_key = o.locationExternalKey;
+  } else {
+    if (o.parentId) query.parent_id = ints(o.parentId);
+    if (o.parentExternalKey) query.parent_external_key = o.parentExternalKey;
+  }
+  const errors = listQueryErrors(kind, query);
+  if (errors.length > 0) throw validationError(errors);
+  delete query.limit;
+  delete query.offset;
+  return query;
+}
+
+/** `import assets|locations FILE` and `export assets|locations` (docs/import-export.md). */
+export function registerSpreadsheetCommands(program: Command, withServices: WithServices): void {
+  const imp = program
+    .command('import')
+    .description('import assets or locations from a CSV file (upsert by external_key)');
+  const exp = program.command('export').description('export assets or locations as CSV');
+  for (const kind of ['assets', 'locations'] as const) {
+    imp
+      .command(`${kind} <file>`)
+      .description(`import ${kind} from a CSV file; exits ${EXIT_REFUSED} when any row was refused`)
+      .requiredOption('--org <id>', 'organization id', orgId)
+      .option('--dry-run', 'check every row and report, but write nothing')
+      .option('--all-or-nothing', 'write nothing unless every row is accepted')
+      .option('--report <file>', 'where to write the refused rows as CSV (default: <file>.refused.csv)')
+      .option('--json', 'print the summary as JSON')
+      .action((file: string, opts: ImportOpts) =>
+        withServices(async (s) => {
+          const bar = progressBar(process.stderr);
+          const result = await s.internal.spreadsheets
+            .import(opts.org, kind, createReadStream(file), {
+              dryRun: opts.dryRun,
+              allOrNothing: opts.allOrNothing,
+              onProgress: bar.update,
+            })
+            .finally(bar.finish);
+          let report: string | null = null;
+          if (result.refused > 0) {
+            report = opts.report ?? `${file}.refused.csv`;
+            await writeLines(report, refusedReport(result.results));
+          }
+          const summary = {
+            kind,
+            dry_run: result.dry_run,
+            applied: result.applied,
+            rows: result.rows,
+            created: result.created,
+            changed: result.changed,
+            unchanged: result.unchanged,
+            refused: result.refused,
+            report,
+          };
+          if (opts.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+          else {
+            for (const [k, v] of Object.entries(summary)) process.stdout.write(`${k}: ${v ?? '-'}\n`);
+            for (const r of result.results.filter((x) => x.outcome === 'refused').slice(0, 10)) {
+              const e = r.errors![0]!;
+              process.stderr.write(`row ${r.row}: ${e.field} ${e.code}: ${e.message}\n`);
+            }
+          }
+          if (result.refused > 0) process.exitCode = EXIT_REFUSED;
+        }),
+      );
+    const cmd = exp
+      .command(kind)
+      .description(`export the ${kind} a list request with these filters returns, as CSV`)
+      .requiredOption('--org <id>', 'organization id', orgId)
+      .option('--out <file>', 'write to this file instead of standard output')
+      .option('--external-key <key>', 'repeatable, equality match', collect)
+      .option('--is-active <bool>', 'true or false')
+      .option('--include-deleted', 'add soft-deleted rows')
+      .option('--q <text>', 'case-insensitive substring of key, name, description or a tag value')
+      .option('--sort <fields>', 'as the list endpoint: e.g. name,-created_at');
+    if (kind === 'assets') {
+      cmd
+        .option('--location-id <id>', 'repeatable; current location', collect)
+        .option('--location-external-key <key>', 'repeatable; current location', collect);
+    } else {
+      cmd
+        .option('--parent-id <id>', 'repeatable', collect)
+        .option('--parent-external-key <key>', 'repeatable', collect);
+    }
+    cmd.action((opts: ExportOpts) =>
+      withServices(async (s) => {
+        const query = exportQuery(kind, opts);
+        const lines =
+          kind === 'assets'
+            ? s.internal.spreadsheets.exportAssets(opts.org, query as never)
+            : s.internal.spreadsheets.exportLocations(opts.org, query as never);
+        await writeLines(opts.out, lines);
+      }),
+    );
+  }
+}

@@ -1,0 +1,388 @@
+import type { Tx } from '../db/pool.js';
+import { lockTree } from '../locations/repository.js';
+import { lockKeyspace } from '../master-data/auto-key.js';
+import { tagsForOwners } from '../tags/repository.js';
+import { nextAutoKeys } from './auto-keys.js';
+import { sameTags, type TagCell } from './columns.js';
+import {
+  checkTags,
+  conflictOn,
+  inBatches,
+  type ParsedRow,
+  type RowError,
+  type RowResult,
+  tagDiff,
+  tagHolders,
+  validation,
+  writeTags,
+} from './rows.js';
+import { millis, schemaErrors, windowErrors } from './validate.js';
+
+interface Current {
+  id: number;
+  external_key: string;
+  name: string;
+  description: string | null;
+  is_active: boolean;
+  parent_id: number | null;
+  valid_from: Date;
+  valid_to: Date | null;
+}
+
+interface Values {
+  name: string;
+  description: string | null;
+  is_active: boolean;
+  valid_from: number;
+  valid_to: number | null;
+}
+
+interface Write {
+  result: RowResult;
+  id: number | null;
+  key: string | null;
+  values: Values;
+  /** undefined: the parent is not touched; null: a root; else the parent's key. */
+  parent: string | null | undefined;
+  tags?: { tag_type: string; value: string }[];
+  existing?: Current;
+}
+
+export interface LocationPlan {
+  results: RowResult[];
+  writes: Write[];
+  currentTags: Map<number, { id: number; tag_type: string; value: string }[]>;
+  /** Live locations before the import: key → id. */
+  ids: Map<string, number>;
+}
+
+const refuse = (w: Write, errors: RowError[]) => {
+  w.result.outcome = 'refused';
+  w.result.errors = errors;
+  delete w.result.changed;
+};
+
+/**
+ * Parent references resolve to a live location or to another accepted row of the file,
+ * in any row order; a refused row takes its children with it (`fk_not_found`, as the
+ * API answers for a parent that does not exist). Then no move may close a cycle
+ * (`conflict`, naming it, as src/locations/parent.ts assertNoCycle). Refusing rows can
+ * orphan others, so both run until nothing changes.
+ */
+function settleParents(accepted: Write[], ids: Map<string, number>, dbParent: Map<string, string | null>) {
+  for (;;) {
+    let refused = false;
+    const byKey = new Map<string, Write>();
+    for (const w of accepted) if (w.key !== null && w.result.outcome !== 'refused') byKey.set(w.key, w);
+    for (const w of accepted) {
+      if (w.result.outcome === 'refused' || typeof w.parent !== 'string') continue;
+      if (ids.has(w.parent) || byKey.has(w.parent)) continue;
+      refuse(w, [
+        {
+          type: 'validation_error',
+          field: 'parent_external_key',
+          code: 'fk_not_found',
+          message: `parent_external_key ${JSON.stringify(w.parent)} does not name an existing location`,
+        },
+      ]);
+      refused = true;
+    }
+    if (refused) continue;
+
+    const parentOf = (key: string): string | null => {
+      const w = byKey.get(key);
+      if (w && w.parent !== undefined) return w.parent;
+      return dbParent.get(key) ?? null;
+    };
+    const state = new Map<string, 'walking' | 'done'>();
+    for (const start of accepted) {
+      if (start.result.outcome === 'refused' || start.key === null || typeof start.parent !== 'string')
+        continue;
+      const path: string[] = [];
+      let at: string | null = start.key;
+      while (at !== null && state.get(at) !== 'done') {
+        if (state.get(at) === 'walking') {
+          const cycle = path.slice(path.indexOf(at));
+          for (const key of cycle) {
+            const w = byKey.get(key);
+            if (!w || w.parent === undefined || w.result.outcome === 'refused') continue;
+            // From the new parent up to the moved location, as the API names a cycle.
+            const from = cycle.indexOf(key);
+            const up = [...cycle.slice(from + 1), ...cycle.slice(0, from + 1)];
+            const chain = (up.length === 1 ? [key, key] : up).join(' → ');
+            refuse(
+              w,
+              conflictOn(
+                'parent_external_key',
+                `moving ${key} under ${w.parent} would create a cycle: ${chain}`,
+              ),
+            );
+          }
+          refused = true;
+          break;
+        }
+        state.set(at, 'walking');
+        path.push(at);
+        at = parentOf(at);
+      }
+      for (const key of path) state.set(key, 'done');
+    }
+    if (!refused) return;
+  }
+}
+
+/** As planAssets, for locations (src/locations/service.ts create and update). */
+export async function planLocations(
+  tx: Tx,
+  orgId: number,
+  rows: ParsedRow[],
+  lock: boolean,
+): Promise<LocationPlan> {
+  if (lock) {
+    await lockKeyspace(tx, 'locations', orgId);
+    await lockTree(tx, orgId);
+  }
+  const now = (await tx.query<{ now: Date }>('SELECT now_ms() AS now')).rows[0]!.now.getTime();
+  const { rows: live } = await tx.query<{ id: number; external_key: string; parent_id: number | null }>(
+    'SELECT id, external_key, parent_id FROM locations WHERE org_id = $1 AND deleted_at IS NULL',
+    [orgId],
+  );
+  const ids = new Map(live.map((l) => [l.external_key, l.id]));
+  const keyOf = new Map(live.map((l) => [l.id, l.external_key]));
+  const dbParent = new Map(
+    live.map((l) => [l.external_key, l.parent_id === null ? null : (keyOf.get(l.parent_id) ?? null)]),
+  );
+  const keys = [
+    ...new Set(rows.map((r) => r.body.external_key).filter((k): k is string => typeof k === 'string')),
+  ];
+  const { rows: found } = await tx.query<Current>(
+    `SELECT id, external_key, name, description, is_active, parent_id, valid_from, valid_to
+     FROM locations WHERE org_id = $1 AND deleted_at IS NULL AND external_key = ANY($2::text[])
+     ${lock ? 'FOR UPDATE' : ''}`,
+    [orgId, keys],
+  );
+  const current = new Map(found.map((c) => [c.external_key, c]));
+  const currentTags = await tagsForOwners(
+    tx,
+    orgId,
+    'location',
+    found.map((c) => c.id),
+  );
+  const fileTags = rows.flatMap((r) => (Array.isArray(r.body.tags) ? (r.body.tags as TagCell[]) : []));
+  const holders = await tagHolders(tx, orgId, fileTags);
+
+  const results: RowResult[] = [];
+  const accepted: Write[] = [];
+  const keyRow = new Map<string, number>();
+  const claimed = new Map<string, number>();
+  for (const r of rows) {
+    const key = typeof r.body.external_key === 'string' ? r.body.external_key : null;
+    const result: RowResult = { row: r.row, external_key: key, outcome: 'refused' };
+    results.push(result);
+    if (r.errors.length > 0) {
+      result.errors = validation(r.errors);
+      continue;
+    }
+    const existing = key === null ? undefined : current.get(key);
+    const schema = schemaErrors('locations', existing ? 'update' : 'create', r.body);
+    if (schema.length > 0) {
+      result.errors = validation(schema);
+      continue;
+    }
+    const b = r.body as {
+      name?: string;
+      description?: string | null;
+      is_active?: boolean;
+      parent_external_key?: string | null;
+      valid_from?: string;
+      valid_to?: string | null;
+      tags?: { tag_type: string; value: string }[];
+    };
+    const values: Values = existing
+      ? {
+          name: b.name ?? existing.name,
+          description: b.description === undefined ? existing.description : b.description,
+          is_active: b.is_active ?? existing.is_active,
+          valid_from: b.valid_from === undefined ? existing.valid_from.getTime() : millis(b.valid_from),
+          valid_to:
+            b.valid_to === undefined
+              ? (existing.valid_to?.getTime() ?? null)
+              : b.valid_to === null
+                ? null
+                : millis(b.valid_to),
+        }
+      : {
+          name: b.name as string,
+          description: b.description ?? null,
+          is_active: b.is_active ?? true,
+          valid_from: b.valid_from === undefined ? now : millis(b.valid_from),
+          valid_to: b.valid_to == null ? null : millis(b.valid_to),
+        };
+    const window = windowErrors(values.valid_from, values.valid_to);
+    if (window.length > 0) {
+      result.errors = validation(window);
+      continue;
+    }
+    if (key !== null) {
+      const earlier = keyRow.get(key);
+      if (earlier !== undefined) {
+        result.errors = conflictOn(
+          'external_key',
+          `external_key ${key} is also on row ${earlier}; a key may appear once per file`,
+        );
+        continue;
+      }
+      keyRow.set(key, r.row);
+    }
+    if (b.tags !== undefined) {
+      const clash = checkTags(
+        b.tags,
+        { kind: 'location', id: existing?.id ?? null },
+        holders,
+        claimed,
+        r.row,
+      );
+      if (clash) {
+        result.errors = clash;
+        continue;
+      }
+    }
+    result.outcome = existing ? 'update' : 'create';
+    accepted.push({
+      result,
+      id: existing?.id ?? null,
+      key,
+      values,
+      parent: b.parent_external_key,
+      tags: b.tags,
+      existing,
+    });
+  }
+  settleParents(accepted, ids, dbParent);
+
+  const writes: Write[] = [];
+  for (const w of accepted) {
+    if (w.result.outcome === 'refused') continue;
+    const e = w.existing;
+    if (!e) {
+      writes.push(w);
+      continue;
+    }
+    const changed: string[] = [];
+    if (w.values.name !== e.name) changed.push('name');
+    if (w.values.description !== e.description) changed.push('description');
+    if (w.values.is_active !== e.is_active) changed.push('is_active');
+    if (w.parent !== undefined && w.parent !== dbParent.get(e.external_key))
+      changed.push('parent_external_key');
+    if (w.values.valid_from !== e.valid_from.getTime()) changed.push('valid_from');
+    if (w.values.valid_to !== (e.valid_to?.getTime() ?? null)) changed.push('valid_to');
+    if (w.tags !== undefined && !sameTags(w.tags, currentTags.get(e.id) ?? [])) changed.push('tags');
+    if (changed.length === 0) w.result.outcome = 'unchanged';
+    else {
+      w.result.changed = changed;
+      writes.push(w);
+    }
+  }
+  return { results, writes, currentTags, ids };
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** Writes an accepted plan set-based, in batches; `advance` counts written rows. */
+export async function applyLocations(
+  tx: Tx,
+  orgId: number,
+  plan: LocationPlan,
+  advance: (n: number) => void,
+) {
+  const creates = plan.writes.filter((w) => w.result.outcome === 'create');
+  const keyless = creates.filter((w) => w.key === null);
+  const ids = new Map(plan.ids);
+  const insert = async (slice: Write[]) => {
+    const { rows } = await tx.query<{ id: number; external_key: string }>(
+      `INSERT INTO locations (org_id, external_key, name, description, is_active, valid_from, valid_to)
+       SELECT $1, u.k, u.n, u.d, u.a, u.vf::timestamptz, u.vt::timestamptz
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::boolean[], $6::text[], $7::text[])
+         AS u(k, n, d, a, vf, vt)
+       RETURNING id, external_key`,
+      [
+        orgId,
+        slice.map((w) => w.key),
+        slice.map((w) => w.values.name),
+        slice.map((w) => w.values.description),
+        slice.map((w) => w.values.is_active),
+        slice.map((w) => iso(w.values.valid_from)),
+        slice.map((w) => iso(w.values.valid_to)),
+      ],
+    );
+    for (const row of rows) ids.set(row.external_key, row.id);
+    for (const w of slice) w.id = ids.get(w.key as string) ?? null;
+  };
+  await inBatches(
+    creates.filter((w) => w.key !== null),
+    insert,
+    advance,
+  );
+  const autoKeys = await nextAutoKeys(tx, 'locations', orgId, keyless.length);
+  keyless.forEach((w, i) => {
+    w.key = autoKeys[i]!;
+    w.result.external_key = w.key;
+  });
+  await inBatches(keyless, insert, advance);
+
+  // New rows got no parent above (it may be a row inserted later); set them now, with
+  // every key resolvable. Their updated_at stays their created_at.
+  const parented = creates.filter((w) => typeof w.parent === 'string');
+  await inBatches(
+    parented,
+    async (slice) => {
+      await tx.query(
+        `UPDATE locations l SET parent_id = u.parent FROM unnest($2::bigint[], $3::bigint[]) AS u(id, parent)
+         WHERE l.org_id = $1 AND l.id = u.id`,
+        [orgId, slice.map((w) => w.id), slice.map((w) => ids.get(w.parent as string))],
+      );
+    },
+    () => undefined,
+  );
+
+  const updates = plan.writes.filter((w) => w.result.outcome === 'update');
+  await inBatches(
+    updates,
+    async (slice) => {
+      await tx.query(
+        `UPDATE locations l SET name = u.n, description = u.d, is_active = u.a,
+           parent_id = CASE WHEN u.move THEN u.parent ELSE l.parent_id END,
+           valid_from = u.vf::timestamptz, valid_to = u.vt::timestamptz,
+           updated_at = greatest(now_ms(), l.updated_at + interval '1 millisecond')
+         FROM unnest($2::bigint[], $3::text[], $4::text[], $5::boolean[], $6::boolean[], $7::bigint[], $8::text[], $9::text[])
+           AS u(id, n, d, a, move, parent, vf, vt)
+         WHERE l.org_id = $1 AND l.id = u.id`,
+        [
+          orgId,
+          slice.map((w) => w.id),
+          slice.map((w) => w.values.name),
+          slice.map((w) => w.values.description),
+          slice.map((w) => w.values.is_active),
+          slice.map((w) => w.parent !== undefined),
+          slice.map((w) => (typeof w.parent === 'string' ? ids.get(w.parent) : null)),
+          slice.map((w) => iso(w.values.valid_from)),
+          slice.map((w) => iso(w.values.valid_to)),
+        ],
+      );
+    },
+    advance,
+  );
+
+  const detach: number[] = [];
+  const attach: { owner: number; tag_type: string; value: string }[] = [];
+  const owners: number[] = [];
+  for (const w of plan.writes) {
+    if (w.tags === undefined || w.id === null) continue;
+    const diff = tagDiff(plan.currentTags.get(w.id) ?? [], w.tags);
+    if (diff.detach.length === 0 && diff.attach.length === 0) continue;
+    detach.push(...diff.detach);
+    for (const t of diff.attach) attach.push({ owner: w.id, tag_type: t.tag_type, value: t.value });
+    owners.push(w.id);
+  }
+  await writeTags(tx, orgId, 'location', detach, attach, owners);
+}

@@ -1,0 +1,190 @@
+import type { Tx } from '../db/pool.js';
+import type { FieldError } from '../errors.js';
+import type { TagCell } from './columns.js';
+
+/** What an import does with one row. */
+export type Outcome = 'create' | 'update' | 'unchanged' | 'refused';
+
+/** Why a row was refused: the API's error type and, per field, its `fields[].code`. */
+export interface RowError {
+  type: 'validation_error' | 'conflict' | 'bad_request';
+  field: string;
+  code: string;
+  message: string;
+}
+
+export interface RowResult {
+  /** The row's number in the spreadsheet (the header is row 1). */
+  row: number;
+  external_key: string | null;
+  outcome: Outcome;
+  /** For `update`: the columns whose values change. */
+  changed?: string[];
+  errors?: RowError[];
+}
+
+/** A data row as read: its body for the API's rules, or why it could not be read. */
+export interface ParsedRow {
+  row: number;
+  body: Record<string, unknown>;
+  errors: RowFieldError[];
+}
+
+/** A field error of the API, or of the file itself (`invalid_encoding`, `invalid_csv`). */
+export type RowFieldError = Pick<FieldError, 'field' | 'message'> & { code: string };
+
+export interface Progress {
+  phase: 'reading' | 'checking' | 'writing' | 'done';
+  done: number;
+  total: number;
+}
+
+export type ProgressFn = (p: Progress) => void;
+
+export const BATCH = 5000;
+
+export function validation(errors: RowFieldError[]): RowError[] {
+  return errors.map((e) => ({ type: 'validation_error', field: e.field, code: e.code, message: e.message }));
+}
+
+export function conflictOn(field: string, message: string): RowError[] {
+  return [{ type: 'conflict', field, code: 'conflict', message }];
+}
+
+/** Runs `fn` over `items` in slices of BATCH, reporting how many are done. */
+export async function inBatches<T>(
+  items: T[],
+  fn: (slice: T[]) => Promise<void>,
+  advance: (n: number) => void,
+): Promise<void> {
+  for (let i = 0; i < items.length; i += BATCH) {
+    const slice = items.slice(i, i + BATCH);
+    await fn(slice);
+    advance(slice.length);
+  }
+}
+
+const pairKey = (t: { tag_type?: string; value: string }) => `${t.tag_type}\u0000${t.value}`;
+
+export interface TagHolder {
+  asset_id: number | null;
+  location_id: number | null;
+}
+
+/** Who holds each (type, value) pair that the file names, before the import. */
+export async function tagHolders(tx: Tx, orgId: number, tags: TagCell[]): Promise<Map<string, TagHolder>> {
+  const holders = new Map<string, TagHolder>();
+  if (tags.length === 0) return holders;
+  const { rows } = await tx.query<TagHolder & { tag_type: string; value: string }>(
+    `SELECT t.tag_type, t.value, t.asset_id, t.location_id
+     FROM tags t JOIN unnest($2::text[], $3::text[]) AS u(tag_type, value)
+       ON t.tag_type = u.tag_type AND t.value = u.value
+     WHERE t.org_id = $1 AND t.detached_at IS NULL`,
+    [orgId, tags.map((t) => t.tag_type ?? ''), tags.map((t) => t.value)],
+  );
+  for (const r of rows) holders.set(pairKey(r), { asset_id: r.asset_id, location_id: r.location_id });
+  return holders;
+}
+
+/**
+ * The tag rules of the API for one row's tags (src/tags/service.ts attachTags): a pair
+ * twice in the row, a pair attached to another asset or location, and, in a file, a
+ * pair that an earlier row already takes, are each a `conflict`. A pair held by the
+ * row's own record is kept. Returns the conflict, or null after claiming the pairs.
+ */
+export function checkTags(
+  tags: { tag_type: string; value: string }[],
+  own: { kind: 'asset' | 'location'; id: number | null },
+  holders: Map<string, TagHolder>,
+  claimed: Map<string, number>,
+  row: number,
+): RowError[] | null {
+  const seen = new Set<string>();
+  for (const t of tags) {
+    const k = pairKey(t);
+    if (seen.has(k))
+      return conflictOn('tags', `tag ${t.tag_type}:${t.value} appears more than once in the row`);
+    seen.add(k);
+  }
+  for (const t of tags) {
+    const k = pairKey(t);
+    const holder = holders.get(k);
+    if (holder) {
+      const ownId = own.kind === 'asset' ? holder.asset_id : holder.location_id;
+      if (own.id === null || ownId !== own.id) {
+        const where =
+          holder.asset_id !== null ? `asset ${holder.asset_id}` : `location ${holder.location_id}`;
+        return conflictOn('tags', `tag ${t.tag_type}:${t.value} is already attached to ${where}`);
+      }
+    }
+    const other = claimed.get(k);
+    if (other !== undefined) {
+      return conflictOn('tags', `tag ${t.tag_type}:${t.value} is also on row ${other} of the file`);
+    }
+  }
+  for (const t of tags) claimed.set(pairKey(t), row);
+  return null;
+}
+
+/** Rows per outcome. */
+export function countOutcomes(results: RowResult[]) {
+  const counts = { created: 0, changed: 0, unchanged: 0, refused: 0 };
+  for (const r of results) {
+    if (r.outcome === 'create') counts.created++;
+    else if (r.outcome === 'update') counts.changed++;
+    else if (r.outcome === 'unchanged') counts.unchanged++;
+    else counts.refused++;
+  }
+  return counts;
+}
+
+/** Tags to detach and attach for one record: ids no longer listed, pairs not yet held. */
+export function tagDiff(
+  current: { id: number; tag_type: string; value: string }[],
+  wanted: { tag_type: string; value: string }[],
+): { detach: number[]; attach: { tag_type: string; value: string }[] } {
+  const want = new Set(wanted.map(pairKey));
+  const have = new Set(current.map(pairKey));
+  return {
+    detach: current.filter((t) => !want.has(pairKey(t))).map((t) => t.id),
+    attach: wanted.filter((t) => !have.has(pairKey(t))),
+  };
+}
+
+/** Detaches and attaches tags of many owners, then recomputes their searchable tag values. */
+export async function writeTags(
+  tx: Tx,
+  orgId: number,
+  kind: 'asset' | 'location',
+  detach: number[],
+  attach: { owner: number; tag_type: string; value: string }[],
+  owners: number[],
+): Promise<void> {
+  const column = kind === 'asset' ? 'asset_id' : 'location_id';
+  const table = kind === 'asset' ? 'assets' : 'locations';
+  for (let i = 0; i < detach.length; i += BATCH) {
+    await tx.query(
+      'UPDATE tags SET detached_at = now_ms() WHERE org_id = $1 AND id = ANY($2::bigint[]) AND detached_at IS NULL',
+      [orgId, detach.slice(i, i + BATCH)],
+    );
+  }
+  for (let i = 0; i < attach.length; i += BATCH) {
+    const slice = attach.slice(i, i + BATCH);
+    await tx.query(
+      `INSERT INTO tags (org_id, ${column}, tag_type, value)
+       SELECT $1, u.owner, u.tag_type, u.value
+       FROM unnest($2::bigint[], $3::text[], $4::text[]) WITH ORDINALITY AS u(owner, tag_type, value, n)
+       ORDER BY u.n`,
+      [orgId, slice.map((t) => t.owner), slice.map((t) => t.tag_type), slice.map((t) => t.value)],
+    );
+  }
+  for (let i = 0; i < owners.length; i += BATCH) {
+    await tx.query(
+      `UPDATE ${table} o SET tag_values = coalesce((
+         SELECT string_agg(t.value, chr(1) ORDER BY t.id) FROM tags t
+         WHERE t.org_id = $1 AND t.${column} = o.id AND t.detached_at IS NULL), '')
+       WHERE o.org_id = $1 AND o.id = ANY($2::bigint[])`,
+      [orgId, owners.slice(i, i + BATCH)],
+    );
+  }
+}

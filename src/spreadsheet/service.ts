@@ -1,0 +1,195 @@
+import type { AssetListParams } from '../assets/schemas.js';
+import type { AssetService } from '../assets/service.js';
+import type { Database } from '../db/pool.js';
+import { badRequest, conflict, validationError } from '../errors.js';
+import type { LocationListInput, LocationService } from '../locations/service.js';
+import { applyAssets, planAssets } from './assets-import.js';
+import { COLUMNS, cellCountError, formatTags, type Kind, readHeader, rowBody } from './columns.js';
+import { type CsvRecord, csvLine, readCsv } from './csv.js';
+import { applyLocations, planLocations } from './locations-import.js';
+import { countOutcomes, type ParsedRow, type ProgressFn, type RowResult } from './rows.js';
+
+/** Rows per import; a larger file is refused before anything is checked. */
+export const MAX_IMPORT_ROWS = 500_000;
+
+export interface ImportOptions {
+  /** Decide every row and report, but write nothing. */
+  dryRun?: boolean;
+  /** Write nothing unless every row is accepted (default: write the accepted rows). */
+  allOrNothing?: boolean;
+  onProgress?: ProgressFn;
+}
+
+export interface ImportResult {
+  kind: Kind;
+  dry_run: boolean;
+  all_or_nothing: boolean;
+  /** Whether the accepted rows were written (false for a dry run, or all-or-nothing with a refused row). */
+  applied: boolean;
+  rows: number;
+  created: number;
+  changed: number;
+  unchanged: number;
+  refused: number;
+  /** Every data row, in file order. */
+  results: RowResult[];
+}
+
+export type AssetExportFilters = Omit<AssetListParams, 'limit' | 'offset'>;
+export type LocationExportFilters = Omit<LocationListInput, 'limit' | 'offset'>;
+
+const EXPORT_PAGE = 1000;
+
+/**
+ * Spreadsheet import and export of assets and locations (docs/import-export.md).
+ *
+ * An import reads the whole file first, then, in one transaction, locks what the API's
+ * writes lock (the keyspace, and the tree for locations), decides every row by the API's
+ * rules and writes the accepted rows set-based. Refused rows are skipped and the others
+ * are written together, atomically: a failure while writing (the database refusing a
+ * row that changed under a concurrent request) rolls the whole import back.
+ */
+export class SpreadsheetService {
+  constructor(
+    private readonly db: Database,
+    private readonly assets: AssetService,
+    private readonly locations: LocationService,
+  ) {}
+
+  async import(
+    orgId: number,
+    kind: Kind,
+    source: AsyncIterable<Buffer | Uint8Array | string> | Iterable<Buffer | Uint8Array | string>,
+    options: ImportOptions = {},
+  ): Promise<ImportResult> {
+    const progress = options.onProgress ?? (() => undefined);
+    const rows = await readRows(kind, source, progress);
+    progress({ phase: 'checking', done: 0, total: rows.length });
+    const run = async (dryRun: boolean) =>
+      this.db.withOrg(orgId, async (tx) => {
+        const plan =
+          kind === 'assets'
+            ? await planAssets(tx, orgId, rows, !dryRun)
+            : await planLocations(tx, orgId, rows, !dryRun);
+        const counts = countOutcomes(plan.results);
+        const write = !dryRun && !(options.allOrNothing && counts.refused > 0);
+        if (write) {
+          const total = plan.writes.length;
+          let done = 0;
+          progress({ phase: 'writing', done, total });
+          const advance = (n: number) => {
+            done += n;
+            progress({ phase: 'writing', done, total });
+          };
+          try {
+            if (kind === 'assets')
+              await applyAssets(tx, orgId, plan as Parameters<typeof applyAssets>[2], advance);
+            else await applyLocations(tx, orgId, plan as Parameters<typeof applyLocations>[2], advance);
+          } catch (err) {
+            const code = (err as { code?: string }).code;
+            if (code === '23505' || code === '23514' || code === '23503') {
+              throw conflict(
+                'the data changed while the import was being written (a concurrent request took a key or a tag); nothing was imported, run it again',
+              );
+            }
+            throw err;
+          }
+        }
+        return { plan, counts, write };
+      });
+    const { plan, counts, write } = await run(options.dryRun ?? false);
+    progress({ phase: 'done', done: rows.length, total: rows.length });
+    return {
+      kind,
+      dry_run: options.dryRun ?? false,
+      all_or_nothing: options.allOrNothing ?? false,
+      applied: write,
+      rows: rows.length,
+      ...counts,
+      results: plan.results,
+    };
+  }
+
+  /** The assets a list request with these filters would return, all pages, as CSV lines. */
+  async *exportAssets(orgId: number, filters: AssetExportFilters): AsyncGenerator<string> {
+    yield csvLine([...COLUMNS.assets]);
+    for (let offset = 0; ; offset += EXPORT_PAGE) {
+      const page = await this.assets.list(orgId, { ...filters, limit: EXPORT_PAGE, offset });
+      for (const a of page.data) {
+        yield csvLine([
+          a.external_key,
+          a.name,
+          a.description ?? '',
+          String(a.is_active),
+          JSON.stringify(a.metadata),
+          formatTags(a.tags),
+          a.valid_from,
+          a.valid_to ?? '',
+        ]);
+      }
+      if (page.data.length < EXPORT_PAGE) return;
+    }
+  }
+
+  /** As exportAssets, for the locations list. */
+  async *exportLocations(orgId: number, filters: LocationExportFilters): AsyncGenerator<string> {
+    yield csvLine([...COLUMNS.locations]);
+    for (let offset = 0; ; offset += EXPORT_PAGE) {
+      const page = await this.locations.list(orgId, { ...filters, limit: EXPORT_PAGE, offset });
+      for (const l of page.data) {
+        yield csvLine([
+          l.external_key,
+          l.name,
+          l.description ?? '',
+          String(l.is_active),
+          l.parent_external_key ?? '',
+          formatTags(l.tags),
+          l.valid_from,
+          l.valid_to ?? '',
+        ]);
+      }
+      if (page.data.length < EXPORT_PAGE) return;
+    }
+  }
+}
+
+/** The file's data rows as API bodies; a header the import cannot use refuses the file. */
+async function readRows(
+  kind: Kind,
+  source: AsyncIterable<Buffer | Uint8Array | string> | Iterable<Buffer | Uint8Array | string>,
+  progress: ProgressFn,
+): Promise<ParsedRow[]> {
+  let columns: string[] | undefined;
+  const rows: ParsedRow[] = [];
+  const header = (record: CsvRecord) => {
+    if (record.problem) throw badRequest(`the header row cannot be read: ${record.problem.message}`);
+    const read = readHeader(kind, record.fields!);
+    if ('errors' in read) throw validationError(read.errors);
+    columns = read.columns;
+  };
+  for await (const record of readCsv(source)) {
+    if (columns === undefined) {
+      header(record);
+      continue;
+    }
+    if (rows.length >= MAX_IMPORT_ROWS) {
+      throw badRequest(`the file has more than ${MAX_IMPORT_ROWS} rows; split it into several imports`);
+    }
+    if (record.problem) {
+      rows.push({
+        row: record.row,
+        body: {},
+        errors: [{ field: '(row)', code: record.problem.code, message: record.problem.message }],
+      });
+    } else {
+      const count = cellCountError(columns, record.fields!);
+      if (count) rows.push({ row: record.row, body: {}, errors: [count] });
+      else rows.push({ row: record.row, ...rowBody(columns, record.fields!) });
+    }
+    if (rows.length % 10_000 === 0) progress({ phase: 'reading', done: rows.length, total: 0 });
+  }
+  if (columns === undefined) {
+    throw badRequest(`the file is empty; its first row must name the columns (${COLUMNS[kind].join(', ')})`);
+  }
+  return rows;
+}
