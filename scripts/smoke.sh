@@ -67,17 +67,16 @@ free_port() {
 }
 
 HTTP_PORT="$(free_port)"
-MQTT_PORT="$(free_port)"
-while [[ "$MQTT_PORT" == "$HTTP_PORT" ]]; do MQTT_PORT="$(free_port)"; done
 BASE="http://127.0.0.1:$HTTP_PORT"
 
 export TAGTRAIL_DATA_DIR="$DATA"
 export PORT="$HTTP_PORT"
-export TAGTRAIL_MQTT_PORT="$MQTT_PORT"
+# TAGTRAIL_MQTT_PORT unset, as after `npm install && npm start`: the broker takes 1883, or a
+# free port when 1883 is taken (the machine's Mosquitto), and prints where it listens.
 export HOST=127.0.0.1
-unset DATABASE_URL MQTT_URL REDIS_URL
+unset DATABASE_URL MQTT_URL REDIS_URL TAGTRAIL_MQTT_PORT
 
-say "npm start (data directory $DATA, HTTP port $HTTP_PORT, MQTT port $MQTT_PORT)"
+say "npm start (data directory $DATA, HTTP port $HTTP_PORT, MQTT port: the default)"
 npm start >"$LOG" 2>&1 </dev/null &
 SERVER_PID=$!
 
@@ -89,6 +88,9 @@ until curl -s -o /dev/null "$BASE/api/v1/orgs/me"; do
   sleep 0.5
 done
 say "listening on $BASE"
+MQTT_PORT="$(sed -n 's#^MQTT broker (embedded) listening on mqtt://127\.0\.0\.1:\([0-9][0-9]*\)$#\1#p' "$LOG" | head -n 1)"
+[[ -n "$MQTT_PORT" ]] || fail "no 'MQTT broker (embedded) listening on mqtt://127.0.0.1:<port>' start-up line"
+if grep -q '^MQTT port 1883 is in use' "$LOG"; then say "port 1883 was taken: the broker took port $MQTT_PORT"; fi
 
 json_field() { node -e "let s='';process.stdin.on('data',c=>s+=c).on('end',()=>{const v=JSON.parse(s)[process.argv[1]];if(v===undefined)process.exit(1);console.log(v)})" "$1"; }
 

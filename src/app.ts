@@ -11,6 +11,7 @@ import type { AssetService } from './assets/service.js';
 import { databaseReadiness, type ReadinessCheck } from './http/health.js';
 import type { RateLimitStore } from './http/rate-limit/types.js';
 import { type App, createHttpServer, type ServerOptions } from './http/server.js';
+import { brokerRoutes } from './ingest/internal-routes/broker.js';
 import { handheldRoutes } from './ingest/internal-routes/handheld.js';
 import { readerRoutes } from './ingest/internal-routes/readers.js';
 import type { ReaderService } from './ingest/readers-service.js';
@@ -60,6 +61,7 @@ const internalRoutes = (s: InternalServices): FastifyPluginAsync[] =>
     sessionRoutes,
     keyRoutes,
     readerRoutes,
+    brokerRoutes,
     handheldRoutes,
     locationViewRoutes,
     locationWriteRoutes,

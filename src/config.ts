@@ -13,7 +13,8 @@ const ConfigSchema = Type.Object({
   TAGTRAIL_DATA_DIR: Type.String({ minLength: 1, default: './data' }),
   TAGTRAIL_ENV: Type.Union([Type.Literal('production'), Type.Literal('preview')], { default: 'production' }),
   MQTT_URL: Type.Optional(Type.String({ pattern: '^(mqtts?|wss?|tcp)://' })),
-  TAGTRAIL_MQTT_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 1883 }),
+  // Unset: DEFAULT_MQTT_PORT, or a free port when that one is taken. Set: exactly this port.
+  TAGTRAIL_MQTT_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   // Ingest: instances sharing this group split reader messages ($share/<group>/<topic>; MQTT_URL only).
   TAGTRAIL_MQTT_SHARED_GROUP: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' })),
   // Suffix of this instance's MQTT client id (tagtrail-ingest-<instance>); distinct per instance.
@@ -35,6 +36,9 @@ const ConfigSchema = Type.Object({
     { default: 'info' },
   ),
 });
+
+/** The embedded broker's port when TAGTRAIL_MQTT_PORT is not set (MQTT's registered port). */
+export const DEFAULT_MQTT_PORT = 1883;
 
 export type Config = Static<typeof ConfigSchema> & { dataDir: string };
 

@@ -5,6 +5,7 @@ import { SignInLimiter } from './accounts/sign-in-limiter.js';
 import { AssetService } from './assets/service.js';
 import type { Config } from './config.js';
 import type { Database } from './db/pool.js';
+import type { BrokerAddress } from './ingest/broker-port.js';
 import { ReaderService } from './ingest/readers-service.js';
 import { IngestService } from './ingest/service.js';
 import { KeyService } from './keys/service.js';
@@ -33,10 +34,16 @@ export interface InternalServices {
   spreadsheets: SpreadsheetService;
   /** TAGTRAIL_TRUST_PROXY: take the client address and protocol from X-Forwarded-* headers. */
   trustProxy: boolean;
+  /** Where readers publish (the readers page shows it); null outside the running service. */
+  broker: BrokerAddress | null;
   close(): Promise<void>;
 }
 
-export type InternalConfig = Partial<Pick<Config, 'TAGTRAIL_SIGNUP' | 'TAGTRAIL_TRUST_PROXY' | 'REDIS_URL'>>;
+export type InternalConfig = Partial<
+  Pick<Config, 'TAGTRAIL_SIGNUP' | 'TAGTRAIL_TRUST_PROXY' | 'REDIS_URL'>
+> & {
+  broker?: BrokerAddress;
+};
 
 export async function createInternalServices(
   db: Database,
@@ -62,6 +69,7 @@ export async function createInternalServices(
     tags: new TagService(db),
     spreadsheets: new SpreadsheetService(db, assets, locations),
     trustProxy: config.TAGTRAIL_TRUST_PROXY ?? false,
+    broker: config.broker ?? null,
     close: () => signInLimiter.close(),
   };
 }

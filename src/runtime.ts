@@ -4,8 +4,8 @@ import type { Config } from './config.js';
 import { openDatabase } from './db/connect.js';
 import type { EmbeddedPostgres } from './db/embedded.js';
 import { databaseReadiness } from './http/health.js';
-import { startEmbeddedBroker } from './ingest/broker.js';
 import { BrokerIngest } from './ingest/broker-ingest.js';
+import { type BrokerAddress, externalBrokerAddress, startBrokerOnPort } from './ingest/broker-port.js';
 import { type IngestTransport, startIngestTransport } from './ingest/transport.js';
 import { createServices } from './services.js';
 
@@ -32,6 +32,8 @@ export interface RunningService {
   url: string;
   /** The broker readers publish to: `MQTT_URL`, or the embedded broker's URL. */
   mqttUrl: string;
+  /** Where readers publish, for the start-up lines: the broker's real address. */
+  broker: BrokerAddress;
   /** Reader messages in: the embedded broker's hook or the MQTT_URL consumer, and raw-log upkeep. */
   ingest: IngestTransport;
   stop(): Promise<void>;
@@ -53,18 +55,20 @@ export async function startService(config: Config): Promise<RunningService> {
   try {
     // With the embedded broker, a reader's message is stored before the broker acknowledges it.
     const brokerIngest = config.MQTT_URL ? undefined : new BrokerIngest();
-    const broker = brokerIngest
-      ? await startEmbeddedBroker({
+    const placed = brokerIngest
+      ? await startBrokerOnPort({
           host: config.HOST,
           port: config.TAGTRAIL_MQTT_PORT,
           onPublish: (topic, payload) => brokerIngest.handle(topic, payload),
         })
       : undefined;
+    const broker = placed?.broker;
+    const brokerAddress = placed?.address ?? externalBrokerAddress(config.MQTT_URL as string);
     if (broker) started.push(() => broker.stop());
     if (brokerIngest) started.push(() => brokerIngest.close());
     const opened = await openDatabase(config);
     started.push(() => opened.close());
-    const services = await createServices(opened.db, config);
+    const services = await createServices(opened.db, { ...config, broker: brokerAddress });
     started.push(() => services.close());
     let ingest: IngestTransport | undefined;
     const app = await buildServer(services, {
@@ -105,6 +109,7 @@ export async function startService(config: Config): Promise<RunningService> {
     return {
       url: `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`,
       mqttUrl: broker?.url ?? (config.MQTT_URL as string),
+      broker: brokerAddress,
       ingest: transport,
       stop() {
         stopping ??= (async () => {

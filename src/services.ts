@@ -6,6 +6,7 @@ import type { Database } from './db/pool.js';
 import { MemoryRateLimitStore } from './http/rate-limit/memory-store.js';
 import { RedisRateLimitStore } from './http/rate-limit/redis-store.js';
 import type { RateLimitStore } from './http/rate-limit/types.js';
+import type { BrokerAddress } from './ingest/broker-port.js';
 import { ReaderService } from './ingest/readers-service.js';
 import { IngestService } from './ingest/service.js';
 import { createInternalServices } from './internal-services.js';
@@ -27,7 +28,10 @@ export type ServiceConfig = Pick<
   Config,
   'TAGTRAIL_ENV' | 'REDIS_URL' | 'TAGTRAIL_RATE_LIMIT' | 'TAGTRAIL_RATE_WINDOW_SECONDS'
 > &
-  Partial<Pick<Config, 'TAGTRAIL_SIGNUP' | 'TAGTRAIL_TRUST_PROXY'>>;
+  Partial<Pick<Config, 'TAGTRAIL_SIGNUP' | 'TAGTRAIL_TRUST_PROXY'>> & {
+    /** Where readers publish, shown on the readers page; unknown outside the service (CLI, tests). */
+    broker?: BrokerAddress;
+  };
 
 export function createRateLimitStore(config: ServiceConfig): RateLimitStore {
   const policy = { limit: config.TAGTRAIL_RATE_LIMIT, windowSeconds: config.TAGTRAIL_RATE_WINDOW_SECONDS };

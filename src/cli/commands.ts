@@ -3,6 +3,7 @@ import { type Config, loadConfig } from '../config.js';
 import { openDatabase } from '../db/connect.js';
 import { migrate } from '../db/migrate.js';
 import { ApiError } from '../errors.js';
+import { describeBroker } from '../ingest/broker-port.js';
 import { startService } from '../runtime.js';
 import { createServices, type Services } from '../services.js';
 import { registerIngestCommands } from './ingest-commands.js';
@@ -39,6 +40,7 @@ export function registerCommands(program: Command): void {
     .description('serve the API and the web app (embedded PostgreSQL unless DATABASE_URL is set)')
     .action(async () => {
       const running = await startService(loadConfig());
+      for (const line of describeBroker(running.broker)) process.stderr.write(`${line}\n`);
       process.stderr.write(`tagtrail listening on ${running.url}\n`);
       let signals = 0;
       const shutdown = (signal: string) => {

@@ -1,59 +1,12 @@
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { migrationsDir } from '../../src/db/migrate.js';
 import { type RunningService, startService } from '../../src/runtime.js';
+import { buildIfStale, MAIN, run } from '../helpers/compiled.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const MAIN = join(ROOT, 'dist/src/cli/main.js');
-
-/** Newest modification time of the compiled sources (tests excluded). */
-async function newestSource(dir: string): Promise<number> {
-  let newest = 0;
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, await newestSource(path));
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts'))
-      newest = Math.max(newest, (await stat(path)).mtimeMs);
-  }
-  return newest;
-}
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => {
-      stdout += c;
-    });
-    child.stderr.on('data', (c) => {
-      stderr += c;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-/** Compiles to dist/ when the CLI there is missing or older than a source file. */
-async function buildIfStale(): Promise<void> {
-  if (existsSync(MAIN) && (await stat(MAIN)).mtimeMs >= (await newestSource(join(ROOT, 'src')))) return;
-  const tsc = join(ROOT, 'node_modules/.bin/tsc');
-  const built = await run(tsc, ['-p', 'tsconfig.build.json']);
-  if (built.code !== 0) throw new Error(`tsc -p tsconfig.build.json failed:\n${built.stdout}${built.stderr}`);
-}
 
 function decodeJwt(token: string): { header: Record<string, unknown>; payload: Record<string, unknown> } {
   const [header, payload] = token.split('.');

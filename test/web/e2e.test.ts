@@ -232,6 +232,9 @@ describe.skipIf(!hasChromium)('web app in Chromium', { timeout: 60_000 }, () => 
 
     await page.getByRole('link', { name: 'Readers' }).click();
     await page.waitForURL(/\/readers$/);
+    // Where readers publish: the broker's real address (here on a port of its own choosing).
+    await expect.poll(() => page.locator('#broker-url').textContent()).toBe(service.mqttUrl);
+    expect(await page.locator('#broker-port').textContent()).toBe(new URL(service.mqttUrl).port);
     await page.getByLabel('Name', { exact: true }).fill('Dock door reader');
     await page.getByLabel('Family').selectOption('impinj-r700');
     await page.getByLabel('Identity').fill('r700-dock-1');

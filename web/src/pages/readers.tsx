@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, type LocationOption, type Reader, type ScanPoint } from '../api.js';
+import { BrokerAddress } from '../components/broker-address.js';
 import { ErrorAlert } from '../components/errors.js';
 import { LocationPicker, locationLabel } from '../components/location-picker.js';
 import { PageHeader } from '../components/page.js';
@@ -293,6 +294,7 @@ export function ReadersPage() {
   return (
     <main id="main">
       <PageHeader title="Readers and scan points" />
+      <BrokerAddress />
       <AddReader
         onAdded={(reader, webhookSecret) => {
           setSecret(webhookSecret ? { name: reader.name, secret: webhookSecret } : null);
