@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { api, type Page, type Query } from '../api.js';
+import { offsetOf, setParams, useParams } from '../url-state.js';
 
 export interface Paged<T> {
   rows: T[];
@@ -16,8 +17,25 @@ export interface Paged<T> {
  * One page of a `/internal/` list: `limit` rows from `offset`, refetched when the query
  * changes (back to the first page) or on `reload()`. Never more than one page in memory.
  */
-export function usePaged<T>(path: string | null, query: Query = {}, limit = 25): Paged<T> {
-  const [offset, setOffset] = useState(0);
+export function usePaged<T>(
+  path: string | null,
+  query: Query = {},
+  limit = 25,
+  options: { urlPage?: boolean } = {},
+): Paged<T> {
+  const [localOffset, setLocalOffset] = useState(0);
+  // With `urlPage` the page is the URL's `?page=` (1-based): Back and reload keep it, and
+  // whoever changes the query drops it, so no reset happens here.
+  const params = useParams();
+  const urlPage = options.urlPage === true;
+  const offset = urlPage ? offsetOf(params, limit) : localOffset;
+  const setOffset = useCallback(
+    (next: number, replace = false) => {
+      if (!urlPage) setLocalOffset(next);
+      else setParams({ page: next > 0 ? Math.floor(next / limit) + 1 : null }, { replace });
+    },
+    [urlPage, limit],
+  );
   const [page, setPage] = useState<Page<T> | null>(null);
   const [loading, setLoading] = useState(path !== null);
   const [error, setError] = useState<unknown>(null);
@@ -29,7 +47,7 @@ export function usePaged<T>(path: string | null, query: Query = {}, limit = 25):
     const key = `${path}|${queryKey}`;
     if (key !== lastKey.current) {
       lastKey.current = key;
-      if (offset !== 0) {
+      if (offset !== 0 && !urlPage) {
         setOffset(0);
         return;
       }
@@ -42,7 +60,7 @@ export function usePaged<T>(path: string | null, query: Query = {}, limit = 25):
         if (!live) return;
         // A page past the end (rows removed since): step back to the last page.
         if (result.data.length === 0 && offset > 0 && result.total_count > 0) {
-          setOffset(Math.max(0, Math.floor((result.total_count - 1) / limit) * limit));
+          setOffset(Math.max(0, Math.floor((result.total_count - 1) / limit) * limit), true);
           return;
         }
         setPage(result);
@@ -57,7 +75,7 @@ export function usePaged<T>(path: string | null, query: Query = {}, limit = 25):
     return () => {
       live = false;
     };
-  }, [path, queryKey, offset, limit, version]);
+  }, [path, queryKey, offset, limit, version, urlPage, setOffset]);
 
   const reload = useCallback(() => setVersion((v) => v + 1), []);
   return {

@@ -1,29 +1,56 @@
-import { useState } from 'preact/hooks';
-import type { TreeNode } from '../api.js';
+import { createContext } from 'preact';
+import { useContext, useEffect, useState } from 'preact/hooks';
+import { api, type TreeNode } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
 import { PageHeader } from '../components/page.js';
 import { Pager, usePaged } from '../components/paging.js';
 import { plural } from '../format.js';
+import { Link } from '../router.js';
+import { hrefWith, setParams, useParams, useSearchParam } from '../url-state.js';
+import type { LocationRecord, TreeHit } from './location-api.js';
+import { LocationPanel } from './location-details.js';
+
+/**
+ * The location tree, a level and a page at a time (children are fetched when a node is
+ * opened, so 10,000 locations cost one page), a server-side search by name or key, and
+ * the selected location's panel. Selection, search and the page are in the URL.
+ */
 
 const LEVEL_LIMIT = 50;
 
-/** One level of the tree: a page of children of `parentId` (roots when null). */
-function Level({ parentId, label }: { parentId: number | null; label: string }) {
+/** Bumped after every write, so each open level fetches its page again. */
+const TreeVersion = createContext(0);
+
+function Level({
+  parentId,
+  label,
+  selected,
+}: {
+  parentId: number | null;
+  label: string;
+  selected: number | null;
+}) {
+  const version = useContext(TreeVersion);
   const level = usePaged<TreeNode>(
     '/internal/locations/tree',
     parentId === null ? {} : { parent_id: parentId },
     LEVEL_LIMIT,
+    { urlPage: parentId === null },
   );
+  const { reload } = level;
+  useEffect(() => {
+    if (version > 0) reload();
+  }, [version, reload]);
   return (
     <>
       <ErrorAlert error={level.error} />
       {level.loading && level.rows.length === 0 && <p class="muted">Loading…</p>}
       {!level.loading && level.rows.length === 0 && parentId === null && !level.error && (
-        <p class="empty">No locations yet. Create them through the API (POST /api/v1/locations).</p>
+        <p class="empty">No locations yet. Create the first one with the form above.</p>
       )}
       <ul class={parentId === null ? 'tree' : 'tree-children'}>
         {level.rows.map((node) => (
-          <Node key={node.id} node={node} />
+          <Node key={node.id} node={node} selected={selected} />
         ))}
       </ul>
       {(parentId === null || level.total > LEVEL_LIMIT) && <Pager paged={level} label={label} />}
@@ -31,14 +58,27 @@ function Level({ parentId, label }: { parentId: number | null; label: string }) 
   );
 }
 
-function Node({ node }: { node: TreeNode }) {
+function NodeLabel({ node, selected }: { node: TreeNode; selected: number | null }) {
+  return (
+    <>
+      <Link
+        href={hrefWith({ selected: node.id })}
+        class="tree-name"
+        aria-current={selected === node.id ? 'true' : undefined}
+      >
+        {node.name}
+      </Link>
+      <span class="mono muted tree-key">{node.external_key}</span>
+      <span class={`count${node.asset_count === 0 ? ' zero' : ''}`}>{plural(node.asset_count, 'asset')}</span>
+    </>
+  );
+}
+
+function Node({ node, selected }: { node: TreeNode; selected: number | null }) {
   const [open, setOpen] = useState(false);
   const childrenId = `tree-${node.id}-children`;
-  const count = (
-    <span class={`count${node.asset_count === 0 ? ' zero' : ''}`}>{plural(node.asset_count, 'asset')}</span>
-  );
   return (
-    <li class="tree-node">
+    <li class={`tree-node${selected === node.id ? ' selected' : ''}`}>
       <div class="tree-row">
         {node.child_count > 0 ? (
           <button
@@ -46,42 +86,228 @@ function Node({ node }: { node: TreeNode }) {
             class="tree-toggle"
             aria-expanded={open}
             aria-controls={childrenId}
+            aria-label={`Sub-locations of ${node.name} (${node.child_count})`}
             onClick={() => setOpen(!open)}
           >
             <span class="chevron" aria-hidden="true">
               ▸
             </span>
-            <span class="tree-name">{node.name}</span>
-            <span class="visually-hidden">, {plural(node.child_count, 'sub-location')}</span>
           </button>
         ) : (
-          <span class="tree-leaf">
-            <span class="tree-name">{node.name}</span>
-          </span>
+          <span class="tree-spacer" aria-hidden="true" />
         )}
-        <span class="mono muted tree-key">{node.external_key}</span>
-        {count}
+        <NodeLabel node={node} selected={selected} />
       </div>
       {open && (
         <div id={childrenId}>
-          <Level parentId={node.id} label={`Sub-locations of ${node.name}`} />
+          <Level parentId={node.id} label={`Sub-locations of ${node.name}`} selected={selected} />
         </div>
       )}
     </li>
   );
 }
 
+function SearchResults({ q, selected }: { q: string; selected: number | null }) {
+  const version = useContext(TreeVersion);
+  const hits = usePaged<TreeHit>('/internal/locations/tree/search', { q }, LEVEL_LIMIT, { urlPage: true });
+  const { reload } = hits;
+  useEffect(() => {
+    if (version > 0) reload();
+  }, [version, reload]);
+  return (
+    <>
+      <ErrorAlert error={hits.error} />
+      {!hits.loading && hits.rows.length === 0 && !hits.error && (
+        <p class="empty">No location's name or key contains “{q}”.</p>
+      )}
+      <ul class="tree search-hits">
+        {hits.rows.map((hit) => (
+          <li key={hit.id} class={`tree-node${selected === hit.id ? ' selected' : ''}`}>
+            <div class="tree-row">
+              <NodeLabel node={hit} selected={selected} />
+            </div>
+            {hit.path.length > 0 && <p class="hint hit-path">in {hit.path.join(' › ')}</p>}
+          </li>
+        ))}
+      </ul>
+      <Pager paged={hits} label="Matching locations" />
+    </>
+  );
+}
+
+function CreateLocation({
+  selected,
+  onCreated,
+}: {
+  selected: { id: number; name: string } | null;
+  onCreated(l: LocationRecord): void;
+}) {
+  const [name, setName] = useState('');
+  const [key, setKey] = useState('');
+  const [description, setDescription] = useState('');
+  const [under, setUnder] = useState(true);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const body: Record<string, unknown> = { name };
+    if (key.trim()) body.external_key = key.trim();
+    if (description.trim()) body.description = description;
+    if (selected && under) body.parent_id = selected.id;
+    setBusy(true);
+    setError(null);
+    try {
+      const res = await api<{ data: LocationRecord }>('/internal/locations', { method: 'POST', body });
+      setName('');
+      setKey('');
+      setDescription('');
+      onCreated(res.data);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form class="card" onSubmit={submit} aria-labelledby="create-location-title">
+      <h2 id="create-location-title">New location</h2>
+      <div class="row">
+        <div class="field">
+          <label for="new-location-name">Name</label>
+          <input
+            id="new-location-name"
+            required
+            value={name}
+            onInput={(e) => setName(e.currentTarget.value)}
+          />
+        </div>
+        <div class="field">
+          <label for="new-location-key">External key</label>
+          <input
+            id="new-location-key"
+            class="mono"
+            value={key}
+            aria-describedby="new-location-key-hint"
+            onInput={(e) => setKey(e.currentTarget.value)}
+          />
+          <p class="hint" id="new-location-key-hint">
+            Optional: left empty, the next free LOC-NNNN is used.
+          </p>
+        </div>
+      </div>
+      <div class="field">
+        <label for="new-location-description">Description</label>
+        <input
+          id="new-location-description"
+          value={description}
+          onInput={(e) => setDescription(e.currentTarget.value)}
+        />
+      </div>
+      <fieldset class="radio-group inline">
+        <legend>Place it</legend>
+        <label class="radio">
+          <input
+            type="radio"
+            name="new-location-parent"
+            checked={!selected || !under}
+            onChange={() => setUnder(false)}
+          />
+          At the top level
+        </label>
+        {selected && (
+          <label class="radio">
+            <input type="radio" name="new-location-parent" checked={under} onChange={() => setUnder(true)} />
+            Under {selected.name}
+          </label>
+        )}
+      </fieldset>
+      <ErrorAlert error={error} />
+      <button type="submit" class="button primary" disabled={busy}>
+        Create location
+      </button>
+    </form>
+  );
+}
+
 export function LocationsPage() {
+  const params = useParams();
+  const search = useSearchParam();
+  const selectedId = Number.parseInt(params.get('selected') ?? '', 10);
+  const selected = Number.isFinite(selectedId) && selectedId > 0 ? selectedId : null;
+  const [version, setVersion] = useState(0);
+  const [selectedName, setSelectedName] = useState<{ id: number; name: string } | null>(null);
+  const treeChanged = () => setVersion((v) => v + 1);
+
+  useEffect(() => {
+    if (selected === null) {
+      setSelectedName(null);
+      return;
+    }
+    let live = true;
+    api<{ data: LocationRecord }>(`/internal/locations/${selected}`)
+      .then((d) => live && setSelectedName({ id: d.data.id, name: d.data.name }))
+      .catch(() => live && setSelectedName(null));
+    return () => {
+      live = false;
+    };
+  }, [selected, version]);
+
   return (
     <main id="main">
       <PageHeader title="Locations" />
       <p class="lead">
-        Each location with the number of assets placed there now (not counting sub-locations). Expand a
-        location to see what it contains.
+        Each location with the number of assets placed there now (not counting sub-locations). Open a location
+        to see what it contains; choose its name to edit, move, rename or delete it.
       </p>
-      <div class="card">
-        <Level parentId={null} label="Top-level locations" />
-      </div>
+      <TreeVersion.Provider value={version}>
+        <div class="locations-layout">
+          <div class="locations-tree">
+            <CreateLocation
+              selected={selectedName}
+              onCreated={(l) => {
+                treeChanged();
+                setParams({ selected: l.id });
+              }}
+            />
+            <div class="card">
+              <form class="search" onSubmit={(e) => e.preventDefault()}>
+                <label for="location-search">Search locations</label>
+                <input
+                  id="location-search"
+                  type="search"
+                  value={search.value}
+                  autocomplete="off"
+                  aria-describedby="location-search-hint"
+                  onInput={(e) => search.setValue(e.currentTarget.value)}
+                />
+                <p class="hint" id="location-search-hint">
+                  By name or key, at any depth.
+                </p>
+              </form>
+              {search.query ? (
+                <SearchResults q={search.query} selected={selected} />
+              ) : (
+                <Level parentId={null} label="Top-level locations" selected={selected} />
+              )}
+            </div>
+          </div>
+          {selected !== null && (
+            <div class="locations-panel">
+              <LocationPanel
+                key={selected}
+                id={selected}
+                onTreeChanged={treeChanged}
+                onDeleted={() => {
+                  treeChanged();
+                  setParams({ selected: null });
+                }}
+              />
+            </div>
+          )}
+        </div>
+      </TreeVersion.Provider>
     </main>
   );
 }

@@ -1,0 +1,241 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { type RunningService, startService } from '../../src/runtime.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { seriousAxeViolations } from './axe.js';
+import { type Browser, buildWeb, launch } from './browser.js';
+
+/**
+ * The locations page in Chromium against the whole service: a tree built, edited, moved
+ * (a cycle refused with the API's explanation), renamed (the descendants counted before
+ * confirming) and deleted (a 409 explained, then a delete done); the page, the search and
+ * the selection kept in the URL across reload and Back; axe on every state visited, at
+ * desktop and phone size. Screenshots go to test-results/screenshots/locations-*.png.
+ */
+
+describe('locations in the web app', { timeout: 90_000 }, () => {
+  let database: TestDatabase;
+  let dataDir: string;
+  let service: RunningService;
+  let browser: Browser;
+  let page: Page;
+  let base: string;
+  let orgId: number;
+
+  const panel = () => page.locator('.location-panel');
+  const expectAccessible = async (state: string) => {
+    await browser.screenshot(`locations-${state}`);
+    expect(await seriousAxeViolations(page), `axe on ${state}`).toEqual([]);
+  };
+  const select = async (name: string) => {
+    await page.locator('.tree-row').getByRole('link', { name, exact: true }).click();
+    await expect.poll(() => panel().locator('h2').textContent()).toBe(name);
+  };
+  const create = async (name: string, key: string, where: 'top' | 'under') => {
+    await page.getByLabel('Name', { exact: true }).first().fill(name);
+    await page.getByLabel('External key', { exact: true }).fill(key);
+    await page.getByRole('radio', { name: where === 'top' ? 'At the top level' : /^Under / }).check();
+    await page.getByRole('button', { name: 'Create location' }).click();
+    await expect.poll(() => panel().locator('h2').textContent()).toBe(name);
+  };
+  const idOf = async (key: string) =>
+    (
+      await database.db.pool.query<{ id: number }>(
+        'SELECT id FROM locations WHERE org_id = $1 AND external_key = $2 AND deleted_at IS NULL',
+        [orgId, key],
+      )
+    ).rows[0]!.id;
+
+  beforeAll(async () => {
+    await buildWeb();
+    database = await createTestDatabase();
+    dataDir = await mkdtemp(join(tmpdir(), 'tagtrail-web-loc-'));
+    service = await startService(
+      loadConfig({
+        DATABASE_URL: database.url,
+        HOST: '127.0.0.1',
+        PORT: '0',
+        TAGTRAIL_MQTT_PORT: '0',
+        LOG_LEVEL: 'silent',
+        TAGTRAIL_DATA_DIR: dataDir,
+      }),
+    );
+    base = service.url;
+    browser = await launch(base, []);
+    page = browser.page;
+    // Signed up over HTTP; the browser gets the session cookie.
+    const res = await fetch(`${base}/internal/auth/sign-up`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        email: 'loc@example.test',
+        password: 'correct horse battery staple',
+        organization_name: 'Depot',
+      }),
+    });
+    expect(res.status).toBe(201);
+    orgId = ((await res.json()) as { data: { organization: { id: number } } }).data.organization.id;
+    const token = /tagtrail_session=([^;]+)/.exec(res.headers.get('set-cookie') ?? '')![1]!;
+    await browser.context.addCookies([{ name: 'tagtrail_session', value: token, url: base }]);
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await service?.stop();
+    await database?.drop();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('builds a three-level tree: at the top level, then under the selected location', async () => {
+    await page.goto(`${base}/locations`);
+    await page.getByText('No locations yet').waitFor();
+    await expectAccessible('empty');
+    await create('Site', 'SITE', 'top');
+    expect(new URL(page.url()).searchParams.get('selected')).toBe(String(await idOf('SITE')));
+    await create('Hall', 'HALL', 'under');
+    await create('Bay', 'BAY', 'under');
+    await expect
+      .poll(() => panel().getByRole('navigation', { name: 'Path' }).textContent())
+      .toBe('SiteHallBay');
+    await page.getByRole('button', { name: 'Sub-locations of Site (1)' }).click();
+    await page.getByRole('button', { name: 'Sub-locations of Hall (1)' }).click();
+    await page.locator('.tree-row').getByRole('link', { name: 'Bay', exact: true }).waitFor();
+    await expectAccessible('tree');
+  });
+
+  it('edits name, description, active flag and validity; a window ending first shows the API message', async () => {
+    await select('Bay');
+    await panel().getByLabel('Name', { exact: true }).fill('Bay 1');
+    await panel().getByLabel('Description').fill('loading bay');
+    await panel().getByLabel('Active').uncheck();
+    await panel().getByRole('button', { name: 'Save details' }).click();
+    await expect.poll(() => panel().locator('h2').textContent()).toBe('Bay 1');
+    await expect.poll(() => panel().locator('.facts').textContent()).toContain('inactive');
+    await expect.poll(() => panel().getByText('loading bay').first().isVisible()).toBe(true);
+
+    await panel().getByLabel('Valid from').fill('2030-01-01T00:00');
+    await panel().getByLabel('Valid to').fill('2029-01-01T00:00');
+    await panel().getByRole('button', { name: 'Save details' }).click();
+    const alert = panel().getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.textContent()).toMatch(/valid_to/);
+    await expectAccessible('edit-refused');
+  });
+
+  it('moves: a cycle is refused with the API explanation, a move under another parent works', async () => {
+    await select('Site');
+    const move = panel().locator('section', { has: page.getByRole('heading', { name: 'Move' }) });
+    await move.getByLabel('Search locations').fill('BAY');
+    await move.getByLabel(/^Location/).selectOption({ label: 'Bay 1 (BAY)' });
+    await move.getByRole('button', { name: 'Move under Bay 1 (BAY)' }).click();
+    const alert = move.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.textContent()).toBe('moving SITE under BAY would create a cycle: BAY → HALL → SITE');
+    await expectAccessible('move-cycle');
+
+    await create('Yard', 'YARD', 'top');
+    await select('Hall');
+    const moveHall = panel().locator('section', { has: page.getByRole('heading', { name: 'Move' }) });
+    await moveHall.getByLabel('Search locations').fill('YARD');
+    await moveHall.getByLabel(/^Location/).selectOption({ label: 'Yard (YARD)' });
+    await moveHall.getByRole('button', { name: 'Move under Yard (YARD)' }).click();
+    await expect.poll(() => panel().getByRole('navigation', { name: 'Path' }).textContent()).toBe('YardHall');
+  });
+
+  it('renames a key after showing how many sub-locations are affected', async () => {
+    await select('Yard');
+    const rename = panel().locator('form', { has: page.getByRole('heading', { name: 'Rename key' }) });
+    await rename.getByLabel('New external key').fill('YARD-2');
+    await rename.getByRole('button', { name: 'Rename…' }).click();
+    expect(await rename.locator('.confirm').textContent()).toContain('This affects 2 sub-locations below it');
+    await expectAccessible('rename-confirm');
+    await rename.getByRole('button', { name: 'Confirm rename' }).click();
+    await expect.poll(() => panel().locator('.facts').textContent()).toContain('YARD-2');
+  });
+
+  it('explains why a location cannot be deleted, deletes a leaf, and links the assets placed there', async () => {
+    const hall = await idOf('HALL');
+    await database.db.pool.query(
+      `INSERT INTO assets (org_id, external_key, name, location_id) VALUES ($1, 'CRATE-1', 'Crate', $2)`,
+      [orgId, hall],
+    );
+    await select('Yard');
+    const remove = panel().locator('section', { has: page.getByRole('heading', { name: 'Delete' }) });
+    await remove.getByRole('button', { name: 'Delete location…' }).click();
+    await remove.getByRole('button', { name: 'Delete for good' }).click();
+    const alert = remove.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.textContent()).toBe(
+      'location YARD-2 has 1 child location(s); move or delete them first (no cascade)',
+    );
+
+    await page.goto(`${base}/locations?selected=${hall}`);
+    await expect.poll(() => panel().locator('h2').textContent()).toBe('Hall');
+    const crate = panel().getByRole('link', { name: 'Crate' });
+    expect(await crate.getAttribute('href')).toMatch(/^\/assets\/\d+$/);
+    await expectAccessible('assets-here');
+
+    await page.goto(`${base}/locations?selected=${await idOf('BAY')}`);
+    await expect.poll(() => panel().locator('h2').textContent()).toBe('Bay 1');
+    await panel().getByRole('button', { name: 'Delete location…' }).click();
+    await panel().getByRole('button', { name: 'Delete for good' }).click();
+    await page.waitForURL((url) => !url.searchParams.has('selected'));
+    await expect.poll(() => panel().count()).toBe(0);
+  });
+
+  it('attaches and detaches a tag', async () => {
+    await page.goto(`${base}/locations?selected=${await idOf('SITE')}`);
+    const tags = panel().locator('section', { has: page.getByRole('heading', { name: 'Tags' }) });
+    await tags.getByLabel('Tag type').selectOption('barcode');
+    await tags.getByLabel('Tag value').fill('SITE-GATE');
+    await tags.getByRole('button', { name: 'Attach tag' }).click();
+    const detach = tags.getByRole('button', { name: 'Detach barcode tag SITE-GATE' });
+    await detach.waitFor();
+    await detach.click();
+    await tags.getByText('No tags').waitFor();
+  });
+
+  it('keeps page, search and selection in the URL: reload and Back return to the same rows', async () => {
+    await database.db.pool.query(
+      `INSERT INTO locations (org_id, external_key, name)
+       SELECT $1, 'ROOM-' || lpad(n::text, 3, '0'), 'Room ' || lpad(n::text, 3, '0') FROM generate_series(1, 60) n`,
+      [orgId],
+    );
+    await page.goto(`${base}/locations`);
+    const status = page.locator('.pager-status').first();
+    await expect.poll(() => status.textContent()).toBe('1–50 of 62');
+    await page.getByRole('button', { name: 'Next' }).first().click();
+    await expect.poll(() => status.textContent()).toBe('51–62 of 62');
+    expect(new URL(page.url()).searchParams.get('page')).toBe('2');
+    await page.reload();
+    await expect.poll(() => status.textContent()).toBe('51–62 of 62');
+    await page.goBack();
+    await expect.poll(() => status.textContent()).toBe('1–50 of 62');
+
+    await page.locator('#location-search').fill('room 05');
+    await page.waitForURL((url) => url.searchParams.get('q') === 'room 05');
+    await expect.poll(() => page.locator('.search-hits .tree-node').count()).toBe(10);
+    await page.locator('.search-hits').getByRole('link', { name: 'Room 057' }).click();
+    await expect.poll(() => panel().locator('h2').textContent()).toBe('Room 057');
+    await expectAccessible('search-selected');
+    await page.reload();
+    await expect.poll(() => panel().locator('h2').textContent()).toBe('Room 057');
+    expect(await page.locator('#location-search').inputValue()).toBe('room 05');
+    await page.goBack();
+    await expect.poll(() => panel().count()).toBe(0);
+    expect(await page.locator('#location-search').inputValue()).toBe('room 05');
+    await expect.poll(() => page.locator('.search-hits .tree-node').count()).toBe(10);
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${base}/locations?q=hall`);
+    await page.locator('.search-hits').getByText('in Yard').waitFor();
+    await expectAccessible('phone-search');
+    await page.setViewportSize({ width: 1280, height: 800 });
+    expect(browser.consoleErrors.filter((e) => !/Failed to load resource/.test(e))).toEqual([]);
+    expect(browser.foreignRequests).toEqual([]);
+  });
+});

@@ -1,0 +1,203 @@
+import { useState } from 'preact/hooks';
+import { api, type LocationOption } from '../api.js';
+import { ErrorAlert } from '../components/errors.js';
+import { LocationPicker, locationLabel } from '../components/location-picker.js';
+import { plural } from '../format.js';
+import type { LocationDetails, LocationRecord } from './location-api.js';
+
+/**
+ * The structural changes to one location: a new key, a new parent, deletion. Each asks
+ * before it acts, and shows the service's own answer when it refuses (the same message
+ * the public API gives).
+ */
+
+interface ActionProps {
+  details: LocationDetails;
+  onChanged(location?: LocationRecord): void;
+}
+
+export function RenameKey({ details, onChanged }: ActionProps) {
+  const location = details.data;
+  const [key, setKey] = useState(location.external_key);
+  const [confirming, setConfirming] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [done, setDone] = useState<string | null>(null);
+  const id = `rename-${location.id}`;
+  const descendants = plural(details.descendant_count, 'sub-location');
+
+  const rename = async () => {
+    setError(null);
+    try {
+      const res = await api<{ data: LocationRecord; descendant_count_affected: number }>(
+        `/internal/locations/${location.id}/rename`,
+        { method: 'POST', body: { external_key: key.trim() } },
+      );
+      setConfirming(false);
+      setDone(
+        `Key changed to ${res.data.external_key}; ${plural(res.descendant_count_affected, 'sub-location')} kept their own keys.`,
+      );
+      onChanged(res.data);
+    } catch (e) {
+      setConfirming(false);
+      setError(e);
+    }
+  };
+
+  return (
+    <form
+      class="card"
+      aria-labelledby={`${id}-title`}
+      onSubmit={(e) => {
+        e.preventDefault();
+        setDone(null);
+        setConfirming(true);
+      }}
+    >
+      <h3 id={`${id}-title`}>Rename key</h3>
+      <div class="field">
+        <label for={`${id}-key`}>New external key</label>
+        <input
+          id={`${id}-key`}
+          class="mono"
+          required
+          value={key}
+          aria-describedby={`${id}-hint`}
+          onInput={(e) => {
+            setKey(e.currentTarget.value);
+            setConfirming(false);
+          }}
+        />
+        <p class="hint" id={`${id}-hint`}>
+          Letters, digits and hyphens. Only this location's key changes: its {descendants} (at any depth) keep
+          theirs.
+        </p>
+      </div>
+      {confirming ? (
+        <div class="confirm">
+          <p>
+            Change <span class="mono">{location.external_key}</span> to <span class="mono">{key.trim()}</span>
+            ? This affects {descendants} below it, whose parent key changes.
+          </p>
+          <button type="button" class="button primary" onClick={rename}>
+            Confirm rename
+          </button>
+          <button type="button" class="button secondary" onClick={() => setConfirming(false)}>
+            Cancel
+          </button>
+        </div>
+      ) : (
+        <button type="submit" class="button secondary" disabled={key.trim() === location.external_key}>
+          Rename…
+        </button>
+      )}
+      <ErrorAlert error={error} />
+      {done && (
+        <p class="alert alert-success" role="status">
+          {done}
+        </p>
+      )}
+    </form>
+  );
+}
+
+export function MoveLocation({ details, onChanged }: ActionProps) {
+  const location = details.data;
+  const [parent, setParent] = useState<LocationOption | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const id = `move-${location.id}`;
+
+  const move = async (parentId: number | null) => {
+    setBusy(true);
+    setError(null);
+    try {
+      const res = await api<{ data: LocationRecord }>(`/internal/locations/${location.id}`, {
+        method: 'PATCH',
+        body: { parent_id: parentId },
+      });
+      setParent(null);
+      onChanged(res.data);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const where = details.path.length
+    ? details.path.map((p) => p.name).join(' › ')
+    : 'the top level (no parent)';
+  return (
+    <section class="card" aria-labelledby={`${id}-title`}>
+      <h3 id={`${id}-title`}>Move</h3>
+      <p>
+        Now under: <strong>{where}</strong>
+      </p>
+      <LocationPicker id={id} label="New parent" value={parent} onChange={setParent} />
+      <div class="card-actions">
+        <button
+          type="button"
+          class="button primary"
+          disabled={busy || !parent}
+          onClick={() => parent && move(parent.id)}
+        >
+          {parent ? `Move under ${locationLabel(parent)}` : 'Move under the chosen location'}
+        </button>
+        {location.parent_id !== null && (
+          <button type="button" class="button secondary" disabled={busy} onClick={() => move(null)}>
+            Move to the top level
+          </button>
+        )}
+      </div>
+      <ErrorAlert error={error} />
+    </section>
+  );
+}
+
+export function DeleteLocation({ details, onDeleted }: { details: LocationDetails; onDeleted(): void }) {
+  const location = details.data;
+  const [confirming, setConfirming] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+
+  const remove = async () => {
+    setError(null);
+    try {
+      await api(`/internal/locations/${location.id}`, { method: 'DELETE' });
+      onDeleted();
+    } catch (e) {
+      setConfirming(false);
+      setError(e);
+    }
+  };
+
+  return (
+    <section class="card" aria-labelledby={`delete-${location.id}-title`}>
+      <h3 id={`delete-${location.id}-title`}>Delete</h3>
+      <p class="hint">
+        A location with sub-locations, or with assets placed at it, cannot be deleted: move or delete them
+        first. Its tags are released and its key can be used again.
+      </p>
+      {confirming ? (
+        <div class="confirm">
+          <span>Delete {location.name}?</span>
+          <button type="button" class="button danger" onClick={remove}>
+            Delete for good
+          </button>
+          <button type="button" class="button secondary" onClick={() => setConfirming(false)}>
+            Cancel
+          </button>
+        </div>
+      ) : (
+        <button type="button" class="button secondary" onClick={() => setConfirming(true)}>
+          Delete location…
+        </button>
+      )}
+      {error !== null && (
+        <div>
+          <p class="hint">The location was not deleted:</p>
+          <ErrorAlert error={error} />
+        </div>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,284 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api } from '../api.js';
+import { ErrorAlert } from '../components/errors.js';
+import { Pager, usePaged } from '../components/paging.js';
+import { formatDateTime } from '../format.js';
+import { Link } from '../router.js';
+import { hrefWith } from '../url-state.js';
+import { DeleteLocation, MoveLocation, RenameKey } from './location-actions.js';
+import {
+  type AssetHere,
+  fromLocalInput,
+  type LocationDetails,
+  type LocationRecord,
+  TAG_TYPES,
+  type Tag,
+  toLocalInput,
+} from './location-api.js';
+
+/** The selected location: what it is, its tags, the assets at it, and every change to it. */
+export function LocationPanel({
+  id,
+  onTreeChanged,
+  onDeleted,
+}: {
+  id: number;
+  onTreeChanged(): void;
+  onDeleted(): void;
+}) {
+  const [details, setDetails] = useState<LocationDetails | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [version, setVersion] = useState(0);
+
+  useEffect(() => {
+    let live = true;
+    api<LocationDetails>(`/internal/locations/${id}`)
+      .then((d) => {
+        if (!live) return;
+        setDetails(d);
+        setError(null);
+      })
+      .catch((e: unknown) => live && setError(e));
+    return () => {
+      live = false;
+    };
+  }, [id, version]);
+
+  if (error) return <ErrorAlert error={error} />;
+  if (!details || details.data.id !== id) return <p class="muted">Loading…</p>;
+  const changed = () => {
+    setVersion((v) => v + 1);
+    onTreeChanged();
+  };
+  const l = details.data;
+  return (
+    <section class="location-panel" aria-labelledby="location-title">
+      <nav aria-label="Path" class="crumbs">
+        <ol>
+          {details.path.map((p) => (
+            <li key={p.id}>
+              <Link href={hrefWith({ selected: p.id })}>{p.name}</Link>
+            </li>
+          ))}
+          <li aria-current="location">{l.name}</li>
+        </ol>
+      </nav>
+      <h2 id="location-title">{l.name}</h2>
+      <dl class="facts">
+        <div>
+          <dt>Key</dt>
+          <dd class="mono">{l.external_key}</dd>
+        </div>
+        <div>
+          <dt>State</dt>
+          <dd>{l.is_active ? 'active' : 'inactive'}</dd>
+        </div>
+        <div>
+          <dt>Valid</dt>
+          <dd>
+            {formatDateTime(l.valid_from)} – {l.valid_to ? formatDateTime(l.valid_to) : 'no end'}
+          </dd>
+        </div>
+        <div>
+          <dt>Sub-locations</dt>
+          <dd class="num">{details.descendant_count}</dd>
+        </div>
+      </dl>
+      {l.description && <p>{l.description}</p>}
+      <EditLocation key={`${l.id}-${l.updated_at}`} location={l} onSaved={changed} />
+      <Tags location={l} onChanged={changed} />
+      <AssetsHere location={l} />
+      <RenameKey key={`rename-${l.id}-${l.external_key}`} details={details} onChanged={changed} />
+      <MoveLocation key={`move-${l.id}`} details={details} onChanged={changed} />
+      <DeleteLocation key={`delete-${l.id}`} details={details} onDeleted={onDeleted} />
+    </section>
+  );
+}
+
+function EditLocation({ location, onSaved }: { location: LocationRecord; onSaved(): void }) {
+  const [name, setName] = useState(location.name);
+  const [description, setDescription] = useState(location.description ?? '');
+  const [active, setActive] = useState(location.is_active);
+  const initialFrom = toLocalInput(location.valid_from);
+  const initialTo = toLocalInput(location.valid_to);
+  const [validFrom, setValidFrom] = useState(initialFrom);
+  const [validTo, setValidTo] = useState(initialTo);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const id = `edit-${location.id}`;
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    // A merge patch of what changed; updated_at makes a concurrent edit an explicit refusal.
+    const body: Record<string, unknown> = { updated_at: location.updated_at };
+    if (name !== location.name) body.name = name;
+    if (description !== (location.description ?? ''))
+      body.description = description === '' ? null : description;
+    if (active !== location.is_active) body.is_active = active;
+    if (validFrom !== initialFrom) body.valid_from = fromLocalInput(validFrom);
+    if (validTo !== initialTo) body.valid_to = validTo === '' ? null : fromLocalInput(validTo);
+    setBusy(true);
+    setError(null);
+    try {
+      await api(`/internal/locations/${location.id}`, { method: 'PATCH', body });
+      onSaved();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form class="card" onSubmit={submit} aria-labelledby={`${id}-title`}>
+      <h3 id={`${id}-title`}>Details</h3>
+      <div class="field">
+        <label for={`${id}-name`}>Name</label>
+        <input id={`${id}-name`} required value={name} onInput={(e) => setName(e.currentTarget.value)} />
+      </div>
+      <div class="field">
+        <label for={`${id}-description`}>Description</label>
+        <textarea
+          id={`${id}-description`}
+          rows={2}
+          value={description}
+          onInput={(e) => setDescription(e.currentTarget.value)}
+        />
+      </div>
+      <label class="checkbox">
+        <input type="checkbox" checked={active} onChange={(e) => setActive(e.currentTarget.checked)} />
+        Active
+      </label>
+      <div class="row">
+        <div class="field">
+          <label for={`${id}-from`}>Valid from</label>
+          <input
+            id={`${id}-from`}
+            type="datetime-local"
+            value={validFrom}
+            onInput={(e) => setValidFrom(e.currentTarget.value)}
+          />
+        </div>
+        <div class="field">
+          <label for={`${id}-to`}>Valid to</label>
+          <input
+            id={`${id}-to`}
+            type="datetime-local"
+            value={validTo}
+            aria-describedby={`${id}-to-hint`}
+            onInput={(e) => setValidTo(e.currentTarget.value)}
+          />
+          <p class="hint" id={`${id}-to-hint`}>
+            Empty: no end. Times are in your time zone.
+          </p>
+        </div>
+      </div>
+      <ErrorAlert error={error} />
+      <button type="submit" class="button primary" disabled={busy}>
+        Save details
+      </button>
+    </form>
+  );
+}
+
+function Tags({ location, onChanged }: { location: LocationRecord; onChanged(): void }) {
+  const [type, setType] = useState<string>('rfid');
+  const [value, setValue] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const id = `tags-${location.id}`;
+
+  const run = async (call: () => Promise<unknown>) => {
+    setError(null);
+    try {
+      await call();
+      onChanged();
+      return true;
+    } catch (e) {
+      setError(e);
+      return false;
+    }
+  };
+  const attach = async (event: Event) => {
+    event.preventDefault();
+    const body = { tag_type: type, value: value.trim() };
+    if (await run(() => api(`/internal/locations/${location.id}/tags`, { method: 'POST', body })))
+      setValue('');
+  };
+  const detach = (tag: Tag) =>
+    run(() => api(`/internal/locations/${location.id}/tags/${tag.id}`, { method: 'DELETE' }));
+
+  return (
+    <section class="card" aria-labelledby={`${id}-title`}>
+      <h3 id={`${id}-title`}>Tags</h3>
+      {location.tags.length === 0 ? (
+        <p class="muted">No tags: readers and handhelds can name this location by its key only.</p>
+      ) : (
+        <ul class="tag-list">
+          {location.tags.map((t) => (
+            <li key={t.id}>
+              <span class="badge">{t.tag_type}</span> <span class="mono">{t.value}</span>
+              <button
+                type="button"
+                class="button link"
+                aria-label={`Detach ${t.tag_type} tag ${t.value}`}
+                onClick={() => detach(t)}
+              >
+                Detach
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      <form class="row compact" onSubmit={attach} aria-label="Attach a tag">
+        <div class="field">
+          <label for={`${id}-type`}>Tag type</label>
+          <select id={`${id}-type`} value={type} onChange={(e) => setType(e.currentTarget.value)}>
+            {TAG_TYPES.map((t) => (
+              <option key={t} value={t}>
+                {t}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field">
+          <label for={`${id}-value`}>Tag value</label>
+          <input
+            id={`${id}-value`}
+            class="mono"
+            required
+            value={value}
+            onInput={(e) => setValue(e.currentTarget.value)}
+          />
+        </div>
+        <div class="field submit">
+          <button type="submit" class="button secondary">
+            Attach tag
+          </button>
+        </div>
+      </form>
+      <ErrorAlert error={error} />
+    </section>
+  );
+}
+
+function AssetsHere({ location }: { location: LocationRecord }) {
+  const assets = usePaged<AssetHere>(`/internal/locations/${location.id}/assets`, {}, 10);
+  return (
+    <section class="card" aria-labelledby={`assets-${location.id}-title`} id="assets-here">
+      <h3 id={`assets-${location.id}-title`}>Assets here now</h3>
+      <ErrorAlert error={assets.error} />
+      {!assets.loading && assets.rows.length === 0 && !assets.error && (
+        <p class="muted">No asset is placed at this location (sub-locations not counted).</p>
+      )}
+      <ul class="asset-links">
+        {assets.rows.map((a) => (
+          <li key={a.id}>
+            <Link href={`/assets/${a.id}`}>{a.name}</Link> <span class="mono muted">{a.external_key}</span>
+            <span class="muted"> · last seen {formatDateTime(a.last_seen_at, 'never')}</span>
+          </li>
+        ))}
+      </ul>
+      {assets.total > assets.limit && <Pager paged={assets} label={`Assets at ${location.name}`} />}
+    </section>
+  );
+}
