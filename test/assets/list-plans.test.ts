@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AssetListFilter, buildAssetListSql, type SqlQuery } from '../../src/assets/repository-list.js';
 import { containsPattern } from '../../src/master-data/list-query.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { withSeedClient } from '../helpers/database.js';
 
 interface PlanNode {
   'Node Type': string;
@@ -47,10 +48,12 @@ describe('asset list plans at 50k assets in one organization', () => {
       [orgId],
     );
     locationId = location.rows[0]!.id;
-    await pool.query(seed, [orgId, 1, BIG, locationId]);
-    await pool.query(seed, [small.id, 1, 3000, null]);
-    await pool.query('VACUUM ANALYZE assets');
-    await pool.query('ANALYZE locations');
+    await withSeedClient(t.database.url, async (c) => {
+      await c.query(seed, [orgId, 1, BIG, locationId]);
+      await c.query(seed, [small.id, 1, 3000, null]);
+      await c.query('VACUUM ANALYZE assets');
+      await c.query('ANALYZE locations');
+    });
   }, 300_000);
   afterAll(() => t?.close());
 

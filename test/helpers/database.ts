@@ -47,3 +47,19 @@ export async function createTestDatabase(options: { migrate?: boolean } = {}): P
     },
   };
 }
+
+/**
+ * A connection for bulk fixtures, without the service's statement and query timeouts:
+ * seeding tens of thousands of rows on a loaded machine can take longer than the bound
+ * the service keeps for its own requests, and a fixture is not what is under test.
+ */
+export async function withSeedClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('SET statement_timeout = 0');
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tx } from '../../src/db/pool.js';
 import { buildListQuery, type ListFilters, type SqlQuery } from '../../src/locations/repository.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { withSeedClient } from '../helpers/database.js';
 
 interface PlanNode {
   'Node Type': string;
@@ -58,22 +59,18 @@ beforeAll(async () => {
   t = await buildTestApp();
   orgId = (await t.createOrg('Big')).id;
   const small = (await t.createOrg('Small')).id;
-  const pool = t.database.db.pool;
-  for (const [org, count] of [
-    [orgId, BIG],
-    [small, 3000],
-  ] as const) {
-    const client = await pool.connect();
-    try {
+  await withSeedClient(t.database.url, async (client) => {
+    for (const [org, count] of [
+      [orgId, BIG],
+      [small, 3000],
+    ] as const) {
       for (const statement of SEED.split(';').filter((s) => s.trim() !== '')) {
         const params = statement.includes('$2') ? [org, count] : [org];
         await client.query(statement, params);
       }
-    } finally {
-      client.release();
     }
-  }
-  await pool.query('VACUUM ANALYZE locations');
+    await client.query('VACUUM ANALYZE locations');
+  });
 }, 300_000);
 afterAll(() => t?.close());
 
