@@ -11,6 +11,7 @@ import { ReaderService } from './ingest/readers-service.js';
 import { IngestService } from './ingest/service.js';
 import { createInternalServices } from './internal-services.js';
 import { ApiKeyAuthenticator } from './keys/authenticate.js';
+import { ApiKeyCache } from './keys/key-cache.js';
 import { KeyService } from './keys/service.js';
 import { loadSigningKey } from './keys/signing-key.js';
 import { TokenCodec } from './keys/tokens.js';
@@ -48,11 +49,12 @@ export async function createServices(
 ): Promise<Services> {
   const tokens = new TokenCodec(await loadSigningKey(db), config.TAGTRAIL_ENV);
   const internal = await createInternalServices(db, tokens, config);
+  const authenticator = new ApiKeyAuthenticator(db, tokens, new ApiKeyCache(db.pool.options));
   return {
     tokens,
     organizations: new OrganizationService(db),
     keys: new KeyService(db, tokens),
-    authenticator: new ApiKeyAuthenticator(db, tokens),
+    authenticator,
     tags: new TagService(db),
     locations: new LocationService(db),
     assets: new AssetService(db),
@@ -64,6 +66,7 @@ export async function createServices(
     close: async () => {
       await rateLimit.close();
       await internal.close();
+      await authenticator.close();
     },
   };
 }

@@ -1,7 +1,8 @@
 import type { ApiCaller, CredentialHeaders, Principal, PublicAuthenticator } from '../auth-types.js';
 import type { Database } from '../db/pool.js';
 import { ApiError } from '../errors.js';
-import { findApiKey, touchApiKey } from './repository.js';
+import type { ApiKeyCache } from './key-cache.js';
+import { type ApiKeyRecord, findApiKey, touchApiKey } from './repository.js';
 import type { TokenClaims, TokenCodec, VerifyResult } from './tokens.js';
 
 export type { CredentialHeaders, Principal };
@@ -30,6 +31,8 @@ export function bearerToken(headers: CredentialHeaders): string | ApiError {
 /**
  * Checks a verified token against its key record on every request, so a revocation
  * takes effect on the next call. Session tokens never authenticate the public API.
+ * The record comes from the cache when it can vouch that it is current (see ApiKeyCache:
+ * invalidated by LISTEN/NOTIFY, behind a barrier), from the database otherwise.
  */
 export class ApiKeyAuthenticator implements PublicAuthenticator {
   private readonly lastTouched = new Map<string, number>();
@@ -37,6 +40,7 @@ export class ApiKeyAuthenticator implements PublicAuthenticator {
   constructor(
     private readonly db: Database,
     readonly tokens: TokenCodec,
+    readonly cache?: ApiKeyCache,
   ) {}
 
   /**
@@ -55,13 +59,26 @@ export class ApiKeyAuthenticator implements PublicAuthenticator {
     };
   }
 
+  close(): Promise<void> {
+    return this.cache?.close() ?? Promise.resolve();
+  }
+
+  private async record(orgId: number, id: string): Promise<ApiKeyRecord | null> {
+    const cached = await this.cache?.get(id);
+    if (cached) return cached.orgId === orgId ? cached : null;
+    const ticket = this.cache?.startRead();
+    // The one lookup made before the organization is trusted: it is keyed by the signed
+    // claims and filtered on the organization they name.
+    const record = await this.db.withOrg(orgId, (tx) => findApiKey(tx, orgId, id));
+    if (record) this.cache?.store(ticket, record);
+    return record;
+  }
+
   async authenticate(verified: VerifyResult): Promise<Principal> {
     if (!verified.ok && verified.reason === 'invalid') throw unauthorized(AUTH_DETAIL.invalid);
     const claims: TokenClaims = verified.claims;
     if (claims.use !== 'api_key') throw unauthorized(AUTH_DETAIL.invalid);
-    // The one lookup made before the organization is trusted: it is keyed by the signed
-    // claims and filtered on the organization they name.
-    const record = await this.db.withOrg(claims.orgId, (tx) => findApiKey(tx, claims.orgId, claims.id));
+    const record = await this.record(claims.orgId, claims.id);
     if (!record || record.environment !== this.tokens.environment) throw unauthorized(AUTH_DETAIL.invalid);
     if (record.revokedAt) throw unauthorized(AUTH_DETAIL.revoked);
     if (!verified.ok || (record.expiresAt && record.expiresAt.getTime() <= Date.now())) {

@@ -36,6 +36,13 @@ function claimsOf(payload: Record<string, unknown>): TokenClaims | null {
  */
 export class TokenCodec {
   private readonly audience: string;
+  /**
+   * Tokens whose signature, issuer and audience have been verified, with their claims:
+   * a client sends the same token on every call, and an Ed25519 verification per request
+   * costs more than the rest of authentication. Only genuine tokens get here; the expiry
+   * is checked again on each use, as jose does (whole seconds, `exp <= now` is expired).
+   */
+  private readonly verified = new Map<string, TokenClaims>();
   constructor(
     private readonly key: SigningKey,
     readonly environment: 'production' | 'preview',
@@ -55,6 +62,11 @@ export class TokenCodec {
   }
 
   async verify(token: string): Promise<VerifyResult> {
+    const known = this.verified.get(token);
+    if (known) {
+      const expired = known.expiresAt !== undefined && known.expiresAt <= Math.floor(Date.now() / 1000);
+      return expired ? { ok: false, reason: 'expired', claims: known } : { ok: true, claims: known };
+    }
     try {
       const { payload } = await jwtVerify(token, this.key.publicKey, {
         algorithms: [SIGNING_ALGORITHM],
@@ -62,6 +74,10 @@ export class TokenCodec {
         audience: this.audience,
       });
       const claims = claimsOf(payload);
+      if (claims) {
+        if (this.verified.size >= 10_000) this.verified.clear();
+        this.verified.set(token, claims);
+      }
       return claims ? { ok: true, claims } : { ok: false, reason: 'invalid' };
     } catch (err) {
       // jose checks the signature before the claims, so an expiry error means a genuine token.

@@ -1,0 +1,146 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDatabase, type Database } from '../../src/db/pool.js';
+import { type App, buildServer } from '../../src/http/server.js';
+import { AUTH_DETAIL } from '../../src/keys/authenticate.js';
+import type { ApiKeyCache } from '../../src/keys/key-cache.js';
+import { createServices, type Services } from '../../src/services.js';
+import { bearer, buildTestApp, type TestApp, type TestOrg } from '../helpers/app.js';
+
+/**
+ * API key records are cached per instance (src/keys/key-cache.ts); revocation must still
+ * take effect on the very next request on every instance sharing the database, and losing
+ * the LISTEN connection must never leave a revoked key accepted.
+ */
+
+async function until(condition: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const me = (app: App, token: string) =>
+  app.inject({ method: 'GET', url: '/api/v1/orgs/me', headers: bearer(token) });
+
+function cacheOf(services: Services): ApiKeyCache {
+  const cache = services.authenticator.cache;
+  if (!cache) throw new Error('the service has no API key cache');
+  return cache;
+}
+
+/** A key that `app` has authenticated from its cache (listener up, record held). */
+async function warm(app: App, services: Services, org: TestOrg) {
+  const key = await org.key();
+  // The first request starts the listener; the record is cached once it listens.
+  await until(() => cacheOf(services).listening || (void me(app, key.token), false), 'the listener');
+  await until(() => cacheOf(services).has(key.id) || (void me(app, key.token), false), 'the cached record');
+  const res = await me(app, key.token);
+  expect(res.statusCode).toBe(200);
+  return key;
+}
+
+describe('API key cache across instances', () => {
+  let t: TestApp;
+  let secondDb: Database;
+  let second: Services;
+  let secondApp: App;
+
+  beforeAll(async () => {
+    t = await buildTestApp();
+    // A second instance: its own pool, services and server on the same database.
+    secondDb = createDatabase(t.database.url, { max: 4 });
+    second = await createServices(secondDb, {
+      TAGTRAIL_ENV: 'production',
+      REDIS_URL: undefined,
+      TAGTRAIL_RATE_LIMIT: 1_000_000,
+      TAGTRAIL_RATE_WINDOW_SECONDS: 60,
+    });
+    secondApp = await buildServer(second, { bodyLimit: 1048576 });
+    await secondApp.ready();
+  });
+
+  afterAll(async () => {
+    await secondApp?.close();
+    await second?.close();
+    await secondDb?.close();
+    await t?.close();
+  });
+
+  it('refuses a key revoked on one instance on the next request to the other, every time', async () => {
+    const org = await t.createOrg();
+    for (let i = 0; i < 15; i++) {
+      const key = await warm(secondApp, second, org);
+      await t.services.keys.revoke(org.id, key.id);
+      const res = await me(secondApp, key.token);
+      expect(res.statusCode).toBe(401);
+      expect(res.json().error.detail).toBe(AUTH_DETAIL.revoked);
+    }
+  });
+
+  it('refuses a revoked key on the instance that revoked it', async () => {
+    const org = await t.createOrg();
+    const key = await warm(t.app, t.services, org);
+    await t.services.keys.revoke(org.id, key.id);
+    expect((await me(t.app, key.token)).json().error.detail).toBe(AUTH_DETAIL.revoked);
+  });
+
+  it('keeps serving a key that was not revoked, from the cache', async () => {
+    const org = await t.createOrg();
+    const kept = await warm(secondApp, second, org);
+    const revoked = await warm(secondApp, second, org);
+    await t.services.keys.revoke(org.id, revoked.id);
+    expect((await me(secondApp, kept.token)).statusCode).toBe(200);
+    expect(cacheOf(second).has(kept.id)).toBe(true);
+    expect(cacheOf(second).has(revoked.id)).toBe(false);
+  });
+});
+
+describe('API key cache when the LISTEN connection is lost', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await buildTestApp();
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('refuses a key revoked right after the listener was killed, and listens again', async () => {
+    const org = await t.createOrg();
+    const cache = cacheOf(t.services);
+    for (let i = 0; i < 3; i++) {
+      const key = await warm(t.app, t.services, org);
+      const pid = cache.listenerPid;
+      expect(pid).toBeTypeOf('number');
+      const killed = await t.database.db.pool.query<{ ok: boolean }>(
+        'SELECT pg_terminate_backend($1) AS ok',
+        [pid],
+      );
+      expect(killed.rows[0]!.ok).toBe(true);
+      // No wait for the instance to notice: the revocation's notification can no longer reach it.
+      await t.services.keys.revoke(org.id, key.id);
+      const res = await me(t.app, key.token);
+      expect(res.statusCode).toBe(401);
+      expect(res.json().error.detail).toBe(AUTH_DETAIL.revoked);
+      expect(cache.has(key.id)).toBe(false);
+      // The next key is cached again once a new listener is up (warm waits for that).
+    }
+  });
+
+  it('drops the whole cache while it has no listener', async () => {
+    const org = await t.createOrg();
+    const cache = cacheOf(t.services);
+    const a = await warm(t.app, t.services, org);
+    const b = await warm(t.app, t.services, org);
+    await t.database.db.pool.query('SELECT pg_terminate_backend($1)', [cache.listenerPid]);
+    await until(() => !cache.listening || (void me(t.app, a.token), false), 'the loss to be noticed');
+    expect(cache.has(a.id)).toBe(false);
+    expect(cache.has(b.id)).toBe(false);
+    // Meanwhile keys are read from the database: still accepted, still refused once revoked.
+    expect((await me(t.app, a.token)).statusCode).toBe(200);
+    await t.services.keys.revoke(org.id, b.id);
+    expect((await me(t.app, b.token)).json().error.detail).toBe(AUTH_DETAIL.revoked);
+  });
+});
