@@ -12,10 +12,12 @@ import { bearer, buildTestApp, type TestApp, type TestOrg } from '../helpers/app
  * the LISTEN connection must never leave a revoked key accepted.
  */
 
-async function until(condition: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+/** Waits for `condition`, calling `poke` (a request) between looks. */
+async function until(condition: () => boolean, what: string, poke: () => Promise<unknown>): Promise<void> {
+  const deadline = Date.now() + 20_000;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await poke();
     await new Promise((r) => setTimeout(r, 20));
   }
 }
@@ -33,8 +35,9 @@ function cacheOf(services: Services): ApiKeyCache {
 async function warm(app: App, services: Services, org: TestOrg) {
   const key = await org.key();
   // The first request starts the listener; the record is cached once it listens.
-  await until(() => cacheOf(services).listening || (void me(app, key.token), false), 'the listener');
-  await until(() => cacheOf(services).has(key.id) || (void me(app, key.token), false), 'the cached record');
+  const poke = () => me(app, key.token);
+  await until(() => cacheOf(services).listening, 'the listener', poke);
+  await until(() => cacheOf(services).has(key.id), 'the cached record', poke);
   const res = await me(app, key.token);
   expect(res.statusCode).toBe(200);
   return key;
@@ -135,7 +138,11 @@ describe('API key cache when the LISTEN connection is lost', () => {
     const a = await warm(t.app, t.services, org);
     const b = await warm(t.app, t.services, org);
     await t.database.db.pool.query('SELECT pg_terminate_backend($1)', [cache.listenerPid]);
-    await until(() => !cache.listening || (void me(t.app, a.token), false), 'the loss to be noticed');
+    await until(
+      () => !cache.listening,
+      'the loss to be noticed',
+      () => me(t.app, a.token),
+    );
     expect(cache.has(a.id)).toBe(false);
     expect(cache.has(b.id)).toBe(false);
     // Meanwhile keys are read from the database: still accepted, still refused once revoked.
