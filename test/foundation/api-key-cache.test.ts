@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type App, buildServer } from '../../src/app.js';
 import { createDatabase, type Database } from '../../src/db/pool.js';
-import { type App, buildServer } from '../../src/http/server.js';
 import { AUTH_DETAIL } from '../../src/keys/authenticate.js';
 import type { ApiKeyCache } from '../../src/keys/key-cache.js';
 import { createServices, type Services } from '../../src/services.js';
