@@ -29,12 +29,40 @@ interface AssetRowRecord {
   last_seen_at: Date | null;
 }
 
+/** The assets list's orders (`sort`, `-` for descending); id breaks ties, assets never seen come last. */
+const ASSET_SORTS = {
+  name: 'a.name ASC, a.id ASC',
+  '-name': 'a.name DESC, a.id ASC',
+  external_key: 'a.external_key ASC, a.id ASC',
+  '-external_key': 'a.external_key DESC, a.id ASC',
+  location: 'l.name ASC NULLS LAST, a.name ASC, a.id ASC',
+  '-location': 'l.name DESC NULLS LAST, a.name ASC, a.id ASC',
+  last_seen_at: 'a.last_seen_at ASC NULLS LAST, a.id ASC',
+  '-last_seen_at': 'a.last_seen_at DESC NULLS LAST, a.id ASC',
+} as const;
+export type AssetSort = keyof typeof ASSET_SORTS;
+
+const AssetListQuery = Type.Object(
+  {
+    ...SearchPageQuery.properties,
+    sort: Type.Optional(
+      Type.Unsafe<AssetSort>({
+        type: 'string',
+        enum: Object.keys(ASSET_SORTS),
+        description: 'name (default), external_key, location or last_seen_at; prefix - for descending',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 /** Live assets (matching `q` over key, name, description and tags) with where they are now. */
 async function assetPage(
   tx: Tx,
   orgId: number,
   q: string | undefined,
   page: { limit: number; offset: number },
+  sort: AssetSort = 'name',
 ) {
   const where = `a.org_id = $1 AND a.deleted_at IS NULL${q ? ' AND a.search_text LIKE $2' : ''}`;
   const args: unknown[] = q ? [orgId, containsPattern(q)] : [orgId];
@@ -44,7 +72,7 @@ async function assetPage(
       `SELECT a.id, a.external_key, a.name, a.location_id, l.external_key AS location_external_key,
          l.name AS location_name, a.last_seen_at
        FROM assets a LEFT JOIN locations l ON l.id = a.location_id AND l.org_id = a.org_id
-       WHERE ${where} ORDER BY a.name, a.id LIMIT $${n + 1} OFFSET $${n + 2}`,
+       WHERE ${where} ORDER BY ${ASSET_SORTS[sort]} LIMIT $${n + 1} OFFSET $${n + 2}`,
       [...args, page.limit, page.offset],
     ),
     tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM assets a WHERE ${where}`, args),
@@ -73,12 +101,12 @@ export const assetViewRoutes =
   async (app) => {
     app.get(
       '/internal/assets',
-      { schema: { querystring: SearchPageQuery, response: { 200: ListEnvelope(AssetRowSchema) } } },
+      { schema: { querystring: AssetListQuery, response: { 200: ListEnvelope(AssetRowSchema) } } },
       async (request) => {
         const { orgId } = sessionOf(request);
-        const { q, limit, offset } = request.query;
+        const { q, limit, offset, sort } = request.query;
         const page = { limit, offset };
-        const { rows, total } = await s.db.withOrg(orgId, (tx) => assetPage(tx, orgId, q, page));
+        const { rows, total } = await s.db.withOrg(orgId, (tx) => assetPage(tx, orgId, q, page, sort));
         return listEnvelope(
           rows.map((r) => ({ ...r, last_seen_at: toWireOrNull(r.last_seen_at) })),
           page,

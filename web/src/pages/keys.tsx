@@ -262,7 +262,7 @@ function KeyRow({ item, onRevoked }: { item: ApiKey; onRevoked(): void }) {
 }
 
 export function KeysPage() {
-  const keys = usePaged<ApiKey>('/internal/keys', {}, 20);
+  const keys = usePaged<ApiKey>('/internal/keys', {}, 20, { urlPage: true });
   const [minted, setMinted] = useState<{ name: string; token: string } | null>(null);
 
   return (

@@ -289,7 +289,7 @@ function ReaderCard({ reader, onChanged }: { reader: Reader; onChanged(): void }
 }
 
 export function ReadersPage() {
-  const readers = usePaged<Reader>('/internal/readers', {}, 10);
+  const readers = usePaged<Reader>('/internal/readers', {}, 10, { urlPage: true });
   const [secret, setSecret] = useState<{ name: string; secret: string } | null>(null);
   return (
     <main id="main">
