@@ -47,7 +47,7 @@ export interface AppServices {
   ingest: IngestService;
 }
 
-export interface AppOptions extends Pick<ServerOptions, 'bodyLimit' | 'logger'> {
+export interface AppOptions extends Pick<ServerOptions, 'bodyLimit' | 'logger' | 'connection'> {
   /** Further route plugins (tests), registered after the domain routes and before the 405 answers. */
   routes?: FastifyPluginAsync[];
   /** What /readyz checks (the runtime adds the MQTT broker); default: the database. */
@@ -85,6 +85,7 @@ export function buildServer(services: AppServices, options: AppOptions): Promise
     {
       bodyLimit: options.bodyLimit,
       logger: options.logger,
+      connection: options.connection,
       schemas: [
         OrganizationSchema,
         TagSchema,

@@ -11,7 +11,12 @@ export type ErrorType =
   | 'unsupported_media_type'
   | 'rate_limited'
   | 'internal_error'
-  | 'service_unavailable';
+  | 'service_unavailable'
+  // What the HTTP server answers before a route is found (docs/api-decisions.md).
+  | 'request_timeout'
+  | 'uri_too_long'
+  | 'expectation_failed'
+  | 'header_fields_too_large';
 
 /** `fields[].code` values (API-SPEC "Field error codes"). */
 export type FieldCode =

@@ -16,6 +16,10 @@ const STATUS: Record<ErrorType, number> = {
   rate_limited: 429,
   internal_error: 500,
   service_unavailable: 503,
+  request_timeout: 408,
+  uri_too_long: 414,
+  expectation_failed: 417,
+  header_fields_too_large: 431,
 };
 
 const TITLES: Record<ErrorType, string> = {
@@ -31,7 +35,31 @@ const TITLES: Record<ErrorType, string> = {
   rate_limited: 'Too Many Requests',
   internal_error: 'Internal Server Error',
   service_unavailable: 'Service Unavailable',
+  request_timeout: 'Request Timeout',
+  uri_too_long: 'URI Too Long',
+  expectation_failed: 'Expectation Failed',
+  header_fields_too_large: 'Request Header Fields Too Large',
 };
+
+export const statusOf = (type: ErrorType): number => STATUS[type];
+
+/** The `{ error: {...} }` body of API-SPEC "Errors"; also written on raw sockets (client-errors.ts). */
+export function envelope(
+  error: ApiError,
+  instance: string,
+  requestId: string,
+): { error: Record<string, unknown> } {
+  const body: Record<string, unknown> = {
+    type: error.type,
+    title: TITLES[error.type],
+    status: STATUS[error.type],
+    detail: error.detail,
+    instance,
+    request_id: requestId,
+  };
+  if (error.type === 'validation_error') body.fields = error.fields ?? [];
+  return { error: body };
+}
 
 /** The generic detail of every 500: nothing of the cause reaches the caller. */
 export const INTERNAL_DETAIL = 'An internal error occurred. Quote the request_id when contacting support.';
@@ -79,22 +107,16 @@ export function toApiError(error: unknown, bodyLimit: number): ApiError | null {
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
   if (error.headers) reply.headers(error.headers);
-  const body: Record<string, unknown> = {
-    type: error.type,
-    title: TITLES[error.type],
-    status: STATUS[error.type],
-    detail: error.detail,
-    instance: request.url.split('?')[0],
-    request_id: request.id,
-  };
-  if (error.type === 'validation_error') body.fields = error.fields ?? [];
-  return reply.code(STATUS[error.type]).type('application/json; charset=utf-8').send({ error: body });
+  return reply
+    .code(STATUS[error.type])
+    .type('application/json; charset=utf-8')
+    .send(envelope(error, request.url.split('?')[0] ?? '/', request.id));
 }
 
 export function registerErrorHandler(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((error, request, reply) => {
     const mapped = toApiError(error, bodyLimit);
-    if (mapped?.type === 'service_unavailable') {
+    if (mapped?.type === 'service_unavailable' && !(error instanceof ApiError)) {
       request.log.warn({ err: (error as Error).message }, 'database unavailable; answered 503');
     }
     if (mapped) return sendError(request, reply, mapped);

@@ -7,6 +7,12 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type { PublicAuthenticator, SessionAuthenticator } from '../auth-types.js';
+import {
+  type ConnectionLimits,
+  connectionOptions,
+  DEFAULT_CONNECTION_LIMITS,
+  registerConnectionHandling,
+} from './connections.js';
 import { registerErrorHandler } from './error-handler.js';
 import { healthRoutes, type ReadinessCheck } from './health.js';
 import { registerOpenApi } from './openapi.js';
@@ -14,7 +20,7 @@ import { registerBodyParsing } from './plugins/content-type.js';
 import { registerInternalAuth } from './plugins/internal-auth.js';
 import { registerListFilterContext } from './plugins/list-filter-context.js';
 import { registerMethodNotAllowed, trackRoutes } from './plugins/methods.js';
-import { registerPublicSurface } from './plugins/public-surface.js';
+import { rateLimitPublic, registerPublicSurface } from './plugins/public-surface.js';
 import { genReqId, registerRequestId } from './plugins/request-id.js';
 import { registerStrictInputs } from './plugins/strict-inputs.js';
 import type { RateLimitStore } from './rate-limit/types.js';
@@ -42,6 +48,8 @@ export interface ServerOptions {
   routes: FastifyPluginAsync[];
   /** What /readyz checks. */
   readiness: ReadinessCheck[];
+  /** Connection bounds; DEFAULT_CONNECTION_LIMITS for what is not given. */
+  connection?: Partial<ConnectionLimits>;
 }
 
 export type App = FastifyInstance;
@@ -53,13 +61,14 @@ export type App = FastifyInstance;
  * routes that were registered.
  */
 export async function createHttpServer(deps: HttpDependencies, options: ServerOptions): Promise<App> {
+  const limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connection };
   const app = Fastify({
+    ...connectionOptions(limits, (request, reply) => rateLimitPublic(deps, request, reply)),
     logger: options.logger ?? false,
     genReqId,
     // One line per request, written by our onResponse hook with the fields we want.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     bodyLimit: options.bodyLimit,
-    return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
     trustProxy: deps.trustProxy,
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -74,6 +83,7 @@ export async function createHttpServer(deps: HttpDependencies, options: ServerOp
   const routesByUrl = trackRoutes(app);
   registerErrorHandler(app, options.bodyLimit);
   registerRequestId(app);
+  registerConnectionHandling(app);
   registerStrictInputs(app);
   registerBodyParsing(app);
   registerListFilterContext(app);

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { type App, buildServer } from '../../src/app.js';
+import { type App, type AppOptions, buildServer } from '../../src/app.js';
 import type { Config } from '../../src/config.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit/memory-store.js';
 import type { RateLimitStore } from '../../src/http/rate-limit/types.js';
@@ -38,6 +38,7 @@ export interface TestAppOptions {
   environment?: Config['TAGTRAIL_ENV'];
   bodyLimit?: number;
   routes?: FastifyPluginAsync[];
+  connection?: AppOptions['connection'];
 }
 
 /**
@@ -60,6 +61,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
   const app = await buildServer(services, {
     bodyLimit: options.bodyLimit ?? 1048576,
     routes: options.routes,
+    connection: options.connection,
   });
   await app.ready();
   let counter = 0;

@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 
-/** `error.type` values of API-SPEC "Types and statuses" (plus 413 for the body limit, 503 for outages). */
+/** `error.type` values of API-SPEC "Types and statuses" (plus 413 for the body limit, 503 for outages, and 408/414/417/431 answered before a route). */
 export const ERROR_STATUS: Record<string, number> = {
   bad_request: 400,
   validation_error: 400,
@@ -15,6 +15,10 @@ export const ERROR_STATUS: Record<string, number> = {
   rate_limited: 429,
   internal_error: 500,
   service_unavailable: 503,
+  request_timeout: 408,
+  uri_too_long: 414,
+  expectation_failed: 417,
+  header_fields_too_large: 431,
 };
 
 /** `fields[].code` values of API-SPEC "Field error codes". */

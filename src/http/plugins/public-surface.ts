@@ -1,6 +1,7 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Principal, PublicAuthenticator } from '../../auth-types.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ApiCaller, Principal, PublicAuthenticator } from '../../auth-types.js';
 import { ApiError } from '../../errors.js';
+import { takeToken } from '../rate-limit/gate.js';
 import type { RateLimitStore } from '../rate-limit/types.js';
 
 declare module 'fastify' {
@@ -22,46 +23,37 @@ export function principalOf(request: FastifyRequest): Principal {
 
 const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 
+export interface PublicSurfaceDeps {
+  authenticator: PublicAuthenticator;
+  rateLimit: RateLimitStore;
+}
+
 /**
- * Every request under /api/: take a token from the caller's bucket (per API key when the
- * bearer token verifies, per client address otherwise) and put the rate-limit headers on
- * the response, errors included; then, for v1 routes, authenticate and check the scope.
+ * Takes a token from the caller's bucket (per API key when the bearer token verifies, per
+ * client address otherwise) and puts the rate-limit headers on the response, errors
+ * included; throws the 429. Also used for what Fastify answers before routing (bad URLs).
  */
-export function registerPublicSurface(
-  app: FastifyInstance,
-  deps: { authenticator: PublicAuthenticator; rateLimit: RateLimitStore },
-): void {
+export async function rateLimitPublic(
+  deps: PublicSurfaceDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<ApiCaller> {
+  const caller = await deps.authenticator.identify({
+    authorization: header(request.headers.authorization),
+    xApiKey: header(request.headers['x-api-key']),
+  });
+  await takeToken(deps.rateLimit, caller.bucket ?? `ip:${request.ip}`, request, reply);
+  return caller;
+}
+
+/**
+ * Every request under /api/: the rate limit (`rateLimitPublic`); then, for v1 routes,
+ * authenticate and check the scope.
+ */
+export function registerPublicSurface(app: FastifyInstance, deps: PublicSurfaceDeps): void {
   app.addHook('onRequest', async (request, reply) => {
     if (!request.url.startsWith('/api/')) return;
-    const caller = await deps.authenticator.identify({
-      authorization: header(request.headers.authorization),
-      xApiKey: header(request.headers['x-api-key']),
-    });
-    const bucket = caller.bucket ?? `ip:${request.ip}`;
-
-    let decision: Awaited<ReturnType<RateLimitStore['take']>> | undefined;
-    try {
-      decision = await deps.rateLimit.take(bucket);
-    } catch (err) {
-      // A rate-limit store outage must not take the API down with it.
-      request.log.warn({ err }, 'rate limit store unavailable; request let through');
-    }
-    if (decision) {
-      reply.header('x-ratelimit-limit', decision.limit);
-      reply.header('x-ratelimit-remaining', decision.remaining);
-      reply.header('x-ratelimit-reset', decision.resetSeconds);
-      if (!decision.allowed) {
-        throw new ApiError(
-          'rate_limited',
-          `Rate limit of ${decision.limit} requests exceeded; retry later`,
-          undefined,
-          {
-            'retry-after': String(decision.retryAfterSeconds),
-          },
-        );
-      }
-    }
-
+    const caller = await rateLimitPublic(deps, request, reply);
     const required = request.routeOptions.config.scopes;
     if (required === undefined) return;
     request.principal = await caller.authenticate();

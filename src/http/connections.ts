@@ -1,0 +1,200 @@
+import { type Server, STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type {
+  FastifyError,
+  FastifyHttpOptions,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+} from 'fastify';
+import { ApiError } from '../errors.js';
+import { envelope, sendError, statusOf, UNAVAILABLE_RETRY_AFTER_SECONDS } from './error-handler.js';
+import { genReqId } from './plugins/request-id.js';
+
+/**
+ * How long a client may take and how much it may send before a route sees the request
+ * (docs/operations.md "Connections"). A slow-loris client that trickles headers is cut off
+ * after `headersTimeoutMs`; an idle keep-alive connection is closed after `keepAliveTimeoutMs`.
+ */
+export interface ConnectionLimits {
+  /** The request line and headers must have arrived within this time of the request's start. */
+  headersTimeoutMs: number;
+  /** The whole request, body included, must have arrived within this time. */
+  requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this time without a request. */
+  keepAliveTimeoutMs: number;
+  /** Request line plus headers, in bytes; beyond it: 431 (or 414 when the request line alone is longer). */
+  maxHeaderBytes: number;
+}
+
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 60_000,
+  // Above the 60 s idle timeout of common load balancers, so they never reuse a connection the server just closed.
+  keepAliveTimeoutMs: 65_000,
+  // Node's default is 16 KiB; a long session cookie and a long bearer token together must fit.
+  maxHeaderBytes: 32 * 1024,
+};
+
+/** After an error answer on a raw socket, how long its remaining input is read before the socket is destroyed. */
+const LINGER_MS = 1_000;
+
+const answered = new WeakSet<Socket>();
+
+/**
+ * The path of the request line at the start of `raw` (the bytes the parser was given when it
+ * failed), and that line's length (all of `raw` when the line does not end in it).
+ */
+function requestTarget(raw: Buffer | undefined): { path: string | undefined; lineBytes: number } {
+  if (!raw) return { path: undefined, lineBytes: 0 };
+  const match = /^[A-Z]{1,20} (\/[^\s?]*)/.exec(raw.subarray(0, 4096).toString('latin1'));
+  const path = match?.[1] && match[1].length > 256 ? `${match[1].slice(0, 256)}...` : match?.[1];
+  const eol = raw.indexOf('\n');
+  return { path, lineBytes: eol < 0 ? raw.length : eol };
+}
+
+/** What Node's HTTP parser (and its timeouts) raise, as our categories. */
+function fromClientError(
+  err: NodeJS.ErrnoException & { rawPacket?: Buffer },
+  limits: ConnectionLimits,
+): ApiError {
+  switch (err.code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new ApiError(
+        'request_timeout',
+        `The request did not arrive in time (headers within ${limits.headersTimeoutMs / 1000} s, the whole request within ${limits.requestTimeoutMs / 1000} s)`,
+      );
+    case 'HPE_HEADER_OVERFLOW': {
+      const target = requestTarget(err.rawPacket);
+      // The request line alone filled the limit: the URL is what is too long.
+      return target.path !== undefined && target.lineBytes >= limits.maxHeaderBytes
+        ? new ApiError('uri_too_long', `The request line must not exceed ${limits.maxHeaderBytes} bytes`)
+        : new ApiError(
+            'header_fields_too_large',
+            `The request line and headers must not exceed ${limits.maxHeaderBytes} bytes`,
+          );
+    }
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return new ApiError('payload_too_large', 'Chunk extensions are too large');
+    default:
+      return new ApiError('bad_request', 'Malformed HTTP request');
+  }
+}
+
+/**
+ * Answers what Node's HTTP server would answer by itself (400, 408, 413, 431) with the error
+ * envelope and an x-request-id, written on the raw socket because no request exists yet. The
+ * connection is half-closed and its remaining input read for a moment before it is destroyed,
+ * so the client reads the answer instead of a reset.
+ */
+function clientErrorHandler(limits: ConnectionLimits) {
+  return function onClientError(this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket): void {
+    if (err.code === 'ECONNRESET' || socket.destroyed || answered.has(socket)) return;
+    answered.add(socket);
+    const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (!socket.writable || inFlight?.headersSent) {
+      // Part of a response is on the wire already: nothing more can be said on this connection.
+      socket.destroy();
+      return;
+    }
+    const error = fromClientError(err, limits);
+    const requestId = genReqId();
+    const instance = requestTarget((err as { rawPacket?: Buffer }).rawPacket).path ?? '/';
+    const body = JSON.stringify(envelope(error, instance, requestId));
+    const status = statusOf(error.type);
+    const head = [
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+      'content-type: application/json; charset=utf-8',
+      `content-length: ${Buffer.byteLength(body)}`,
+      `x-request-id: ${requestId}`,
+      'cache-control: no-store',
+      'connection: close',
+    ];
+    this.log.info({ request_id: requestId, status, path: instance, code: err.code }, 'client error');
+    socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
+    socket.resume();
+    setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  };
+}
+
+/**
+ * Fastify's own answers before routing (a path whose percent-escapes do not decode, a path
+ * segment over `maxParamLength`), in the envelope; under /api/ with the rate limit applied.
+ */
+function frameworkErrorHandler(
+  rateLimit: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>,
+) {
+  return async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    reply.header('x-request-id', request.id);
+    let answer =
+      error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? new ApiError('uri_too_long', 'A path segment of the request URL is too long')
+        : error.code === 'FST_ERR_BAD_URL'
+          ? new ApiError('bad_request', 'The request path is not valid: a percent-escape does not decode')
+          : new ApiError('bad_request', 'Malformed request');
+    if (request.url.startsWith('/api/')) {
+      try {
+        await rateLimit(request, reply);
+      } catch (err) {
+        if (err instanceof ApiError) answer = err;
+      }
+    }
+    sendError(request, reply, answer);
+  };
+}
+
+/** The Fastify server options that bound connections and put Node's and Fastify's own answers in the envelope. */
+export function connectionOptions(
+  limits: ConnectionLimits,
+  rateLimit: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>,
+): Partial<FastifyHttpOptions<Server>> {
+  const requestTimeoutMs = Math.max(limits.requestTimeoutMs, limits.headersTimeoutMs);
+  return {
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    requestTimeout: requestTimeoutMs,
+    http: {
+      maxHeaderSize: limits.maxHeaderBytes,
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: requestTimeoutMs,
+      // Node checks the timeouts on this interval (default 30 s): a quarter of the bound, at most 1 s.
+      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 4))),
+    },
+    clientErrorHandler: clientErrorHandler(limits),
+    frameworkErrors: frameworkErrorHandler(rateLimit),
+    // Our own 503 while closing (registerConnectionHandling), in the envelope.
+    return503OnClosing: false,
+  };
+}
+
+/**
+ * Node's own 417 for an `Expect` header other than 100-continue, and the 503 of requests that
+ * arrive on open connections while the server is closing, both in the envelope. Call after
+ * the request-id hook so the 503 carries it.
+ */
+export function registerConnectionHandling(app: FastifyInstance): void {
+  app.server.on('checkExpectation', (req, res) => {
+    const requestId = genReqId();
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const error = new ApiError('expectation_failed', 'Only "Expect: 100-continue" is supported');
+    const body = JSON.stringify(envelope(error, path, requestId));
+    res.writeHead(417, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      'x-request-id': requestId,
+      connection: 'close',
+    });
+    res.end(body);
+  });
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (_request, reply) => {
+    if (!closing) return;
+    reply.header('connection', 'close');
+    // Another instance (or this one, restarted) takes the retry.
+    throw new ApiError('service_unavailable', 'The server is shutting down; retry', undefined, {
+      'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS),
+    });
+  });
+}
