@@ -167,10 +167,18 @@ const notFound = (request: FastifyRequest, reply: FastifyReply) =>
   );
 
 /**
+ * The client's asset pages (`/assets/new`, `/assets/{id}`): one segment under `/assets/`,
+ * where no file ever is (the app's files sit under the build hash, Preact's under vendor/).
+ */
+const ASSET_PAGE = /^\/assets\/(?:new|[1-9][0-9]{0,9})$/;
+
+/**
  * A path the client router may own: not the server's, and not a file name. (`/assets`
- * itself is the client's asset list; only `/assets/…` is the server's.)
+ * itself is the client's asset list, and `/assets/{id}` an asset's page; the rest of
+ * `/assets/…` is the server's.)
  */
 export function isClientRoute(path: string): boolean {
+  if (ASSET_PAGE.test(path)) return true;
   if (SERVER_PREFIXES.some((p) => path.startsWith(p) || (path === p.slice(0, -1) && p !== '/assets/'))) {
     return false;
   }
@@ -184,8 +192,15 @@ export function webAppRoutes(options: WebAppOptions = {}): FastifyPluginAsync {
     if (!web.built) app.log.warn('web app: dist/web/main.js is missing; run `npm run build`');
     const index = Buffer.from(web.indexHtml, 'utf8');
 
+    const page = (request: FastifyRequest, reply: FastifyReply) => {
+      if (!isClientRoute(request.url.split('?')[0]!)) return notFound(request, reply);
+      securityHeaders(reply, web.csp);
+      return reply.header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(index);
+    };
+
     app.get('/assets/*', (request, reply) => {
       const path = request.url.split('?')[0]!;
+      if (ASSET_PAGE.test(path)) return page(request, reply);
       let found = web.assets.get(path);
       let cache = IMMUTABLE;
       if (!found) {
@@ -204,13 +219,9 @@ export function webAppRoutes(options: WebAppOptions = {}): FastifyPluginAsync {
       return reply.send(found.body);
     });
 
-    const page = (request: FastifyRequest, reply: FastifyReply) => {
-      if (!isClientRoute(request.url.split('?')[0]!)) return notFound(request, reply);
-      securityHeaders(reply, web.csp);
-      return reply.header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(index);
-    };
     // The client's routes: one path segment (`/locations`, `/keys`, an unknown page the
-    // client answers itself) and an asset's history. Deeper paths stay the server's, so
+    // client answers itself), an asset's page (above) and an asset's history (the old
+    // address of its page). Deeper paths stay the server's, so
     // an unknown `/internal/…` or `/ingest/…` path is still a plain 404 of its own surface.
     app.get('/', page);
     app.get('/:page', page);

@@ -316,8 +316,8 @@ describe.skipIf(!hasChromium)('web app in Chromium', { timeout: 60_000 }, () => 
     expect(await page.locator('.pager-status').textContent()).toBe('1–1 of 1');
     await browser.screenshot('assets');
 
-    await row.getByRole('link').click();
-    await page.waitForURL(/\/history\/\d+$/);
+    await row.getByRole('link', { name: 'PJ-1' }).click();
+    await page.waitForURL(/\/assets\/\d+$/);
     const timeline = page.getByRole('list', { name: 'Where the asset has been' });
     await expect.poll(() => timeline.getByRole('listitem').count()).toBe(1);
     expect(await timeline.textContent()).toContain('SHELF-A');

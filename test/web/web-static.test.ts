@@ -37,6 +37,9 @@ describe('index.html and the client routes (the real server)', () => {
     '/assets',
     '/assets?q=pallet',
     '/history/42',
+    '/assets/42',
+    '/assets/new',
+    '/assets/2147483647?tab=history',
     '/keys',
     '/unknown-page',
   ])('GET %s answers index.html with the security headers', async (url) => {
@@ -94,6 +97,9 @@ describe('index.html and the client routes (the real server)', () => {
     ['GET', '/internal'],
     ['GET', '/ingest/nope'],
     ['GET', '/assets/nope'],
+    ['GET', '/assets/0'],
+    ['GET', '/assets/42/history'],
+    ['GET', '/assets/42.js'],
     ['GET', '/assets/vendor/preact@0.0.0/preact.mjs'],
     ['GET', '/favicon.ico'],
     ['GET', '/robots.txt'],
@@ -110,6 +116,8 @@ describe('index.html and the client routes (the real server)', () => {
   it('isClientRoute keeps the server prefixes', () => {
     expect(isClientRoute('/assets')).toBe(true);
     expect(isClientRoute('/keys')).toBe(true);
+    expect(isClientRoute('/assets/7')).toBe(true);
+    expect(isClientRoute('/assets/new')).toBe(true);
     for (const path of [
       '/api',
       '/api/x',

@@ -186,7 +186,43 @@ export interface HistoryRow {
   event_observed_at: string;
   location_id: number | null;
   location_external_key: string | null;
+  location_name: string | null;
   duration_seconds: number;
+  /** The newest stay, still going on. */
+  current: boolean;
+}
+
+export type TagType = 'rfid' | 'ble' | 'barcode';
+
+export interface Tag {
+  id: number;
+  tag_type: string;
+  value: string;
+}
+
+/** The public API's Asset read shape. */
+export interface Asset {
+  id: number;
+  external_key: string;
+  name: string;
+  description: string | null;
+  is_active: boolean;
+  metadata: Record<string, unknown>;
+  location_id: number | null;
+  location_external_key: string | null;
+  tags: Tag[];
+  valid_from: string;
+  valid_to: string | null;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+}
+
+export interface AssetDetail extends Asset {
+  location_name: string | null;
+  location_path: LocationOption[];
+  located_since: string | null;
+  last_seen_at: string | null;
 }
 
 export interface ReportRow {

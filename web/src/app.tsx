@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api, type Session, setCsrfToken, setUnauthorizedHandler } from './api.js';
 import { ErrorAlert } from './components/errors.js';
-import { AssetHistoryPage, AssetsPage, ReportPage } from './pages/assets.js';
+import { AssetPage, NewAssetPage } from './pages/asset-page.js';
+import { AssetsPage, ReportPage } from './pages/assets.js';
 import { SignIn, SignUp } from './pages/auth.js';
 import { HandheldPage } from './pages/handheld.js';
 import { KeysPage } from './pages/keys.js';
@@ -109,10 +110,17 @@ function AccountMenu() {
 
 function Shell({ path }: { path: string }) {
   const history = match('/history/:id', path);
+  const asset = match('/assets/:id', path);
+  // The history page of earlier versions is part of the asset's page now.
+  useEffect(() => {
+    if (history?.id) navigate(`/assets/${encodeURIComponent(history.id)}`, { replace: true });
+  }, [history?.id]);
   let page = <NotFound />;
   if (path === '/locations') page = <LocationsPage />;
   else if (path === '/assets') page = <AssetsPage />;
-  else if (history?.id) page = <AssetHistoryPage key={history.id} assetId={history.id} />;
+  else if (path === '/assets/new') page = <NewAssetPage />;
+  else if (asset?.id) page = <AssetPage key={asset.id} assetId={asset.id} />;
+  else if (history?.id) page = <main id="main" />;
   else if (path === '/report') page = <ReportPage />;
   else if (path === '/readers') page = <ReadersPage />;
   else if (path === '/handheld') page = <HandheldPage />;
@@ -130,7 +138,7 @@ function Shell({ path }: { path: string }) {
             <ul>
               {NAV.map((item) => {
                 const current =
-                  path === item.href || (item.href === '/assets' && path.startsWith('/history/'));
+                  path === item.href || (item.href === '/assets' && path.startsWith('/assets/'));
                 return (
                   <li key={item.href}>
                     <Link href={item.href} aria-current={current ? 'page' : undefined}>

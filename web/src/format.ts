@@ -37,3 +37,25 @@ export function formatDuration(totalSeconds: number): string {
 export function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
+
+/** A stay of an asset's history, as the internal history rows give it. */
+export interface Stay {
+  event_observed_at: string;
+  duration_seconds: number;
+  /** The newest stay: still going on. */
+  current: boolean;
+}
+
+/**
+ * How long a stay lasted, for the timeline. A past stay lasted until the next arrival
+ * ("for 2 h 5 min"). The current stay has not ended: the API's duration only runs to the
+ * last sighting so far (0 for a stay seen once), so it is shown as ongoing, measured up to
+ * `now` ("since … · 3 h so far").
+ */
+export function describeStay(stay: Stay, now: Date = new Date()): string {
+  if (!stay.current) return `for ${formatDuration(stay.duration_seconds)}`;
+  const since = `since ${formatDateTime(stay.event_observed_at)}`;
+  const elapsed = (now.getTime() - new Date(stay.event_observed_at).getTime()) / 1000;
+  if (!Number.isFinite(elapsed) || elapsed < 60) return `${since} · just arrived`;
+  return `${since} · ${formatDuration(elapsed)} so far`;
+}

@@ -1,10 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { AssetRow, HistoryRow, ReportRow } from '../api.js';
+import type { AssetRow, ReportRow } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
 import { locationLabel, useDebounced } from '../components/location-picker.js';
 import { PageHeader } from '../components/page.js';
 import { Pager, usePaged } from '../components/paging.js';
-import { formatDateTime, formatDuration } from '../format.js';
+import { formatDateTime } from '../format.js';
 import { Link, navigate, useLocation } from '../router.js';
 
 /** A search box whose value lives in the page's `?q=` (so Back and links keep it). */
@@ -59,7 +59,11 @@ export function AssetsPage() {
   const assets = usePaged<AssetRow>('/internal/assets', { q: query }, 25);
   return (
     <main id="main">
-      <PageHeader title="Assets" />
+      <PageHeader title="Assets">
+        <Link href="/assets/new" class="button primary">
+          New asset
+        </Link>
+      </PageHeader>
       <SearchBox
         id="asset-search"
         label="Search assets"
@@ -83,16 +87,13 @@ export function AssetsPage() {
             {assets.rows.map((a) => (
               <tr key={a.id}>
                 <th scope="row">
-                  <Link
-                    href={`/history/${a.id}`}
-                    state={{ external_key: a.external_key, name: a.name }}
-                    class="mono"
-                    aria-label={`History of ${a.name} (${a.external_key})`}
-                  >
+                  <Link href={`/assets/${a.id}`} class="mono">
                     {a.external_key}
                   </Link>
                 </th>
-                <td>{a.name}</td>
+                <td>
+                  <Link href={`/assets/${a.id}`}>{a.name}</Link>
+                </td>
                 <td>
                   {a.location_id === null ? (
                     <span class="muted">not seen yet</span>
@@ -114,43 +115,6 @@ export function AssetsPage() {
         </table>
       </div>
       <Pager paged={assets} label="Assets" />
-    </main>
-  );
-}
-
-export function AssetHistoryPage({ assetId }: { assetId: string }) {
-  const location = useLocation();
-  const known = (location.state ?? {}) as { external_key?: string; name?: string };
-  const history = usePaged<HistoryRow>(`/internal/assets/${encodeURIComponent(assetId)}/history`, {}, 25);
-  const title = known.name ? `History of ${known.name}` : `History of asset ${assetId}`;
-  return (
-    <main id="main">
-      <PageHeader title={title}>
-        {known.external_key && <p class="mono muted">{known.external_key}</p>}
-      </PageHeader>
-      <p>
-        <Link href="/assets">← All assets</Link>
-      </p>
-      <ErrorAlert error={history.error} />
-      {!history.loading && history.rows.length === 0 && !history.error && (
-        <p class="empty">This asset has not been seen anywhere yet.</p>
-      )}
-      <ol class="timeline" aria-label="Where the asset has been">
-        {history.rows.map((row) => (
-          <li key={`${row.event_observed_at}-${row.location_id}`}>
-            <time dateTime={row.event_observed_at}>{formatDateTime(row.event_observed_at)}</time>
-            <span class="timeline-place">
-              {row.location_external_key ?? (
-                <span class="muted">
-                  {row.location_id === null ? 'unknown location' : 'a retired location'}
-                </span>
-              )}
-            </span>
-            <span class="timeline-duration">for {formatDuration(row.duration_seconds)}</span>
-          </li>
-        ))}
-      </ol>
-      <Pager paged={history} label="History" />
     </main>
   );
 }
@@ -185,11 +149,7 @@ export function ReportPage() {
             {report.rows.map((r) => (
               <tr key={r.asset_id}>
                 <th scope="row">
-                  <Link
-                    href={`/history/${r.asset_id}`}
-                    state={{ external_key: r.asset_external_key }}
-                    class="mono"
-                  >
+                  <Link href={`/assets/${r.asset_id}`} class="mono">
                     {r.asset_external_key}
                   </Link>
                 </th>

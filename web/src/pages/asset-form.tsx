@@ -1,0 +1,341 @@
+import { useState } from 'preact/hooks';
+import { type Asset, api, type TagType } from '../api.js';
+import { FieldMessage, FormAlert, FormErrors } from '../components/form-errors.js';
+import { TagFields } from '../components/tag-capture.js';
+
+/**
+ * Creating and editing an asset. The rules are the API's (the same service runs behind
+ * /internal/), so the form checks nothing the API checks: it only turns what a person
+ * types into the body (metadata rows into an object, local times into RFC 3339) and shows
+ * the API's answer next to each field.
+ */
+
+/** Rows carry an id of their own, so removing one keeps the others' inputs in place. */
+let rowIds = 0;
+const rowId = () => ++rowIds;
+
+interface MetaRow {
+  uid: number;
+  key: string;
+  value: string;
+}
+
+interface TagRow {
+  uid: number;
+  type: TagType;
+  value: string;
+}
+
+/** `2026-01-02T03:04:05` in the browser's zone, what a datetime-local input holds. */
+export function toLocalInput(iso: string | null): string {
+  if (!iso) return '';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+/** A datetime-local value as an instant; undefined when it is not one. */
+function fromLocalInput(text: string): string | undefined {
+  const d = new Date(text);
+  return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
+}
+
+const metaRowsOf = (metadata: Record<string, unknown>): MetaRow[] =>
+  Object.entries(metadata).map(([key, value]) => ({ uid: rowId(), key, value: JSON.stringify(value) }));
+
+/** Rows into the metadata object, or the problem of each row that cannot be read. */
+function metadataOf(rows: MetaRow[]): { metadata: Record<string, unknown>; problems: Map<number, string> } {
+  const metadata: Record<string, unknown> = {};
+  const problems = new Map<number, string>();
+  for (const [i, row] of rows.entries()) {
+    if (row.key === '' && row.value.trim() === '') continue;
+    if (row.key === '') problems.set(i, 'Give the value a key.');
+    else if (Object.hasOwn(metadata, row.key)) problems.set(i, `The key “${row.key}” is used twice.`);
+    else {
+      try {
+        metadata[row.key] = JSON.parse(row.value);
+      } catch {
+        problems.set(
+          i,
+          'Not a JSON value: write text in quotes ("red"), numbers, true, false, null, [..] or {..}.',
+        );
+      }
+    }
+  }
+  return { metadata, problems };
+}
+
+/** Fields the form shows inline; the rest of an error goes to the alert. */
+const INLINE =
+  /^(name|external_key|description|is_active|metadata|valid_from|valid_to|tags\[\d+\]\.(tag_type|value))$/;
+
+export function AssetForm({
+  asset,
+  onSaved,
+  onCancel,
+}: {
+  /** The asset to edit; a new one is created when absent. */
+  asset?: Asset;
+  onSaved(asset: Asset): void;
+  onCancel?(): void;
+}) {
+  const editing = asset !== undefined;
+  const [name, setName] = useState(asset?.name ?? '');
+  const [key, setKey] = useState('');
+  const [description, setDescription] = useState(asset?.description ?? '');
+  const [active, setActive] = useState(asset?.is_active ?? true);
+  const [validFrom, setValidFrom] = useState(toLocalInput(asset?.valid_from ?? null));
+  const [validTo, setValidTo] = useState(toLocalInput(asset?.valid_to ?? null));
+  const [meta, setMeta] = useState<MetaRow[]>(asset ? metaRowsOf(asset.metadata) : []);
+  const [tags, setTags] = useState<TagRow[]>(editing ? [] : [{ uid: rowId(), type: 'rfid', value: '' }]);
+  const [metaProblems, setMetaProblems] = useState(new Map<number, string>());
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const errors = new FormErrors(error, (field) => INLINE.test(field));
+  const prefix = asset ? `asset-${asset.id}` : 'new-asset';
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const { metadata, problems } = metadataOf(meta);
+    setMetaProblems(problems);
+    if (problems.size > 0) {
+      setError(new Error('Some metadata rows cannot be read; see the rows marked below.'));
+      return;
+    }
+    const body: Record<string, unknown> = { name };
+    const from = validFrom === '' ? undefined : fromLocalInput(validFrom);
+    const to = validTo === '' ? null : fromLocalInput(validTo);
+    if (asset) {
+      // A merge patch of every update field; the times only when changed (the input keeps
+      // whole seconds), and updated_at so that an edit made elsewhere meanwhile is refused.
+      Object.assign(body, {
+        description: description === '' ? null : description,
+        is_active: active,
+        metadata,
+        updated_at: asset.updated_at,
+      });
+      if (validFrom !== toLocalInput(asset.valid_from)) body.valid_from = from ?? validFrom;
+      if (validTo !== toLocalInput(asset.valid_to)) body.valid_to = to ?? validTo;
+    } else {
+      if (key !== '') body.external_key = key;
+      if (description !== '') body.description = description;
+      body.is_active = active;
+      if (meta.length > 0) body.metadata = metadata;
+      if (validFrom !== '') body.valid_from = from ?? validFrom;
+      if (validTo !== '') body.valid_to = to ?? validTo;
+      const filled = tags.filter((t) => t.value !== '');
+      if (filled.length > 0) body.tags = filled.map((t) => ({ tag_type: t.type, value: t.value }));
+    }
+    setBusy(true);
+    setError(null);
+    try {
+      const res = asset
+        ? await api<{ data: Asset }>(`/internal/assets/${asset.id}`, { method: 'PATCH', body })
+        : await api<{ data: Asset }>('/internal/assets', { method: 'POST', body });
+      onSaved(res.data);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const setMetaRow = (i: number, change: Partial<MetaRow>) =>
+    setMeta(meta.map((row, j) => (j === i ? { ...row, ...change } : row)));
+  const setTagRow = (i: number, change: Partial<TagRow>) =>
+    setTags(tags.map((row, j) => (j === i ? { ...row, ...change } : row)));
+
+  const input = (field: string, id: string, hint?: string) => errors.input(field, id, hint);
+
+  return (
+    <form class="card asset-form" onSubmit={submit} aria-labelledby={`${prefix}-title`} noValidate>
+      <h2 id={`${prefix}-title`}>{editing ? 'Edit details' : 'New asset'}</h2>
+      <div class="row">
+        <div class="field">
+          <label for={`${prefix}-name`}>Name</label>
+          <input
+            id={`${prefix}-name`}
+            value={name}
+            onInput={(e) => setName(e.currentTarget.value)}
+            {...input('name', `${prefix}-name`)}
+          />
+          <FieldMessage errors={errors} field="name" id={`${prefix}-name`} />
+        </div>
+        {!editing && (
+          <div class="field">
+            <label for={`${prefix}-key`}>External key</label>
+            <input
+              id={`${prefix}-key`}
+              class="mono"
+              autocapitalize="off"
+              value={key}
+              onInput={(e) => setKey(e.currentTarget.value)}
+              {...input('external_key', `${prefix}-key`, `${prefix}-key-hint`)}
+            />
+            <p class="hint" id={`${prefix}-key-hint`}>
+              Letters, digits and hyphens. Leave empty to get the next ASSET-NNNN.
+            </p>
+            <FieldMessage errors={errors} field="external_key" id={`${prefix}-key`} />
+          </div>
+        )}
+      </div>
+      <div class="field">
+        <label for={`${prefix}-description`}>Description</label>
+        <textarea
+          id={`${prefix}-description`}
+          rows={2}
+          value={description}
+          onInput={(e) => setDescription(e.currentTarget.value)}
+          {...input('description', `${prefix}-description`)}
+        />
+        <FieldMessage errors={errors} field="description" id={`${prefix}-description`} />
+      </div>
+      <label class="checkbox">
+        <input type="checkbox" checked={active} onChange={(e) => setActive(e.currentTarget.checked)} />
+        Active
+      </label>
+      <FieldMessage errors={errors} field="is_active" id={`${prefix}-active`} />
+      <div class="row">
+        <div class="field">
+          <label for={`${prefix}-valid-from`}>Valid from</label>
+          <input
+            id={`${prefix}-valid-from`}
+            type="datetime-local"
+            step={1}
+            value={validFrom}
+            onInput={(e) => setValidFrom(e.currentTarget.value)}
+            {...input('valid_from', `${prefix}-valid-from`, `${prefix}-valid-from-hint`)}
+          />
+          <p class="hint" id={`${prefix}-valid-from-hint`}>
+            {editing ? 'Your local time.' : 'Your local time; empty means from now.'}
+          </p>
+          <FieldMessage errors={errors} field="valid_from" id={`${prefix}-valid-from`} />
+        </div>
+        <div class="field">
+          <label for={`${prefix}-valid-to`}>Valid until</label>
+          <input
+            id={`${prefix}-valid-to`}
+            type="datetime-local"
+            step={1}
+            value={validTo}
+            onInput={(e) => setValidTo(e.currentTarget.value)}
+            {...input('valid_to', `${prefix}-valid-to`, `${prefix}-valid-to-hint`)}
+          />
+          <p class="hint" id={`${prefix}-valid-to-hint`}>
+            Empty: no end.
+          </p>
+          <FieldMessage errors={errors} field="valid_to" id={`${prefix}-valid-to`} />
+        </div>
+      </div>
+
+      <fieldset>
+        <legend>Metadata</legend>
+        <p class="hint" id={`${prefix}-meta-hint`}>
+          One key per row; each value is JSON: "text" in quotes, 12, true, ["a", "b"], {'{"k": 1}'}.
+        </p>
+        {meta.map((row, i) => {
+          const id = `${prefix}-meta-${i}`;
+          const problem = metaProblems.get(i);
+          return (
+            <div class="row meta-row" key={row.uid}>
+              <div class="field">
+                <label for={`${id}-key`}>Key {i + 1}</label>
+                <input
+                  id={`${id}-key`}
+                  class="mono"
+                  value={row.key}
+                  onInput={(e) => setMetaRow(i, { key: e.currentTarget.value })}
+                />
+              </div>
+              <div class="field">
+                <label for={`${id}-value`}>Value {i + 1}</label>
+                <input
+                  id={`${id}-value`}
+                  class="mono"
+                  value={row.value}
+                  aria-invalid={problem ? 'true' : undefined}
+                  aria-describedby={problem ? `${id}-error` : `${prefix}-meta-hint`}
+                  onInput={(e) => setMetaRow(i, { value: e.currentTarget.value })}
+                />
+                {problem && (
+                  <p class="field-error" id={`${id}-error`}>
+                    {problem}
+                  </p>
+                )}
+              </div>
+              <button
+                type="button"
+                class="button link row-remove"
+                onClick={() => setMeta(meta.filter((_, j) => j !== i))}
+              >
+                Remove key {i + 1}
+              </button>
+            </div>
+          );
+        })}
+        <FieldMessage errors={errors} field="metadata" id={`${prefix}-meta`} />
+        <button
+          type="button"
+          class="button secondary"
+          onClick={() => setMeta([...meta, { uid: rowId(), key: '', value: '' }])}
+        >
+          Add a metadata key
+        </button>
+      </fieldset>
+
+      {!editing && (
+        <fieldset>
+          <legend>Tags</legend>
+          {tags.map((row, i) => {
+            const id = `${prefix}-tag-${i}`;
+            const field = `tags[${i}].value`;
+            return (
+              <div class="tag-row" key={row.uid}>
+                <TagFields
+                  id={id}
+                  label={`Tag ${i + 1}`}
+                  type={row.type}
+                  value={row.value}
+                  onType={(type) => setTagRow(i, { type })}
+                  onValue={(value) => setTagRow(i, { value })}
+                  valueAttributes={input(field, `${id}-value`)}
+                />
+                <FieldMessage errors={errors} field={field} id={`${id}-value`} />
+                <FieldMessage errors={errors} field={`tags[${i}].tag_type`} id={`${id}-type`} />
+                {tags.length > 1 && (
+                  <button
+                    type="button"
+                    class="button link row-remove"
+                    onClick={() => setTags(tags.filter((_, j) => j !== i))}
+                  >
+                    Remove tag {i + 1}
+                  </button>
+                )}
+              </div>
+            );
+          })}
+          <button
+            type="button"
+            class="button secondary"
+            onClick={() => setTags([...tags, { uid: rowId(), type: 'rfid', value: '' }])}
+          >
+            Add another tag
+          </button>
+        </fieldset>
+      )}
+
+      <FormAlert errors={errors} />
+      <div class="card-actions">
+        <button type="submit" class="button primary" disabled={busy}>
+          {editing ? 'Save changes' : 'Create asset'}
+        </button>
+        {onCancel && (
+          <button type="button" class="button secondary" onClick={onCancel}>
+            Cancel
+          </button>
+        )}
+      </div>
+    </form>
+  );
+}

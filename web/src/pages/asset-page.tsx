@@ -1,0 +1,406 @@
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import {
+  ApiError,
+  type Asset,
+  type AssetDetail,
+  api,
+  type HistoryRow,
+  type Tag,
+  type TagType,
+} from '../api.js';
+import { ErrorAlert } from '../components/errors.js';
+import { FieldMessage, FormAlert, FormErrors } from '../components/form-errors.js';
+import { PageHeader } from '../components/page.js';
+import { Pager, usePaged } from '../components/paging.js';
+import { TAG_TYPES, TagFields } from '../components/tag-capture.js';
+import { describeStay, formatDateTime } from '../format.js';
+import { Link, navigate } from '../router.js';
+import { AssetForm } from './asset-form.js';
+
+/** An asset's own page (`/assets/:id`): what it is, its tags, where it is now and where it has been. */
+
+const tagTypeLabel = (type: string) => TAG_TYPES.find((t) => t.id === type)?.label ?? type;
+
+function WhereNow({ asset }: { asset: AssetDetail }) {
+  if (asset.location_id === null) {
+    return <p class="empty">Not seen anywhere yet.</p>;
+  }
+  const path = asset.location_path;
+  return (
+    <dl class="facts where-now">
+      <div>
+        <dt>Location</dt>
+        <dd>
+          <strong>{asset.location_name ?? 'a retired location'}</strong>
+          {asset.location_external_key && <span class="mono muted"> ({asset.location_external_key})</span>}
+          {path.length > 1 && (
+            <span class="location-path">
+              <span class="visually-hidden">In </span>
+              {path
+                .slice(0, -1)
+                .map((step) => step.name)
+                .join(' › ')}
+            </span>
+          )}
+        </dd>
+      </div>
+      <div>
+        <dt>There since</dt>
+        <dd>{formatDateTime(asset.located_since)}</dd>
+      </div>
+      <div>
+        <dt>Last seen</dt>
+        <dd>{formatDateTime(asset.last_seen_at, 'never')}</dd>
+      </div>
+    </dl>
+  );
+}
+
+function TagList({ asset, onChanged }: { asset: AssetDetail; onChanged(): void }) {
+  const [type, setType] = useState<TagType>('rfid');
+  const [value, setValue] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const errors = new FormErrors(error, (f) => f === 'tag_type' || f === 'value');
+
+  const attach = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await api<{ data: Tag }>(`/internal/assets/${asset.id}/tags`, {
+        method: 'POST',
+        body: { tag_type: type, value },
+      });
+      setValue('');
+      onChanged();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const detach = async (tag: Tag) => {
+    setError(null);
+    try {
+      await api(`/internal/assets/${asset.id}/tags/${tag.id}`, { method: 'DELETE' });
+      onChanged();
+    } catch (e) {
+      setError(e);
+    }
+  };
+
+  return (
+    <section class="card" aria-labelledby="tags-title">
+      <h2 id="tags-title">Tags</h2>
+      {asset.tags.length === 0 ? (
+        <p class="muted">No tags attached.</p>
+      ) : (
+        <ul class="tag-list">
+          {asset.tags.map((tag) => (
+            <li key={tag.id}>
+              <span class="badge tag-kind">{tagTypeLabel(tag.tag_type)}</span>
+              <span class="mono">{tag.value}</span>
+              <button
+                type="button"
+                class="button link"
+                aria-label={`Detach ${tagTypeLabel(tag.tag_type)} ${tag.value}`}
+                onClick={() => detach(tag)}
+              >
+                Detach
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      <form onSubmit={attach} aria-label="Attach a tag" noValidate>
+        <TagFields
+          id="attach-tag"
+          label="New tag"
+          type={type}
+          value={value}
+          onType={setType}
+          onValue={setValue}
+          valueAttributes={errors.input('value', 'attach-tag-value')}
+        />
+        <FieldMessage errors={errors} field="value" id="attach-tag-value" />
+        <FieldMessage errors={errors} field="tag_type" id="attach-tag-type" />
+        <FormAlert errors={errors} />
+        <button type="submit" class="button secondary" disabled={busy}>
+          Attach tag
+        </button>
+      </form>
+    </section>
+  );
+}
+
+function Details({ asset, onSaved }: { asset: AssetDetail; onSaved(asset: Asset): void }) {
+  const [editing, setEditing] = useState(false);
+  if (editing) {
+    return (
+      <AssetForm
+        asset={asset}
+        onSaved={(saved) => {
+          setEditing(false);
+          onSaved(saved);
+        }}
+        onCancel={() => setEditing(false)}
+      />
+    );
+  }
+  const entries = Object.entries(asset.metadata);
+  return (
+    <section class="card" aria-labelledby="details-title">
+      <h2 id="details-title">Details</h2>
+      <dl class="facts">
+        <div>
+          <dt>Description</dt>
+          <dd>{asset.description ?? <span class="muted">none</span>}</dd>
+        </div>
+        <div>
+          <dt>State</dt>
+          <dd>{asset.is_active ? 'active' : 'inactive'}</dd>
+        </div>
+        <div>
+          <dt>Valid from</dt>
+          <dd>{formatDateTime(asset.valid_from)}</dd>
+        </div>
+        <div>
+          <dt>Valid until</dt>
+          <dd>{formatDateTime(asset.valid_to, 'no end')}</dd>
+        </div>
+        <div>
+          <dt>Updated</dt>
+          <dd>{formatDateTime(asset.updated_at)}</dd>
+        </div>
+      </dl>
+      {entries.length > 0 && (
+        <div class="table-wrap">
+          <table>
+            <caption>Metadata</caption>
+            <thead>
+              <tr>
+                <th scope="col">Key</th>
+                <th scope="col">Value (JSON)</th>
+              </tr>
+            </thead>
+            <tbody>
+              {entries.map(([key, value]) => (
+                <tr key={key}>
+                  <th scope="row" class="mono">
+                    {key}
+                  </th>
+                  <td class="mono">{JSON.stringify(value)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <button type="button" class="button secondary" onClick={() => setEditing(true)}>
+        Edit details
+      </button>
+    </section>
+  );
+}
+
+function KeyAndDelete({ asset, onRenamed }: { asset: AssetDetail; onRenamed(asset: Asset): void }) {
+  const [key, setKey] = useState(asset.external_key);
+  const [error, setError] = useState<unknown>(null);
+  const [confirming, setConfirming] = useState(false);
+  const [deleteError, setDeleteError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const errors = new FormErrors(error, (f) => f === 'external_key');
+
+  const rename = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const res = await api<{ data: Asset }>(`/internal/assets/${asset.id}/rename`, {
+        method: 'POST',
+        body: { external_key: key },
+      });
+      onRenamed(res.data);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const remove = async () => {
+    setBusy(true);
+    try {
+      await api(`/internal/assets/${asset.id}`, { method: 'DELETE' });
+      navigate('/assets', { state: { deleted: asset.name } });
+    } catch (e) {
+      setDeleteError(e);
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section class="card" aria-labelledby="key-title">
+      <h2 id="key-title">Key and removal</h2>
+      <form onSubmit={rename} noValidate class="row compact">
+        <div class="field">
+          <label for="rename-key">External key</label>
+          <input
+            id="rename-key"
+            class="mono"
+            autocapitalize="off"
+            value={key}
+            onInput={(e) => setKey(e.currentTarget.value)}
+            {...errors.input('external_key', 'rename-key', 'rename-key-hint')}
+          />
+          <p class="hint" id="rename-key-hint">
+            Integrations that use the old key must switch to the new one.
+          </p>
+          <FieldMessage errors={errors} field="external_key" id="rename-key" />
+        </div>
+        <div class="field field-button">
+          <button type="submit" class="button secondary" disabled={busy || key === asset.external_key}>
+            Rename
+          </button>
+        </div>
+      </form>
+      <FormAlert errors={errors} />
+      {confirming ? (
+        <div class="confirm">
+          <span>
+            Delete “{asset.name}”? Its tags are released and its key can be used again; it cannot be restored.
+          </span>
+          <button type="button" class="button danger" disabled={busy} onClick={remove}>
+            Yes, delete
+          </button>
+          <button type="button" class="button secondary" onClick={() => setConfirming(false)}>
+            Cancel
+          </button>
+        </div>
+      ) : (
+        <button type="button" class="button danger" onClick={() => setConfirming(true)}>
+          Delete asset
+        </button>
+      )}
+      <ErrorAlert error={deleteError} />
+    </section>
+  );
+}
+
+function Timeline({ assetId, version }: { assetId: number; version: number }) {
+  const history = usePaged<HistoryRow>(`/internal/assets/${assetId}/history`, {}, 25);
+  const { reload } = history;
+  // A write on the page (a tag, a rename) reloads the asset; the history follows it.
+  useEffect(() => {
+    if (version > 0) reload();
+  }, [version, reload]);
+  return (
+    <section aria-labelledby="history-title">
+      <h2 id="history-title">History</h2>
+      <ErrorAlert error={history.error} />
+      {!history.loading && history.rows.length === 0 && !history.error && (
+        <p class="empty">This asset has not been seen anywhere yet.</p>
+      )}
+      <ol class="timeline" aria-label="Where the asset has been">
+        {history.rows.map((row) => (
+          <li key={`${row.event_observed_at}-${row.location_id}`} class={row.current ? 'current' : undefined}>
+            <time dateTime={row.event_observed_at}>{formatDateTime(row.event_observed_at)}</time>
+            <span class="timeline-place">
+              {row.location_name ?? <span class="muted">unknown location</span>}
+              {row.location_external_key ? (
+                <span class="mono muted"> ({row.location_external_key})</span>
+              ) : (
+                row.location_id !== null && <span class="muted"> (retired)</span>
+              )}
+            </span>
+            <span class="timeline-duration">{describeStay(row)}</span>
+          </li>
+        ))}
+      </ol>
+      <Pager paged={history} label="History" />
+    </section>
+  );
+}
+
+export function AssetPage({ assetId }: { assetId: string }) {
+  const [asset, setAsset] = useState<AssetDetail | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [version, setVersion] = useState(0);
+  const id = Number(assetId);
+
+  const load = useCallback(() => {
+    api<{ data: AssetDetail }>(`/internal/assets/${encodeURIComponent(assetId)}`)
+      .then((res) => {
+        setAsset(res.data);
+        setError(null);
+      })
+      .catch(setError);
+  }, [assetId]);
+  useEffect(load, [load]);
+  const changed = () => {
+    load();
+    setVersion((v) => v + 1);
+  };
+
+  if (error && !asset) {
+    const missing = error instanceof ApiError && (error.status === 404 || error.status === 400);
+    return (
+      <main id="main">
+        <PageHeader title={missing ? 'Asset not found' : 'Asset'} />
+        {missing ? <p>This asset does not exist, or it was deleted.</p> : <ErrorAlert error={error} />}
+        <p>
+          <Link href="/assets">← All assets</Link>
+        </p>
+      </main>
+    );
+  }
+  if (!asset) {
+    return (
+      <main id="main">
+        <PageHeader title="Asset" />
+        <p class="loading" role="status">
+          Loading…
+        </p>
+      </main>
+    );
+  }
+  return (
+    <main id="main" class="asset-page">
+      <PageHeader title={asset.name}>
+        <p class="asset-sub">
+          <span class="mono">{asset.external_key}</span>{' '}
+          <span class={`badge ${asset.is_active ? 'badge-active' : 'badge-expired'}`}>
+            {asset.is_active ? 'active' : 'inactive'}
+          </span>
+        </p>
+      </PageHeader>
+      <p>
+        <Link href="/assets">← All assets</Link>
+      </p>
+      <ErrorAlert error={error} />
+      <section class="card" aria-labelledby="where-title">
+        <h2 id="where-title">Where it is now</h2>
+        <WhereNow asset={asset} />
+      </section>
+      <TagList asset={asset} onChanged={changed} />
+      <Details key={asset.updated_at} asset={asset} onSaved={changed} />
+      <KeyAndDelete key={asset.external_key} asset={asset} onRenamed={changed} />
+      <Timeline assetId={id} version={version} />
+    </main>
+  );
+}
+
+export function NewAssetPage() {
+  return (
+    <main id="main">
+      <PageHeader title="New asset" />
+      <p>
+        <Link href="/assets">← All assets</Link>
+      </p>
+      <AssetForm
+        onSaved={(created) => navigate(`/assets/${created.id}`, { replace: true })}
+        onCancel={() => navigate('/assets')}
+      />
+    </main>
+  );
+}
