@@ -42,10 +42,20 @@ export class FormErrors {
   rest(): string[] {
     if (this.error === null || this.error === undefined) return [];
     if (!(this.error instanceof ApiError)) return messagesOf(this.error);
-    const lines = [this.error.message];
-    for (const f of this.error.fields) {
-      if (!this.shown(f.field)) lines.push(`${f.field}: ${f.message}`);
-    }
+    const hidden = this.error.fields.filter((f) => !this.shown(f.field));
+    const inline = this.error.fields.length - hidden.length;
+    // The detail often repeats a field's message; the field already says it.
+    const repeats = this.error.fields.some(
+      (f) => this.shown(f.field) && this.error instanceof ApiError && this.error.message.includes(f.message),
+    );
+    const lines = [
+      repeats
+        ? inline === 1
+          ? 'Check the field marked above.'
+          : 'Check the fields marked above.'
+        : this.error.message,
+    ];
+    for (const f of hidden) lines.push(`${f.field}: ${f.message}`);
     return lines;
   }
 }

@@ -150,7 +150,7 @@ export function AssetForm({
 
   return (
     <form class="card asset-form" onSubmit={submit} aria-labelledby={`${prefix}-title`} noValidate>
-      <h2 id={`${prefix}-title`}>{editing ? 'Edit details' : 'New asset'}</h2>
+      <h2 id={`${prefix}-title`}>{editing ? 'Edit details' : 'What it is'}</h2>
       <div class="row">
         <div class="field">
           <label for={`${prefix}-name`}>Name</label>
