@@ -25,6 +25,7 @@ import { locationWriteRoutes } from './locations/internal-routes/writes.js';
 import { LocationSchema, locationRoutes } from './locations/routes/index.js';
 import type { LocationService } from './locations/service.js';
 import { TagRequestSchema, TagSchema } from './master-data/fields.js';
+import { spreadsheetRoutes } from './spreadsheet/internal-routes/import-export.js';
 import { tagRoutes } from './tags/routes/tag-routes.js';
 import type { TagService } from './tags/service.js';
 import { reportRoutes } from './tracking/internal-routes/report.js';
@@ -68,6 +69,7 @@ const internalRoutes = (s: InternalServices): FastifyPluginAsync[] =>
     assetViewRoutes,
     assetWriteRoutes,
     reportRoutes,
+    spreadsheetRoutes,
   ].map((routes) => routes(s));
 
 /**

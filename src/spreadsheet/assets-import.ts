@@ -13,6 +13,7 @@ import {
   type RowResult,
   tagDiff,
   tagHolders,
+  tagValuesAfter,
   validation,
   writeTags,
 } from './rows.js';
@@ -212,12 +213,17 @@ export async function applyAssets(tx: Tx, orgId: number, plan: AssetPlan, advanc
   const keyless = creates.filter((w) => w.key === null);
   const insert = async (slice: Write[]) => {
     const { rows } = await tx.query<{ id: number; external_key: string }>(
-      `INSERT INTO assets (org_id, external_key, name, description, is_active, metadata, valid_from, valid_to)
-       SELECT $1, u.k, u.n, u.d, u.a, u.m::jsonb, u.vf::timestamptz, u.vt::timestamptz
-       FROM unnest($2::text[], $3::text[], $4::text[], $5::boolean[], $6::text[], $7::text[], $8::text[])
-         AS u(k, n, d, a, m, vf, vt)
+      `INSERT INTO assets (org_id, external_key, name, description, is_active, metadata, valid_from, valid_to, tag_values)
+       SELECT $1, u.k, u.n, u.d, u.a, u.m::jsonb, u.vf::timestamptz, u.vt::timestamptz, u.tv
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::boolean[], $6::text[], $7::text[], $8::text[], $9::text[])
+         AS u(k, n, d, a, m, vf, vt, tv)
        RETURNING id, external_key`,
-      [orgId, slice.map((w) => w.key), ...columnsOf(slice)],
+      [
+        orgId,
+        slice.map((w) => w.key),
+        ...columnsOf(slice),
+        slice.map((w) => tagValuesAfter([], w.tags) ?? ''),
+      ],
     );
     const ids = new Map(rows.map((row) => [row.external_key, row.id]));
     for (const w of slice) w.id = ids.get(w.key as string) ?? null;
@@ -241,11 +247,17 @@ export async function applyAssets(tx: Tx, orgId: number, plan: AssetPlan, advanc
       await tx.query(
         `UPDATE assets a SET name = u.n, description = u.d, is_active = u.a, metadata = u.m::jsonb,
            valid_from = u.vf::timestamptz, valid_to = u.vt::timestamptz,
+           tag_values = coalesce(u.tv, a.tag_values),
            updated_at = greatest(now_ms(), a.updated_at + interval '1 millisecond')
-         FROM unnest($2::bigint[], $3::text[], $4::text[], $5::boolean[], $6::text[], $7::text[], $8::text[])
-           AS u(id, n, d, a, m, vf, vt)
+         FROM unnest($2::bigint[], $3::text[], $4::text[], $5::boolean[], $6::text[], $7::text[], $8::text[], $9::text[])
+           AS u(id, n, d, a, m, vf, vt, tv)
          WHERE a.org_id = $1 AND a.id = u.id`,
-        [orgId, slice.map((w) => w.id), ...columnsOf(slice)],
+        [
+          orgId,
+          slice.map((w) => w.id),
+          ...columnsOf(slice),
+          slice.map((w) => tagValuesAfter(plan.currentTags.get(w.id as number) ?? [], w.tags)),
+        ],
       );
     },
     advance,
@@ -253,14 +265,12 @@ export async function applyAssets(tx: Tx, orgId: number, plan: AssetPlan, advanc
 
   const detach: number[] = [];
   const attach: { owner: number; tag_type: string; value: string }[] = [];
-  const owners: number[] = [];
   for (const w of plan.writes) {
     if (w.tags === undefined || w.id === null) continue;
     const diff = tagDiff(plan.currentTags.get(w.id) ?? [], w.tags);
     if (diff.detach.length === 0 && diff.attach.length === 0) continue;
     detach.push(...diff.detach);
     for (const t of diff.attach) attach.push({ owner: w.id, tag_type: t.tag_type, value: t.value });
-    owners.push(w.id);
   }
-  await writeTags(tx, orgId, 'asset', detach, attach, owners);
+  await writeTags(tx, orgId, 'asset', detach, attach);
 }

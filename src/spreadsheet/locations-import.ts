@@ -13,6 +13,7 @@ import {
   type RowResult,
   tagDiff,
   tagHolders,
+  tagValuesAfter,
   validation,
   writeTags,
 } from './rows.js';
@@ -300,10 +301,11 @@ export async function applyLocations(
   const ids = new Map(plan.ids);
   const insert = async (slice: Write[]) => {
     const { rows } = await tx.query<{ id: number; external_key: string }>(
-      `INSERT INTO locations (org_id, external_key, name, description, is_active, valid_from, valid_to)
-       SELECT $1, u.k, u.n, u.d, u.a, u.vf::timestamptz, u.vt::timestamptz
-       FROM unnest($2::text[], $3::text[], $4::text[], $5::boolean[], $6::text[], $7::text[])
-         AS u(k, n, d, a, vf, vt)
+      `INSERT INTO locations
+         (org_id, external_key, name, description, is_active, valid_from, valid_to, tag_values, parent_id)
+       SELECT $1, u.k, u.n, u.d, u.a, u.vf::timestamptz, u.vt::timestamptz, u.tv, u.p
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::boolean[], $6::text[], $7::text[], $8::text[], $9::bigint[])
+         AS u(k, n, d, a, vf, vt, tv, p)
        RETURNING id, external_key`,
       [
         orgId,
@@ -313,37 +315,43 @@ export async function applyLocations(
         slice.map((w) => w.values.is_active),
         slice.map((w) => iso(w.values.valid_from)),
         slice.map((w) => iso(w.values.valid_to)),
+        slice.map((w) => tagValuesAfter([], w.tags) ?? ''),
+        slice.map((w) => (typeof w.parent === 'string' ? ids.get(w.parent) : null)),
       ],
     );
     for (const row of rows) ids.set(row.external_key, row.id);
     for (const w of slice) w.id = ids.get(w.key as string) ?? null;
   };
-  await inBatches(
-    creates.filter((w) => w.key !== null),
-    insert,
-    advance,
-  );
+  // Parents before children, so every new row is inserted with its parent's id: by depth
+  // among the new rows (cycles were refused, so every walk up ends).
+  const keyed = creates.filter((w) => w.key !== null);
+  const byKey = new Map(keyed.map((w) => [w.key as string, w]));
+  const depth = new Map<Write, number>();
+  const newParent = (w: Write) =>
+    typeof w.parent === 'string' && !plan.ids.has(w.parent) ? byKey.get(w.parent) : undefined;
+  for (const w of keyed) {
+    const chain: Write[] = [];
+    let at: Write | undefined = w;
+    while (at && !depth.has(at)) {
+      chain.push(at);
+      at = newParent(at);
+    }
+    let d = at ? depth.get(at)! + 1 : 0;
+    for (let i = chain.length - 1; i >= 0; i--) depth.set(chain[i]!, d++);
+  }
+  const levels: Write[][] = [];
+  for (const w of keyed) {
+    const d = depth.get(w)!;
+    levels[d] ??= [];
+    levels[d].push(w);
+  }
+  for (const level of levels) await inBatches(level ?? [], insert, advance);
   const autoKeys = await nextAutoKeys(tx, 'locations', orgId, keyless.length);
   keyless.forEach((w, i) => {
     w.key = autoKeys[i]!;
     w.result.external_key = w.key;
   });
   await inBatches(keyless, insert, advance);
-
-  // New rows got no parent above (it may be a row inserted later); set them now, with
-  // every key resolvable. Their updated_at stays their created_at.
-  const parented = creates.filter((w) => typeof w.parent === 'string');
-  await inBatches(
-    parented,
-    async (slice) => {
-      await tx.query(
-        `UPDATE locations l SET parent_id = u.parent FROM unnest($2::bigint[], $3::bigint[]) AS u(id, parent)
-         WHERE l.org_id = $1 AND l.id = u.id`,
-        [orgId, slice.map((w) => w.id), slice.map((w) => ids.get(w.parent as string))],
-      );
-    },
-    () => undefined,
-  );
 
   const updates = plan.writes.filter((w) => w.result.outcome === 'update');
   await inBatches(
@@ -353,9 +361,10 @@ export async function applyLocations(
         `UPDATE locations l SET name = u.n, description = u.d, is_active = u.a,
            parent_id = CASE WHEN u.move THEN u.parent ELSE l.parent_id END,
            valid_from = u.vf::timestamptz, valid_to = u.vt::timestamptz,
+           tag_values = coalesce(u.tv, l.tag_values),
            updated_at = greatest(now_ms(), l.updated_at + interval '1 millisecond')
-         FROM unnest($2::bigint[], $3::text[], $4::text[], $5::boolean[], $6::boolean[], $7::bigint[], $8::text[], $9::text[])
-           AS u(id, n, d, a, move, parent, vf, vt)
+         FROM unnest($2::bigint[], $3::text[], $4::text[], $5::boolean[], $6::boolean[], $7::bigint[], $8::text[], $9::text[], $10::text[])
+           AS u(id, n, d, a, move, parent, vf, vt, tv)
          WHERE l.org_id = $1 AND l.id = u.id`,
         [
           orgId,
@@ -367,6 +376,7 @@ export async function applyLocations(
           slice.map((w) => (typeof w.parent === 'string' ? ids.get(w.parent) : null)),
           slice.map((w) => iso(w.values.valid_from)),
           slice.map((w) => iso(w.values.valid_to)),
+          slice.map((w) => tagValuesAfter(plan.currentTags.get(w.id as number) ?? [], w.tags)),
         ],
       );
     },
@@ -375,14 +385,12 @@ export async function applyLocations(
 
   const detach: number[] = [];
   const attach: { owner: number; tag_type: string; value: string }[] = [];
-  const owners: number[] = [];
   for (const w of plan.writes) {
     if (w.tags === undefined || w.id === null) continue;
     const diff = tagDiff(plan.currentTags.get(w.id) ?? [], w.tags);
     if (diff.detach.length === 0 && diff.attach.length === 0) continue;
     detach.push(...diff.detach);
     for (const t of diff.attach) attach.push({ owner: w.id, tag_type: t.tag_type, value: t.value });
-    owners.push(w.id);
   }
-  await writeTags(tx, orgId, 'location', detach, attach, owners);
+  await writeTags(tx, orgId, 'location', detach, attach);
 }

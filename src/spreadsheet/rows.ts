@@ -151,17 +151,31 @@ export function tagDiff(
   };
 }
 
-/** Detaches and attaches tags of many owners, then recomputes their searchable tag values. */
+/**
+ * The owner's searchable tag values after the write, as refreshTagValues
+ * (src/tags/repository.ts) computes them: live values in tag id order, chr(1)-separated.
+ * Kept tags keep their ids; attached ones get new, larger ids in file order. Null when the
+ * file does not set the tags (the stored value stays).
+ */
+export function tagValuesAfter(
+  current: { id: number; tag_type: string; value: string }[],
+  wanted: { tag_type: string; value: string }[] | undefined,
+): string | null {
+  if (wanted === undefined) return null;
+  const { detach, attach } = tagDiff(current, wanted);
+  const gone = new Set(detach);
+  return [...current.filter((t) => !gone.has(t.id)), ...attach].map((t) => t.value).join('\u0001');
+}
+
+/** Detaches and attaches tags of many owners (their tag_values are written with the rows). */
 export async function writeTags(
   tx: Tx,
   orgId: number,
   kind: 'asset' | 'location',
   detach: number[],
   attach: { owner: number; tag_type: string; value: string }[],
-  owners: number[],
 ): Promise<void> {
   const column = kind === 'asset' ? 'asset_id' : 'location_id';
-  const table = kind === 'asset' ? 'assets' : 'locations';
   for (let i = 0; i < detach.length; i += BATCH) {
     await tx.query(
       'UPDATE tags SET detached_at = now_ms() WHERE org_id = $1 AND id = ANY($2::bigint[]) AND detached_at IS NULL',
@@ -176,15 +190,6 @@ export async function writeTags(
        FROM unnest($2::bigint[], $3::text[], $4::text[]) WITH ORDINALITY AS u(owner, tag_type, value, n)
        ORDER BY u.n`,
       [orgId, slice.map((t) => t.owner), slice.map((t) => t.tag_type), slice.map((t) => t.value)],
-    );
-  }
-  for (let i = 0; i < owners.length; i += BATCH) {
-    await tx.query(
-      `UPDATE ${table} o SET tag_values = coalesce((
-         SELECT string_agg(t.value, chr(1) ORDER BY t.id) FROM tags t
-         WHERE t.org_id = $1 AND t.${column} = o.id AND t.detached_at IS NULL), '')
-       WHERE o.org_id = $1 AND o.id = ANY($2::bigint[])`,
-      [orgId, owners.slice(i, i + BATCH)],
     );
   }
 }

@@ -112,9 +112,10 @@ export class SpreadsheetService {
 
   /** The assets a list request with these filters would return, all pages, as CSV lines. */
   async *exportAssets(orgId: number, filters: AssetExportFilters): AsyncGenerator<string> {
-    yield csvLine([...COLUMNS.assets]);
+    // The header follows the first page, so a refused filter fails before anything is written.
     for (let offset = 0; ; offset += EXPORT_PAGE) {
       const page = await this.assets.list(orgId, { ...filters, limit: EXPORT_PAGE, offset });
+      if (offset === 0) yield csvLine([...COLUMNS.assets]);
       for (const a of page.data) {
         yield csvLine([
           a.external_key,
@@ -133,9 +134,10 @@ export class SpreadsheetService {
 
   /** As exportAssets, for the locations list. */
   async *exportLocations(orgId: number, filters: LocationExportFilters): AsyncGenerator<string> {
-    yield csvLine([...COLUMNS.locations]);
+    // The header follows the first page, so a refused filter fails before anything is written.
     for (let offset = 0; ; offset += EXPORT_PAGE) {
       const page = await this.locations.list(orgId, { ...filters, limit: EXPORT_PAGE, offset });
+      if (offset === 0) yield csvLine([...COLUMNS.locations]);
       for (const l of page.data) {
         yield csvLine([
           l.external_key,

@@ -2,6 +2,16 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError, badRequest } from '../../errors.js';
 import { decodeJsonBody } from '../json-body.js';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * An upload route: its body is one of these media types, handed to the handler as the
+     * raw request stream (not read into memory, not JSON); the route bounds its size.
+     */
+    streamedBody?: readonly string[];
+  }
+}
+
 const JSON_TYPE = 'application/json';
 const MERGE_PATCH_TYPE = 'application/merge-patch+json';
 
@@ -57,9 +67,29 @@ export function registerBodyParsing(app: FastifyInstance): void {
     });
   }
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, _body, done) => done(null, undefined));
+  // Uploads (text/csv): the stream itself for a route that takes it; elsewhere read and
+  // dropped like any other body (the preParsing hook below has refused it where it matters).
+  app.addContentTypeParser('text/csv', (req, payload, done) => {
+    if (req.routeOptions.config.streamedBody?.includes('text/csv')) {
+      done(null, payload);
+      return;
+    }
+    payload.on('error', (err) => done(err, undefined));
+    payload.on('end', () => done(null, undefined));
+    payload.resume();
+  });
 
   app.addHook('preParsing', async (request) => {
     if (answeredWithoutBody(request)) return;
+    const streamed = request.routeOptions.config.streamedBody;
+    if (streamed) {
+      const type = mediaType(request.headers['content-type']);
+      if (type !== undefined && streamed.includes(type)) return;
+      throw new ApiError(
+        'unsupported_media_type',
+        `this upload requires Content-Type: ${streamed.join(' or ')}`,
+      );
+    }
     if (request.url.startsWith('/internal/')) {
       // The web app's back end: a body, or a route that takes one, must be JSON (a
       // cross-site form cannot send that type); a POST without either (sign-out) need not.
