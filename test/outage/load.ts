@@ -1,0 +1,166 @@
+/**
+ * Load for the restart tests: API writes (POST /api/v1/assets) and reader messages (MQTT
+ * QoS 1) kept going while the database goes away and comes back, recording what the
+ * service acknowledged so the test can check that none of it was lost.
+ */
+import { randomBytes } from 'node:crypto';
+import type { MqttClient } from 'mqtt';
+import { createDatabase, type Database } from '../../src/db/pool.js';
+import { MemoryRateLimitStore } from '../../src/http/rate-limit/memory-store.js';
+import { connectMqtt } from '../../src/ingest/mqtt-connection.js';
+import { createServices } from '../../src/services.js';
+
+export const unique = (prefix: string) => `${prefix}-${randomBytes(5).toString('hex')}`;
+
+export interface Tenant {
+  orgId: number;
+  token: string;
+  readerId: number;
+  topic: string;
+}
+
+/** An organization with an API key and a generic-json reader, created on the service's database. */
+export async function createTenant(databaseUrl: string): Promise<Tenant> {
+  const db = createDatabase(databaseUrl, { max: 2 });
+  const services = await createServices(
+    db,
+    {
+      TAGTRAIL_ENV: 'production',
+      REDIS_URL: undefined,
+      TAGTRAIL_RATE_LIMIT: 1000,
+      TAGTRAIL_RATE_WINDOW_SECONDS: 60,
+    },
+    new MemoryRateLimitStore({ limit: 1000, windowSeconds: 60 }),
+  );
+  try {
+    const org = await services.organizations.create(unique('Outage Org'));
+    const { token } = await services.keys.mint({ orgId: org.id, scopes: ['assets:read', 'assets:write'] });
+    const topic = `tagtrail-test/${unique('outage')}/reads`;
+    const { reader } = await services.readers.create(org.id, {
+      family: 'generic-json',
+      identity: unique('outage-reader'),
+      topic,
+    });
+    return { orgId: org.id, token, readerId: reader.id, topic };
+  } finally {
+    await services.close();
+    await db.close();
+  }
+}
+
+/** One reader message; its tag names it, so each is told apart in the raw log. */
+export const readerMessage = (n: string) => JSON.stringify({ reads: [{ tag: `OUTAGE-${n}` }] });
+
+/** The raw-log payloads stored for a reader. */
+export async function storedMessages(db: Database, readerId: number): Promise<Set<string>> {
+  const { rows } = await db.pool.query<{ payload: string }>(
+    'SELECT payload FROM raw_messages WHERE reader_id = $1',
+    [readerId],
+  );
+  return new Set(rows.map((r) => r.payload));
+}
+
+/** Polls until `check` holds; the test's timeout bounds the wait. */
+export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 120_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+export interface WriteLoad {
+  /** Assets the service answered 201 for. */
+  created: Array<{ id: number; name: string }>;
+  /** Every answer in order: status codes, or `error: …` for a failed request. */
+  answers: Array<number | string>;
+  /** Answers that were neither 201 nor a well-formed 503 (status 503, envelope, Retry-After). */
+  unexpected: string[];
+  /** 201s since the first 503. */
+  createdAfterOutage(): number;
+  stop(): Promise<void>;
+}
+
+/** `workers` loops of POST /api/v1/assets, each waiting for its answer before the next. */
+export function startWriteLoad(baseUrl: string, token: string, workers = 3): WriteLoad {
+  let running = true;
+  let firstOutageAt = -1;
+  const load: WriteLoad = {
+    created: [],
+    answers: [],
+    unexpected: [],
+    createdAfterOutage: () =>
+      firstOutageAt < 0 ? 0 : load.answers.slice(firstOutageAt).filter((a) => a === 201).length,
+    stop: async () => {
+      running = false;
+      await Promise.all(loops);
+    },
+  };
+  const worker = async (w: number) => {
+    for (let i = 0; running; i++) {
+      const name = unique(`outage-asset-${w}-${i}`);
+      try {
+        const res = await fetch(`${baseUrl}/api/v1/assets`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ name }),
+          signal: AbortSignal.timeout(60_000),
+        });
+        const body = (await res.json()) as { data?: { id: number }; error?: { type: string } };
+        load.answers.push(res.status);
+        if (res.status === 201 && body.data) {
+          load.created.push({ id: body.data.id, name });
+        } else if (
+          res.status === 503 &&
+          body.error?.type === 'service_unavailable' &&
+          res.headers.get('retry-after')
+        ) {
+          if (firstOutageAt < 0) firstOutageAt = load.answers.length - 1;
+          // A client honouring Retry-After would wait; a short pause keeps the load on.
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        } else {
+          load.unexpected.push(`${res.status} ${JSON.stringify(body)}`);
+        }
+      } catch (err) {
+        load.answers.push(`error: ${(err as Error).message}`);
+        load.unexpected.push(`request failed: ${(err as Error).message}`);
+      }
+    }
+  };
+  const loops = Array.from({ length: workers }, (_, w) => worker(w));
+  return load;
+}
+
+export interface ReaderLoad {
+  /** Payloads the broker acknowledged (PUBACK), in order. */
+  acknowledged: string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * A reader publishing at QoS 1, `inFlight` messages at a time, as a fixed reader does. Its
+ * MQTT client keeps an unacknowledged message and sends it again after a reconnect.
+ */
+export async function startReaderLoad(mqttUrl: string, topic: string, inFlight = 2): Promise<ReaderLoad> {
+  const client: MqttClient = await connectMqtt(mqttUrl, unique('tagtrail-outage-reader'), {
+    reconnectPeriod: 200,
+  });
+  let running = true;
+  const load: ReaderLoad = {
+    acknowledged: [],
+    stop: async () => {
+      running = false;
+      await Promise.all(loops);
+      await client.endAsync();
+    },
+  };
+  const worker = async (w: number) => {
+    for (let i = 0; running; i++) {
+      const payload = readerMessage(`${w}-${i}-${randomBytes(3).toString('hex')}`);
+      await client.publishAsync(topic, payload, { qos: 1 });
+      load.acknowledged.push(payload);
+    }
+  };
+  const loops = Array.from({ length: inFlight }, (_, w) => worker(w));
+  return load;
+}
