@@ -10,7 +10,15 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createDatabase, type Database } from '../../src/db/pool.js';
 import { buildIfStale, postmasterPid, type ServiceProcess, spawnService } from '../helpers/compiled.js';
-import { createTenant, startReaderLoad, startWriteLoad, storedMessages, type Tenant, until } from './load.js';
+import {
+  createTenant,
+  reportFigures,
+  startReaderLoad,
+  startWriteLoad,
+  storedMessages,
+  type Tenant,
+  until,
+} from './load.js';
 import { publishUntilStored } from './served.js';
 
 let dataDir: string;
@@ -64,6 +72,7 @@ it('restarts a killed embedded PostgreSQL under load: 503 during, 2xx after, not
   await publishUntilStored(mqttUrl as string, tenant.topic, () => storedMessages(database, tenant.readerId));
 
   const writes = startWriteLoad(service.url, tenant.token);
+  let killedAt = 0;
   const reads = await startReaderLoad(mqttUrl as string, tenant.topic);
   try {
     await until(
@@ -73,6 +82,7 @@ it('restarts a killed embedded PostgreSQL under load: 503 during, 2xx after, not
     const killed = await postmasterPid(dataDir);
     expect(killed).not.toBeNull();
     const acknowledgedBefore = reads.acknowledged.length;
+    killedAt = Date.now();
     process.kill(killed as number, 'SIGKILL');
 
     await until(() => writes.answers.includes(503), 'a 503 during the outage');
@@ -86,6 +96,10 @@ it('restarts a killed embedded PostgreSQL under load: 503 during, 2xx after, not
     await reads.stop();
   }
 
+  const restarted = /"down_ms":(\d+)/.exec(service.stdout());
+  reportFigures('embedded, kill -9 of the postmaster', writes, killedAt, {
+    postgres_down_ms: Number(restarted?.[1]),
+  });
   expect(service.exit, service.stderr()).toBeNull();
   expect(writes.unexpected).toEqual([]);
   // Every write answered 201 is there, under its name.

@@ -74,6 +74,8 @@ export interface WriteLoad {
   created: Array<{ id: number; name: string }>;
   /** Every answer in order: status codes, or `error: …` for a failed request. */
   answers: Array<number | string>;
+  /** When each answer came (Date.now()), for the figures in docs/operations.md. */
+  answeredAt: number[];
   /** Answers that were neither 201 nor a well-formed 503 (status 503, envelope, Retry-After). */
   unexpected: string[];
   /** 201s since the first 503. */
@@ -88,6 +90,7 @@ export function startWriteLoad(baseUrl: string, token: string, workers = 3): Wri
   const load: WriteLoad = {
     created: [],
     answers: [],
+    answeredAt: [],
     unexpected: [],
     createdAfterOutage: () =>
       firstOutageAt < 0 ? 0 : load.answers.slice(firstOutageAt).filter((a) => a === 201).length,
@@ -108,6 +111,7 @@ export function startWriteLoad(baseUrl: string, token: string, workers = 3): Wri
         });
         const body = (await res.json()) as { data?: { id: number }; error?: { type: string } };
         load.answers.push(res.status);
+        load.answeredAt.push(Date.now());
         if (res.status === 201 && body.data) {
           load.created.push({ id: body.data.id, name });
         } else if (
@@ -123,6 +127,7 @@ export function startWriteLoad(baseUrl: string, token: string, workers = 3): Wri
         }
       } catch (err) {
         load.answers.push(`error: ${(err as Error).message}`);
+        load.answeredAt.push(Date.now());
         load.unexpected.push(`request failed: ${(err as Error).message}`);
       }
     }
@@ -138,10 +143,18 @@ export interface ReaderLoad {
 }
 
 /**
- * A reader publishing at QoS 1, `inFlight` messages at a time, as a fixed reader does. Its
- * MQTT client keeps an unacknowledged message and sends it again after a reconnect.
+ * A reader publishing at QoS 1, `inFlight` messages at a time with `pauseMs` between two,
+ * as a fixed reader does (at most some 50 messages a second by default). Its MQTT client
+ * keeps an unacknowledged message and sends it again after a reconnect. The pace matters
+ * with an external broker: it acknowledges the reader at once and queues for our consumer
+ * during an outage, and Mosquitto drops what exceeds its queue (max_queued_messages,
+ * 1000 by default), which no consumer can get back (docs/operations.md).
  */
-export async function startReaderLoad(mqttUrl: string, topic: string, inFlight = 2): Promise<ReaderLoad> {
+export async function startReaderLoad(
+  mqttUrl: string,
+  topic: string,
+  { inFlight = 2, pauseMs = 40 } = {},
+): Promise<ReaderLoad> {
   const client: MqttClient = await connectMqtt(mqttUrl, unique('tagtrail-outage-reader'), {
     reconnectPeriod: 200,
   });
@@ -159,8 +172,36 @@ export async function startReaderLoad(mqttUrl: string, topic: string, inFlight =
       const payload = readerMessage(`${w}-${i}-${randomBytes(3).toString('hex')}`);
       await client.publishAsync(topic, payload, { qos: 1 });
       load.acknowledged.push(payload);
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
     }
   };
   const loops = Array.from({ length: inFlight }, (_, w) => worker(w));
   return load;
+}
+
+/**
+ * The outage as the API clients saw it, relative to `from` (the kill, or the start of the
+ * restart), in ms: first and last 503, first 201 after the first 503. Printed when
+ * TAGTRAIL_OUTAGE_FIGURES is set, for docs/operations.md; never asserted.
+ */
+export function reportFigures(
+  name: string,
+  load: WriteLoad,
+  from: number,
+  extra: Record<string, number> = {},
+) {
+  if (!process.env.TAGTRAIL_OUTAGE_FIGURES) return;
+  const first503 = load.answers.indexOf(503);
+  const last503 = load.answers.lastIndexOf(503);
+  const firstBack = load.answers.findIndex((a, i) => i > first503 && a === 201);
+  const at = (i: number) => (i < 0 ? null : (load.answeredAt[i] as number) - from);
+  const figures = {
+    first_503_ms: at(first503),
+    last_503_ms: at(last503),
+    first_201_after_ms: at(firstBack),
+    answers_503: load.answers.filter((a) => a === 503).length,
+    answers_201: load.created.length,
+    ...extra,
+  };
+  process.stderr.write(`outage figures (${name}): ${JSON.stringify(figures)}\n`);
 }

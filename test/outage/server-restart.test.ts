@@ -19,6 +19,7 @@ import { type PrivatePostgres, startPrivatePostgres } from '../helpers/private-p
 import { discardSession } from '../ingest/helpers.js';
 import {
   createTenant,
+  reportFigures,
   startReaderLoad,
   startWriteLoad,
   storedMessages,
@@ -82,6 +83,8 @@ it('stays up through pg_ctl restart of its DATABASE_URL under load: 503 during, 
   await publishUntilStored(mqttUrl, tenant.topic, () => storedMessages(database, tenant.readerId));
 
   const writes = startWriteLoad(service.url, tenant.token);
+  let restartAt = 0;
+  let restartedAt = 0;
   const reads = await startReaderLoad(mqttUrl, tenant.topic);
   try {
     await until(
@@ -89,7 +92,9 @@ it('stays up through pg_ctl restart of its DATABASE_URL under load: 503 during, 
       'load before the restart',
     );
     const before = writes.answers.length;
+    restartAt = Date.now();
     await (server as PrivatePostgres).restart();
+    restartedAt = Date.now();
     await until(() => writes.answers.slice(before).includes(503), 'a 503 during the restart');
     await until(() => writes.createdAfterOutage() >= 10, 'writes answered 201 again after the restart');
   } finally {
@@ -97,6 +102,9 @@ it('stays up through pg_ctl restart of its DATABASE_URL under load: 503 during, 
     await reads.stop();
   }
 
+  reportFigures('DATABASE_URL, pg_ctl restart -m fast', writes, restartAt, {
+    pg_ctl_restart_ms: restartedAt - restartAt,
+  });
   expect(service.exit, service.stderr()).toBeNull();
   expect(writes.unexpected).toEqual([]);
   const { rows } = await database.pool.query<{ id: number; name: string }>(
@@ -108,10 +116,14 @@ it('stays up through pg_ctl restart of its DATABASE_URL under load: 503 during, 
   );
   // The broker acknowledged these to the reader; the consumer must have stored every one,
   // including those that arrived while the database was restarting.
+  let missing: string[] = [];
   await until(async () => {
     const stored = await storedMessages(database, tenant.readerId);
-    return reads.acknowledged.every((p) => stored.has(p));
-  }, 'every acknowledged reader message stored');
+    missing = reads.acknowledged.filter((p) => !stored.has(p));
+    return missing.length === 0;
+  }, 'every acknowledged reader message stored').catch((err: Error) => {
+    throw new Error(`${err.message}: ${missing.length} of ${reads.acknowledged.length} missing`);
+  });
 
   expect((await fetch(`${service.url}/readyz`)).status).toBe(200);
   expect(await service.stop()).toEqual({ code: 0, signal: null });
