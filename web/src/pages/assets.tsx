@@ -1,27 +1,29 @@
-import { useEffect, useState } from 'preact/hooks';
 import type { AssetRow, ReportRow } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
-import { locationLabel, useDebounced } from '../components/location-picker.js';
+import { locationLabel } from '../components/location-picker.js';
 import { PageHeader } from '../components/page.js';
 import { Pager, usePaged } from '../components/paging.js';
+import { SortHeader } from '../components/sort-header.js';
 import { formatDateTime } from '../format.js';
-import { Link, navigate, useLocation } from '../router.js';
+import { Link } from '../router.js';
+import { useParams, useSearchParam as useUrlSearch } from '../url-state.js';
 
-/** A search box whose value lives in the page's `?q=` (so Back and links keep it). */
+/** A search box whose value lives in the page's `?q=` (so Back, reload and links keep it). */
 function useSearchParam(): [string, string, (q: string) => void] {
-  const location = useLocation();
-  const [q, setQ] = useState(location.search.get('q') ?? '');
-  const debounced = useDebounced(q.trim());
-  useEffect(() => {
-    const params = new URLSearchParams(window.location.search);
-    if ((params.get('q') ?? '') === debounced) return;
-    if (debounced) params.set('q', debounced);
-    else params.delete('q');
-    const text = params.toString();
-    navigate(`${window.location.pathname}${text ? `?${text}` : ''}`, { replace: true });
-  }, [debounced]);
-  return [q, debounced, setQ];
+  const search = useUrlSearch();
+  return [search.value, search.query, search.setValue];
 }
+
+const ASSET_SORTS = [
+  'name',
+  '-name',
+  'external_key',
+  '-external_key',
+  'location',
+  '-location',
+  'last_seen_at',
+  '-last_seen_at',
+];
 
 function SearchBox({
   id,
@@ -56,7 +58,10 @@ function SearchBox({
 
 export function AssetsPage() {
   const [q, query, setQ] = useSearchParam();
-  const assets = usePaged<AssetRow>('/internal/assets', { q: query }, 25);
+  const params = useParams();
+  const wanted = params.get('sort') ?? 'name';
+  const sort = ASSET_SORTS.includes(wanted) ? wanted : 'name';
+  const assets = usePaged<AssetRow>('/internal/assets', { q: query, sort }, 25, { urlPage: true });
   return (
     <main id="main">
       <PageHeader title="Assets">
@@ -77,10 +82,10 @@ export function AssetsPage() {
           <caption class="visually-hidden">Assets and where they are now</caption>
           <thead>
             <tr>
-              <th scope="col">Key</th>
-              <th scope="col">Name</th>
-              <th scope="col">Current location</th>
-              <th scope="col">Last seen</th>
+              <SortHeader field="external_key" label="Key" sort={sort} defaultSort="name" />
+              <SortHeader field="name" label="Name" sort={sort} defaultSort="name" />
+              <SortHeader field="location" label="Current location" sort={sort} defaultSort="name" />
+              <SortHeader field="last_seen_at" label="Last seen" sort={sort} defaultSort="name" />
             </tr>
           </thead>
           <tbody>
@@ -121,7 +126,7 @@ export function AssetsPage() {
 
 export function ReportPage() {
   const [q, query, setQ] = useSearchParam();
-  const report = usePaged<ReportRow>('/internal/report', { q: query }, 50);
+  const report = usePaged<ReportRow>('/internal/report', { q: query }, 50, { urlPage: true });
   return (
     <main id="main">
       <PageHeader title="Asset-location report" />

@@ -1,0 +1,166 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { type RunningService, startService } from '../../src/runtime.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { seriousAxeViolations } from './axe.js';
+import { type Browser, buildWeb, launch } from './browser.js';
+
+/**
+ * Every list keeps its state in the query string (page, sort, search): reload and Back
+ * return to the same rows, and a link to the URL shows them. The assets table's sort
+ * controls pass axe, label-content-name-mismatch included (issue 10's finding).
+ */
+describe('list state in the URL', { timeout: 90_000 }, () => {
+  let database: TestDatabase;
+  let dataDir: string;
+  let service: RunningService;
+  let browser: Browser;
+  let page: Page;
+  let base: string;
+
+  const firstCells = (table = page.locator('table').first()) =>
+    table.locator('tbody tr th[scope="row"]').allTextContents();
+  const status = () => page.locator('.pager-status').first().textContent();
+  const param = (name: string) => new URL(page.url()).searchParams.get(name);
+
+  beforeAll(async () => {
+    await buildWeb();
+    database = await createTestDatabase();
+    dataDir = await mkdtemp(join(tmpdir(), 'tagtrail-web-lists-'));
+    service = await startService(
+      loadConfig({
+        DATABASE_URL: database.url,
+        HOST: '127.0.0.1',
+        PORT: '0',
+        TAGTRAIL_MQTT_PORT: '0',
+        LOG_LEVEL: 'silent',
+        TAGTRAIL_DATA_DIR: dataDir,
+      }),
+    );
+    base = service.url;
+    browser = await launch(base, []);
+    page = browser.page;
+    const res = await fetch(`${base}/internal/auth/sign-up`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        email: 'lists@example.test',
+        password: 'correct horse battery staple',
+        organization_name: 'Lists',
+      }),
+    });
+    expect(res.status).toBe(201);
+    const session = (await res.json()) as { data: { organization: { id: number }; csrf_token: string } };
+    const orgId = session.data.organization.id;
+    const token = /tagtrail_session=([^;]+)/.exec(res.headers.get('set-cookie') ?? '')![1]!;
+    await browser.context.addCookies([{ name: 'tagtrail_session', value: token, url: base }]);
+
+    // 30 assets A-01..A-30 at two locations, seen at increasing times; 22 API keys.
+    const pool = database.db.pool;
+    const dock = (
+      await pool.query<{ id: number }>(
+        `INSERT INTO locations (org_id, external_key, name) VALUES ($1, 'DOCK', 'Dock') RETURNING id`,
+        [orgId],
+      )
+    ).rows[0]!.id;
+    await pool.query(
+      `INSERT INTO assets (org_id, external_key, name, location_id, last_seen_at)
+       SELECT $1, 'A-' || lpad(n::text, 2, '0'), 'Asset ' || lpad((31 - n)::text, 2, '0'), $2,
+              timestamptz '2025-01-01' + n * interval '1 hour'
+       FROM generate_series(1, 30) n`,
+      [orgId, dock],
+    );
+    for (let i = 1; i <= 22; i++) {
+      const minted = await fetch(`${base}/internal/keys`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          cookie: `tagtrail_session=${token}`,
+          'x-csrf-token': session.data.csrf_token,
+        },
+        body: JSON.stringify({ name: `key ${String(i).padStart(2, '0')}`, scopes: [], expires_at: null }),
+      });
+      expect(minted.status).toBe(201);
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await service?.stop();
+    await database?.drop();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('assets: sort, page and search survive reload and Back; the sort controls pass axe', async () => {
+    await page.goto(`${base}/assets`);
+    await expect.poll(status).toBe('1–25 of 30');
+    // Default order: by name (Asset 01 is A-30).
+    expect((await firstCells()).slice(0, 2)).toEqual(['A-30', 'A-29']);
+    expect(await seriousAxeViolations(page)).toEqual([]);
+
+    await page.getByRole('button', { name: 'Last seen', exact: true }).click();
+    await page.waitForURL((url) => url.searchParams.get('sort') === 'last_seen_at');
+    await expect.poll(async () => (await firstCells())[0]).toBe('A-01');
+    await page.getByRole('button', { name: 'Last seen', exact: true }).click();
+    await page.waitForURL((url) => url.searchParams.get('sort') === '-last_seen_at');
+    await expect.poll(async () => (await firstCells())[0]).toBe('A-30');
+    expect(await page.getByRole('columnheader', { name: 'Last seen' }).getAttribute('aria-sort')).toBe(
+      'descending',
+    );
+    await page.getByRole('button', { name: 'Next' }).click();
+    await expect.poll(status).toBe('26–30 of 30');
+    expect(param('page')).toBe('2');
+    await browser.screenshot('lists-assets-sorted-page-2');
+    expect(await seriousAxeViolations(page)).toEqual([]);
+
+    await page.reload();
+    await expect.poll(status).toBe('26–30 of 30');
+    expect(await firstCells()).toEqual(['A-05', 'A-04', 'A-03', 'A-02', 'A-01']);
+    await page.goBack();
+    await expect.poll(status).toBe('1–25 of 30');
+    expect((await firstCells())[0]).toBe('A-30');
+    expect(param('sort')).toBe('-last_seen_at');
+    await page.goBack();
+    await expect.poll(async () => (await firstCells())[0]).toBe('A-01');
+    expect(param('sort')).toBe('last_seen_at');
+
+    await page.getByLabel('Search assets').fill('asset 1');
+    await page.waitForURL((url) => url.searchParams.get('q') === 'asset 1');
+    await expect.poll(status).toBe('1–10 of 10');
+    expect(param('sort')).toBe('last_seen_at');
+    await page.reload();
+    await expect.poll(status).toBe('1–10 of 10');
+    expect(await page.getByLabel('Search assets').inputValue()).toBe('asset 1');
+
+    // A shared link shows the same rows.
+    await page.goto(`${base}/assets?sort=-external_key&page=2`);
+    await expect.poll(status).toBe('26–30 of 30');
+    expect((await firstCells())[0]).toBe('A-05');
+  });
+
+  it('keys: the page survives reload and Back', async () => {
+    await page.goto(`${base}/keys`);
+    await expect.poll(status).toBe('1–20 of 22');
+    await page.getByRole('button', { name: 'Next' }).click();
+    await expect.poll(status).toBe('21–22 of 22');
+    expect(param('page')).toBe('2');
+    await page.reload();
+    await expect.poll(status).toBe('21–22 of 22');
+    await page.goBack();
+    await expect.poll(status).toBe('1–20 of 22');
+  });
+
+  it('report: the search survives reload', async () => {
+    await page.goto(`${base}/report?q=A-1`);
+    await expect.poll(status).toBe('1–10 of 10');
+    expect(await page.getByLabel('Filter').inputValue()).toBe('A-1');
+    await page.reload();
+    await expect.poll(status).toBe('1–10 of 10');
+    expect(browser.consoleErrors).toEqual([]);
+    expect(browser.foreignRequests).toEqual([]);
+  });
+});
