@@ -73,6 +73,11 @@ export async function startService(config: Config): Promise<RunningService> {
     let ingest: IngestTransport | undefined;
     const app = await buildServer(services, {
       bodyLimit: config.TAGTRAIL_BODY_LIMIT,
+      connection: {
+        headersTimeoutMs: config.TAGTRAIL_HEADERS_TIMEOUT_SECONDS * 1000,
+        requestTimeoutMs: config.TAGTRAIL_REQUEST_TIMEOUT_SECONDS * 1000,
+        keepAliveTimeoutMs: config.TAGTRAIL_KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
+      },
       logger: { level: config.LOG_LEVEL },
       readiness: [
         databaseReadiness(opened.db),
