@@ -5,6 +5,7 @@ import { AssetPage, NewAssetPage } from './pages/asset-page.js';
 import { AssetsPage, ReportPage } from './pages/assets.js';
 import { SignIn, SignUp } from './pages/auth.js';
 import { HandheldPage } from './pages/handheld.js';
+import { ImportPage } from './pages/import.js';
 import { KeysPage } from './pages/keys.js';
 import { LocationsPage } from './pages/locations.js';
 import { PasswordPage } from './pages/password.js';
@@ -20,6 +21,7 @@ const NAV = [
   { href: '/report', label: 'Report' },
   { href: '/readers', label: 'Readers' },
   { href: '/handheld', label: 'Handheld' },
+  { href: '/import', label: 'Import' },
 ];
 
 function AccountMenu() {
@@ -124,6 +126,7 @@ function Shell({ path }: { path: string }) {
   else if (path === '/report') page = <ReportPage />;
   else if (path === '/readers') page = <ReadersPage />;
   else if (path === '/handheld') page = <HandheldPage />;
+  else if (path === '/import') page = <ImportPage />;
   else if (path === '/keys') page = <KeysPage />;
   else if (path === '/password') page = <PasswordPage />;
 
