@@ -211,5 +211,7 @@ export function csvField(value: string): string {
 
 /** One record with CRLF, as RFC 4180 and spreadsheets write it. */
 export function csvLine(fields: string[]): string {
+  // A record of one empty field is quoted: an empty line would be read as no record.
+  if (fields.length === 1 && fields[0] === '') return '""\r\n';
   return `${fields.map(csvField).join(',')}\r\n`;
 }
