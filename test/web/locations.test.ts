@@ -101,7 +101,14 @@ describe('locations in the web app', { timeout: 90_000 }, () => {
     await expect
       .poll(() => panel().getByRole('navigation', { name: 'Path' }).textContent())
       .toBe('SiteHallBay');
-    await page.getByRole('button', { name: 'Sub-locations of Site (1)' }).click();
+    // The new location's ancestors are opened to show it; a toggle closes and reopens a level.
+    const site = page.getByRole('button', { name: 'Sub-locations of Site (1)' });
+    await expect.poll(() => site.getAttribute('aria-expanded')).toBe('true');
+    await page.locator('.tree-row').getByRole('link', { name: 'Bay', exact: true }).waitFor();
+    await site.click();
+    await expect.poll(() => page.locator('.tree-row').getByRole('link', { name: 'Hall' }).count()).toBe(0);
+    await site.click();
+    await page.getByRole('button', { name: 'Sub-locations of Hall (1)' }).click();
     await page.getByRole('button', { name: 'Sub-locations of Hall (1)' }).click();
     await page.locator('.tree-row').getByRole('link', { name: 'Bay', exact: true }).waitFor();
     await expectAccessible('tree');
@@ -175,6 +182,10 @@ describe('locations in the web app', { timeout: 90_000 }, () => {
 
     await page.goto(`${base}/locations?selected=${hall}`);
     await expect.poll(() => panel().locator('h2').textContent()).toBe('Hall');
+    // Loaded from the URL, the tree opens the ancestors to show the selected location in place.
+    const inTree = page.locator('.tree-row').getByRole('link', { name: 'Hall', exact: true });
+    await inTree.waitFor();
+    expect(await inTree.getAttribute('aria-current')).toBe('true');
     const crate = panel().getByRole('link', { name: 'Crate' });
     expect(await crate.getAttribute('href')).toMatch(/^\/assets\/\d+$/);
     await expectAccessible('assets-here');

@@ -7,7 +7,7 @@ import { Pager, usePaged } from '../components/paging.js';
 import { plural } from '../format.js';
 import { Link } from '../router.js';
 import { hrefWith, setParams, useParams, useSearchParam } from '../url-state.js';
-import type { LocationRecord, TreeHit } from './location-api.js';
+import type { LocationDetails, LocationRecord, TreeHit } from './location-api.js';
 import { LocationPanel } from './location-details.js';
 
 /**
@@ -20,6 +20,9 @@ const LEVEL_LIMIT = 50;
 
 /** Bumped after every write, so each open level fetches its page again. */
 const TreeVersion = createContext(0);
+
+/** Ancestors of the selected location, root first, as "1/5/9": opened so a reload shows it in place. */
+const OpenPath = createContext('');
 
 function Level({
   parentId,
@@ -75,7 +78,12 @@ function NodeLabel({ node, selected }: { node: TreeNode; selected: number | null
 }
 
 function Node({ node, selected }: { node: TreeNode; selected: number | null }) {
-  const [open, setOpen] = useState(false);
+  const openPath = useContext(OpenPath);
+  const onPath = openPath.split('/').includes(String(node.id));
+  const [open, setOpen] = useState(onPath);
+  useEffect(() => {
+    if (onPath) setOpen(true);
+  }, [onPath, openPath]);
   const childrenId = `tree-${node.id}-children`;
   return (
     <li class={`tree-node${selected === node.id ? ' selected' : ''}`}>
@@ -238,6 +246,7 @@ export function LocationsPage() {
   const selected = Number.isFinite(selectedId) && selectedId > 0 ? selectedId : null;
   const [version, setVersion] = useState(0);
   const [selectedName, setSelectedName] = useState<{ id: number; name: string } | null>(null);
+  const [openPath, setOpenPath] = useState('');
   const treeChanged = () => setVersion((v) => v + 1);
 
   useEffect(() => {
@@ -246,8 +255,12 @@ export function LocationsPage() {
       return;
     }
     let live = true;
-    api<{ data: LocationRecord }>(`/internal/locations/${selected}`)
-      .then((d) => live && setSelectedName({ id: d.data.id, name: d.data.name }))
+    api<LocationDetails>(`/internal/locations/${selected}`)
+      .then((d) => {
+        if (!live) return;
+        setSelectedName({ id: d.data.id, name: d.data.name });
+        setOpenPath(d.path.map((p) => p.id).join('/'));
+      })
       .catch(() => live && setSelectedName(null));
     return () => {
       live = false;
@@ -262,51 +275,53 @@ export function LocationsPage() {
         to see what it contains; choose its name to edit, move, rename or delete it.
       </p>
       <TreeVersion.Provider value={version}>
-        <div class="locations-layout">
-          <div class="locations-tree">
-            <CreateLocation
-              selected={selectedName}
-              onCreated={(l) => {
-                treeChanged();
-                setParams({ selected: l.id });
-              }}
-            />
-            <div class="card">
-              <form class="search" onSubmit={(e) => e.preventDefault()}>
-                <label for="location-search">Search locations</label>
-                <input
-                  id="location-search"
-                  type="search"
-                  value={search.value}
-                  autocomplete="off"
-                  aria-describedby="location-search-hint"
-                  onInput={(e) => search.setValue(e.currentTarget.value)}
-                />
-                <p class="hint" id="location-search-hint">
-                  By name or key, at any depth.
-                </p>
-              </form>
-              {search.query ? (
-                <SearchResults q={search.query} selected={selected} />
-              ) : (
-                <Level parentId={null} label="Top-level locations" selected={selected} />
-              )}
-            </div>
-          </div>
-          {selected !== null && (
-            <div class="locations-panel">
-              <LocationPanel
-                key={selected}
-                id={selected}
-                onTreeChanged={treeChanged}
-                onDeleted={() => {
+        <OpenPath.Provider value={openPath}>
+          <div class="locations-layout">
+            <div class="locations-tree">
+              <CreateLocation
+                selected={selectedName}
+                onCreated={(l) => {
                   treeChanged();
-                  setParams({ selected: null });
+                  setParams({ selected: l.id });
                 }}
               />
+              <div class="card">
+                <form class="search" onSubmit={(e) => e.preventDefault()}>
+                  <label for="location-search">Search locations</label>
+                  <input
+                    id="location-search"
+                    type="search"
+                    value={search.value}
+                    autocomplete="off"
+                    aria-describedby="location-search-hint"
+                    onInput={(e) => search.setValue(e.currentTarget.value)}
+                  />
+                  <p class="hint" id="location-search-hint">
+                    By name or key, at any depth.
+                  </p>
+                </form>
+                {search.query ? (
+                  <SearchResults q={search.query} selected={selected} />
+                ) : (
+                  <Level parentId={null} label="Top-level locations" selected={selected} />
+                )}
+              </div>
             </div>
-          )}
-        </div>
+            {selected !== null && (
+              <div class="locations-panel">
+                <LocationPanel
+                  key={selected}
+                  id={selected}
+                  onTreeChanged={treeChanged}
+                  onDeleted={() => {
+                    treeChanged();
+                    setParams({ selected: null });
+                  }}
+                />
+              </div>
+            )}
+          </div>
+        </OpenPath.Provider>
       </TreeVersion.Provider>
     </main>
   );
