@@ -11,13 +11,17 @@ import { type SheetFixture, sheetFixture } from './helpers.js';
 
 const TAG_TYPES = ['rfid', 'ble', 'barcode'] as const;
 
+/** Control characters replaced by `_`; `keep` names the ones left (tab, LF, CR). */
+const noControls = (s: string, keep = '') =>
+  [...s].map((c) => ((c.charCodeAt(0) < 0x20 || c === '\u007f') && !keep.includes(c) ? '_' : c)).join('');
+
 /** Any Unicode text that survives UTF-8 (no lone surrogates). */
 const text = (max = 20) =>
   fc.string({ unit: 'binary', maxLength: max }).filter((s) => Buffer.from(s, 'utf8').toString('utf8') === s);
 
 /** Text the API takes as a tag value: no control characters but tab, LF and CR. */
 const tagValue = text(30)
-  .map((s) => s.replace(/[\x00-\x08\x0B\x0C\x0E-\x1F\x7F]/g, '_'))
+  .map((s) => noControls(s, '\t\n\r'))
   .filter((s) => s.length > 0);
 const tag = fc.record({ tag_type: fc.constantFrom(...TAG_TYPES), value: tagValue });
 
@@ -75,11 +79,11 @@ describe('export then import', { timeout: 120_000 }, () => {
   afterAll(() => f.t.close());
 
   const name = text(30)
-    .map((s) => s.replace(/[\x00-\x1F\x7F]/g, '_').trim())
+    .map((s) => noControls(s).trim())
     .filter((s) => s.length > 0);
   const description = fc.option(
     text(40)
-      .map((s) => s.replace(/[\x00-\x08\x0B\x0C\x0E-\x1F\x7F]/g, '_'))
+      .map((s) => noControls(s, '\t\n\r'))
       .filter((s) => s.length > 0),
   );
   const metadata = fc
