@@ -201,10 +201,12 @@ describe('handheld submissions and the views', () => {
       {
         asset_id: saw,
         asset_external_key: 'SAW-1',
+        asset_name: 'Saw',
         asset_last_seen: '2025-03-01T10:00:00.000Z',
         asset_deleted_at: null,
         location_id: bay,
         location_external_key: 'BAY-1',
+        location_name: 'Bay one',
       },
     ]);
   });

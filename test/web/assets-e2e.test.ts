@@ -268,6 +268,12 @@ describe.skipIf(!hasChromium)('assets in the web app', { timeout: 60_000 }, () =
     await browser.screenshot('asset-page');
     await expectNoSeriousAxe(page, 'asset page');
 
+    // The location and its parents lead to the locations page, selected there.
+    await where.getByRole('link', { name: 'North yard' }).waitFor();
+    await where.getByRole('link', { name: 'Bay 12' }).click();
+    await page.waitForURL(/\/locations\?selected=\d+$/);
+    await page.getByRole('heading', { name: 'Locations', level: 1 }).waitFor();
+
     // The lists link here: the assets list and the report.
     await page.goto(`${base}/report`);
     await page.getByRole('link', { name: 'PJ-8' }).click();

@@ -228,10 +228,12 @@ export interface AssetDetail extends Asset {
 export interface ReportRow {
   asset_id: number;
   asset_external_key: string;
+  asset_name: string | null;
   asset_last_seen: string;
   asset_deleted_at: string | null;
   location_id: number | null;
   location_external_key: string | null;
+  location_name: string | null;
 }
 
 export interface HandheldResult {

@@ -31,15 +31,21 @@ function WhereNow({ asset }: { asset: AssetDetail }) {
       <div>
         <dt>Location</dt>
         <dd>
-          <strong>{asset.location_name ?? 'a retired location'}</strong>
+          <strong>
+            <Link href={`/locations?selected=${asset.location_id}`}>
+              {asset.location_name ?? 'a retired location'}
+            </Link>
+          </strong>
           {asset.location_external_key && <span class="mono muted"> ({asset.location_external_key})</span>}
           {path.length > 1 && (
             <span class="location-path">
-              <span class="visually-hidden">In </span>
-              {path
-                .slice(0, -1)
-                .map((step) => step.name)
-                .join(' › ')}
+              In{' '}
+              {path.slice(0, -1).map((step, i) => (
+                <span key={step.id}>
+                  {i > 0 && ' › '}
+                  <Link href={`/locations?selected=${step.id}`}>{step.name}</Link>
+                </span>
+              ))}
             </span>
           )}
         </dd>

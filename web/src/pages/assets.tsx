@@ -154,11 +154,17 @@ export function ReportPage() {
             {report.rows.map((r) => (
               <tr key={r.asset_id}>
                 <th scope="row">
-                  <Link href={`/assets/${r.asset_id}`} class="mono">
-                    {r.asset_external_key}
+                  <Link href={`/assets/${r.asset_id}`}>
+                    {r.asset_name ?? r.asset_external_key} <span class="mono">({r.asset_external_key})</span>
                   </Link>
                 </th>
-                <td class="mono">{r.location_external_key ?? <span class="muted">—</span>}</td>
+                <td>
+                  {r.location_id === null ? (
+                    <span class="muted">—</span>
+                  ) : (
+                    locationLabel({ name: r.location_name, external_key: r.location_external_key })
+                  )}
+                </td>
                 <td>{formatDateTime(r.asset_last_seen)}</td>
                 <td>{r.asset_deleted_at ? <span class="badge badge-revoked">deleted</span> : 'live'}</td>
               </tr>
