@@ -186,6 +186,11 @@ describe('locations in the web app', { timeout: 90_000 }, () => {
     const inTree = page.locator('.tree-row').getByRole('link', { name: 'Hall', exact: true });
     await inTree.waitFor();
     expect(await inTree.getAttribute('aria-current')).toBe('true');
+    // The tree's asset count leads to the assets there.
+    await page.goto(`${base}/locations`);
+    await page.getByRole('button', { name: /^Sub-locations of Yard/ }).click();
+    await page.getByRole('link', { name: '1 asset at Hall' }).click();
+    await expect.poll(() => panel().locator('h2').textContent()).toBe('Hall');
     const crate = panel().getByRole('link', { name: 'Crate' });
     expect(await crate.getAttribute('href')).toMatch(/^\/assets\/\d+$/);
     await expectAccessible('assets-here');

@@ -72,7 +72,15 @@ function NodeLabel({ node, selected }: { node: TreeNode; selected: number | null
         {node.name}
       </Link>
       <span class="mono muted tree-key">{node.external_key}</span>
-      <span class={`count${node.asset_count === 0 ? ' zero' : ''}`}>{plural(node.asset_count, 'asset')}</span>
+      {node.asset_count === 0 ? (
+        <span class="count zero">0 assets</span>
+      ) : (
+        // The count leads to the assets: the location's panel lists them, each linked to its page.
+        <Link href={hrefWith({ selected: node.id })} class="count">
+          {plural(node.asset_count, 'asset')}
+          <span class="visually-hidden"> at {node.name}</span>
+        </Link>
+      )}
     </>
   );
 }
