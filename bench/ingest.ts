@@ -159,9 +159,10 @@ async function run(population: Population, dbServer: Awaited<ReturnType<typeof s
     const readers = new ReaderService(db);
     const topics: string[] = [];
     const readerIds: number[] = [];
+    const logins: Array<{ username: string; password: string }> = [];
     for (let r = 0; r < READERS; r++) {
       const topic = `bench/${instance}/reader-${r}`;
-      const { reader } = await readers.create(orgId, {
+      const { reader, mqtt } = await readers.create(orgId, {
         family: 'generic-json',
         identity: `reader-${r}`,
         topic,
@@ -172,6 +173,7 @@ async function run(population: Population, dbServer: Awaited<ReturnType<typeof s
       }
       topics.push(topic);
       readerIds.push(reader.id);
+      logins.push(mqtt);
       await running.ingest.serving(topic);
     }
 
@@ -206,7 +208,12 @@ async function run(population: Population, dbServer: Awaited<ReturnType<typeof s
 
     for (let r = 0; r < READERS; r++) {
       clients.push(
-        await connectMqtt(running.mqttUrl, `bench-reader-${instance}-${r}`, { reconnectPeriod: 500 }),
+        // Logged in as the reader (the embedded broker requires it; an external one may ignore it).
+        await connectMqtt(running.mqttUrl, `${logins[r]!.username}-bench`, {
+          reconnectPeriod: 500,
+          username: logins[r]!.username,
+          password: logins[r]!.password,
+        }),
       );
     }
     const before = await sizes(db.pool);

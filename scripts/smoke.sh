@@ -114,12 +114,19 @@ if (d.api_key_id !== keyId || String(d.id) !== orgId || d.name !== 'Smoke' || JS
 }" "$BODY" "$ORG_ID" "$KEY_ID" || fail "GET /api/v1/orgs/me returned the wrong organization or key"
 say "GET /api/v1/orgs/me: 200, api_key_id $KEY_ID"
 
+# The broker answers, and refuses a client without credentials (CONNACK 5, not authorized).
 node --input-type=module -e "
 import { connectMqtt } from './dist/src/ingest/mqtt-connection.js';
-const c = await connectMqtt('mqtt://127.0.0.1:$MQTT_PORT', 'tagtrail-smoke', { initialTimeoutMs: 5000, reconnectPeriod: 0 });
-await c.endAsync();
-" || fail "the embedded MQTT broker does not accept connections on port $MQTT_PORT"
-say "embedded MQTT broker accepts connections on port $MQTT_PORT"
+try {
+  const c = await connectMqtt('mqtt://127.0.0.1:$MQTT_PORT', 'tagtrail-smoke', { initialTimeoutMs: 5000, reconnectPeriod: 0 });
+  await c.endAsync();
+  console.error('an anonymous client was let in');
+  process.exit(1);
+} catch (e) {
+  if (!/not authorized/i.test(e.message)) { console.error(e.message); process.exit(1); }
+}
+" || fail "the embedded MQTT broker on port $MQTT_PORT does not answer, or lets anonymous clients in"
+say "embedded MQTT broker on port $MQTT_PORT answers and refuses anonymous clients"
 
 PG_PID="$(head -n 1 "$DATA/postgres/postmaster.pid" 2>/dev/null || true)"
 [[ -n "$PG_PID" ]] || fail "no embedded PostgreSQL pid in $DATA/postgres/postmaster.pid"

@@ -15,6 +15,9 @@ const ConfigSchema = Type.Object({
   MQTT_URL: Type.Optional(Type.String({ pattern: '^(mqtts?|wss?|tcp)://' })),
   // Unset: DEFAULT_MQTT_PORT, or a free port when that one is taken. Set: exactly this port.
   TAGTRAIL_MQTT_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  // The ingest consumer's login on MQTT_URL when the URL does not carry one.
+  TAGTRAIL_MQTT_USERNAME: Type.Optional(Type.String({ minLength: 1, maxLength: 65535 })),
+  TAGTRAIL_MQTT_PASSWORD: Type.Optional(Type.String({ minLength: 1, maxLength: 65535 })),
   // Ingest: instances sharing this group split reader messages ($share/<group>/<topic>; MQTT_URL only).
   TAGTRAIL_MQTT_SHARED_GROUP: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' })),
   // Suffix of this instance's MQTT client id (tagtrail-ingest-<instance>); distinct per instance.

@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import { openDatabase } from './db/connect.js';
 import type { EmbeddedPostgres } from './db/embedded.js';
 import { databaseReadiness } from './http/health.js';
+import { BrokerAccess, SERVICE_USERNAME } from './ingest/broker-access.js';
 import { BrokerIngest } from './ingest/broker-ingest.js';
 import { type BrokerAddress, externalBrokerAddress, startBrokerOnPort } from './ingest/broker-port.js';
 import { type IngestTransport, startIngestTransport } from './ingest/transport.js';
@@ -34,6 +35,8 @@ export interface RunningService {
   mqttUrl: string;
   /** Where readers publish, for the start-up lines: the broker's real address. */
   broker: BrokerAddress;
+  /** The service's own login on the embedded broker (it may subscribe to every topic). */
+  brokerLogin?: { username: string; password: string };
   /** Reader messages in: the embedded broker's hook or the MQTT_URL consumer, and raw-log upkeep. */
   ingest: IngestTransport;
   stop(): Promise<void>;
@@ -55,16 +58,21 @@ export async function startService(config: Config): Promise<RunningService> {
   try {
     // With the embedded broker, a reader's message is stored before the broker acknowledges it.
     const brokerIngest = config.MQTT_URL ? undefined : new BrokerIngest();
+    // Every client of the embedded broker logs in: readers with their own credentials.
+    const brokerAccess = brokerIngest ? new BrokerAccess() : undefined;
     const placed = brokerIngest
       ? await startBrokerOnPort({
           host: config.HOST,
           port: config.TAGTRAIL_MQTT_PORT,
           onPublish: (topic, payload) => brokerIngest.handle(topic, payload),
+          access: brokerAccess,
         })
       : undefined;
     const broker = placed?.broker;
     const brokerAddress = placed?.address ?? externalBrokerAddress(config.MQTT_URL as string);
     if (broker) started.push(() => broker.stop());
+    // Readers that log in while the service starts wait for it; a failed start refuses them.
+    if (brokerAccess) started.push(async () => brokerAccess.detach());
     if (brokerIngest) started.push(() => brokerIngest.close());
     const opened = await openDatabase(config);
     started.push(() => opened.close());
@@ -97,6 +105,7 @@ export async function startService(config: Config): Promise<RunningService> {
       config,
       logger: app.log.child({ component: 'ingest' }),
       brokerIngest,
+      brokerAccess,
     });
     const transport = ingest;
     started.push(() => transport.stop());
@@ -115,6 +124,7 @@ export async function startService(config: Config): Promise<RunningService> {
       url: `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`,
       mqttUrl: broker?.url ?? (config.MQTT_URL as string),
       broker: brokerAddress,
+      brokerLogin: brokerAccess && { username: SERVICE_USERNAME, password: brokerAccess.servicePassword },
       ingest: transport,
       stop() {
         stopping ??= (async () => {

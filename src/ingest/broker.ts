@@ -1,11 +1,12 @@
 import { createServer, type Socket } from 'node:net';
-import { Aedes } from 'aedes';
+import { Aedes, type AedesOptions } from 'aedes';
+import type { BrokerAccess } from './broker-access.js';
 
 /**
  * The MQTT broker the service runs itself when no `MQTT_URL` is configured, so a reader
- * can publish to the service directly on a single machine. Plain MQTT over TCP, no
- * authentication, in-memory persistence: it is the one-machine default; several
- * instances share an external broker instead.
+ * can publish to the service directly on a single machine. MQTT over TCP, every client
+ * logging in (`access`, src/ingest/broker-access.ts), in-memory persistence: it is the
+ * one-machine default; several instances share an external broker instead.
  */
 export interface EmbeddedBroker {
   /** `mqtt://host:port` with the port actually bound (useful with port 0). */
@@ -38,24 +39,54 @@ export interface EmbeddedBrokerOptions {
    * this to acknowledge a reader's message only once it is stored.
    */
   onPublish?: (topic: string, payload: Buffer) => Promise<void>;
+  /**
+   * Who may connect, publish and subscribe. The service always passes it; without it the
+   * broker is open to anyone, which only tests use (as a stand-in for an external broker
+   * that allows anonymous clients, like the machine's Mosquitto).
+   */
+  access?: BrokerAccess;
+}
+
+/** The Aedes hooks for `access` and `onPublish`. */
+function brokerHooks(options: EmbeddedBrokerOptions): AedesOptions {
+  const { onPublish, access } = options;
+  const hooks: AedesOptions = {};
+  if (access) {
+    hooks.authenticate = (client, username, password, callback) => {
+      access.authenticate(client, username, password).then(
+        () => callback(null, true),
+        (err: Error & { returnCode?: number }) =>
+          // Aedes answers CONNACK with err.returnCode (5, not authorized, when there is none).
+          callback(Object.assign(err, { returnCode: err.returnCode ?? 5 }) as never, false),
+      );
+    };
+    hooks.authorizeSubscribe = (client, subscription, callback) =>
+      // null refuses this one filter (SUBACK 0x80) and keeps the connection.
+      callback(null, client && access.maySubscribe(client, subscription.topic) ? subscription : null);
+  }
+  if (access || onPublish) {
+    hooks.authorizePublish = (client, packet, callback) => {
+      if (!client) return callback(null);
+      // MQTT 3.1.1 cannot refuse one PUBLISH: the broker closes the connection without an
+      // acknowledgement, and nothing is stored or forwarded.
+      if (access && !access.mayPublish(client, packet.topic)) {
+        return callback(new Error(`not authorized to publish to ${packet.topic}`));
+      }
+      if (!onPublish) return callback(null);
+      const payload = packet.payload;
+      onPublish(packet.topic, Buffer.isBuffer(payload) ? payload : Buffer.from(payload)).then(
+        () => callback(null),
+        (err: unknown) => callback(err instanceof Error ? err : new Error(String(err))),
+      );
+    };
+  }
+  return hooks;
 }
 
 export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promise<EmbeddedBroker> {
-  const { onPublish } = options;
-  const aedes = await Aedes.createBroker(
-    onPublish
-      ? {
-          authorizePublish: (client, packet, callback) => {
-            if (!client) return callback(null);
-            const payload = packet.payload;
-            onPublish(packet.topic, Buffer.isBuffer(payload) ? payload : Buffer.from(payload)).then(
-              () => callback(null),
-              (err: unknown) => callback(err instanceof Error ? err : new Error(String(err))),
-            );
-          },
-        }
-      : {},
-  );
+  const aedes = await Aedes.createBroker(brokerHooks(options));
+  const { access } = options;
+  if (access) aedes.on('clientDisconnect', (client) => access.forget(client));
   const sockets = new Set<Socket>();
   const server = createServer((socket) => {
     sockets.add(socket);

@@ -6,6 +6,16 @@ import type { ReaderRef } from './service.js';
 export interface DirectoryChange {
   added: string[];
   removed: string[];
+  /** Readers whose MQTT credentials changed (rotated or revoked) or that are gone. */
+  credentialsChanged: number[];
+}
+
+/** What the broker's access control needs of a live reader. */
+export interface ReaderLogin {
+  topic: string;
+  orgId: number;
+  /** null: no MQTT credentials (revoked). */
+  passwordHash: string | null;
 }
 
 export interface ReaderDirectoryOptions {
@@ -24,6 +34,7 @@ export interface ReaderDirectoryOptions {
  */
 export class ReaderDirectory {
   private byTopic = new Map<string, ReaderRef>();
+  private logins = new Map<number, ReaderLogin>();
   private readonly listeners = new Set<(change: DirectoryChange) => void>();
   private timer: NodeJS.Timeout | undefined;
   private listener: pg.PoolClient | undefined;
@@ -52,6 +63,11 @@ export class ReaderDirectory {
 
   lookup(topic: string): ReaderRef | undefined {
     return this.byTopic.get(topic);
+  }
+
+  /** The broker login of a live reader, as of the last load. */
+  login(readerId: number): ReaderLogin | undefined {
+    return this.logins.get(readerId);
   }
 
   topics(): string[] {
@@ -105,13 +121,22 @@ export class ReaderDirectory {
     const next = new Map<string, ReaderRef>(
       rows.map((r) => [r.topic, { id: r.id, orgId: r.orgId, family: r.family }]),
     );
+    const logins = new Map<number, ReaderLogin>(
+      rows.map((r) => [r.id, { topic: r.topic, orgId: r.orgId, passwordHash: r.mqttPasswordHash ?? null }]),
+    );
     const added = [...next.keys()].filter((t) => !this.byTopic.has(t));
     const removed = [...this.byTopic.keys()].filter((t) => !next.has(t));
+    const credentialsChanged = [...this.logins.entries()]
+      .filter(([id, login]) => logins.get(id)?.passwordHash !== login.passwordHash)
+      .map(([id]) => id);
     this.byTopic = next;
-    if (this.stopped || (added.length === 0 && removed.length === 0)) return;
+    this.logins = logins;
+    if (this.stopped || (added.length === 0 && removed.length === 0 && credentialsChanged.length === 0)) {
+      return;
+    }
     for (const listener of this.listeners) {
       try {
-        listener({ added, removed });
+        listener({ added, removed, credentialsChanged });
       } catch (err) {
         this.options.logger.error({ err }, 'reader directory listener failed');
       }

@@ -22,6 +22,8 @@ export interface Reader {
   topic: string;
   /** Whether the reader may push to the HTTP webhook (a secret was issued). */
   webhook: boolean;
+  /** Whether the reader has MQTT credentials (issued and not revoked). */
+  mqtt: boolean;
   createdAt: Date;
   lastMessageAt: Date | null;
   goodReads: number;
@@ -36,6 +38,8 @@ export interface ReaderTopic {
   orgId: number;
   family: ReaderFamily;
   topic: string;
+  /** The `$7$` hash of its MQTT password; null or absent: it may not log in to the broker. */
+  mqttPasswordHash?: string | null;
 }
 
 export interface NewReader {
@@ -44,6 +48,7 @@ export interface NewReader {
   identity: string;
   topic: string;
   webhookSecretHash: string | null;
+  mqttPasswordHash: string | null;
 }
 
 interface ReaderRow {
@@ -54,6 +59,7 @@ interface ReaderRow {
   identity: string;
   topic: string;
   webhook: boolean;
+  mqtt: boolean;
   created_at: Date;
   last_message_at: Date | null;
   good_reads: number;
@@ -70,7 +76,7 @@ interface ScanPointRow {
 }
 
 const READER_COLUMNS = `id, org_id, name, family, identity, topic, webhook_secret_hash IS NOT NULL AS webhook,
-  created_at, last_message_at, good_reads, bad_reads, unknown_reads`;
+  mqtt_password_hash IS NOT NULL AS mqtt, created_at, last_message_at, good_reads, bad_reads, unknown_reads`;
 
 const toScanPoint = (r: ScanPointRow): ScanPoint => ({
   id: r.id,
@@ -88,6 +94,7 @@ const toReader = (r: ReaderRow, points: ScanPoint[]): Reader => ({
   identity: r.identity,
   topic: r.topic,
   webhook: r.webhook,
+  mqtt: r.mqtt,
   createdAt: r.created_at,
   lastMessageAt: r.last_message_at,
   goodReads: r.good_reads,
@@ -123,9 +130,17 @@ async function withScanPoints(tx: Tx, orgId: number, rows: ReaderRow[]): Promise
 /** Inserts a reader; a live duplicate topic or identity raises 23505 (readers_topic_live, readers_identity_live). */
 export async function insertReader(tx: Tx, orgId: number, reader: NewReader): Promise<Reader> {
   const { rows } = await tx.query<ReaderRow>(
-    `INSERT INTO readers (org_id, name, family, identity, topic, webhook_secret_hash)
-     VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${READER_COLUMNS}`,
-    [orgId, reader.name, reader.family, reader.identity, reader.topic, reader.webhookSecretHash],
+    `INSERT INTO readers (org_id, name, family, identity, topic, webhook_secret_hash, mqtt_password_hash)
+     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${READER_COLUMNS}`,
+    [
+      orgId,
+      reader.name,
+      reader.family,
+      reader.identity,
+      reader.topic,
+      reader.webhookSecretHash,
+      reader.mqttPasswordHash,
+    ],
   );
   return toReader(rows[0]!, []);
 }
@@ -159,6 +174,20 @@ export async function softDeleteReader(tx: Tx, orgId: number, readerId: number):
   const { rowCount } = await tx.query(
     'UPDATE readers SET deleted_at = now_ms() WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL',
     [orgId, readerId],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
+/** Replaces (or with null revokes) a live reader's MQTT password hash; false when there is no such reader. */
+export async function setMqttPasswordHash(
+  tx: Tx,
+  orgId: number,
+  readerId: number,
+  hash: string | null,
+): Promise<boolean> {
+  const { rowCount } = await tx.query(
+    'UPDATE readers SET mqtt_password_hash = $3 WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL',
+    [orgId, readerId, hash],
   );
   return (rowCount ?? 0) > 0;
 }
@@ -210,12 +239,24 @@ export async function notifyReadersChanged(tx: Tx, orgId: number, readerId: numb
 // ---------------------------------------------------------------------------
 // System level: the transports serve every organization, so these run outside one.
 
-/** Every live reader's topic, across organizations (run in a system transaction). */
+/** Every live reader's topic and MQTT password hash, across organizations (run in a system transaction). */
 export async function liveReaderTopics(tx: Tx): Promise<ReaderTopic[]> {
-  const { rows } = await tx.query<{ id: number; org_id: number; family: ReaderFamily; topic: string }>(
-    'SELECT id, org_id, family, topic FROM readers WHERE deleted_at IS NULL ORDER BY id',
+  const { rows } = await tx.query<{
+    id: number;
+    org_id: number;
+    family: ReaderFamily;
+    topic: string;
+    mqtt_password_hash: string | null;
+  }>(
+    'SELECT id, org_id, family, topic, mqtt_password_hash FROM readers WHERE deleted_at IS NULL ORDER BY id',
   );
-  return rows.map((r) => ({ id: r.id, orgId: r.org_id, family: r.family, topic: r.topic }));
+  return rows.map((r) => ({
+    id: r.id,
+    orgId: r.org_id,
+    family: r.family,
+    topic: r.topic,
+    mqttPasswordHash: r.mqtt_password_hash,
+  }));
 }
 
 export interface WebhookReader {

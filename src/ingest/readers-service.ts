@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Database } from '../db/pool.js';
 import { ApiError, conflict, fieldError, notFound } from '../errors.js';
 import { READER_FAMILIES, type ReaderFamily } from './adapters/types.js';
+import { generateMqttPassword, hashMqttPassword, readerUsername } from './mqtt-credentials.js';
 import {
   deleteScanPoint,
   findReader,
@@ -15,6 +16,7 @@ import {
   type Reader,
   type ReaderTopic,
   type ScanPoint,
+  setMqttPasswordHash,
   softDeleteReader,
 } from './readers-repository.js';
 import type { ReaderRef } from './service.js';
@@ -30,10 +32,18 @@ export interface CreateReaderInput {
   webhook?: boolean;
 }
 
+/** A reader's broker login; the password is shown once (only its hash is stored). */
+export interface MqttCredentials {
+  username: string;
+  password: string;
+}
+
 export interface CreatedReader {
   reader: Reader;
   /** Shown once: only its SHA-256 is stored. Null unless `webhook` was asked for. */
   webhookSecret: string | null;
+  /** Every reader gets MQTT credentials when it is registered. */
+  mqtt: MqttCredentials;
 }
 
 // Same single-line rule as asset and location names (API-SPEC Conventions).
@@ -117,6 +127,7 @@ export class ReaderService {
     const name = singleLine('name', input.name ?? identity, 255);
     const topic = checkTopic(input.topic);
     const webhookSecret = input.webhook ? randomBytes(32).toString('base64url') : null;
+    const mqttPassword = generateMqttPassword();
     try {
       const reader = await this.db.withOrg(orgId, async (tx) => {
         const created = await insertReader(tx, orgId, {
@@ -125,11 +136,12 @@ export class ReaderService {
           identity,
           topic,
           webhookSecretHash: webhookSecret === null ? null : sha256Hex(webhookSecret),
+          mqttPasswordHash: hashMqttPassword(mqttPassword),
         });
         await notifyReadersChanged(tx, orgId, created.id);
         return created;
       });
-      return { reader, webhookSecret };
+      return { reader, webhookSecret, mqtt: { username: readerUsername(reader.id), password: mqttPassword } };
     } catch (err) {
       const e = pgError(err);
       if (e.code === '23505' && e.constraint === 'readers_topic_live') {
@@ -157,6 +169,33 @@ export class ReaderService {
   async delete(orgId: number, readerId: number): Promise<void> {
     await this.db.withOrg(orgId, async (tx) => {
       if (!(await softDeleteReader(tx, orgId, readerId))) throw notFound('reader');
+      await notifyReadersChanged(tx, orgId, readerId);
+    });
+  }
+
+  /**
+   * Issues new MQTT credentials, replacing the current ones: the broker disconnects a
+   * connection made with the old password as soon as it learns of the change (NOTIFY).
+   */
+  async rotateMqttCredentials(
+    orgId: number,
+    readerId: number,
+  ): Promise<{ reader: Reader; mqtt: MqttCredentials }> {
+    const password = generateMqttPassword();
+    const reader = await this.db.withOrg(orgId, async (tx) => {
+      if (!(await setMqttPasswordHash(tx, orgId, readerId, hashMqttPassword(password)))) {
+        throw notFound('reader');
+      }
+      await notifyReadersChanged(tx, orgId, readerId);
+      return (await findReader(tx, orgId, readerId))!;
+    });
+    return { reader, mqtt: { username: readerUsername(readerId), password } };
+  }
+
+  /** Revokes the reader's MQTT credentials: it is disconnected and cannot log in until rotated. */
+  async revokeMqttCredentials(orgId: number, readerId: number): Promise<void> {
+    await this.db.withOrg(orgId, async (tx) => {
+      if (!(await setMqttPasswordHash(tx, orgId, readerId, null))) throw notFound('reader');
       await notifyReadersChanged(tx, orgId, readerId);
     });
   }

@@ -1,5 +1,6 @@
 import type { Database } from '../db/pool.js';
 import { waitUntilAvailable } from '../db/unavailable.js';
+import type { BrokerAccess } from './broker-access.js';
 import type { BrokerIngest } from './broker-ingest.js';
 import { ReaderDirectory } from './directory.js';
 import type { IngestLogger } from './limiter.js';
@@ -14,6 +15,9 @@ export interface IngestTransportConfig {
   TAGTRAIL_MQTT_SHARED_GROUP?: string;
   TAGTRAIL_INSTANCE?: string;
   TAGTRAIL_RAW_RETENTION_DAYS: number;
+  /** The consumer's login on MQTT_URL, unless the URL carries one (mqtt://user:password@host). */
+  TAGTRAIL_MQTT_USERNAME?: string;
+  TAGTRAIL_MQTT_PASSWORD?: string;
 }
 
 export interface IngestTransportDeps {
@@ -24,6 +28,8 @@ export interface IngestTransportDeps {
   logger: IngestLogger;
   /** The embedded broker's publish hook, when the service runs its own broker. */
   brokerIngest?: BrokerIngest;
+  /** The embedded broker's access control: readers log in against the reader directory. */
+  brokerAccess?: BrokerAccess;
   /** How long to wait for an external broker at start before going on in the background. */
   connectWaitMs?: number;
 }
@@ -42,6 +48,28 @@ export interface IngestTransport {
 /** The MQTT client id of this instance: `tagtrail-ingest`, or `tagtrail-ingest-<TAGTRAIL_INSTANCE>`. */
 export const consumerClientId = (instance?: string) =>
   instance ? `tagtrail-ingest-${instance}` : 'tagtrail-ingest';
+
+/**
+ * The consumer's login on an external broker: the user name and password in MQTT_URL
+ * when it has them (percent-decoded), else TAGTRAIL_MQTT_USERNAME and
+ * TAGTRAIL_MQTT_PASSWORD, else none (a broker that allows anonymous clients). `auth` is
+ * cleared so that mqtt.js does not split the URL's user info itself (it splits at the
+ * last colon and would misread a password containing one).
+ */
+export function consumerLogin(config: IngestTransportConfig): {
+  auth: undefined;
+  username?: string;
+  password?: string;
+} {
+  const url = config.MQTT_URL ? new URL(config.MQTT_URL) : undefined;
+  const username = url?.username ? decodeURIComponent(url.username) : config.TAGTRAIL_MQTT_USERNAME;
+  const password = url?.username ? decodeURIComponent(url.password) : config.TAGTRAIL_MQTT_PASSWORD;
+  return {
+    auth: undefined,
+    ...(username ? { username } : {}),
+    ...(password ? { password } : {}),
+  };
+}
 
 /**
  * Starts what brings reader messages in: the raw log's partition upkeep, the reader
@@ -68,6 +96,7 @@ export async function startIngestTransport(deps: IngestTransportDeps): Promise<I
       );
     }
     brokerIngest.attach({ directory, ingest, logger });
+    deps.brokerAccess?.attach(directory, logger);
   } else if (config.MQTT_URL) {
     consumer = new MqttConsumer({
       url: config.MQTT_URL,
@@ -77,6 +106,7 @@ export async function startIngestTransport(deps: IngestTransportDeps): Promise<I
       ingest,
       logger,
       databaseAvailable: (signal) => waitUntilAvailable(() => db.ping(2_000), signal),
+      clientOptions: consumerLogin(config),
     });
     consumer.start();
     // Wait a little so that a reachable broker is subscribed when the service says it is up;
@@ -108,6 +138,7 @@ export async function startIngestTransport(deps: IngestTransportDeps): Promise<I
     stop() {
       stopping ??= (async () => {
         await consumer?.stop();
+        deps.brokerAccess?.detach();
         await brokerIngest?.close();
         await directory.stop();
         await retention.stop();

@@ -124,8 +124,15 @@ describe('the service with no MQTT_URL', () => {
     );
     stop = () => running.stop();
     expect(running.mqttUrl).toMatch(/^mqtt:\/\/127\.0\.0\.1:\d+$/);
-    const message = await roundTrip(running.mqttUrl);
-    expect(message.qos).toBe(1);
+    // Every client logs in (test/ingest/broker-access.test.ts): here the service's own login.
+    const login = running.brokerLogin!;
+    const client = await connectMqtt(running.mqttUrl, unique('tagtrail-test-service'), {
+      ...login,
+      reconnectPeriod: 0,
+    });
+    const granted = await client.subscribeAsync('tagtrail-test/#', { qos: 1 });
+    expect(granted[0]?.qos).toBe(1);
+    await client.endAsync();
     await running.stop();
     await expect(
       connectMqtt(running.mqttUrl, unique('after-stop'), { initialTimeoutMs: 2_000 }),

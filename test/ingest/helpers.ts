@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { MqttClient } from 'mqtt';
 import { expect } from 'vitest';
 import { connectMqtt } from '../../src/ingest/mqtt-connection.js';
-import type { Reader } from '../../src/ingest/readers-service.js';
+import type { MqttCredentials, Reader } from '../../src/ingest/readers-service.js';
 import { bearer, type TestApp } from '../helpers/app.js';
 
 export const unique = (prefix: string) => `${prefix}-${randomBytes(5).toString('hex')}`;
@@ -23,7 +23,7 @@ export interface IngestFixture {
     family: Reader['family'],
     points: Array<[antenna: number | null, locationId: number]>,
     options?: { webhook?: boolean },
-  ): Promise<{ reader: Reader; topic: string; secret: string | null }>;
+  ): Promise<{ reader: Reader; topic: string; secret: string | null; mqtt: MqttCredentials }>;
   /** Where the asset is now: GET /api/v1/assets/:id when the route exists, else the row. */
   currentLocation(assetId: number): Promise<number | null>;
   history(assetId: number): Promise<HistoryRow[]>;
@@ -97,7 +97,7 @@ export async function ingestFixture(t: TestApp): Promise<IngestFixture> {
       for (const [antenna, locationId] of points) {
         await t.services.readers.addScanPoint(org.id, created.reader.id, { antenna, locationId });
       }
-      return { reader: created.reader, topic, secret: created.webhookSecret };
+      return { reader: created.reader, topic, secret: created.webhookSecret, mqtt: created.mqtt };
     },
     async currentLocation(assetId) {
       if (assetRoute) return (await get(`/api/v1/assets/${assetId}`)).data.location_id;
@@ -149,14 +149,19 @@ export async function waitFor<T>(
   }
 }
 
-/** A reader-like MQTT client. */
+/**
+ * A reader-like MQTT client; with `login`, logged in as that reader, its client id its
+ * user name plus a suffix (as the embedded broker requires).
+ */
 export function publisher(
   url: string,
-  options: { clean?: boolean; clientId?: string } = {},
+  options: { clean?: boolean; clientId?: string; login?: MqttCredentials } = {},
 ): Promise<MqttClient> {
-  return connectMqtt(url, options.clientId ?? unique('tagtrail-test-reader'), {
+  const { login } = options;
+  return connectMqtt(url, options.clientId ?? unique(login?.username ?? 'tagtrail-test-reader'), {
     clean: options.clean ?? true,
     reconnectPeriod: 100,
+    ...(login ? { username: login.username, password: login.password } : {}),
   });
 }
 

@@ -12,6 +12,7 @@ import { loadConfig } from '../../src/config.js';
 import { parsePayload } from '../../src/ingest/adapters/index.js';
 import type { ReaderFamily } from '../../src/ingest/adapters/types.js';
 import { type EmbeddedBroker, startEmbeddedBroker } from '../../src/ingest/broker.js';
+import type { MqttCredentials } from '../../src/ingest/readers-service.js';
 import { consumerClientId } from '../../src/ingest/transport.js';
 import { type RunningService, startService } from '../../src/runtime.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
@@ -88,8 +89,9 @@ describe.each(TRANSPORTS.filter((x) => x.enabled))('reads over $name', (transpor
         ...extra,
       }),
     );
-  const reader = async (options?: { clean?: boolean; clientId?: string }) => {
-    const client = await publisher(running.mqttUrl, options);
+  /** A client logged in as the reader (the embedded broker requires it; the external ones allow anonymous). */
+  const reader = async (login: MqttCredentials, options?: { clean?: boolean; clientId?: string }) => {
+    const client = await publisher(running.mqttUrl, { ...options, login });
     clients.push(client);
     return client;
   };
@@ -119,11 +121,11 @@ describe.each(TRANSPORTS.filter((x) => x.enabled))('reads over $name', (transpor
       const dock = await f.location();
       // The asset carries the tag the recorded reader saw first.
       const asset = await f.asset(parsed.reads[0]!.tagValue);
-      const { reader: r, topic } = await f.reader(family, [[null, dock]]);
+      const { reader: r, topic, mqtt } = await f.reader(family, [[null, dock]]);
       await running.ingest.serving(topic);
 
       const before = Date.now();
-      await (await reader()).publishAsync(topic, payload, { qos: 1 });
+      await (await reader(mqtt)).publishAsync(topic, payload, { qos: 1 });
       await waitFor(
         () => f.currentLocation(asset),
         (l) => l === dock,
@@ -157,12 +159,16 @@ describe.each(TRANSPORTS.filter((x) => x.enabled))('reads over $name', (transpor
     const f = await ingestFixture(t);
     const [shelf, dock] = [await f.location(), await f.location()];
     const asset = await f.asset('E2000000000000000000A001');
-    const { reader: r, topic } = await f.reader('generic-json', [
+    const {
+      reader: r,
+      topic,
+      mqtt,
+    } = await f.reader('generic-json', [
       [1, shelf],
       [2, dock],
     ]);
     await running.ingest.serving(topic);
-    const pub = await reader();
+    const pub = await reader(mqtt);
     const now = Date.now();
     const t0 = now - 10 * 60_000; // at the shelf
     const t1 = now - 5 * 60_000; // then at the dock
@@ -194,11 +200,11 @@ describe.each(TRANSPORTS.filter((x) => x.enabled))('reads over $name', (transpor
     const f = await ingestFixture(t);
     const dock = await f.location();
     const asset = await f.asset('E2000000000000000000B001');
-    const { reader: r, topic } = await f.reader('generic-json', [[null, dock]]);
+    const { reader: r, topic, mqtt } = await f.reader('generic-json', [[null, dock]]);
     await running.ingest.serving(topic);
     const at = iso(Date.now() - 60_000);
     const message = genericJson([['E2000000000000000000B001', 1, at]]);
-    const pub = await reader();
+    const pub = await reader(mqtt);
     await pub.publishAsync(topic, message, { qos: 1 });
     await pub.publishAsync(topic, message, { qos: 1 });
     await waitFor(
@@ -221,14 +227,14 @@ describe.each(TRANSPORTS.filter((x) => x.enabled))('reads over $name', (transpor
     const f = await ingestFixture(t);
     const dock = await f.location();
     const known = await f.asset('E2000000000000000000C001');
-    const { reader: r, topic } = await f.reader('generic-json', [[null, dock]]);
+    const { reader: r, topic, mqtt } = await f.reader('generic-json', [[null, dock]]);
     await running.ingest.serving(topic);
     const assetsBefore = await t.database.db.pool.query('SELECT count(*)::int AS n FROM assets');
     const message = genericJson([
       ['E2000000000000000000C0FF', 1, null],
       ['E2000000000000000000C001', 1, null],
     ]);
-    await (await reader()).publishAsync(topic, message, { qos: 1 });
+    await (await reader(mqtt)).publishAsync(topic, message, { qos: 1 });
     const counters = await waitFor(
       () => f.readerCounters(r.id),
       (c) => c.good + c.unknown === 2,
@@ -246,9 +252,9 @@ describe.each(TRANSPORTS.filter((x) => x.enabled))('reads over $name', (transpor
     const first = await f.asset('E2000000000000000000D001');
     const second = await f.asset('E2000000000000000000D002');
     const third = await f.asset('E2000000000000000000D003');
-    const { reader: r, topic } = await f.reader('generic-json', [[null, dock]]);
+    const { reader: r, topic, mqtt } = await f.reader('generic-json', [[null, dock]]);
     await running.ingest.serving(topic);
-    const pub = await reader();
+    const pub = await reader(mqtt);
     await pub.publishAsync(topic, genericJson([['E2000000000000000000D001', 1, null]]), { qos: 1 });
     await pub.publishAsync(topic, '{"reads": [{"tag": "E2000000000000000000D0', { qos: 1 });
     await pub.publishAsync(topic, Buffer.from([0xff, 0x00, 0xfe, 0x7b]), { qos: 1 });
@@ -301,13 +307,13 @@ describe.each(TRANSPORTS.filter((x) => x.enabled))('reads over $name', (transpor
     const dock = await f.location();
     const tags = Array.from({ length: 5 }, (_, i) => `E20000000000000000E0000${i}`);
     const assets = await Promise.all(tags.map((tag) => f.asset(tag)));
-    const { reader: r, topic } = await f.reader('generic-json', [[null, dock]]);
+    const { reader: r, topic, mqtt } = await f.reader('generic-json', [[null, dock]]);
     await running.ingest.serving(topic);
 
     // A reader with a persistent session that keeps publishing QoS 1 through the restart.
-    const clientId = unique('tagtrail-test-stream');
+    const clientId = unique(`${mqtt.username}-stream`);
     sessions.push(clientId);
-    const pub = await reader({ clean: false, clientId });
+    const pub = await reader(mqtt, { clean: false, clientId });
     const total = 150;
     const base = Date.now() - 60 * 60_000;
     const timeOf = (i: number) => iso(base + i * 1000);

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
+import { verifyMqttPassword } from '../../src/ingest/mqtt-credentials.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { ingestFixture, unique } from './helpers.js';
 
@@ -81,6 +82,7 @@ describe('readers service', () => {
       orgId: other.orgId,
       family: 'zebra-fx',
       topic,
+      mqttPasswordHash: expect.stringMatching(/^\$7\$/),
     });
   });
 
@@ -170,6 +172,43 @@ describe('readers service', () => {
     ]);
     expect(rows[0].webhook_secret_hash).toBe(createHash('sha256').update(webhookSecret!).digest('hex'));
     expect(JSON.stringify(await t.services.readers.get(f.orgId, reader.id))).not.toContain(webhookSecret);
+  });
+
+  it('issues MQTT credentials once, stores only their $7$ hash, rotates and revokes them', async () => {
+    const f = await ingestFixture(t);
+    const { reader, mqtt } = await t.services.readers.create(f.orgId, {
+      family: 'zebra-fx',
+      identity: unique('fx'),
+      topic: unique('t'),
+    });
+    expect(mqtt.username).toBe(`reader-${reader.id}`);
+    expect(mqtt.password).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(reader.mqtt).toBe(true);
+    const stored = async () =>
+      (
+        await t.database.db.pool.query<{ h: string | null }>(
+          'SELECT mqtt_password_hash AS h FROM readers WHERE id = $1',
+          [reader.id],
+        )
+      ).rows[0]!.h;
+    const first = await stored();
+    expect(first).toMatch(/^\$7\$101\$[A-Za-z0-9+/]{16}\$[A-Za-z0-9+/]{86}==$/);
+    expect(verifyMqttPassword(mqtt.password, first!)).toBe(true);
+    expect(JSON.stringify(await t.services.readers.get(f.orgId, reader.id))).not.toContain(mqtt.password);
+
+    const rotated = await t.services.readers.rotateMqttCredentials(f.orgId, reader.id);
+    expect(rotated.mqtt.username).toBe(mqtt.username);
+    const second = await stored();
+    expect(verifyMqttPassword(rotated.mqtt.password, second!)).toBe(true);
+    expect(verifyMqttPassword(mqtt.password, second!)).toBe(false);
+
+    await t.services.readers.revokeMqttCredentials(f.orgId, reader.id);
+    expect(await stored()).toBeNull();
+    expect((await t.services.readers.get(f.orgId, reader.id)).mqtt).toBe(false);
+    // Another organization cannot touch them.
+    const other = await ingestFixture(t);
+    await rejects(t.services.readers.rotateMqttCredentials(other.orgId, reader.id), 'not_found');
+    await rejects(t.services.readers.revokeMqttCredentials(other.orgId, reader.id), 'not_found');
   });
 });
 
