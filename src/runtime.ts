@@ -71,8 +71,6 @@ export async function startService(config: Config): Promise<RunningService> {
     const broker = placed?.broker;
     const brokerAddress = placed?.address ?? externalBrokerAddress(config.MQTT_URL as string);
     if (broker) started.push(() => broker.stop());
-    // Readers that log in while the service starts wait for it; a failed start refuses them.
-    if (brokerAccess) started.push(async () => brokerAccess.detach());
     if (brokerIngest) started.push(() => brokerIngest.close());
     const opened = await openDatabase(config);
     started.push(() => opened.close());

@@ -54,8 +54,7 @@ export class BrokerAccess {
   private directory: ReaderDirectory | undefined;
   private unsubscribe: (() => void) | undefined;
   private readonly identities = new Map<BrokerClient, Identity>();
-  private readonly attachWaiters: Array<{ resolve: () => void; reject: (err: Error) => void }> = [];
-  private closed = false;
+  private readonly attachWaiters: Array<() => void> = [];
 
   /** Readers can log in from now on (the broker starts before the database is open). */
   attach(directory: ReaderDirectory, logger: IngestLogger): void {
@@ -64,31 +63,27 @@ export class BrokerAccess {
     this.unsubscribe = directory.onChange((change) => {
       if (change.credentialsChanged.length > 0) this.revalidate(logger);
     });
-    for (const waiter of this.attachWaiters.splice(0)) waiter.resolve();
+    for (const resolve of this.attachWaiters.splice(0)) resolve();
   }
 
-  /** No more reader logins (the service is stopping); those waiting are refused. */
+  /**
+   * Stops following reader changes (the service is stopping). Logins still check against
+   * the readers last loaded until the broker closes: a refused CONNACK would make many
+   * clients give up for good, while a closed connection makes them reconnect later.
+   */
   detach(): void {
-    this.closed = true;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
-    this.directory = undefined;
-    const refused = new ConnectRefusedError(CONNACK.serverUnavailable, 'the service is stopping');
-    for (const waiter of this.attachWaiters.splice(0)) waiter.reject(refused);
   }
 
   /**
    * The directory, once attached. A reader logging in while the service starts waits for
-   * it rather than being refused: many clients (mqtt.js among them) do not retry after a
-   * refused CONNACK, and the client's own connect timeout bounds the wait.
+   * it rather than being refused (see detach); the client's own connect timeout, or the
+   * broker closing the connection when a failed start unwinds, bounds the wait.
    */
   private async readerDirectory(): Promise<ReaderDirectory> {
-    if (this.closed) throw new ConnectRefusedError(CONNACK.serverUnavailable, 'the service is stopping');
-    if (!this.directory) {
-      await new Promise<void>((resolve, reject) => this.attachWaiters.push({ resolve, reject }));
-    }
-    if (!this.directory) throw new ConnectRefusedError(CONNACK.serverUnavailable, 'the service is stopping');
-    return this.directory;
+    if (!this.directory) await new Promise<void>((resolve) => this.attachWaiters.push(resolve));
+    return this.directory!;
   }
 
   /** Resolves when the client may connect; rejects with a ConnectRefusedError otherwise. */
