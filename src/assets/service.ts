@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { Database, Tx } from '../db/pool.js';
 import { conflict, notFound } from '../errors.js';
-import { lockKeyspace, nextAutoKey } from '../master-data/auto-key.js';
+import { isAutoKeyForm, lockKeyspace, nextAutoKey } from '../master-data/auto-key.js';
 import { containsPattern, exclusivePair, listEnvelope, parseSort } from '../master-data/list-query.js';
 import { enforceReadOnly } from '../master-data/read-only.js';
 import { checkWindow, instantIn, windowError } from '../master-data/write-rules.js';
@@ -74,18 +75,21 @@ export class AssetService {
     const validTo = body.valid_to == null ? null : instantIn('valid_to', body.valid_to);
     if (validFrom !== null) checkWindow(validFrom, validTo);
 
+    const key = body.external_key;
     return this.db.withOrg(orgId, async (tx) => {
-      // Serialises key choice with other creates and renames of this organization.
-      await lockKeyspace(tx, 'assets', orgId);
-      let key = body.external_key;
-      if (key === undefined) {
-        key = await nextAutoKey(tx, 'assets', orgId);
-      } else {
+      // A key of the auto form (ASSET-NNNN) could be the slot a concurrent create without a
+      // key is choosing: those take the keyspace lock first. Any other key is the unique
+      // index's business alone, so creates with such keys never wait for each other.
+      if (key !== undefined && isAutoKeyForm('assets', key)) await lockKeyspace(tx, 'assets', orgId);
+      if (key !== undefined) {
         const holder = await liveKeyHolder(tx, orgId, key);
         if (holder !== null) throw conflict(`external_key ${key} is already used by asset ${holder}`);
       }
+      // Without a key, the row goes in under a placeholder and the slot is chosen last, so
+      // that the keyspace lock (which serialises the organization's keyless creates) is
+      // held for the choice and the commit only, not for the whole create.
       const id = await insertAsset(tx, orgId, {
-        external_key: key,
+        external_key: key ?? `~pending-${randomUUID()}`,
         name: body.name,
         description: body.description ?? null,
         is_active: body.is_active ?? true,
@@ -96,7 +100,17 @@ export class AssetService {
         throw writeError(err, validFrom);
       });
       if (body.tags && body.tags.length > 0) await attachTags(tx, orgId, asset(id), body.tags);
-      return this.reload(tx, orgId, id);
+      const created = await this.reload(tx, orgId, id);
+      if (key !== undefined) return created;
+      await lockKeyspace(tx, 'assets', orgId);
+      const assigned = await nextAutoKey(tx, 'assets', orgId);
+      // The key alone changes: updated_at stays the creation instant, as reloaded.
+      await tx.query('UPDATE assets SET external_key = $3 WHERE org_id = $1 AND id = $2', [
+        orgId,
+        id,
+        assigned,
+      ]);
+      return { ...created, external_key: assigned };
     });
   }
 

@@ -13,6 +13,11 @@ export async function lockKeyspace(tx: Tx, table: KeyedTable, orgId: number): Pr
   await tx.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_CLASS[table], orgId]);
 }
 
+/** Whether `key` has the form of an auto key (the slot expression of migration 0002). */
+export function isAutoKeyForm(table: KeyedTable, key: string): boolean {
+  return new RegExp(`^${PREFIX[table]}-([0-9]{4}|[1-9][0-9]{4,8})$`).test(key);
+}
+
 export function formatAutoKey(table: KeyedTable, slot: number): string {
   return `${PREFIX[table]}-${String(slot).padStart(4, '0')}`;
 }

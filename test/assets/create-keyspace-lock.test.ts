@@ -1,0 +1,98 @@
+/**
+ * How much POST /api/v1/assets serialises the creates of one organization (issue 11): the
+ * keyspace lock (src/master-data/auto-key.ts) is taken only where an auto key could be
+ * involved, and a create without a key takes it only to choose the slot and commit.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Asset } from '../../src/assets/schemas.js';
+import type { TestOrg } from '../helpers/app.js';
+import { type AssetApi, type AssetsFixture, assetApi, assetsFixture, unique } from './helpers.js';
+
+const ASSETS_LOCK_CLASS = 7101;
+
+describe('POST /api/v1/assets and the keyspace lock', { timeout: 90_000 }, () => {
+  let f: AssetsFixture;
+  let org: TestOrg;
+  let api: AssetApi;
+  let holder: pg.Client;
+
+  beforeAll(async () => {
+    f = await assetsFixture();
+    org = await f.t.createOrg();
+    api = assetApi(f.t, (await org.key()).token);
+    holder = new pg.Client({ connectionString: f.t.database.url });
+    await holder.connect();
+  });
+  afterAll(async () => {
+    await holder?.end();
+    await f.t.close();
+  });
+
+  /** Backends of this database waiting for an advisory lock. */
+  async function waitingForLock(): Promise<number> {
+    const { rows } = await holder.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+       WHERE l.locktype = 'advisory' AND NOT l.granted AND a.datname = current_database()`,
+    );
+    return rows[0]!.n;
+  }
+
+  it('a create with a key not of the ASSET-NNNN form never waits for the lock', async () => {
+    await holder.query('SELECT pg_advisory_lock($1, $2)', [ASSETS_LOCK_CLASS, org.id]);
+    try {
+      // Would wait until the lock is released (and time out) if it took the lock.
+      const created = await api.create({
+        external_key: unique('FL'),
+        tags: [{ tag_type: 'rfid', value: unique('E') }],
+      });
+      expect(created.external_key).toMatch(/^FL-/);
+    } finally {
+      await holder.query('SELECT pg_advisory_unlock($1, $2)', [ASSETS_LOCK_CLASS, org.id]);
+    }
+  });
+
+  it('a create without a key waits only to choose its slot, after its row and tags are in', async () => {
+    await holder.query('SELECT pg_advisory_lock($1, $2)', [ASSETS_LOCK_CLASS, org.id]);
+    let pending: Promise<Asset> | undefined;
+    try {
+      const tag = unique('E');
+      pending = api.create({ name: 'Waiting', tags: [{ tag_type: 'rfid', value: tag }] });
+      const deadline = Date.now() + 30_000;
+      while ((await waitingForLock()) === 0) {
+        if (Date.now() > deadline) throw new Error('the create never waited for the keyspace lock');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      // While it waits, its tag is already claimed by its (uncommitted) row: a create with a
+      // key of another form and another tag goes through meanwhile.
+      const other = await api.create({
+        external_key: unique('FL'),
+        tags: [{ tag_type: 'rfid', value: unique('E') }],
+      });
+      expect(other.external_key).toMatch(/^FL-/);
+    } finally {
+      await holder.query('SELECT pg_advisory_unlock($1, $2)', [ASSETS_LOCK_CLASS, org.id]);
+    }
+    const created = await pending;
+    expect(created.external_key).toBe('ASSET-0001');
+    const res = await api.get(`/api/v1/assets/${created.id}`);
+    expect(res.json().data).toEqual(created);
+  });
+
+  it('a create with a key of the ASSET-NNNN form still serialises with keyless creates', async () => {
+    await holder.query('SELECT pg_advisory_lock($1, $2)', [ASSETS_LOCK_CLASS, org.id]);
+    let pending: Promise<Asset> | undefined;
+    try {
+      pending = api.create({ external_key: 'ASSET-0002' });
+      const deadline = Date.now() + 30_000;
+      while ((await waitingForLock()) === 0) {
+        if (Date.now() > deadline) throw new Error('the create never waited for the keyspace lock');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    } finally {
+      await holder.query('SELECT pg_advisory_unlock($1, $2)', [ASSETS_LOCK_CLASS, org.id]);
+    }
+    expect((await pending).external_key).toBe('ASSET-0002');
+    expect((await api.create()).external_key).toBe('ASSET-0003');
+  });
+});
