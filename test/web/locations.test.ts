@@ -250,6 +250,9 @@ describe('locations in the web app', { timeout: 90_000 }, () => {
     await page.goto(`${base}/locations?q=hall`);
     await page.locator('.search-hits').getByText('in Yard').waitFor();
     await expectAccessible('phone-search');
+    await page.locator('.search-hits').getByRole('link', { name: 'Hall', exact: true }).click();
+    await expect.poll(() => panel().locator('h2').textContent()).toBe('Hall');
+    await expectAccessible('phone-panel');
     await page.setViewportSize({ width: 1280, height: 800 });
     expect(browser.consoleErrors.filter((e) => !/Failed to load resource/.test(e))).toEqual([]);
     expect(browser.foreignRequests).toEqual([]);
