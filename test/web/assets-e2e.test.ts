@@ -326,7 +326,9 @@ describe.skipIf(!hasChromium)('assets in the web app', { timeout: 60_000 }, () =
     await phone.goto(`${base}/assets/new`);
     await phone.getByRole('button', { name: 'Scan tag 1 value with the camera' }).click();
     await expect.poll(() => phone.getByLabel('Tag 1 value', { exact: true }).inputValue()).toBe('CAM-0042');
-    await browser.screenshot('asset-new-scanned-375', phone, { fullPage: false });
+    await browser.screenshot('asset-new-scanned-375', phone);
+    expect(await phone.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
+    await expectNoSeriousAxe(phone, 'new asset form at phone size, camera offered');
     await phone.close();
   });
 
@@ -335,6 +337,7 @@ describe.skipIf(!hasChromium)('assets in the web app', { timeout: 60_000 }, () =
     await page.getByRole('button', { name: 'Delete asset' }).click();
     await page.getByRole('button', { name: 'Yes, delete' }).click();
     await page.waitForURL(/\/assets$/);
+    await page.getByRole('status').filter({ hasText: 'Deleted “Pallet jack”.' }).waitFor();
     expect((await internal('GET', `/internal/assets/${assetId}`)).status).toBe(404);
     await page.goto(`${base}/assets/${assetId}`);
     await page.getByRole('heading', { name: 'Asset not found' }).waitFor();

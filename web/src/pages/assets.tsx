@@ -5,7 +5,7 @@ import { PageHeader } from '../components/page.js';
 import { Pager, usePaged } from '../components/paging.js';
 import { SortHeader } from '../components/sort-header.js';
 import { formatDateTime } from '../format.js';
-import { Link } from '../router.js';
+import { Link, useLocation } from '../router.js';
 import { useParams, useSearchParam as useUrlSearch } from '../url-state.js';
 
 /** A search box whose value lives in the page's `?q=` (so Back, reload and links keep it). */
@@ -62,6 +62,8 @@ export function AssetsPage() {
   const wanted = params.get('sort') ?? 'name';
   const sort = ASSET_SORTS.includes(wanted) ? wanted : 'name';
   const assets = usePaged<AssetRow>('/internal/assets', { q: query, sort }, 25, { urlPage: true });
+  // The asset page sends people here after a delete, naming what was deleted.
+  const deleted = (useLocation().state as { deleted?: string } | null)?.deleted;
   return (
     <main id="main">
       <PageHeader title="Assets">
@@ -69,6 +71,11 @@ export function AssetsPage() {
           New asset
         </Link>
       </PageHeader>
+      {deleted && (
+        <p class="alert alert-success" role="status">
+          Deleted “{deleted}”.
+        </p>
+      )}
       <SearchBox
         id="asset-search"
         label="Search assets"
