@@ -39,6 +39,8 @@ export interface AppServices {
   organizations: OrganizationService;
   authenticator: ApiKeyAuthenticator;
   rateLimit: RateLimitStore;
+  /** Reader webhook messages per reader (TAGTRAIL_WEBHOOK_RATE_LIMIT per minute). */
+  webhookRateLimit: RateLimitStore;
   tags: TagService;
   assets: AssetService;
   tracking: TrackingService;
@@ -105,7 +107,7 @@ export function buildServer(services: AppServices, options: AppOptions): Promise
         locationRoutes(services.locations),
         trackingRoutes(services.tracking),
         ...internalRoutes(services.internal),
-        readerWebhookRoutes(services.readers, services.ingest),
+        readerWebhookRoutes(services.readers, services.ingest, services.webhookRateLimit),
         ...(options.routes ?? []),
       ],
       readiness: options.readiness ?? [databaseReadiness(services.internal.db)],

@@ -27,6 +27,8 @@ const ConfigSchema = Type.Object({
   TAGTRAIL_RATE_LIMIT: Type.Integer({ minimum: 1, default: 6000 }),
   TAGTRAIL_RATE_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 60 }),
   TAGTRAIL_BODY_LIMIT: Type.Integer({ minimum: 1024, default: 1048576 }),
+  // Reader webhook messages per minute per reader (a token bucket of this size refilled each minute).
+  TAGTRAIL_WEBHOOK_RATE_LIMIT: Type.Integer({ minimum: 1, default: 600 }),
   // Connection bounds (docs/operations.md "Connections"): slow or idle clients cannot hold sockets.
   TAGTRAIL_HEADERS_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 300, default: 10 }),
   TAGTRAIL_REQUEST_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 60 }),

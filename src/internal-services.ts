@@ -1,10 +1,12 @@
 import { AccountService, type SignupMode } from './accounts/account-service.js';
 import { CsrfTokens } from './accounts/csrf.js';
 import { SessionService } from './accounts/session-service.js';
-import { SignInLimiter } from './accounts/sign-in-limiter.js';
+import { SIGN_UP_POLICY, SignInLimiter } from './accounts/sign-in-limiter.js';
 import { AssetService } from './assets/service.js';
 import type { Config } from './config.js';
 import type { Database } from './db/pool.js';
+import { createBucketStore } from './http/rate-limit/create.js';
+import type { RateLimitStore } from './http/rate-limit/types.js';
 import type { BrokerAddress } from './ingest/broker-port.js';
 import { ReaderService } from './ingest/readers-service.js';
 import { IngestService } from './ingest/service.js';
@@ -21,6 +23,8 @@ export interface InternalServices {
   accounts: AccountService;
   sessions: SessionService;
   signInLimiter: SignInLimiter;
+  /** Sign-ups per client address (SIGN_UP_POLICY): each is an argon2 hash and a new organization. */
+  signUpLimiter: RateLimitStore;
   keys: KeyService;
   readers: ReaderService;
   ingest: IngestService;
@@ -52,6 +56,7 @@ export async function createInternalServices(
 ): Promise<InternalServices> {
   const csrf = await CsrfTokens.fromDatabase(db);
   const signInLimiter = SignInLimiter.create(config.REDIS_URL);
+  const signUpLimiter = createBucketStore(config.REDIS_URL, SIGN_UP_POLICY, 'tagtrail:signup:');
   const signup: SignupMode = config.TAGTRAIL_SIGNUP ?? 'first-user-only';
   const assets = new AssetService(db);
   const locations = new LocationService(db);
@@ -60,6 +65,7 @@ export async function createInternalServices(
     accounts: new AccountService(db, signup),
     sessions: new SessionService(db, tokens, csrf),
     signInLimiter,
+    signUpLimiter,
     keys: new KeyService(db, tokens),
     readers: new ReaderService(db),
     ingest: new IngestService(db),
@@ -70,6 +76,9 @@ export async function createInternalServices(
     spreadsheets: new SpreadsheetService(db, assets, locations),
     trustProxy: config.TAGTRAIL_TRUST_PROXY ?? false,
     broker: config.broker ?? null,
-    close: () => signInLimiter.close(),
+    close: async () => {
+      await signInLimiter.close();
+      await signUpLimiter.close();
+    },
   };
 }

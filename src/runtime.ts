@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { SessionSweeper } from './accounts/session-sweeper.js';
 import { buildServer } from './app.js';
 import type { Config } from './config.js';
 import { openDatabase } from './db/connect.js';
@@ -107,6 +108,12 @@ export async function startService(config: Config): Promise<RunningService> {
     });
     const transport = ingest;
     started.push(() => transport.stop());
+    const sessionSweeper = new SessionSweeper(
+      services.internal.sessions,
+      app.log.child({ component: 'sessions' }),
+    );
+    sessionSweeper.start();
+    started.push(() => sessionSweeper.stop());
     try {
       await app.listen({ port: config.PORT, host: config.HOST });
     } catch (err) {
@@ -127,6 +134,7 @@ export async function startService(config: Config): Promise<RunningService> {
       stop() {
         stopping ??= (async () => {
           await transport.stop();
+          await sessionSweeper.stop();
           await app.close();
           await broker?.stop();
           await services.close();

@@ -3,6 +3,7 @@ import type { AppServices } from './app.js';
 import { AssetService } from './assets/service.js';
 import type { Config } from './config.js';
 import type { Database } from './db/pool.js';
+import { createBucketStore } from './http/rate-limit/create.js';
 import { MemoryRateLimitStore } from './http/rate-limit/memory-store.js';
 import { RedisRateLimitStore } from './http/rate-limit/redis-store.js';
 import type { RateLimitStore } from './http/rate-limit/types.js';
@@ -29,7 +30,7 @@ export type ServiceConfig = Pick<
   Config,
   'TAGTRAIL_ENV' | 'REDIS_URL' | 'TAGTRAIL_RATE_LIMIT' | 'TAGTRAIL_RATE_WINDOW_SECONDS'
 > &
-  Partial<Pick<Config, 'TAGTRAIL_SIGNUP' | 'TAGTRAIL_TRUST_PROXY'>> & {
+  Partial<Pick<Config, 'TAGTRAIL_SIGNUP' | 'TAGTRAIL_TRUST_PROXY' | 'TAGTRAIL_WEBHOOK_RATE_LIMIT'>> & {
     /** Where readers publish, shown on the readers page; unknown outside the service (CLI, tests). */
     broker?: BrokerAddress;
   };
@@ -50,6 +51,11 @@ export async function createServices(
   const tokens = new TokenCodec(await loadSigningKey(db), config.TAGTRAIL_ENV);
   const internal = await createInternalServices(db, tokens, config);
   const authenticator = new ApiKeyAuthenticator(db, tokens, new ApiKeyCache(db.pool.options));
+  const webhookRateLimit = createBucketStore(
+    config.REDIS_URL,
+    { limit: config.TAGTRAIL_WEBHOOK_RATE_LIMIT ?? 600, windowSeconds: 60 },
+    'tagtrail:webhook:',
+  );
   return {
     tokens,
     organizations: new OrganizationService(db),
@@ -62,9 +68,11 @@ export async function createServices(
     readers: new ReaderService(db),
     ingest: new IngestService(db),
     rateLimit,
+    webhookRateLimit,
     internal,
     close: async () => {
       await rateLimit.close();
+      await webhookRateLimit.close();
       await internal.close();
       await authenticator.close();
     },

@@ -5,6 +5,7 @@ import { toWire } from '../http/timestamps.js';
 import type { TokenCodec } from '../keys/tokens.js';
 import type { CsrfTokens } from './csrf.js';
 import {
+  deleteEndedSessions,
   findSession,
   insertSession,
   pruneSessions,
@@ -82,6 +83,15 @@ export class SessionService implements SessionAuthenticator {
   /** Ends every other session of the user (after a password change); returns how many. */
   revokeOthers(orgId: number, userId: number, keepSessionId: string | null): Promise<number> {
     return this.db.withOrg(orgId, (tx) => revokeOtherSessions(tx, orgId, userId, keepSessionId));
+  }
+
+  /**
+   * Deletes the rows of every ended session (expired or revoked), so the table holds live
+   * sessions only; returns how many. A cookie naming a deleted row gets the same 401 as
+   * one naming an ended session.
+   */
+  sweepEnded(): Promise<number> {
+    return this.db.system((tx) => deleteEndedSessions(tx, new Date(this.now())));
   }
 
   view(session: InternalSession): SessionView {

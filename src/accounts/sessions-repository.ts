@@ -69,3 +69,16 @@ export async function pruneSessions(tx: Tx, orgId: number, userId: number): Prom
     [orgId, userId],
   );
 }
+
+/**
+ * Deletes every session that has ended (expired or revoked), in every organization: the
+ * scheduled sweep (SessionSweeper). The one function here without an organization id, since
+ * it is upkeep across organizations run outside any request; it reads nothing back.
+ */
+export async function deleteEndedSessions(tx: Tx, now: Date): Promise<number> {
+  const { rowCount } = await tx.query(
+    'DELETE FROM web_sessions WHERE expires_at <= $1 OR revoked_at IS NOT NULL',
+    [now],
+  );
+  return rowCount ?? 0;
+}

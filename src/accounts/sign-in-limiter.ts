@@ -1,10 +1,15 @@
 import { ApiError } from '../errors.js';
-import { MemoryRateLimitStore } from '../http/rate-limit/memory-store.js';
-import { RedisRateLimitStore } from '../http/rate-limit/redis-store.js';
+import { createBucketStore } from '../http/rate-limit/create.js';
 import type { BucketPolicy, RateDecision, RateLimitStore } from '../http/rate-limit/types.js';
 
 /** 10 sign-in attempts per 15 minutes, per client address and per email (docs/web-app.md). */
 export const SIGN_IN_POLICY: BucketPolicy = { limit: 10, windowSeconds: 15 * 60 };
+
+/**
+ * Open sign-up, per client address: 5 at once, then one every 12 minutes (5 per hour).
+ * Each sign-up costs an argon2 hash and creates an organization (docs/operations.md).
+ */
+export const SIGN_UP_POLICY: BucketPolicy = { limit: 5, windowSeconds: 3600 };
 
 /**
  * Token buckets for password attempts (sign-in, password change), separate from the API's:
@@ -18,11 +23,7 @@ export class SignInLimiter {
   ) {}
 
   static create(redisUrl: string | undefined, policy: BucketPolicy = SIGN_IN_POLICY): SignInLimiter {
-    return new SignInLimiter(
-      redisUrl
-        ? new RedisRateLimitStore(redisUrl, policy, 'tagtrail:signin:')
-        : new MemoryRateLimitStore(policy),
-    );
+    return new SignInLimiter(createBucketStore(redisUrl, policy, 'tagtrail:signin:'));
   }
 
   /** Takes one attempt from both buckets; 429 `rate_limited` with Retry-After when either is empty. */

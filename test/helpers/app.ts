@@ -39,6 +39,8 @@ export interface TestAppOptions {
   bodyLimit?: number;
   routes?: FastifyPluginAsync[];
   connection?: AppOptions['connection'];
+  /** TAGTRAIL_WEBHOOK_RATE_LIMIT: reader webhook messages per minute per reader. */
+  webhookRateLimit?: number;
 }
 
 /**
@@ -55,6 +57,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
       REDIS_URL: undefined,
       TAGTRAIL_RATE_LIMIT: 1_000_000,
       TAGTRAIL_RATE_WINDOW_SECONDS: 60,
+      TAGTRAIL_WEBHOOK_RATE_LIMIT: options.webhookRateLimit,
     },
     rateLimit,
   );

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { clearedSessionCookie, sessionOf, setSessionCookie } from '../../http/plugins/internal-auth.js';
+import { takeToken } from '../../http/rate-limit/gate.js';
 import { DataEnvelope, NoContent } from '../../http/schemas/common.js';
 import type { InternalServices } from '../../internal-services.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../passwords.js';
@@ -47,6 +48,10 @@ export const authRoutes =
         schema: { body: SignUpBody, response: { 201: DataEnvelope(SessionSchema) } },
       },
       async (request, reply) => {
+        await takeToken(s.signUpLimiter, `ip:${request.ip}`, request, reply, {
+          headers: false,
+          what: 'sign-ups per hour from one address',
+        });
         const { user, organization } = await s.accounts.signUp({
           email: request.body.email,
           password: request.body.password,

@@ -1,5 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { ApiError, notFound } from '../../errors.js';
+import { takeToken } from '../../http/rate-limit/gate.js';
+import type { RateLimitStore } from '../../http/rate-limit/types.js';
 import { MAX_ID } from '../../http/schemas/common.js';
 import type { ReaderService } from '../readers-service.js';
 import type { IngestService } from '../service.js';
@@ -25,10 +27,12 @@ function bearerSecret(header: string | string[] | undefined): string {
  * authenticated by the reader's webhook secret as a bearer token. 204 only once the
  * message (raw log row and sightings) is committed; a malformed payload is logged in the
  * raw log and counted, and still answered 204, so the reader does not send it forever.
+ * At most TAGTRAIL_WEBHOOK_RATE_LIMIT messages a minute per reader, then 429 with
+ * Retry-After (the reader retries; nothing answered 429 was stored).
  * Not part of the public API (docs/ingest.md).
  */
 export const readerWebhookRoutes =
-  (readers: ReaderService, ingest: IngestService): FastifyPluginAsync =>
+  (readers: ReaderService, ingest: IngestService, limiter: RateLimitStore): FastifyPluginAsync =>
   async (app) => {
     // Encapsulated: these parsers apply to this plugin's routes only.
     app.removeAllContentTypeParsers();
@@ -41,6 +45,8 @@ export const readerWebhookRoutes =
         const receivedAt = Date.now();
         const secret = bearerSecret(request.headers.authorization);
         const reader = await readers.authenticateWebhook(readerIdOf(request.params.reader_id), secret);
+        // Per reader, after its secret is checked: no one else can spend a reader's budget.
+        await takeToken(limiter, `reader:${reader.id}`, request, reply, { what: 'messages per minute' });
         const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
         const outcome = await ingest.readerMessage(reader, body, 'webhook', receivedAt);
         if (outcome.errors.length > 0) {

@@ -1,0 +1,90 @@
+import { readFileSync } from 'node:fs';
+import type { LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SIGN_UP_POLICY } from '../../src/accounts/sign-in-limiter.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { ingestFixture } from '../ingest/helpers.js';
+import { buildInternalApp, freshAddress, type InternalTestApp, uniqueEmail } from '../internal/helpers.js';
+
+/** Issue 9 item 6: sign-up limited per client address, the reader webhook per reader. */
+
+function expectRateLimited(res: LightMyRequestResponse): void {
+  expect(res.statusCode, res.body).toBe(429);
+  expect(res.json().error).toMatchObject({ type: 'rate_limited', status: 429, title: 'Too Many Requests' });
+  expect(res.json().error.request_id).toBe(res.headers['x-request-id']);
+  expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+}
+
+describe('sign-up per client address', () => {
+  let t: InternalTestApp;
+  beforeAll(async () => {
+    t = await buildInternalApp({ signup: 'open' });
+  });
+  afterAll(() => t.close());
+
+  const signUp = (remoteAddress: string) =>
+    t.app.inject({
+      method: 'POST',
+      url: '/internal/auth/sign-up',
+      remoteAddress,
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({
+        email: uniqueEmail(),
+        password: 'correct horse battery',
+        organization_name: 'Abuse',
+      }),
+    });
+
+  it(`allows ${SIGN_UP_POLICY.limit} at once from one address, then 429 with Retry-After; other addresses are not affected`, async () => {
+    const address = freshAddress();
+    for (let i = 0; i < SIGN_UP_POLICY.limit; i++) expect((await signUp(address)).statusCode).toBe(201);
+    const organizations = Number(
+      (await t.database.db.pool.query('SELECT count(*) FROM organizations')).rows[0].count,
+    );
+    const refused = await signUp(address);
+    expectRateLimited(refused);
+    expect(Number((await t.database.db.pool.query('SELECT count(*) FROM organizations')).rows[0].count)).toBe(
+      organizations,
+    );
+    expect((await signUp(freshAddress())).statusCode).toBe(201);
+  });
+});
+
+describe('reader webhook per reader', () => {
+  let t: TestApp;
+  const LIMIT = 3;
+  const body = readFileSync(new URL('../fixtures/readers/impinj-r700/webhook-array.json', import.meta.url));
+  beforeAll(async () => {
+    t = await buildTestApp({ webhookRateLimit: LIMIT });
+  });
+  afterAll(() => t.close());
+
+  const post = (readerId: number, secret: string) =>
+    t.app.inject({
+      method: 'POST',
+      url: `/ingest/v1/readers/${readerId}/messages`,
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      payload: body,
+    });
+
+  it('answers 429 once a reader spent its budget, stores nothing of the refused message, and leaves other readers alone', async () => {
+    const f = await ingestFixture(t);
+    const location = await f.location();
+    const busy = await f.reader('impinj-r700', [[1, location]], { webhook: true });
+    const other = await f.reader('impinj-r700', [[1, location]], { webhook: true });
+    for (let i = 0; i < LIMIT; i++) expect((await post(busy.reader.id, busy.secret!)).statusCode).toBe(204);
+    const refused = await post(busy.reader.id, busy.secret!);
+    expectRateLimited(refused);
+    expect(refused.headers['x-ratelimit-remaining']).toBe('0');
+    expect(await f.rawMessages(busy.reader.id)).toHaveLength(LIMIT);
+    expect((await post(other.reader.id, other.secret!)).statusCode).toBe(204);
+  });
+
+  it('a wrong secret does not spend the reader’s budget', async () => {
+    const f = await ingestFixture(t);
+    const reader = await f.reader('impinj-r700', [[1, await f.location()]], { webhook: true });
+    for (let i = 0; i < LIMIT + 2; i++)
+      expect((await post(reader.reader.id, 'wrong-secret')).statusCode).toBe(401);
+    expect((await post(reader.reader.id, reader.secret!)).statusCode).toBe(204);
+  });
+});
