@@ -4,6 +4,7 @@ import { loadConfig } from '../config.js';
 import { openDatabase } from '../db/connect.js';
 import type { Database } from '../db/pool.js';
 import { importScanRecords } from '../ingest/import.js';
+import { readerUsername } from '../ingest/mqtt-credentials.js';
 import type { Reader, ScanPoint } from '../ingest/readers-service.js';
 import { ensureRawPartitions } from '../ingest/retention.js';
 import { createServices, type Services } from '../services.js';
@@ -51,6 +52,8 @@ const readerJson = (r: Reader) => ({
   identity: r.identity,
   topic: r.topic,
   webhook: r.webhook,
+  mqtt_username: readerUsername(r.id),
+  mqtt_credentials: r.mqtt,
   created_at: r.createdAt.toISOString(),
   last_message_at: r.lastMessageAt?.toISOString() ?? null,
   good_reads: r.goodReads,
@@ -66,7 +69,9 @@ export function registerIngestCommands(program: Command): void {
   const reader = program.command('reader').description('fixed readers (devices) that report tag reads');
   reader
     .command('add')
-    .description('register a reader; with --webhook, prints its webhook secret once')
+    .description(
+      'register a reader; prints its MQTT user name and password (and with --webhook its webhook secret) once',
+    )
     .requiredOption('--org <id>', 'organization id', id('--org'))
     .requiredOption('--family <family>', 'impinj-r700, zebra-fx, csl-cs463 or generic-json')
     .requiredOption('--identity <identity>', 'serial number, MAC address or hostname of the reader')
@@ -85,7 +90,11 @@ export function registerIngestCommands(program: Command): void {
         json?: boolean;
       }) =>
         withServices(async (s) => {
-          const { reader: created, webhookSecret } = await s.readers.create(opts.org, {
+          const {
+            reader: created,
+            webhookSecret,
+            mqtt,
+          } = await s.readers.create(opts.org, {
             family: opts.family,
             identity: opts.identity,
             topic: opts.topic,
@@ -93,9 +102,15 @@ export function registerIngestCommands(program: Command): void {
             webhook: Boolean(opts.webhook),
           });
           const { scan_points: _points, ...shown } = readerJson(created);
-          print(Boolean(opts.json), webhookSecret ? { ...shown, webhook_secret: webhookSecret } : shown);
-          if (webhookSecret && !opts.json) {
-            process.stderr.write('the webhook secret is shown only now; it cannot be retrieved later\n');
+          print(Boolean(opts.json), {
+            ...shown,
+            mqtt_password: mqtt.password,
+            ...(webhookSecret ? { webhook_secret: webhookSecret } : {}),
+          });
+          if (!opts.json) {
+            process.stderr.write(
+              'the MQTT password (and webhook secret) is shown only now; it cannot be retrieved later\n',
+            );
           }
         }),
     );
@@ -118,6 +133,38 @@ export function registerIngestCommands(program: Command): void {
             `${r.id}\t${r.family}\t${r.identity}\t${r.topic}\tgood=${r.goodReads} bad=${r.badReads} unknown=${r.unknownReads}\tscan points: ${points}\n`,
           );
         }
+      }),
+    );
+  reader
+    .command('mqtt-rotate')
+    .description(
+      'issue new MQTT credentials for a reader (printed once); its connection with the old ones is closed',
+    )
+    .requiredOption('--org <id>', 'organization id', id('--org'))
+    .requiredOption('--reader <id>', 'reader id', id('--reader'))
+    .option('--json', 'print JSON')
+    .action((opts: { org: number; reader: number; json?: boolean }) =>
+      withServices(async (s) => {
+        const { mqtt } = await s.readers.rotateMqttCredentials(opts.org, opts.reader);
+        print(Boolean(opts.json), {
+          id: opts.reader,
+          mqtt_username: mqtt.username,
+          mqtt_password: mqtt.password,
+        });
+        if (!opts.json)
+          process.stderr.write('the MQTT password is shown only now; it cannot be retrieved later\n');
+      }),
+    );
+  reader
+    .command('mqtt-revoke')
+    .description("revoke a reader's MQTT credentials: it is disconnected and cannot log in until rotated")
+    .requiredOption('--org <id>', 'organization id', id('--org'))
+    .requiredOption('--reader <id>', 'reader id', id('--reader'))
+    .option('--json', 'print JSON')
+    .action((opts: { org: number; reader: number; json?: boolean }) =>
+      withServices(async (s) => {
+        await s.readers.revokeMqttCredentials(opts.org, opts.reader);
+        print(Boolean(opts.json), { id: opts.reader, mqtt_credentials: false });
       }),
     );
   reader

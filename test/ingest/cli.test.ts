@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { registerIngestCommands } from '../../src/cli/ingest-commands.js';
+import { verifyMqttPassword } from '../../src/ingest/mqtt-credentials.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { ingestFixture, unique } from './helpers.js';
 
@@ -52,6 +53,51 @@ async function tagtrail(...args: string[]): Promise<{ stdout: string; stderr: st
 }
 
 describe('tagtrail reader and scan-point', () => {
+  it('rotates and revokes MQTT credentials, printing the new password once', async () => {
+    const f = await ingestFixture(t);
+    const added = JSON.parse(
+      (
+        await tagtrail(
+          'reader',
+          'add',
+          '--org',
+          String(f.orgId),
+          '--family',
+          'impinj-r700',
+          '--identity',
+          unique('r700'),
+          '--topic',
+          unique('t'),
+          '--json',
+        )
+      ).stdout,
+    );
+    const id = String(added.id);
+    const rotated = await tagtrail('reader', 'mqtt-rotate', '--org', String(f.orgId), '--reader', id);
+    expect(rotated.stdout).toContain(`mqtt_username: reader-${id}\n`);
+    const password = /mqtt_password: (\S+)/.exec(rotated.stdout)?.[1];
+    expect(password).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(password).not.toBe(added.mqtt_password);
+    expect(rotated.stderr).toContain('shown only now');
+    const { rows } = await t.database.db.pool.query('SELECT mqtt_password_hash FROM readers WHERE id = $1', [
+      id,
+    ]);
+    expect(verifyMqttPassword(password!, rows[0].mqtt_password_hash)).toBe(true);
+
+    const revoked = await tagtrail(
+      'reader',
+      'mqtt-revoke',
+      '--org',
+      String(f.orgId),
+      '--reader',
+      id,
+      '--json',
+    );
+    expect(JSON.parse(revoked.stdout)).toEqual({ id: Number(id), mqtt_credentials: false });
+    const listed = JSON.parse((await tagtrail('reader', 'list', '--org', String(f.orgId), '--json')).stdout);
+    expect(listed.data[0]).toMatchObject({ id: Number(id), mqtt_credentials: false });
+  });
+
   it('adds a reader with a webhook secret shown once, maps an antenna, lists both', async () => {
     const f = await ingestFixture(t);
     const dock = await f.location();
@@ -81,6 +127,9 @@ describe('tagtrail reader and scan-point', () => {
       topic,
       webhook: true,
       webhook_secret: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      mqtt_username: `reader-${reader.id}`,
+      mqtt_credentials: true,
+      mqtt_password: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
     });
     const point = JSON.parse(
       (
@@ -108,6 +157,7 @@ describe('tagtrail reader and scan-point', () => {
       scan_points: [{ antenna: 2, location_id: dock }],
     });
     expect(JSON.stringify(listed)).not.toContain(reader.webhook_secret);
+    expect(JSON.stringify(listed)).not.toContain(reader.mqtt_password);
     const human = await tagtrail('reader', 'list', '--org', String(f.orgId));
     expect(human.stdout).toContain(`${reader.id}\tzebra-fx\tFX9600EECCA8\t${topic}`);
     expect(human.stdout).toContain(`2->${dock}`);

@@ -38,6 +38,8 @@ describe('/internal/readers and scan points', () => {
         identity: 'SN-0001',
         topic: 'site/dock/r700',
         webhook: false,
+        mqtt_username: expect.stringMatching(/^reader-\d+$/),
+        mqtt_credentials: true,
         created_at: expect.stringMatching(/\.\d{3}Z$/),
         last_message_at: null,
         good_reads: 0,
@@ -45,8 +47,10 @@ describe('/internal/readers and scan points', () => {
         unknown_reads: 0,
         scan_points: [],
       },
+      mqtt_password: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
     });
     const id = reader.data.id;
+    expect(reader.data.mqtt_username).toBe(`reader-${id}`);
 
     const p1 = await me.post(`/internal/readers/${id}/scan-points`, { antenna: 1, location_id: dock });
     expect(p1.statusCode, p1.body).toBe(201);
@@ -109,6 +113,43 @@ describe('/internal/readers and scan points', () => {
       webhook: false,
     });
     expect(plain.json()).not.toHaveProperty('webhook_secret');
+  });
+
+  it('rotates and revokes MQTT credentials; the password is shown once', async () => {
+    const created = await me.post('/internal/readers', {
+      name: 'Rotated',
+      family: 'impinj-r700',
+      identity: 'SN-ROT',
+      topic: 'site/rotated',
+      webhook: false,
+    });
+    const id = created.json().data.id;
+    const first = created.json().mqtt_password;
+    const rotated = await me.post(`/internal/readers/${id}/mqtt-credentials`);
+    expect(rotated.statusCode, rotated.body).toBe(200);
+    expect(rotated.json()).toMatchObject({
+      data: { id, mqtt_username: `reader-${id}`, mqtt_credentials: true },
+      mqtt_password: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+    });
+    expect(rotated.json().mqtt_password).not.toBe(first);
+    const listed = JSON.stringify((await me.get('/internal/readers')).json());
+    expect(listed).not.toContain(first);
+    expect(listed).not.toContain(rotated.json().mqtt_password);
+
+    const revoked = await me.del(`/internal/readers/${id}/mqtt-credentials`);
+    expect(revoked.statusCode, revoked.body).toBe(204);
+    const after = (await me.get('/internal/readers')).json().data.find((r: { id: number }) => r.id === id);
+    expect(after.mqtt_credentials).toBe(false);
+    // Issued again by rotating.
+    expect((await me.post(`/internal/readers/${id}/mqtt-credentials`)).json().data.mqtt_credentials).toBe(
+      true,
+    );
+
+    // Another organization's user cannot touch them.
+    const other = (await t.newOrg()).browser;
+    expectInternalError(await other.post(`/internal/readers/${id}/mqtt-credentials`), { status: 404 });
+    expectInternalError(await other.del(`/internal/readers/${id}/mqtt-credentials`), { status: 404 });
+    expectInternalError(await me.del('/internal/readers/2147483000/mqtt-credentials'), { status: 404 });
   });
 
   it('validates readers and scan points', async () => {

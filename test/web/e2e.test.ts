@@ -243,6 +243,18 @@ describe.skipIf(!hasChromium)('web app in Chromium', { timeout: 60_000 }, () => 
 
     const card = page.getByRole('article', { name: 'Dock door reader' });
     await card.waitFor();
+    // Its MQTT login, shown once; a new password replaces it.
+    const password = page.locator('#mqtt-password');
+    await password.waitFor();
+    expect(await page.locator('#mqtt-username').inputValue()).toMatch(/^reader-\d+$/);
+    const first = await password.inputValue();
+    expect(first).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    await page.getByRole('button', { name: 'Done' }).click();
+    await card.getByRole('button', { name: 'New MQTT password for Dock door reader' }).click();
+    await card.getByRole('button', { name: 'Yes, replace' }).click();
+    await expect.poll(() => password.inputValue()).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(await password.inputValue()).not.toBe(first);
+    await page.getByRole('button', { name: 'Done' }).click();
     expect(await card.getByText('Last message').locator('xpath=..').textContent()).toContain('never');
     for (const label of ['Good reads', 'Bad reads', 'Unknown tags']) {
       expect(await card.getByText(label).locator('xpath=..').textContent()).toContain('0');

@@ -150,6 +150,10 @@ export interface Reader {
   identity: string;
   topic: string;
   webhook: boolean;
+  /** Its user name on the MQTT broker. */
+  mqtt_username: string;
+  /** false once its MQTT credentials are revoked. */
+  mqtt_credentials: boolean;
   created_at: string;
   last_message_at: string | null;
   good_reads: number;

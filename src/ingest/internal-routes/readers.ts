@@ -16,6 +16,7 @@ import { toWire, toWireOrNull } from '../../http/timestamps.js';
 import type { InternalServices } from '../../internal-services.js';
 import { listEnvelope } from '../../master-data/list-query.js';
 import { READER_FAMILIES } from '../adapters/types.js';
+import { readerUsername } from '../mqtt-credentials.js';
 import type { Reader, ScanPoint } from '../readers-service.js';
 
 /** `ScanPoint` of docs/web-app.md: the location named as well as identified. */
@@ -34,6 +35,10 @@ export const ReaderSchema = Type.Object({
   identity: Type.String(),
   topic: Type.String(),
   webhook: Type.Boolean(),
+  /** Its user name on the MQTT broker (`reader-<id>`). */
+  mqtt_username: Type.String(),
+  /** Whether it has MQTT credentials (false once revoked). */
+  mqtt_credentials: Type.Boolean(),
   created_at: TimestampOut(),
   last_message_at: Nullable(TimestampOut()),
   good_reads: Type.Integer(),
@@ -76,6 +81,8 @@ function readerView(r: Reader, labels: Map<number, LocationLabel>) {
     identity: r.identity,
     topic: r.topic,
     webhook: r.webhook,
+    mqtt_username: readerUsername(r.id),
+    mqtt_credentials: r.mqtt,
     created_at: toWire(r.createdAt),
     last_message_at: toWireOrNull(r.lastMessageAt),
     good_reads: r.goodReads,
@@ -144,7 +151,12 @@ export const readerRoutes =
         schema: {
           body: CreateReaderBody,
           response: {
-            201: Type.Object({ data: ReaderSchema, webhook_secret: Type.Optional(Type.String()) }),
+            201: Type.Object({
+              data: ReaderSchema,
+              webhook_secret: Type.Optional(Type.String()),
+              // Shown once: only its hash is stored.
+              mqtt_password: Type.String(),
+            }),
           },
         },
       },
@@ -155,6 +167,7 @@ export const readerRoutes =
         return {
           data: readerView(created.reader, new Map()),
           ...(created.webhookSecret === null ? {} : { webhook_secret: created.webhookSecret }),
+          mqtt_password: created.mqtt.password,
         };
       },
     );
@@ -165,6 +178,33 @@ export const readerRoutes =
       async (request, reply) => {
         const { orgId } = sessionOf(request);
         await s.readers.delete(orgId, request.params.reader_id);
+        return reply.code(204).send();
+      },
+    );
+
+    app.post(
+      '/internal/readers/:reader_id/mqtt-credentials',
+      {
+        schema: {
+          params: ReaderParams,
+          response: { 200: Type.Object({ data: ReaderSchema, mqtt_password: Type.String() }) },
+        },
+      },
+      async (request) => {
+        const { orgId } = sessionOf(request);
+        // New credentials replace the old ones; the reader's live connection is closed.
+        const rotated = await s.readers.rotateMqttCredentials(orgId, request.params.reader_id);
+        const labels = await locationLabels(s.db, orgId, rotated.reader.scanPoints);
+        return { data: readerView(rotated.reader, labels), mqtt_password: rotated.mqtt.password };
+      },
+    );
+
+    app.delete(
+      '/internal/readers/:reader_id/mqtt-credentials',
+      { schema: { params: ReaderParams, response: { 204: NoContent('MQTT credentials revoked') } } },
+      async (request, reply) => {
+        const { orgId } = sessionOf(request);
+        await s.readers.revokeMqttCredentials(orgId, request.params.reader_id);
         return reply.code(204).send();
       },
     );

@@ -5,6 +5,7 @@ import { ErrorAlert } from '../components/errors.js';
 import { LocationPicker, locationLabel } from '../components/location-picker.js';
 import { PageHeader } from '../components/page.js';
 import { Pager, usePaged } from '../components/paging.js';
+import { MqttAccess, SecretsShown, type ShownSecrets } from '../components/reader-credentials.js';
 import { TextField } from '../components/text-field.js';
 import { formatDateTime } from '../format.js';
 
@@ -15,7 +16,7 @@ const FAMILIES: { id: string; label: string }[] = [
   { id: 'generic-json', label: 'Generic JSON' },
 ];
 
-function AddReader({ onAdded }: { onAdded(reader: Reader, secret: string | null): void }) {
+function AddReader({ onAdded }: { onAdded(shown: ShownSecrets): void }) {
   const [name, setName] = useState('');
   const [family, setFamily] = useState('impinj-r700');
   const [identity, setIdentity] = useState('');
@@ -29,15 +30,22 @@ function AddReader({ onAdded }: { onAdded(reader: Reader, secret: string | null)
     setBusy(true);
     setError(null);
     try {
-      const res = await api<{ data: Reader; webhook_secret?: string }>('/internal/readers', {
-        method: 'POST',
-        body: { name, family, identity, topic, webhook },
-      });
+      const res = await api<{ data: Reader; webhook_secret?: string; mqtt_password: string }>(
+        '/internal/readers',
+        {
+          method: 'POST',
+          body: { name, family, identity, topic, webhook },
+        },
+      );
       setName('');
       setIdentity('');
       setTopic('');
       setWebhook(false);
-      onAdded(res.data, res.webhook_secret ?? null);
+      onAdded({
+        reader: res.data,
+        mqttPassword: res.mqtt_password,
+        webhookSecret: res.webhook_secret ?? null,
+      });
     } catch (e) {
       setError(e);
     } finally {
@@ -187,7 +195,15 @@ function AddScanPoint({ reader, onAdded }: { reader: Reader; onAdded(): void }) 
   );
 }
 
-function ReaderCard({ reader, onChanged }: { reader: Reader; onChanged(): void }) {
+function ReaderCard({
+  reader,
+  onChanged,
+  onRotated,
+}: {
+  reader: Reader;
+  onChanged(): void;
+  onRotated(shown: ShownSecrets): void;
+}) {
   const [mapping, setMapping] = useState(false);
   const [confirming, setConfirming] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -215,6 +231,13 @@ function ReaderCard({ reader, onChanged }: { reader: Reader; onChanged(): void }
           <dd class="mono">{reader.topic}</dd>
         </div>
         <div>
+          <dt>MQTT user</dt>
+          <dd>
+            <span class="mono">{reader.mqtt_username}</span>
+            {reader.mqtt_credentials ? '' : ' (revoked)'}
+          </dd>
+        </div>
+        <div>
           <dt>Last message</dt>
           <dd>{formatDateTime(reader.last_message_at, 'never')}</dd>
         </div>
@@ -231,6 +254,7 @@ function ReaderCard({ reader, onChanged }: { reader: Reader; onChanged(): void }
           <dd class="num">{reader.unknown_reads}</dd>
         </div>
       </dl>
+      <MqttAccess reader={reader} onRotated={onRotated} onChanged={onChanged} />
       <h4>Scan points</h4>
       {reader.scan_points.length === 0 ? (
         <p class="muted">No antenna mapped yet: reads from this reader place nothing.</p>
@@ -290,35 +314,24 @@ function ReaderCard({ reader, onChanged }: { reader: Reader; onChanged(): void }
 
 export function ReadersPage() {
   const readers = usePaged<Reader>('/internal/readers', {}, 10, { urlPage: true });
-  const [secret, setSecret] = useState<{ name: string; secret: string } | null>(null);
+  const [shown, setShown] = useState<ShownSecrets | null>(null);
+  const show = (secrets: ShownSecrets) => {
+    setShown(secrets);
+    readers.reload();
+  };
   return (
     <main id="main">
       <PageHeader title="Readers and scan points" />
       <BrokerAddress />
-      <AddReader
-        onAdded={(reader, webhookSecret) => {
-          setSecret(webhookSecret ? { name: reader.name, secret: webhookSecret } : null);
-          readers.reload();
-        }}
-      />
-      {secret && (
-        <section class="card minted" aria-labelledby="secret-title">
-          <h2 id="secret-title">Webhook secret for “{secret.name}”</h2>
-          <p>Configure the reader with it now; it is shown only once.</p>
-          <label for="webhook-secret">Webhook secret</label>
-          <input id="webhook-secret" class="mono" readOnly value={secret.secret} />
-          <button type="button" class="button secondary" onClick={() => setSecret(null)}>
-            Done
-          </button>
-        </section>
-      )}
+      <AddReader onAdded={show} />
+      {shown && <SecretsShown shown={shown} onDone={() => setShown(null)} />}
       <section aria-labelledby="readers-title">
         <h2 id="readers-title">Readers</h2>
         <ErrorAlert error={readers.error} />
         {!readers.loading && readers.rows.length === 0 && <p class="empty">No readers yet.</p>}
         <div class="reader-list">
           {readers.rows.map((r) => (
-            <ReaderCard key={r.id} reader={r} onChanged={readers.reload} />
+            <ReaderCard key={r.id} reader={r} onChanged={readers.reload} onRotated={show} />
           ))}
         </div>
         <Pager paged={readers} label="Readers" />

@@ -1,0 +1,122 @@
+import { useState } from 'preact/hooks';
+import { api, type Reader } from '../api.js';
+import { ErrorAlert } from './errors.js';
+
+/** Secrets shown once: after a reader is added, or after its MQTT password is replaced. */
+export interface ShownSecrets {
+  reader: Reader;
+  mqttPassword: string;
+  webhookSecret: string | null;
+}
+
+/** Replace (rotate) or revoke the reader's MQTT password; either closes its live connection. */
+export function MqttAccess({
+  reader,
+  onRotated,
+  onChanged,
+}: {
+  reader: Reader;
+  onRotated(shown: ShownSecrets): void;
+  onChanged(): void;
+}) {
+  const [confirming, setConfirming] = useState<'rotate' | 'revoke' | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const rotate = async () => {
+    setError(null);
+    try {
+      const res = await api<{ data: Reader; mqtt_password: string }>(
+        `/internal/readers/${reader.id}/mqtt-credentials`,
+        { method: 'POST' },
+      );
+      setConfirming(null);
+      onRotated({ reader: res.data, mqttPassword: res.mqtt_password, webhookSecret: null });
+    } catch (e) {
+      setError(e);
+    }
+  };
+  const revoke = async () => {
+    setError(null);
+    try {
+      await api(`/internal/readers/${reader.id}/mqtt-credentials`, { method: 'DELETE' });
+      setConfirming(null);
+      onChanged();
+    } catch (e) {
+      setError(e);
+    }
+  };
+  const newLabel = reader.mqtt_credentials ? 'New MQTT password' : 'Issue MQTT password';
+  return (
+    <div class="card-actions">
+      {confirming === null && (
+        <>
+          <button
+            type="button"
+            class="button secondary"
+            aria-label={`${newLabel} for ${reader.name}`}
+            onClick={() => setConfirming('rotate')}
+          >
+            {newLabel}
+          </button>
+          {reader.mqtt_credentials && (
+            <button
+              type="button"
+              class="button link"
+              aria-label={`Revoke MQTT access of ${reader.name}`}
+              onClick={() => setConfirming('revoke')}
+            >
+              Revoke MQTT access
+            </button>
+          )}
+        </>
+      )}
+      {confirming === 'rotate' && (
+        <span class="confirm">
+          {reader.mqtt_credentials
+            ? `Replace the MQTT password of “${reader.name}”? It is disconnected until configured with the new one.`
+            : `Issue an MQTT password for “${reader.name}”?`}{' '}
+          <button type="button" class="button primary" onClick={rotate}>
+            Yes, {reader.mqtt_credentials ? 'replace' : 'issue'}
+          </button>{' '}
+          <button type="button" class="button secondary" onClick={() => setConfirming(null)}>
+            Cancel
+          </button>
+        </span>
+      )}
+      {confirming === 'revoke' && (
+        <span class="confirm">
+          Revoke the MQTT access of “{reader.name}”? It is disconnected at once.{' '}
+          <button type="button" class="button danger" onClick={revoke}>
+            Yes, revoke
+          </button>{' '}
+          <button type="button" class="button secondary" onClick={() => setConfirming(null)}>
+            Cancel
+          </button>
+        </span>
+      )}
+      <ErrorAlert error={error} />
+    </div>
+  );
+}
+
+/** The credentials to configure the reader with, shown once. */
+export function SecretsShown({ shown, onDone }: { shown: ShownSecrets; onDone(): void }) {
+  return (
+    <section class="card minted" aria-labelledby="secret-title">
+      <h2 id="secret-title">Credentials for “{shown.reader.name}”</h2>
+      <p>Configure the reader with them now; the password is shown only once.</p>
+      <label for="mqtt-username">MQTT user name (also the client id, or its start)</label>
+      <input id="mqtt-username" class="mono" readOnly value={shown.reader.mqtt_username} />
+      <label for="mqtt-password">MQTT password</label>
+      <input id="mqtt-password" class="mono" readOnly value={shown.mqttPassword} />
+      {shown.webhookSecret && (
+        <>
+          <label for="webhook-secret">Webhook secret</label>
+          <input id="webhook-secret" class="mono" readOnly value={shown.webhookSecret} />
+        </>
+      )}
+      <button type="button" class="button secondary" onClick={onDone}>
+        Done
+      </button>
+    </section>
+  );
+}
