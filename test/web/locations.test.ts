@@ -252,6 +252,8 @@ describe('locations in the web app', { timeout: 90_000 }, () => {
     await expectAccessible('phone-search');
     await page.locator('.search-hits').getByRole('link', { name: 'Hall', exact: true }).click();
     await expect.poll(() => panel().locator('h2').textContent()).toBe('Hall');
+    // Below the tree on a phone: the panel's heading takes focus and so comes into view.
+    await expect.poll(() => page.evaluate('document.activeElement?.id')).toBe('location-title');
     await expectAccessible('phone-panel');
     await page.setViewportSize({ width: 1280, height: 800 });
     expect(browser.consoleErrors.filter((e) => !/Failed to load resource/.test(e))).toEqual([]);

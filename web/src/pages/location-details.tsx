@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
 import { Pager, usePaged } from '../components/paging.js';
@@ -44,6 +44,15 @@ export function LocationPanel({
     };
   }, [id, version]);
 
+  // Chosen in the tree on a narrow screen, the panel is below it: bring its heading into
+  // view and focus, so the choice visibly (and audibly) leads somewhere.
+  const heading = useRef<HTMLHeadingElement>(null);
+  const loadedId = details?.data.id;
+  useEffect(() => {
+    if (loadedId !== id || !window.matchMedia('(max-width: 999px)').matches) return;
+    if (document.activeElement?.closest('.locations-tree')) heading.current?.focus();
+  }, [loadedId, id]);
+
   if (error) return <ErrorAlert error={error} />;
   if (!details || details.data.id !== id) return <p class="muted">Loading…</p>;
   const changed = () => {
@@ -63,7 +72,9 @@ export function LocationPanel({
           <li aria-current="location">{l.name}</li>
         </ol>
       </nav>
-      <h2 id="location-title">{l.name}</h2>
+      <h2 id="location-title" ref={heading} tabIndex={-1}>
+        {l.name}
+      </h2>
       <dl class="facts">
         <div>
           <dt>Key</dt>
