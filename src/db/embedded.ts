@@ -216,6 +216,9 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
         'lc_messages=C',
         '-c',
         'max_connections=200',
+        // After a crash the server makes its data directory durable before recovery: file by
+        // file that took ~3 s of the restart on a busy disk, one syncfs() takes ~0.3 s (Linux only).
+        ...(platform() === 'linux' ? ['-c', 'recovery_init_sync_method=syncfs'] : []),
       ],
       { ...user, env: { ...process.env, LC_ALL: 'C' }, stdio: ['ignore', 'ignore', 'pipe'] },
     );
