@@ -170,7 +170,17 @@ export async function startReaderLoad(
   const worker = async (w: number) => {
     for (let i = 0; running; i++) {
       const payload = readerMessage(`${w}-${i}-${randomBytes(3).toString('hex')}`);
-      await client.publishAsync(topic, payload, { qos: 1 });
+      // mqtt.js rejects a publish when the connection drops while it replays its session; the
+      // broker never acknowledged it, so the reader sends it again, as a real reader does.
+      for (;;) {
+        try {
+          await client.publishAsync(topic, payload, { qos: 1 });
+          break;
+        } catch (err) {
+          if (!String(err).includes('Connection closed')) throw err;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      }
       load.acknowledged.push(payload);
       await new Promise((resolve) => setTimeout(resolve, pauseMs));
     }
