@@ -69,11 +69,16 @@ it('restarts a killed embedded PostgreSQL under load: 503 during, 2xx after, not
   db = createDatabase(url, { max: 2 });
   const database = db;
   // The broker passes on messages of topics it does not know yet: wait until it takes ours in.
-  await publishUntilStored(mqttUrl as string, tenant.topic, () => storedMessages(database, tenant.readerId));
+  await publishUntilStored(
+    mqttUrl as string,
+    tenant.topic,
+    () => storedMessages(database, tenant.readerId),
+    tenant.mqtt,
+  );
 
   const writes = startWriteLoad(service.url, tenant.token);
   let killedAt = 0;
-  const reads = await startReaderLoad(mqttUrl as string, tenant.topic);
+  const reads = await startReaderLoad(mqttUrl as string, tenant.topic, { login: tenant.mqtt });
   try {
     await until(
       () => writes.created.length >= 10 && reads.acknowledged.length >= 5,

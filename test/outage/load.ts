@@ -8,6 +8,7 @@ import type { MqttClient } from 'mqtt';
 import { createDatabase, type Database } from '../../src/db/pool.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit/memory-store.js';
 import { connectMqtt } from '../../src/ingest/mqtt-connection.js';
+import type { MqttCredentials } from '../../src/ingest/readers-service.js';
 import { createServices } from '../../src/services.js';
 
 export const unique = (prefix: string) => `${prefix}-${randomBytes(5).toString('hex')}`;
@@ -17,6 +18,8 @@ export interface Tenant {
   token: string;
   readerId: number;
   topic: string;
+  /** The reader's login on the embedded broker. */
+  mqtt: MqttCredentials;
 }
 
 /** An organization with an API key and a generic-json reader, created on the service's database. */
@@ -36,12 +39,12 @@ export async function createTenant(databaseUrl: string): Promise<Tenant> {
     const org = await services.organizations.create(unique('Outage Org'));
     const { token } = await services.keys.mint({ orgId: org.id, scopes: ['assets:read', 'assets:write'] });
     const topic = `tagtrail-test/${unique('outage')}/reads`;
-    const { reader } = await services.readers.create(org.id, {
+    const { reader, mqtt } = await services.readers.create(org.id, {
       family: 'generic-json',
       identity: unique('outage-reader'),
       topic,
     });
-    return { orgId: org.id, token, readerId: reader.id, topic };
+    return { orgId: org.id, token, readerId: reader.id, topic, mqtt };
   } finally {
     await services.close();
     await db.close();
@@ -153,10 +156,15 @@ export interface ReaderLoad {
 export async function startReaderLoad(
   mqttUrl: string,
   topic: string,
-  { inFlight = 2, pauseMs = 40 } = {},
+  {
+    inFlight = 2,
+    pauseMs = 40,
+    login,
+  }: { inFlight?: number; pauseMs?: number; login?: MqttCredentials } = {},
 ): Promise<ReaderLoad> {
-  const client: MqttClient = await connectMqtt(mqttUrl, unique('tagtrail-outage-reader'), {
+  const client: MqttClient = await connectMqtt(mqttUrl, unique(login?.username ?? 'tagtrail-outage-reader'), {
     reconnectPeriod: 200,
+    ...(login ? { username: login.username, password: login.password } : {}),
   });
   let running = true;
   const load: ReaderLoad = {
