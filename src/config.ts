@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { type Static, Type } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
+import { Value, type ValueError } from '@sinclair/typebox/value';
 
 /**
  * Every setting the service reads from its environment, validated once at start so a
@@ -62,9 +62,35 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const withDefaults = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw));
   const errors = [...Value.Errors(ConfigSchema, withDefaults)];
   if (errors.length > 0) {
-    const lines = errors.map((e) => `  ${e.path.slice(1)}: ${e.message} (got ${JSON.stringify(e.value)})`);
-    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+    throw new ConfigError(`invalid configuration:\n${describeErrors(errors).join('\n')}`);
   }
   const config = withDefaults as Static<typeof ConfigSchema>;
   return { ...config, dataDir: resolve(config.TAGTRAIL_DATA_DIR) };
+}
+
+/** The allowed literals of an enum-like (union of literals) setting, or undefined otherwise. */
+function allowedValues(name: string): string[] | undefined {
+  const schema = (ConfigSchema.properties as Record<string, { anyOf?: { const?: unknown }[] }>)[name];
+  const options = schema?.anyOf?.map((option) => option.const);
+  if (!options || options.some((o) => typeof o !== 'string')) return undefined;
+  return options as string[];
+}
+
+/**
+ * One line per invalid variable: its name, the value given and, for enum settings, the
+ * allowed values (TypeBox alone says "Expected union value", which tells nobody what to
+ * write). Several errors on one variable (a union reports each branch) are folded into one.
+ */
+function describeErrors(errors: ValueError[]): string[] {
+  const byName = new Map<string, ValueError>();
+  for (const error of errors) {
+    const name = error.path.slice(1).split('/')[0] ?? error.path;
+    if (!byName.has(name)) byName.set(name, error);
+  }
+  return [...byName].map(([name, error]) => {
+    const given = JSON.stringify(error.value);
+    const allowed = allowedValues(name);
+    if (allowed) return `  ${name}=${given}: must be one of ${allowed.join(', ')}`;
+    return `  ${name}=${given}: ${error.message}`;
+  });
 }
