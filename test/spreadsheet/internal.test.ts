@@ -3,7 +3,9 @@
  * progress and the result, the export as a CSV download with the list's filters, and
  * the session, CSRF, media type and organization rules.
  */
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_UPLOAD_BYTES } from '../../src/spreadsheet/internal-routes/import-export.js';
 import {
   type Browser,
   buildInternalApp,
@@ -81,6 +83,23 @@ describe('/internal/import and /internal/export', () => {
       payload: 'external_key,name\nA,B\n',
     });
     expectInternalError(anonymous, { status: 401, type: 'unauthorized' });
+    const nothing = await t.database.db.withOrg(me.orgId, (tx) => tx.query('SELECT 1 FROM assets'));
+    expect(nothing.rowCount).toBe(0);
+  });
+
+  it('refuses an upload larger than the limit with 413, also when it announces no length', async () => {
+    const chunk = Buffer.alloc(1024 * 1024, 'a');
+    async function* tooBig() {
+      yield Buffer.from('external_key,name\n');
+      for (let sent = 0; sent <= MAX_UPLOAD_BYTES; sent += chunk.length) yield chunk;
+    }
+    const res = await me.request({
+      method: 'POST',
+      url: '/internal/import/assets',
+      headers: { 'content-type': 'text/csv' },
+      payload: Readable.from(tooBig()),
+    });
+    expectInternalError(res, { status: 413, type: 'payload_too_large' });
     const nothing = await t.database.db.withOrg(me.orgId, (tx) => tx.query('SELECT 1 FROM assets'));
     expect(nothing.rowCount).toBe(0);
   });

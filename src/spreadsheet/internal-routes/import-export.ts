@@ -40,8 +40,10 @@ function limited(source: Readable, max: number): Readable {
   const out = new PassThrough();
   source.on('data', (chunk: Buffer) => {
     seen += chunk.length;
-    if (seen > max) {
-      source.destroy();
+    if (seen > max && !out.destroyed) {
+      // Stop reading it, but let the rest of the upload drain so the 413 can still be sent.
+      source.unpipe(out);
+      source.resume();
       out.destroy(new ApiError('payload_too_large', `the file must not exceed ${max} bytes`));
     }
   });
