@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
 import { type Config, loadConfig } from '../config.js';
-import { openDatabase } from '../db/connect.js';
 import { migrate } from '../db/migrate.js';
 import { ApiError } from '../errors.js';
 import { describeBroker } from '../ingest/broker-port.js';
 import { startService } from '../runtime.js';
 import { createServices, type Services } from '../services.js';
 import { registerIngestCommands } from './ingest-commands.js';
+import { openCliDatabase } from './open.js';
 import { print } from './output.js';
 import { registerSessionCommands } from './session-commands.js';
 import { registerSpreadsheetCommands } from './spreadsheet-commands.js';
@@ -14,7 +14,7 @@ import { registerSpreadsheetCommands } from './spreadsheet-commands.js';
 /** Runs `fn` with the services on the configured database, closing everything after. */
 async function withServices<T>(fn: (services: Services, config: Config) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const opened = await openDatabase(config, { poolSize: 2 });
+  const opened = await openCliDatabase(config, { poolSize: 2 });
   try {
     const services = await createServices(opened.db, { ...config, REDIS_URL: undefined });
     try {
@@ -64,7 +64,7 @@ export function registerCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) => {
       const config = loadConfig();
-      const opened = await openDatabase(config, { migrate: false, poolSize: 2 });
+      const opened = await openCliDatabase(config, { migrate: false, poolSize: 2 });
       try {
         const { applied } = await migrate(opened.db.pool);
         print(Boolean(opts.json), { applied });

@@ -1,18 +1,18 @@
 import { createReadStream } from 'node:fs';
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
-import { openDatabase } from '../db/connect.js';
 import type { Database } from '../db/pool.js';
 import { importScanRecords } from '../ingest/import.js';
 import { readerUsername } from '../ingest/mqtt-credentials.js';
 import type { Reader, ScanPoint } from '../ingest/readers-service.js';
 import { ensureRawPartitions } from '../ingest/retention.js';
 import { createServices, type Services } from '../services.js';
+import { openCliDatabase } from './open.js';
 import { print } from './output.js';
 
 async function withServices<T>(fn: (services: Services, db: Database) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const opened = await openDatabase(config, { poolSize: 2 });
+  const opened = await openCliDatabase(config, { poolSize: 2 });
   try {
     const services = await createServices(opened.db, { ...config, REDIS_URL: undefined });
     try {

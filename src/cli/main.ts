@@ -1,11 +1,14 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
 import { describeFailure, registerCommands } from './commands.js';
+import { allowDatabaseCreation } from './open.js';
 
 const program = new Command('tagtrail')
   .description('tagtrail: asset and location tracking service')
+  .option('--init', 'create the embedded database in TAGTRAIL_DATA_DIR if there is none yet')
   .showHelpAfterError()
-  .exitOverride();
+  .exitOverride()
+  .hook('preAction', (command) => allowDatabaseCreation(Boolean(command.opts().init)));
 registerCommands(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {

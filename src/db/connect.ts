@@ -15,12 +15,13 @@ export interface OpenedDatabase {
 /** `DATABASE_URL` when set, otherwise the embedded server in the data directory; migrated. */
 export async function openDatabase(
   config: Pick<Config, 'DATABASE_URL' | 'dataDir'>,
-  options: { migrate?: boolean; poolSize?: number } = {},
+  // create: false refuses a data directory without a database instead of initialising one.
+  options: { migrate?: boolean; poolSize?: number; create?: boolean } = {},
 ): Promise<OpenedDatabase> {
   let embedded: EmbeddedPostgres | undefined;
   let url = config.DATABASE_URL;
   if (!url) {
-    embedded = await startEmbeddedPostgres(config.dataDir);
+    embedded = await startEmbeddedPostgres(config.dataDir, { create: options.create });
     await ensureDatabase(embedded.adminUrl, EMBEDDED_DATABASE);
     url = embedded.urlFor(EMBEDDED_DATABASE);
   }

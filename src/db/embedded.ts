@@ -168,13 +168,31 @@ async function canConnect(url: string): Promise<boolean> {
   }
 }
 
+/** The data directory holds no embedded database and creating one was not asked for. */
+export class NoEmbeddedDatabaseError extends Error {
+  constructor(readonly dataDir: string) {
+    super(
+      `no tagtrail database in ${dataDir} (TAGTRAIL_DATA_DIR, default ./data relative to the working directory). ` +
+        "Point at the service's database: run in the service's working directory, set TAGTRAIL_DATA_DIR " +
+        "to the service's data directory, or DATABASE_URL to its PostgreSQL. " +
+        'To create a new database there instead, pass --init (or start the service: `tagtrail serve`).',
+    );
+  }
+}
+
 /**
  * Starts (or joins) the embedded server in `dataDir`. A second start reuses the data
  * directory; a server another tagtrail process already runs there is joined, not owned.
  */
-export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  options: { create?: boolean } = {},
+): Promise<EmbeddedPostgres> {
   const pgDir = join(dataDir, 'postgres');
   const passwordPath = join(dataDir, 'postgres.password');
+  // A CLI run from the wrong directory would otherwise quietly get a new, empty database.
+  if (options.create === false && !existsSync(join(pgDir, 'PG_VERSION')))
+    throw new NoEmbeddedDatabaseError(dataDir);
   await mkdir(dataDir, { recursive: true });
   await chmod(dataDir, 0o755).catch(() => undefined);
   const user = runAsUser();

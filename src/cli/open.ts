@@ -1,0 +1,20 @@
+import type { Config } from '../config.js';
+import { type OpenedDatabase, openDatabase } from '../db/connect.js';
+
+let allowCreate = false;
+
+/** Set from the global `--init` option: only then may a CLI command create a new embedded database. */
+export function allowDatabaseCreation(allow: boolean): void {
+  allowCreate = allow;
+}
+
+/**
+ * The CLI's database: the service's. Unlike `serve`, a command does not initialise an empty
+ * data directory unless `--init` was given, so running it from the wrong directory says so.
+ */
+export function openCliDatabase(
+  config: Pick<Config, 'DATABASE_URL' | 'dataDir'>,
+  options: { migrate?: boolean; poolSize?: number } = {},
+): Promise<OpenedDatabase> {
+  return openDatabase(config, { ...options, create: allowCreate });
+}
