@@ -1,5 +1,6 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
+import { declareResponseHeaders } from './openapi-headers.js';
 
 const DESCRIPTION = `Asset and location tracking service, public API v1.
 
@@ -7,7 +8,9 @@ Authenticate with \`Authorization: Bearer <API key>\`. Every operation lists the
 requires in \`x-required-scopes\`. Errors use the envelope \`{ "error": { type, title, status,
 detail, instance, request_id, fields? } }\`; branch on \`error.type\`, and read \`fields[]\`
 only for \`validation_error\`. Rate-limit headers \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\`
-and \`X-RateLimit-Reset\` (seconds until the budget is whole again) are on every response.`;
+and \`X-RateLimit-Reset\` (seconds until the budget is whole again) are on every response, as is
+\`x-request-id\`; \`Retry-After\` on 429 and 503, \`Allow\` on 405, \`Location\` on 201. Each
+operation declares them.`;
 
 type QuerySchema = { required?: string[]; properties?: Record<string, { default?: unknown }> };
 
@@ -49,6 +52,10 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       security: [{ apiKey: [] }],
     },
     hideUntagged: false,
+    transformObject: (document) =>
+      declareResponseHeaders(
+        ('openapiObject' in document ? document.openapiObject : {}) as Record<string, unknown>,
+      ),
     // Name components after the schemas' $id instead of def-N.
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transform: ({ schema, url, route }) => {
