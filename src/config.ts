@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { createSecureContext } from 'node:tls';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value, type ValueError } from '@sinclair/typebox/value';
 
@@ -15,6 +17,10 @@ const ConfigSchema = Type.Object({
   MQTT_URL: Type.Optional(Type.String({ pattern: '^(mqtts?|wss?|tcp)://' })),
   // Unset: DEFAULT_MQTT_PORT, or a free port when that one is taken. Set: exactly this port.
   TAGTRAIL_MQTT_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  // MQTTS listener of the embedded broker: PEM certificate (chain) and private key files, both or neither.
+  TAGTRAIL_MQTT_TLS_CERT: Type.Optional(Type.String({ minLength: 1 })),
+  TAGTRAIL_MQTT_TLS_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  TAGTRAIL_MQTTS_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8883 }),
   // The ingest consumer's login on MQTT_URL when the URL does not carry one.
   TAGTRAIL_MQTT_USERNAME: Type.Optional(Type.String({ minLength: 1, maxLength: 65535 })),
   TAGTRAIL_MQTT_PASSWORD: Type.Optional(Type.String({ minLength: 1, maxLength: 65535 })),
@@ -49,7 +55,11 @@ const ConfigSchema = Type.Object({
 /** The embedded broker's port when TAGTRAIL_MQTT_PORT is not set (MQTT's registered port). */
 export const DEFAULT_MQTT_PORT = 1883;
 
-export type Config = Static<typeof ConfigSchema> & { dataDir: string };
+export type Config = Static<typeof ConfigSchema> & {
+  dataDir: string;
+  /** The embedded broker's MQTTS certificate and key, read and checked at start. */
+  mqttTls?: { cert: Buffer; key: Buffer };
+};
 
 export class ConfigError extends Error {}
 
@@ -65,7 +75,36 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration:\n${describeErrors(errors).join('\n')}`);
   }
   const config = withDefaults as Static<typeof ConfigSchema>;
-  return { ...config, dataDir: resolve(config.TAGTRAIL_DATA_DIR) };
+  return { ...config, dataDir: resolve(config.TAGTRAIL_DATA_DIR), mqttTls: loadMqttTls(config) };
+}
+
+/** Reads the MQTTS files and checks that they are a certificate and its key, so a mistake stops the start. */
+function loadMqttTls(config: Static<typeof ConfigSchema>): Config['mqttTls'] {
+  const { TAGTRAIL_MQTT_TLS_CERT: certFile, TAGTRAIL_MQTT_TLS_KEY: keyFile } = config;
+  if (!certFile && !keyFile) return undefined;
+  if (!certFile || !keyFile) {
+    throw new ConfigError(
+      'invalid configuration:\n  TAGTRAIL_MQTT_TLS_CERT and TAGTRAIL_MQTT_TLS_KEY must be set together',
+    );
+  }
+  const read = (name: string, file: string) => {
+    try {
+      return readFileSync(file);
+    } catch (err) {
+      throw new ConfigError(
+        `invalid configuration:\n  ${name}: cannot read ${file}: ${(err as Error).message}`,
+      );
+    }
+  };
+  const tls = { cert: read('TAGTRAIL_MQTT_TLS_CERT', certFile), key: read('TAGTRAIL_MQTT_TLS_KEY', keyFile) };
+  try {
+    createSecureContext(tls);
+  } catch (err) {
+    throw new ConfigError(
+      `invalid configuration:\n  TAGTRAIL_MQTT_TLS_CERT/TAGTRAIL_MQTT_TLS_KEY: not a PEM certificate and its key (${(err as Error).message})`,
+    );
+  }
+  return tls;
 }
 
 /** The allowed literals of an enum-like (union of literals) setting, or undefined otherwise. */

@@ -67,6 +67,7 @@ export async function startService(config: Config): Promise<RunningService> {
           port: config.TAGTRAIL_MQTT_PORT,
           onPublish: (topic, payload) => brokerIngest.handle(topic, payload),
           access: brokerAccess,
+          tls: config.mqttTls && { ...config.mqttTls, port: config.TAGTRAIL_MQTTS_PORT },
         })
       : undefined;
     const broker = placed?.broker;

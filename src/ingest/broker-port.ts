@@ -11,6 +11,8 @@ export interface BrokerAddress {
   /** `mqtt://host:port` of the embedded broker, or MQTT_URL without its credentials. */
   url: string;
   embedded: boolean;
+  /** `mqtts://host:port` of the embedded broker's TLS listener, when configured. */
+  tlsUrl?: string;
   /** Set when the embedded broker gave way: the default port that was taken. */
   defaultPortTaken?: number;
 }
@@ -32,15 +34,18 @@ export async function startBrokerOnPort(
   const { port, defaultPort = DEFAULT_MQTT_PORT, ...rest } = options;
   if (port !== undefined) {
     const broker = await startEmbeddedBroker({ ...rest, port });
-    return { broker, address: { url: broker.url, embedded: true } };
+    return { broker, address: { url: broker.url, tlsUrl: broker.tlsUrl, embedded: true } };
   }
   try {
     const broker = await startEmbeddedBroker({ ...rest, port: defaultPort });
-    return { broker, address: { url: broker.url, embedded: true } };
+    return { broker, address: { url: broker.url, tlsUrl: broker.tlsUrl, embedded: true } };
   } catch (err) {
     if (!(err instanceof BrokerPortInUseError)) throw err;
     const broker = await startEmbeddedBroker({ ...rest, port: 0 });
-    return { broker, address: { url: broker.url, embedded: true, defaultPortTaken: defaultPort } };
+    return {
+      broker,
+      address: { url: broker.url, tlsUrl: broker.tlsUrl, embedded: true, defaultPortTaken: defaultPort },
+    };
   }
 }
 
@@ -56,6 +61,7 @@ export function externalBrokerAddress(mqttUrl: string): BrokerAddress {
 export function describeBroker(address: BrokerAddress): string[] {
   if (!address.embedded) return [`MQTT: consuming reader messages from ${address.url} (MQTT_URL)`];
   const lines = [`MQTT broker (embedded) listening on ${address.url}`];
+  if (address.tlsUrl) lines.push(`MQTT broker (embedded) listening with TLS on ${address.tlsUrl}`);
   if (address.defaultPortTaken !== undefined) {
     lines.push(
       `MQTT port ${address.defaultPortTaken} is in use (another MQTT broker?), so the embedded broker took port ${new URL(address.url).port}; set TAGTRAIL_MQTT_PORT to choose the port`,

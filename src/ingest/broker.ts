@@ -1,4 +1,5 @@
-import { createServer, type Socket } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
 import { Aedes, type AedesOptions } from 'aedes';
 import type { BrokerAccess } from './broker-access.js';
 
@@ -12,6 +13,8 @@ export interface EmbeddedBroker {
   /** `mqtt://host:port` with the port actually bound (useful with port 0). */
   url: string;
   port: number;
+  /** `mqtts://host:port` of the TLS listener, when there is one. */
+  tlsUrl?: string;
   /** Whether it accepts connections (for /readyz). */
   readonly listening: boolean;
   /** Stops accepting, disconnects every client, and resolves once all sockets are closed. */
@@ -45,6 +48,8 @@ export interface EmbeddedBrokerOptions {
    * that allows anonymous clients, like the machine's Mosquitto).
    */
   access?: BrokerAccess;
+  /** An MQTTS listener besides the plain one, so credentials need not cross the network in clear. */
+  tls?: { cert: Buffer; key: Buffer; port: number };
 }
 
 /** The Aedes hooks for `access` and `onPublish`. */
@@ -88,39 +93,68 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
   const { access } = options;
   if (access) aedes.on('clientDisconnect', (client) => access.forget(client));
   const sockets = new Set<Socket>();
-  const server = createServer((socket) => {
+  const handle = (socket: Socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
     aedes.handle(socket);
-  });
+  };
+  const server = createServer(handle);
+  // TLS sockets reach Aedes once the handshake is done; a failed handshake never does.
+  const tlsServer = options.tls
+    ? createTlsServer({ cert: options.tls.cert, key: options.tls.key }, handle)
+    : undefined;
   const closeAedes = () => new Promise<void>((resolve) => aedes.close(() => resolve()));
-
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen({ port: options.port, host: options.host }, () => {
-        server.off('error', reject);
+  const listen = (srv: Server, port: number) =>
+    new Promise<void>((resolve, reject) => {
+      srv.once('error', reject);
+      srv.listen({ port, host: options.host }, () => {
+        srv.off('error', reject);
         resolve();
       });
     });
+  const boundPort = (srv: Server, fallback: number) => {
+    const address = srv.address();
+    return typeof address === 'object' && address ? address.port : fallback;
+  };
+
+  try {
+    await listen(server, options.port);
   } catch (err) {
     await closeAedes();
     if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new BrokerPortInUseError(options.port);
     throw err;
   }
+  if (tlsServer && options.tls) {
+    try {
+      await listen(tlsServer, options.tls.port);
+    } catch (err) {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closeAedes();
+      if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+        throw new Error(`port ${options.tls.port} is in use; set TAGTRAIL_MQTTS_PORT to another port`);
+      }
+      throw err;
+    }
+  }
 
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : options.port;
+  const port = boundPort(server, options.port);
+  const tlsPort = tlsServer && options.tls ? boundPort(tlsServer, options.tls.port) : undefined;
   let stopping: Promise<void> | undefined;
   return {
     url: `mqtt://${hostForUrl(options.host)}:${port}`,
     port,
+    ...(tlsPort === undefined ? {} : { tlsUrl: `mqtts://${hostForUrl(options.host)}:${tlsPort}` }),
     get listening() {
       return server.listening && !stopping;
     },
     stop() {
       stopping ??= (async () => {
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        const closed = Promise.all(
+          [server, tlsServer].map(
+            (srv) =>
+              new Promise<void>((resolve) => (srv?.listening ? srv.close(() => resolve()) : resolve())),
+          ),
+        );
         await closeAedes();
         // aedes ends its clients' streams; whatever is still open (a half-open TCP
         // connection that never sent CONNECT) must not hold the shutdown up.

@@ -1,0 +1,139 @@
+/**
+ * The embedded broker's MQTTS listener (TAGTRAIL_MQTT_TLS_CERT/KEY): a reader logs in and
+ * publishes over TLS end to end, with a self-signed certificate made by the openssl CLI.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connectAsync, type MqttClient } from 'mqtt';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+import { type RunningService, startService } from '../../src/runtime.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { genericJson, ingestFixture, unique } from './helpers.js';
+
+let dir: string;
+let cert: string;
+let key: string;
+let t: TestApp;
+let running: RunningService;
+const clients: MqttClient[] = [];
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'tagtrail-mqtts-'));
+  cert = join(dir, 'cert.pem');
+  key = join(dir, 'key.pem');
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=DNS:localhost,IP:127.0.0.1',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+    ],
+    { stdio: 'ignore' },
+  );
+  t = await buildTestApp();
+  running = await startService(
+    loadConfig({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      TAGTRAIL_MQTT_PORT: '0',
+      TAGTRAIL_MQTTS_PORT: '0',
+      TAGTRAIL_MQTT_TLS_CERT: cert,
+      TAGTRAIL_MQTT_TLS_KEY: key,
+      DATABASE_URL: t.database.url,
+      LOG_LEVEL: 'silent',
+    }),
+  );
+});
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.endAsync(true).catch(() => undefined)));
+  await running?.stop();
+  await t?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const tlsUrl = () => running.broker.tlsUrl!;
+
+describe('the MQTTS listener', () => {
+  it('stores a reader message sent over TLS, checked against the certificate as CA', async () => {
+    expect(tlsUrl()).toMatch(/^mqtts:\/\/127\.0\.0\.1:\d+$/);
+    const f = await ingestFixture(t);
+    const dock = await f.location();
+    const { reader, topic, mqtt } = await f.reader('generic-json', [[null, dock]]);
+    const client = await connectAsync(
+      tlsUrl(),
+      {
+        protocolVersion: 4,
+        reconnectPeriod: 0,
+        clientId: `${mqtt.username}-tls`,
+        username: mqtt.username,
+        password: mqtt.password,
+        ca: await readFile(cert),
+        rejectUnauthorized: true,
+      },
+      false,
+    );
+    clients.push(client);
+    const message = genericJson([['E2000000000000000000A7A7', 1, null]]);
+    await client.publishAsync(topic, message, { qos: 1 });
+    expect((await f.rawMessages(reader.id)).map((r) => r.payload)).toEqual([message]);
+  });
+
+  it('refuses a client that does not trust the certificate, and anonymous clients over TLS', async () => {
+    const untrusted = await connectAsync(
+      tlsUrl(),
+      { reconnectPeriod: 0, clientId: unique('x'), rejectUnauthorized: true, connectTimeout: 10_000 },
+      false,
+    ).then(
+      (c) => {
+        clients.push(c);
+        return undefined;
+      },
+      (err: Error) => err,
+    );
+    expect(untrusted?.message).toMatch(/self[- ]signed/i);
+    const anonymous = await connectAsync(
+      tlsUrl(),
+      { reconnectPeriod: 0, clientId: unique('x'), ca: await readFile(cert), connectTimeout: 10_000 },
+      false,
+    ).then(
+      (c) => {
+        clients.push(c);
+        return undefined;
+      },
+      (err: Error & { code?: number }) => err,
+    );
+    expect(anonymous?.code).toBe(5);
+  });
+});
+
+describe('the TLS settings', () => {
+  it('are both or neither, and must be a readable PEM certificate and key', async () => {
+    expect(() => loadConfig({ TAGTRAIL_MQTT_TLS_CERT: cert })).toThrow(/must be set together/);
+    expect(() =>
+      loadConfig({ TAGTRAIL_MQTT_TLS_CERT: cert, TAGTRAIL_MQTT_TLS_KEY: join(dir, 'none.pem') }),
+    ).toThrow(ConfigError);
+    const junk = join(dir, 'junk.pem');
+    await writeFile(junk, 'not a key');
+    expect(() => loadConfig({ TAGTRAIL_MQTT_TLS_CERT: cert, TAGTRAIL_MQTT_TLS_KEY: junk })).toThrow(
+      /not a PEM certificate and its key/,
+    );
+    expect(
+      loadConfig({ TAGTRAIL_MQTT_TLS_CERT: cert, TAGTRAIL_MQTT_TLS_KEY: key }).mqttTls?.cert,
+    ).toBeInstanceOf(Buffer);
+  });
+});
