@@ -62,6 +62,16 @@ export class AccountService {
     }
   }
 
+  /**
+   * What a signed-out visitor should be offered: a fresh install (no user yet) opens on
+   * sign-up for its first administrator, since nobody can sign in.
+   */
+  async signUpState(): Promise<{ hasUsers: boolean; signUpOpen: boolean }> {
+    const hasUsers = await this.db.system(anyUserExists);
+    const signUpOpen = this.signupMode === 'open' || (this.signupMode === 'first-user-only' && !hasUsers);
+    return { hasUsers, signUpOpen };
+  }
+
   /** The user these credentials belong to; 401 with one message whatever was wrong. */
   async signIn(email: string, password: string): Promise<User> {
     const user = await this.db.system((tx) => findUserByEmail(tx, email.trim()));

@@ -15,6 +15,8 @@ export interface IngestOutcome {
   errors: string[];
   /** records() only: the records refused after parsing (0-based index in the batch), with the reason. */
   rejected?: Array<{ index: number; reason: string }>;
+  /** records() only: the records (0-based index in the batch) that matched no asset, so callers can name them. */
+  unknownIndexes?: number[];
 }
 
 export interface ReaderRef {
@@ -119,13 +121,21 @@ export class IngestService {
         orgId,
         records.map((r) => r.location),
       );
-      const outcome: IngestOutcome = { good: 0, bad: 0, unknown: 0, errors: [], rejected: [] };
+      const outcome: IngestOutcome = {
+        good: 0,
+        bad: 0,
+        unknown: 0,
+        errors: [],
+        rejected: [],
+        unknownIndexes: [],
+      };
       const sightings: Sighting[] = [];
       records.forEach((r, i) => {
         const assetId = assets[i];
         const locationId = locations[i];
         if (assetId === undefined) {
           outcome.unknown++;
+          outcome.unknownIndexes!.push(i);
         } else if (locationId === undefined) {
           outcome.bad++;
           outcome.errors.push(`record ${i + 1}: location not found`);

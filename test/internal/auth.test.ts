@@ -33,6 +33,60 @@ function signIn(t: InternalTestApp, email: string, password: string, remoteAddre
   });
 }
 
+function signUpState(t: InternalTestApp) {
+  return t.app.inject({ method: 'GET', url: '/internal/auth/sign-up-state', remoteAddress: freshAddress() });
+}
+
+describe('GET /internal/auth/sign-up-state', () => {
+  it('a fresh install has no user and takes its first sign-up; afterwards sign-up is closed', async () => {
+    const t = await buildInternalApp({ signup: 'first-user-only' });
+    try {
+      const before = await signUpState(t);
+      expect(before.statusCode, before.body).toBe(200);
+      expect(before.json()).toEqual({ data: { has_users: false, sign_up_open: true } });
+      const first = await signUpRequest(t, {
+        email: 'state@example.test',
+        password: 'long enough',
+        organization_name: 'State',
+      });
+      expect(first.statusCode, first.body).toBe(201);
+      expect((await signUpState(t)).json()).toEqual({ data: { has_users: true, sign_up_open: false } });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('closed: never open, even without users; open: always open', async () => {
+    const closed = await buildInternalApp({ signup: 'closed' });
+    try {
+      expect((await signUpState(closed)).json()).toEqual({ data: { has_users: false, sign_up_open: false } });
+    } finally {
+      await closed.close();
+    }
+    const open = await buildInternalApp({ signup: 'open' });
+    try {
+      await signUpRequest(open, { email: 'o@example.test', password: 'long enough', organization_name: 'O' });
+      expect((await signUpState(open)).json()).toEqual({ data: { has_users: true, sign_up_open: true } });
+    } finally {
+      await open.close();
+    }
+  });
+
+  it('answers GET only: a POST gets 405', async () => {
+    const t = await buildInternalApp();
+    try {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/internal/auth/sign-up-state',
+        remoteAddress: freshAddress(),
+      });
+      expect(res.statusCode).toBe(405);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('sign-up modes', () => {
   it('first-user-only (the default): the first sign-up works, the second gets 403', async () => {
     const t = await buildInternalApp({ signup: 'first-user-only' });

@@ -42,11 +42,20 @@ describe('handheld submissions and the views', () => {
   it('a handheld submission moves assets named by id, external key or tag', async () => {
     const res = await me.post('/internal/handheld', {
       location: { external_key: 'BAY-1' },
-      items: [{ asset_id: drill }, { asset_external_key: 'SAW-1' }, { tag: 'NO-SUCH-TAG' }],
+      items: [
+        { asset_id: drill },
+        { asset_external_key: 'SAW-1' },
+        { tag: 'NO-SUCH-TAG' },
+        { asset_external_key: 'NO-SUCH-KEY' },
+        { asset_id: 999999 },
+      ],
       observed_at: '2025-03-01T10:00:00Z',
     });
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json()).toEqual({ data: { applied: 2, unknown: 1, errors: [] } });
+    // The unknown ones are named as scanned, so the person can find them.
+    expect(res.json()).toEqual({
+      data: { applied: 2, unknown: 3, errors: [], unknown_items: ['NO-SUCH-TAG', 'NO-SUCH-KEY', '999999'] },
+    });
     const report = await t.services.tracking.report(me.orgId, { limit: 50, offset: 0 });
     expect(report.data.map((r) => [r.asset_id, r.location_id]).sort()).toEqual(
       [
@@ -61,7 +70,7 @@ describe('handheld submissions and the views', () => {
       location: { tag: 'loc-tag-77' },
       items: [{ tag: '3000abcd' }],
     });
-    expect(now.json().data).toEqual({ applied: 1, unknown: 0, errors: [] });
+    expect(now.json().data).toEqual({ applied: 1, unknown: 0, errors: [], unknown_items: [] });
     const { rows } = await t.database.db.pool.query(
       'SELECT location_id, last_seen_at FROM assets WHERE id = $1',
       [drill],
@@ -94,6 +103,7 @@ describe('handheld submissions and the views', () => {
       applied: 1,
       unknown: 0,
       errors: [expect.stringMatching(/^item 1: /), expect.stringMatching(/^item 2: /)],
+      unknown_items: [],
     });
     const badTime = await me.post('/internal/handheld', {
       location: { id: bay },
@@ -130,13 +140,19 @@ describe('handheld submissions and the views', () => {
     expectInternalError(await me.get('/internal/locations/tree?parent_id=x'), { status: 400 });
   });
 
-  it('the locations picker searches key, name and description', async () => {
+  it("the locations picker searches key, name and description, and names each one's ancestors", async () => {
     const all = (await me.get('/internal/locations')).json();
     expect(all.total_count).toBe(4);
-    expect(Object.keys(all.data[0]).sort()).toEqual(['external_key', 'id', 'name']);
+    expect(Object.keys(all.data[0]).sort()).toEqual(['external_key', 'id', 'name', 'path']);
     expect((await me.get('/internal/locations?q=bay')).json().data).toEqual([
-      { id: bay, external_key: 'BAY-1', name: 'Bay one' },
+      { id: bay, external_key: 'BAY-1', name: 'Bay one', path: ['Site', 'Hall'] },
     ]);
+    expect((await me.get('/internal/locations?q=SITE')).json().data).toContainEqual({
+      id: site,
+      external_key: 'SITE',
+      name: 'Site',
+      path: [],
+    });
     expect(
       (await me.get('/internal/locations?q=OUTDOOR')).json().data.map((l: { id: number }) => l.id),
     ).toEqual([yard]);

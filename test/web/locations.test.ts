@@ -137,7 +137,7 @@ describe('locations in the web app', { timeout: 90_000 }, () => {
     await select('Site');
     const move = panel().locator('section', { has: page.getByRole('heading', { name: 'Move' }) });
     await move.getByLabel('Search locations').fill('BAY');
-    await move.getByLabel(/^Location/).selectOption({ label: 'Bay 1 (BAY)' });
+    await move.getByLabel(/^Location/).selectOption({ label: 'Site › Hall › Bay 1 (BAY)' });
     await move.getByRole('button', { name: 'Move under Bay 1 (BAY)' }).click();
     const alert = move.getByRole('alert');
     await alert.waitFor();

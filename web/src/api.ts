@@ -115,6 +115,12 @@ export interface Page<T> {
   total_count: number;
 }
 
+/** GET /internal/auth/sign-up-state: a fresh install has no user yet. */
+export interface SignUpState {
+  has_users: boolean;
+  sign_up_open: boolean;
+}
+
 export interface Session {
   user: { id: number | string; email: string; role: string };
   organization: { id: number; name: string };
@@ -174,6 +180,8 @@ export interface LocationOption {
   id: number;
   external_key: string;
   name: string;
+  /** Ancestors' names, root first (the picker's list has them). */
+  path?: string[];
 }
 
 export interface AssetRow {
@@ -244,4 +252,6 @@ export interface HandheldResult {
   applied: number;
   unknown: number;
   errors: unknown[];
+  /** The items that match no asset, as scanned. */
+  unknown_items: string[];
 }

@@ -37,6 +37,12 @@ const PasswordBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** Whether anybody can sign in yet, and whether sign-up would be accepted now. */
+const SignUpState = Type.Object(
+  { has_users: Type.Boolean(), sign_up_open: Type.Boolean() },
+  { additionalProperties: false },
+);
+
 /** Sign-up, sign-in, sign-out and password change (docs/web-app.md "Sessions and CSRF"). */
 export const authRoutes =
   (s: InternalServices): FastifyPluginAsyncTypebox =>
@@ -68,6 +74,18 @@ export const authRoutes =
             expires_at: issued.expiresAt.toISOString(),
           },
         };
+      },
+    );
+
+    app.get(
+      '/internal/auth/sign-up-state',
+      {
+        config: { signedOut: true },
+        schema: { response: { 200: DataEnvelope(SignUpState) } },
+      },
+      async () => {
+        const state = await s.accounts.signUpState();
+        return { data: { has_users: state.hasUsers, sign_up_open: state.signUpOpen } };
       },
     );
 

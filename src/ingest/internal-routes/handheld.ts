@@ -40,7 +40,14 @@ const HandheldResult = Type.Object({
   applied: Type.Integer({ description: 'Items stored as sightings of an asset at the location' }),
   unknown: Type.Integer({ description: 'Items that match no live asset' }),
   errors: Type.Array(Type.String(), { description: 'One message per item that was refused' }),
+  unknown_items: Type.Array(Type.String(), {
+    description: 'The items that match no live asset, as submitted (tag value, asset key or asset id)',
+  }),
 });
+
+/** How a person scanned the item: the value they would recognise. */
+const itemValue = (item: { asset_id?: number; asset_external_key?: string; tag?: string }) =>
+  item.tag ?? item.asset_external_key ?? String(item.asset_id);
 
 type LocationRef = { id?: number; external_key?: string; tag?: string };
 
@@ -89,21 +96,28 @@ export const handheldRoutes =
         const locationId = await s.db.withOrg(orgId, (tx) => resolveLocation(tx, orgId, body.location));
         const observedAt = body.observed_at ?? toWire(Date.now());
         const records: ScanRecord[] = [];
+        const recordItems: number[] = []; // records[k] came from body.items[recordItems[k]]
         const errors: string[] = [];
         body.items.forEach((item, i) => {
           const parsed = parseScanRecord({ ...item, observed_at: observedAt, location_id: locationId });
           if (typeof parsed === 'string') errors.push(`item ${i + 1}: ${parsed}`);
-          else records.push(parsed);
+          else {
+            records.push(parsed);
+            recordItems.push(i);
+          }
         });
         let applied = 0;
         let unknown = 0;
+        const unknownItems: string[] = [];
         if (records.length > 0) {
           const outcome = await s.ingest.records(orgId, records, 'handheld', JSON.stringify(body));
           applied = outcome.good;
           unknown = outcome.unknown;
           errors.push(...outcome.errors);
+          for (const k of outcome.unknownIndexes ?? [])
+            unknownItems.push(itemValue(body.items[recordItems[k]!]!));
         }
-        return { data: { applied, unknown, errors } };
+        return { data: { applied, unknown, errors, unknown_items: unknownItems } };
       },
     );
   };

@@ -29,6 +29,9 @@ export const LocationOptionSchema = Type.Object({
   id: Type.Integer(),
   external_key: Type.String(),
   name: Type.String(),
+  path: Type.Array(Type.String(), {
+    description: 'Names of its ancestors, root first, so same-named rooms in different buildings differ',
+  }),
 });
 
 type Page = { limit: number; offset: number };
@@ -145,9 +148,21 @@ async function pickerPage(tx: Tx, orgId: number, q: string | undefined, page: Pa
   const args: unknown[] = q ? [orgId, containsPattern(q)] : [orgId];
   const n = args.length;
   const [rows, count] = await Promise.all([
-    tx.query<{ id: number; external_key: string; name: string }>(
-      `SELECT id, external_key, name FROM locations WHERE ${where}
-       ORDER BY name, id LIMIT $${n + 1} OFFSET $${n + 2}`,
+    tx.query<{ id: number; external_key: string; name: string; path: string[] }>(
+      `WITH hits AS (
+         SELECT id, external_key, name, parent_id FROM locations WHERE ${where}
+         ORDER BY name, id LIMIT $${n + 1} OFFSET $${n + 2}
+       )
+       SELECT h.id, h.external_key, h.name,
+         COALESCE((WITH RECURSIVE up (id, name, parent_id, depth, seen) AS (
+             SELECT p.id, p.name, p.parent_id, 1, ARRAY[h.id, p.id] FROM locations p
+             WHERE p.org_id = $1 AND p.id = h.parent_id
+             UNION ALL
+             SELECT a.id, a.name, a.parent_id, u.depth + 1, u.seen || a.id
+             FROM up u JOIN locations a ON a.org_id = $1 AND a.id = u.parent_id
+             WHERE NOT a.id = ANY(u.seen)
+           ) SELECT array_agg(name ORDER BY depth DESC) FROM up), '{}') AS path
+       FROM hits h ORDER BY h.name, h.id`,
       [...args, page.limit, page.offset],
     ),
     tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM locations WHERE ${where}`, args),

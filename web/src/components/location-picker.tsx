@@ -17,6 +17,10 @@ export function useDebounced<T>(value: T, ms = 250): T {
 export const locationLabel = (l: { name: string | null; external_key: string | null }) =>
   l.name && l.external_key ? `${l.name} (${l.external_key})` : (l.name ?? l.external_key ?? '—');
 
+/** A picker option: its ancestors then the location, so same-named rooms can be told apart. */
+export const locationPathLabel = (l: LocationOption) =>
+  l.path && l.path.length > 0 ? `${l.path.join(' › ')} › ${locationLabel(l)}` : locationLabel(l);
+
 /**
  * Choose a location: type to search (name, key or tag), then pick from at most
  * twenty matches in a native select, so it works with a keyboard and a screen reader.
@@ -88,7 +92,7 @@ export function LocationPicker({
           <option value="">Choose a location…</option>
           {shown.map((o) => (
             <option key={o.id} value={String(o.id)}>
-              {locationLabel(o)}
+              {locationPathLabel(o)}
             </option>
           ))}
         </select>

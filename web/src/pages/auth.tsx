@@ -1,5 +1,5 @@
-import { useState } from 'preact/hooks';
-import { api, type Session } from '../api.js';
+import { useEffect, useState } from 'preact/hooks';
+import { api, type Session, type SignUpState } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
 import { PageHeader } from '../components/page.js';
 import { TextField } from '../components/text-field.js';
@@ -38,6 +38,19 @@ export function SignIn({ onSession }: { onSession(session: Session): void }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const { error, busy, submit } = useCredentialsForm('/internal/auth/sign-in', onSession, next);
+  const [signUpOpen, setSignUpOpen] = useState(true);
+
+  // A fresh install has nobody to sign in as: open on sign-up for the first administrator.
+  useEffect(() => {
+    api<{ data: SignUpState }>('/internal/auth/sign-up-state', { expectUnauthorized: true })
+      .then((res) => {
+        if (!res.data.has_users && res.data.sign_up_open) navigate('/sign-up', { replace: true });
+        else setSignUpOpen(res.data.sign_up_open);
+      })
+      .catch(() => {
+        // Only a hint: the sign-in form works without it.
+      });
+  }, []);
 
   return (
     <main class="auth-card" id="main">
@@ -67,9 +80,11 @@ export function SignIn({ onSession }: { onSession(session: Session): void }) {
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
       </form>
-      <p class="aside">
-        New here? <Link href="/sign-up">Create an organization</Link>
-      </p>
+      {signUpOpen && (
+        <p class="aside">
+          New here? <Link href="/sign-up">Create an organization</Link>
+        </p>
+      )}
     </main>
   );
 }

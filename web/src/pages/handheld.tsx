@@ -97,7 +97,9 @@ export function HandheldPage() {
         },
       });
       setResult(res.data);
-      setItems([]);
+      // The unknown ones stay listed, so they can be checked, removed or scanned as the other kind.
+      const unknown = new Set(res.data.unknown_items);
+      setItems(items.filter((i) => unknown.has(i)));
       itemField.current?.focus();
     } catch (e) {
       setError(e);
@@ -221,6 +223,7 @@ export function HandheldPage() {
             {items.map((value) => (
               <li key={value}>
                 <span class="mono">{value}</span>
+                {result?.unknown_items.includes(value) && <span class="badge badge-expired">unknown</span>}
                 <button
                   type="button"
                   class="button secondary"
@@ -243,6 +246,17 @@ export function HandheldPage() {
               <p>
                 <strong>{result.applied}</strong> applied, <strong>{result.unknown}</strong> unknown
               </p>
+              {result.unknown_items.length > 0 && (
+                <p>
+                  Unknown (kept in the list):{' '}
+                  {result.unknown_items.map((v, i) => (
+                    <span key={v}>
+                      {i > 0 && ', '}
+                      <span class="mono">{v}</span>
+                    </span>
+                  ))}
+                </p>
+              )}
               {result.errors.length > 0 && (
                 <ul>
                   {result.errors.map((e, i) => (
