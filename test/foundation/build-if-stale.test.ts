@@ -1,0 +1,55 @@
+import { execFileSync } from 'node:child_process';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../helpers/compiled.js';
+
+/**
+ * `npm start`'s prestart (scripts/build-if-stale.mjs) in a scratch project whose `build`
+ * script only counts its runs, so what triggers a build is checked without compiling.
+ */
+describe('prestart builds only when the sources changed', () => {
+  const project = mkdtempSync(join(tmpdir(), 'tagtrail-prestart-'));
+  afterAll(() => rmSync(project, { recursive: true, force: true }));
+
+  mkdirSync(join(project, 'scripts'));
+  mkdirSync(join(project, 'src'));
+  copyFileSync(join(ROOT, 'scripts/build-if-stale.mjs'), join(project, 'scripts/build-if-stale.mjs'));
+  writeFileSync(
+    join(project, 'fake-build.mjs'),
+    "import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';\n" +
+      "mkdirSync('dist/src/cli', { recursive: true }); mkdirSync('dist/web', { recursive: true });\n" +
+      "writeFileSync('dist/src/cli/main.js', ''); appendFileSync('builds', 'x');\n",
+  );
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ scripts: { build: 'node fake-build.mjs' } }));
+  writeFileSync(join(project, 'src/a.ts'), 'export const a = 1;\n');
+
+  const prestart = () => {
+    execFileSync(process.execPath, ['scripts/build-if-stale.mjs'], { cwd: project, stdio: 'ignore' });
+    return readFileSync(join(project, 'builds'), 'utf8').length;
+  };
+
+  it('builds a fresh checkout, skips an unchanged one, rebuilds after an edit, an addition or a deletion', () => {
+    expect(prestart()).toBe(1);
+    expect(prestart()).toBe(1);
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(join(project, 'src/a.ts'), later, later);
+    expect(prestart()).toBe(2);
+    writeFileSync(join(project, 'src/b.ts'), 'export const b = 2;\n');
+    expect(prestart()).toBe(3);
+    rmSync(join(project, 'src/b.ts'));
+    expect(prestart()).toBe(4);
+    expect(prestart()).toBe(4);
+    rmSync(join(project, 'dist'), { recursive: true });
+    expect(prestart()).toBe(5);
+  }, 120_000);
+});
