@@ -3,9 +3,11 @@ import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
 import type { Database } from '../db/pool.js';
 import { importScanRecords } from '../ingest/import.js';
+import { mosquittoFiles, writeMosquittoFiles } from '../ingest/mosquitto-config.js';
 import { readerUsername } from '../ingest/mqtt-credentials.js';
 import type { Reader, ScanPoint } from '../ingest/readers-service.js';
 import { ensureRawPartitions } from '../ingest/retention.js';
+import { consumerLogin } from '../ingest/transport.js';
 import { createServices, type Services } from '../services.js';
 import { openCliDatabase } from './open.js';
 import { print } from './output.js';
@@ -177,6 +179,35 @@ export function registerIngestCommands(program: Command): void {
       withServices(async (s) => {
         await s.readers.delete(opts.org, opts.reader);
         print(Boolean(opts.json), { id: opts.reader, deleted: true });
+      }),
+    );
+
+  program
+    .command('mosquitto-config')
+    .description(
+      "write Mosquitto's password file and ACL file from the registered readers (then SIGHUP mosquitto)",
+    )
+    .requiredOption('--out <dir>', 'directory for passwd and acl')
+    .option('--json', 'print JSON')
+    .action((opts: { out: string; json?: boolean }) =>
+      withServices(async (s) => {
+        // The consumer's login: the one the service itself uses (MQTT_URL or TAGTRAIL_MQTT_USERNAME/PASSWORD).
+        const login = consumerLogin(loadConfig());
+        if (!login.username || !login.password) {
+          throw new Error(
+            "the service's consumer login is needed: set TAGTRAIL_MQTT_USERNAME and TAGTRAIL_MQTT_PASSWORD (or MQTT_URL with them)",
+          );
+        }
+        const readers = await s.readers.liveTopics();
+        await writeMosquittoFiles(
+          opts.out,
+          mosquittoFiles(readers, { username: login.username, password: login.password }),
+        );
+        print(Boolean(opts.json), {
+          out: opts.out,
+          readers: readers.filter((r) => r.mqttPasswordHash).length,
+          consumer: login.username,
+        });
       }),
     );
 
