@@ -13,6 +13,7 @@ import type { RateLimitStore } from './http/rate-limit/types.js';
 import { type App, createHttpServer, type ServerOptions } from './http/server.js';
 import { brokerRoutes } from './ingest/internal-routes/broker.js';
 import { handheldRoutes } from './ingest/internal-routes/handheld.js';
+import { readerProblemRoutes } from './ingest/internal-routes/reader-problems.js';
 import { readerRoutes } from './ingest/internal-routes/readers.js';
 import type { ReaderService } from './ingest/readers-service.js';
 import { readerWebhookRoutes } from './ingest/routes/webhook.js';
@@ -64,6 +65,7 @@ const internalRoutes = (s: InternalServices): FastifyPluginAsync[] =>
     sessionRoutes,
     keyRoutes,
     readerRoutes,
+    readerProblemRoutes,
     brokerRoutes,
     handheldRoutes,
     locationViewRoutes,

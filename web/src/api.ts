@@ -255,3 +255,16 @@ export interface HandheldResult {
   /** The items that match no asset, as scanned. */
   unknown_items: string[];
 }
+
+/** GET /internal/readers/{id}/problems: messages with bad reads or unknown tags, newest first. */
+export interface ReaderProblems {
+  data: Array<{
+    received_at: string;
+    bad_reads: number;
+    unknown_reads: number;
+    errors: string[];
+    payload: string;
+    payload_truncated: boolean;
+  }>;
+  last_problem_at: string | null;
+}

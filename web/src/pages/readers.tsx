@@ -6,6 +6,7 @@ import { LocationPicker, locationLabel } from '../components/location-picker.js'
 import { PageHeader } from '../components/page.js';
 import { Pager, usePaged } from '../components/paging.js';
 import { MqttAccess, SecretsShown, type ShownSecrets } from '../components/reader-credentials.js';
+import { ReaderProblems } from '../components/reader-problems.js';
 import { TextField } from '../components/text-field.js';
 import { formatDateTime } from '../format.js';
 
@@ -254,6 +255,9 @@ function ReaderCard({
           <dd class="num">{reader.unknown_reads}</dd>
         </div>
       </dl>
+      {reader.bad_reads + reader.unknown_reads > 0 && (
+        <ReaderProblems readerId={reader.id} readerName={reader.name} />
+      )}
       <MqttAccess reader={reader} onRotated={onRotated} onChanged={onChanged} />
       <h4>Scan points</h4>
       {reader.scan_points.length === 0 ? (
