@@ -145,40 +145,55 @@ describe('properties: arbitrary input never yields a 5xx', () => {
     }
   }
 
-  it('POST /api/v1/probes with arbitrary bodies', async () => {
-    await fc.assert(
-      fc.asyncProperty(bodies, async (body) => {
-        expectContractual(await post(body), body, 201);
-      }),
-      { numRuns: 400 },
-    );
-  });
+  // Hundreds of requests each: seconds alone, but several times that on a loaded machine.
+  const PROPERTY_TIMEOUT_MS = 180_000;
 
-  it('PATCH /api/v1/probes/:probe_id with arbitrary bodies', async () => {
-    await fc.assert(
-      fc.asyncProperty(bodies, async (body) => {
-        expectContractual(await patch(body), body, 200);
-      }),
-      { numRuns: 400 },
-    );
-  });
+  it(
+    'POST /api/v1/probes with arbitrary bodies',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(bodies, async (body) => {
+          expectContractual(await post(body), body, 201);
+        }),
+        { numRuns: 400 },
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 
-  it('arbitrary path ids and query strings', async () => {
-    const query = fc.dictionary(fc.oneof(fc.constantFrom('limit', 'offset'), fc.string()), fc.string(), {
-      maxKeys: 3,
-    });
-    await fc.assert(
-      fc.asyncProperty(fc.string({ minLength: 1 }), query, async (id, q) => {
-        const qs = new URLSearchParams(q).toString();
-        for (const url of [`/api/v1/probes/${encodeURIComponent(id)}`, `/api/v1/probes?${qs}`]) {
-          const res = await probe.t.app.inject({ method: 'GET', url, headers: bearer(probe.token) });
-          expect(res.statusCode, `${url} -> ${res.body}`).toBeLessThan(500);
-          if (res.statusCode >= 400) {
-            expect(['validation_error', 'not_found']).toContain(expectErrorEnvelope(res).type);
+  it(
+    'PATCH /api/v1/probes/:probe_id with arbitrary bodies',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(bodies, async (body) => {
+          expectContractual(await patch(body), body, 200);
+        }),
+        { numRuns: 400 },
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+
+  it(
+    'arbitrary path ids and query strings',
+    async () => {
+      const query = fc.dictionary(fc.oneof(fc.constantFrom('limit', 'offset'), fc.string()), fc.string(), {
+        maxKeys: 3,
+      });
+      await fc.assert(
+        fc.asyncProperty(fc.string({ minLength: 1 }), query, async (id, q) => {
+          const qs = new URLSearchParams(q).toString();
+          for (const url of [`/api/v1/probes/${encodeURIComponent(id)}`, `/api/v1/probes?${qs}`]) {
+            const res = await probe.t.app.inject({ method: 'GET', url, headers: bearer(probe.token) });
+            expect(res.statusCode, `${url} -> ${res.body}`).toBeLessThan(500);
+            if (res.statusCode >= 400) {
+              expect(['validation_error', 'not_found']).toContain(expectErrorEnvelope(res).type);
+            }
           }
-        }
-      }),
-      { numRuns: 300 },
-    );
-  });
+        }),
+        { numRuns: 300 },
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 });
