@@ -274,6 +274,23 @@ describe.skipIf(!hasChromium)('web app in Chromium', { timeout: 60_000 }, () => 
     await card.getByRole('button', { name: 'Map antenna', exact: true }).click();
     await card.getByText('Antenna 1 → Dock 1 (DOCK-1)').waitFor();
     await browser.screenshot('readers');
+
+    // Behind the counters: which tag, what error (a message as the ingest logs it).
+    const { rows } = await database.db.pool.query<{ id: number; org_id: number }>(
+      "UPDATE readers SET bad_reads = 1, unknown_reads = 1 WHERE name = 'Dock door reader' RETURNING id, org_id",
+    );
+    await database.db.pool.query(
+      `INSERT INTO raw_messages (received_at, org_id, reader_id, source, payload, bad_reads, unknown_reads, errors)
+       VALUES (now(), $1, $2, 'mqtt', '{"epc":"E200-NOBODY"}', 1, 1, ARRAY['read 2: antenna 7 has no scan point'])`,
+      [rows[0]!.org_id, rows[0]!.id],
+    );
+    await page.reload();
+    const reloaded = page.getByRole('article', { name: 'Dock door reader' });
+    await reloaded.getByText('Latest bad reads and unknown tags of Dock door reader').click();
+    const problems = reloaded.getByRole('list', { name: 'Latest problems of Dock door reader' });
+    await expect.poll(() => problems.textContent()).toContain('antenna 7 has no scan point');
+    expect(await problems.textContent()).toContain('E200-NOBODY');
+    await browser.screenshot('readers-problems');
   });
 
   it('a handheld submission on a phone-sized screen moves the asset', async () => {
