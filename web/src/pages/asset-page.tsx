@@ -1,21 +1,13 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import {
-  ApiError,
-  type Asset,
-  type AssetDetail,
-  api,
-  type HistoryRow,
-  type Tag,
-  type TagType,
-} from '../api.js';
+import { ApiError, type Asset, type AssetDetail, api, type Tag, type TagType } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
 import { FieldMessage, FormAlert, FormErrors } from '../components/form-errors.js';
 import { PageHeader } from '../components/page.js';
-import { Pager, usePaged } from '../components/paging.js';
 import { TAG_TYPES, TagFields } from '../components/tag-capture.js';
-import { describeStay, formatDateTime } from '../format.js';
+import { formatDateTime } from '../format.js';
 import { Link, navigate } from '../router.js';
 import { AssetForm } from './asset-form.js';
+import { Timeline } from './asset-timeline.js';
 
 /** An asset's own page (`/assets/:id`): what it is, its tags, where it is now and where it has been. */
 
@@ -289,41 +281,6 @@ function KeyAndDelete({ asset, onRenamed }: { asset: AssetDetail; onRenamed(asse
         </button>
       )}
       <ErrorAlert error={deleteError} />
-    </section>
-  );
-}
-
-function Timeline({ assetId, version }: { assetId: number; version: number }) {
-  const history = usePaged<HistoryRow>(`/internal/assets/${assetId}/history`, {}, 25);
-  const { reload } = history;
-  // A write on the page (a tag, a rename) reloads the asset; the history follows it.
-  useEffect(() => {
-    if (version > 0) reload();
-  }, [version, reload]);
-  return (
-    <section aria-labelledby="history-title">
-      <h2 id="history-title">History</h2>
-      <ErrorAlert error={history.error} />
-      {!history.loading && history.rows.length === 0 && !history.error && (
-        <p class="empty">This asset has not been seen anywhere yet.</p>
-      )}
-      <ol class="timeline" aria-label="Where the asset has been">
-        {history.rows.map((row) => (
-          <li key={`${row.event_observed_at}-${row.location_id}`} class={row.current ? 'current' : undefined}>
-            <time dateTime={row.event_observed_at}>{formatDateTime(row.event_observed_at)}</time>
-            <span class="timeline-place">
-              {row.location_name ?? <span class="muted">unknown location</span>}
-              {row.location_external_key ? (
-                <span class="mono muted"> ({row.location_external_key})</span>
-              ) : (
-                row.location_id !== null && <span class="muted"> (retired)</span>
-              )}
-            </span>
-            <span class="timeline-duration">{describeStay(row)}</span>
-          </li>
-        ))}
-      </ol>
-      <Pager paged={history} label="History" />
     </section>
   );
 }
