@@ -4,6 +4,7 @@ import { ErrorAlert } from '../components/errors.js';
 import { PageHeader } from '../components/page.js';
 import { navigate, useLocation } from '../router.js';
 import { useSession } from '../session.js';
+import { download, ExportCard } from './export-card.js';
 
 /**
  * Spreadsheet import and export of assets and locations (docs/import-export.md): pick a
@@ -11,10 +12,10 @@ import { useSession } from '../session.js';
  * download the refused rows; export what the list filters select.
  */
 
-type Kind = 'assets' | 'locations';
+export type Kind = 'assets' | 'locations';
 type Outcome = 'create' | 'update' | 'unchanged' | 'refused';
 
-interface RowError {
+export interface RowError {
   type: string;
   field: string;
   code: string;
@@ -71,17 +72,6 @@ export function refusedCsv(results: RowResult[]): string {
     }
   }
   return out;
-}
-
-function download(name: string, body: Blob) {
-  const url = URL.createObjectURL(body);
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = name;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
 /** POSTs the file and reads the NDJSON answer: progress lines, then the result or an error. */
@@ -312,82 +302,6 @@ function ImportCard({ kind }: { kind: Kind }) {
       )}
       {result && <ResultTable key={`${result.dry_run}-${result.rows}`} result={result} />}
     </section>
-  );
-}
-
-function ExportCard({ kind }: { kind: Kind }) {
-  const [q, setQ] = useState('');
-  const [active, setActive] = useState('');
-  const [includeDeleted, setIncludeDeleted] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-
-  const exportCsv = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const url = withQuery(`/internal/export/${kind}`, {
-        q: q || undefined,
-        is_active: active || undefined,
-        include_deleted: includeDeleted ? 'true' : undefined,
-      });
-      const res = await fetch(url, { headers: { accept: 'text/csv' } });
-      if (!res.ok) {
-        const body = (await res.json().catch(() => ({}))) as {
-          error?: { type?: string; detail?: string; fields?: RowError[] };
-        };
-        throw new ApiError(
-          res.status,
-          body.error?.type ?? 'error',
-          body.error?.detail ?? res.statusText,
-          body.error?.fields ?? [],
-        );
-      }
-      const name =
-        /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '')?.[1] ?? `${kind}.csv`;
-      download(name, await res.blob());
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
-
-  return (
-    <form class="card" aria-labelledby="export-title" onSubmit={exportCsv}>
-      <h2 id="export-title">Export {kind}</h2>
-      <p class="hint">
-        Every {kind === 'assets' ? 'asset' : 'location'} the list shows with these filters, as CSV that
-        imports back unchanged.
-      </p>
-      <div class="row compact">
-        <div class="field">
-          <label for="export-q">Search</label>
-          <input id="export-q" type="search" value={q} onInput={(e) => setQ(e.currentTarget.value)} />
-        </div>
-        <div class="field">
-          <label for="export-active">Active</label>
-          <select id="export-active" value={active} onChange={(e) => setActive(e.currentTarget.value)}>
-            <option value="">Active and inactive</option>
-            <option value="true">Active only</option>
-            <option value="false">Inactive only</option>
-          </select>
-        </div>
-      </div>
-      <label class="checkbox">
-        <input
-          type="checkbox"
-          checked={includeDeleted}
-          onChange={(e) => setIncludeDeleted(e.currentTarget.checked)}
-        />
-        Include deleted
-      </label>
-      <ErrorAlert error={error} />
-      <button type="submit" class="button primary" disabled={busy}>
-        {busy ? 'Exporting…' : 'Download CSV'}
-      </button>
-    </form>
   );
 }
 
