@@ -34,8 +34,10 @@ function materialize(spec) {
   };
 }
 
-// A mix: a shuffled sequence of 100 requests in the given proportions, each connection
-// walking it from its own start (autocannon cycles through `requests` per connection).
+// A mix: a shuffled sequence of 100 requests in the given proportions. autocannon walks
+// `requests` from the start on every connection, so each connection gets its own shuffle:
+// with one sequence, a run too short for a connection to finish it would load the first
+// requests of that sequence rather than the mix.
 function sequence(specs) {
   const total = specs.reduce((s, r) => s + (r.weight ?? 1), 0);
   const seq = specs.flatMap((r) =>
@@ -54,6 +56,7 @@ const result = await autocannon({
   duration: job.duration,
   headers: job.headers,
   requests: sequence(job.requests),
+  setupClient: (client) => client.setRequests(sequence(job.requests)),
 });
 const non2xx = result.non2xx;
 process.stdout.write(

@@ -14,27 +14,24 @@
  * reads and no row-level security (it connects as the table owner). Each case is loaded by
  * autocannon in a child process (so the load generator does not share the server's event
  * loop), the service first, then the baseline, and `--rounds` times. Prints req/s, p50 and
- * p99 of both and the ratio of req/s, then the mixed load (issue 11) with the latency of
+ * p99 of both and the ratio of req/s (after `--warmup` seconds of the same load, not counted), then the mixed load (issue 11) with the latency of
  * each kind of request as the server saw it. Imports the compiled service from dist/.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import Fastify from 'fastify';
 import pg from 'pg';
-import { OrganizationService } from '../dist/src/accounts/service.js';
+import { adminQuery, benchPostgres } from '../dist/bench/harness.js';
 import { buildServer } from '../dist/src/app.js';
-import { AssetService } from '../dist/src/assets/service.js';
-import { startEmbeddedPostgres } from '../dist/src/db/embedded.js';
 import { migrate } from '../dist/src/db/migrate.js';
 import { createDatabase } from '../dist/src/db/pool.js';
 import { MemoryRateLimitStore } from '../dist/src/http/rate-limit/memory-store.js';
-import { LocationService } from '../dist/src/locations/service.js';
 import { createServices } from '../dist/src/services.js';
-import { TrackingService } from '../dist/src/tracking/service.js';
+import { baselineApp } from './api-baseline.mjs';
+import { cpu, cpuClock, fmt, serverTimings, total } from './api-measure.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -42,6 +39,7 @@ const { values: args } = parseArgs({
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '50' },
     rounds: { type: 'string', default: '1' },
+    warmup: { type: 'string', default: '2' },
     only: { type: 'string' },
     'no-mixed': { type: 'boolean', default: false },
   },
@@ -50,24 +48,9 @@ const ASSETS = Number(args.assets);
 const DURATION = Number(args.duration);
 const CONNECTIONS = Number(args.connections);
 const ROUNDS = Number(args.rounds);
+const WARMUP = Number(args.warmup);
 const CHUNK = 100_000;
 const run = promisify(execFile);
-
-function databaseUrl(adminUrl, name) {
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
-async function admin(adminUrl, sql) {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 /** Assets (ids 1..n: seeded first), a location tree, tags, current locations and stays. */
 async function seed(pool, orgId) {
@@ -110,133 +93,31 @@ async function seed(pool, orgId) {
      SELECT $1, a.id, l.id, now() - (4 - s) * interval '1 day', now() - (4 - s) * interval '1 day' + interval '1 hour'
      FROM assets a, generate_series(1, 3) s,
           LATERAL (SELECT id FROM locations WHERE org_id = $1 ORDER BY id OFFSET ((a.id + s) % 100) LIMIT 1) l
-     WHERE a.org_id = $1 AND a.location_id IS NOT NULL`,
+     WHERE a.org_id = $1 AND EXISTS (SELECT 1 FROM asset_positions p WHERE p.asset_id = a.id)`,
     [orgId],
   );
   await pool.query(
-    `UPDATE assets a SET last_seen_at = s.last_seen_at, location_id = s.location_id
-     FROM stays s WHERE s.org_id = $1 AND s.asset_id = a.id AND s.started_at > now() - interval '1 day 12 hours'`,
+    `UPDATE asset_positions p SET last_seen_at = s.last_seen_at, location_id = s.location_id
+     FROM stays s WHERE s.org_id = $1 AND s.asset_id = p.asset_id AND s.started_at > now() - interval '1 day 12 hours'`,
     [orgId],
   );
   await pool.query('VACUUM ANALYZE');
   return { root };
 }
 
-/** The Database interface with nothing around the work: no role, no organization transaction. */
-function bareDatabase(url, orgId, { transactional }) {
-  // The views read the organization from a setting: set it for the session, once.
-  const pool = new pg.Pool({ connectionString: url, max: 20, options: `-c tagtrail.org_id=${orgId}` });
-  const inClient = async (fn) => {
-    const client = await pool.connect();
-    try {
-      if (!transactional) return await fn(client);
-      await client.query('BEGIN');
-      try {
-        const result = await fn(client);
-        await client.query('COMMIT');
-        return result;
-      } catch (err) {
-        await client.query('ROLLBACK');
-        throw err;
-      }
-    } finally {
-      client.release();
-    }
-  };
-  return { pool, withOrg: (_org, fn) => inClient(fn), system: inClient, close: () => pool.end() };
-}
-
-const ARRAYS = new Set([
-  'location_id',
-  'location_external_key',
-  'external_key',
-  'asset_id',
-  'asset_external_key',
-]);
-const NUMBERS = new Set(['location_id', 'asset_id', 'limit', 'offset']);
-
-/** What the route schemas make of a query string, for the few parameters the cases use. */
-function parseQuery(query) {
-  const out = { limit: 50, offset: 0, include_deleted: false };
-  for (const [key, raw] of Object.entries(query)) {
-    const values = (Array.isArray(raw) ? raw : [raw]).map((v) =>
-      NUMBERS.has(key) ? Number(v) : v === 'true' ? true : v === 'false' ? false : v,
-    );
-    out[key] = ARRAYS.has(key) ? values : values[0];
-  }
-  return out;
-}
-
-async function baselineApp(url, orgId) {
-  const reads = bareDatabase(url, orgId, { transactional: false });
-  const writes = bareDatabase(url, orgId, { transactional: true });
-  const orgs = new OrganizationService(reads);
-  const assets = new AssetService(reads);
-  const assetWrites = new AssetService(writes);
-  const locations = new LocationService(reads);
-  const tracking = new TrackingService(reads);
-  const app = Fastify();
-  app.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, (_req, body, done) => {
-    try {
-      done(null, JSON.parse(body));
-    } catch (err) {
-      done(err);
-    }
-  });
-  app.get('/api/v1/orgs/me', async () => {
-    const org = await orgs.get(orgId);
-    return { data: { id: org.id, name: org.name, scopes: ['assets:read'], api_key_id: 'bench' } };
-  });
-  app.get('/api/v1/assets/:id', async (req) => ({ data: await assets.get(orgId, Number(req.params.id)) }));
-  app.get('/api/v1/assets', (req) => assets.list(orgId, parseQuery(req.query)));
-  app.get('/api/v1/locations/:id/descendants', (req) =>
-    locations.descendants(orgId, Number(req.params.id), parseQuery(req.query)),
-  );
-  app.get('/api/v1/reports/asset-locations', (req) => tracking.report(orgId, parseQuery(req.query)));
-  app.get('/api/v1/assets/:id/history', (req) =>
-    tracking.history(orgId, Number(req.params.id), parseQuery(req.query)),
-  );
-  app.post('/api/v1/assets', async (req, reply) => {
-    const created = await assetWrites.create(orgId, req.body);
-    return reply.code(201).header('location', `/api/v1/assets/${created.id}`).send({ data: created });
-  });
-  app.patch('/api/v1/assets/:id', async (req) => ({
-    data: await assetWrites.update(orgId, Number(req.params.id), req.body),
-  }));
-  return {
-    app,
-    close: async () => {
-      await app.close();
-      await reads.close();
-      await writes.close();
-    },
-  };
-}
-
-/** Per-method latency as the server saw it (from the request's arrival to the end of the response). */
-function serverTimings(app) {
-  const byMethod = new Map();
-  app.server.on('request', (req, res) => {
-    const start = process.hrtime.bigint();
-    res.on('finish', () => {
-      const key = req.method === 'GET' ? 'GET' : req.method;
-      if (!byMethod.has(key)) byMethod.set(key, []);
-      byMethod.get(key).push(Number(process.hrtime.bigint() - start) / 1e6);
-    });
-  });
-  return {
-    reset: () => byMethod.clear(),
-    summary: () =>
-      [...byMethod].map(([method, times]) => {
-        times.sort((a, b) => a - b);
-        const at = (p) => times[Math.min(times.length - 1, Math.floor(times.length * p))];
-        return `${method} n=${times.length} p50 ${at(0.5).toFixed(1)} ms p99 ${at(0.99).toFixed(1)} ms`;
-      }),
-  };
-}
+let cpuNow = cpuClock(undefined);
 
 async function load(url, requests, headers) {
-  const job = { url, connections: CONNECTIONS, duration: DURATION, headers, requests };
+  const before = cpuNow();
+  const result = await loadOnly(url, requests, headers);
+  const after = cpuNow();
+  result.nodeMs = (after.node - before.node) / result.total;
+  result.pgMs = before.pg === undefined ? undefined : (after.pg - before.pg) / result.total;
+  return result;
+}
+
+async function loadOnly(url, requests, headers, duration = DURATION) {
+  const job = { url, connections: CONNECTIONS, duration, headers, requests };
   const { stdout } = await run(
     process.execPath,
     [new URL('./api-load.mjs', import.meta.url).pathname, JSON.stringify(job)],
@@ -247,24 +128,17 @@ async function load(url, requests, headers) {
   return JSON.parse(stdout.trim().split('\n').at(-1));
 }
 
-const fmt = (r) =>
-  `${r.rps.toFixed(0).padStart(6)} req/s p50 ${String(r.p50).padStart(4)} p99 ${String(r.p99).padStart(4)}${
-    r.non2xx || r.errors ? ` (!${r.non2xx} non-2xx, ${r.errors} errors)` : ''
-  }`;
-
 async function main() {
-  let embedded;
-  let dir;
-  let adminUrl = process.env.BENCH_DATABASE_URL;
-  if (!adminUrl) {
-    dir = await mkdtemp(join(tmpdir(), 'tagtrail-bench-api-'));
-    embedded = await startEmbeddedPostgres(dir);
-    adminUrl = embedded.adminUrl;
+  const server = await benchPostgres(process.env.BENCH_DATABASE_URL);
+  if (server.dataDir) {
+    const pidFile = join(server.dataDir, 'postgres', 'postmaster.pid');
+    cpuNow = cpuClock(Number(readFileSync(pidFile, 'utf8').split('\n')[0]));
   }
   const name = `tagtrail_bench_${randomBytes(4).toString('hex')}`;
-  await admin(adminUrl, `CREATE DATABASE ${name}`);
-  const url = databaseUrl(adminUrl, name);
-  const db = createDatabase(url, { max: 20 });
+  await adminQuery(server.adminUrl, `CREATE DATABASE ${name}`);
+  const url = server.urlFor(name);
+  // Seeding a million assets on a loaded machine may take longer than a request may.
+  const db = createDatabase(url, { max: 20, statementTimeoutMs: 600_000, queryTimeoutMs: 600_000 });
   const closers = [];
   try {
     await migrate(db.pool);
@@ -290,7 +164,7 @@ async function main() {
         `node ${process.version}, ${CONNECTIONS} connections, ${DURATION} s per case and side, ${ROUNDS} round(s)`,
     );
     const { token } = await services.keys.mint({
-      orgId: org.id,
+      caller: { orgId: org.id, actor: { type: 'cli', name: 'bench' } },
       scopes: ['assets:read', 'assets:write', 'locations:read', 'locations:write', 'tracking:read'],
     });
 
@@ -351,15 +225,24 @@ async function main() {
     for (const [, label, requests] of cases) {
       for (let round = 0; round < ROUNDS; round++) {
         const results = [];
-        for (const [, base, headers] of sides) results.push(await load(base, requests, headers));
+        for (const [, base, headers] of sides) {
+          // Not counted: the first requests of a route run before the JIT has compiled its code.
+          if (round === 0 && WARMUP > 0) await loadOnly(base, requests, headers, WARMUP);
+          results.push(await load(base, requests, headers));
+        }
         const ratio = ((results[0].rps / results[1].rps) * 100).toFixed(0);
         console.log(
           `${label.padEnd(32)} ${fmt(results[0]).padEnd(36)} ${fmt(results[1]).padEnd(36)} ${ratio}%`,
         );
+        // Baseline CPU over tagtrail CPU per request: the req/s ratio a saturated machine would show.
+        const cpuRatio = (total(results[1]) / total(results[0])) * 100;
+        console.log(
+          `${''.padEnd(32)}${cpu(results[0]).padEnd(37)}${cpu(results[1]).padEnd(37)}${cpuRatio.toFixed(0)}% by cpu`,
+        );
       }
     }
 
-    if (!args['no-mixed'] && !args.only) {
+    if (!args['no-mixed'] && (!args.only || args.only.split(',').includes('mixed'))) {
       const mix = [
         { ...listQ, weight: 40 },
         { ...getAsset, weight: 20 },
@@ -370,18 +253,18 @@ async function main() {
       ];
       console.log('\nmixed load: 40% list with q, 20% get, 13% POST, 12% PATCH, 8% descendants, 7% report');
       for (const [side, base, headers, timings] of sides) {
+        if (WARMUP > 0) await loadOnly(base, mix, headers, WARMUP);
         timings.reset();
         const result = await load(base, mix, headers);
-        console.log(`${side.padEnd(10)} ${fmt(result)}`);
+        console.log(`${side.padEnd(10)} ${fmt(result)},${cpu(result)}`);
         for (const line of timings.summary()) console.log(`${''.padEnd(10)} server-side ${line}`);
       }
     }
   } finally {
     for (const close of closers.reverse()) await close().catch(() => undefined);
     await db.close();
-    await admin(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await embedded?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await adminQuery(server.adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await server.stop();
   }
 }
 

@@ -14,22 +14,21 @@
  * The embedded PostgreSQL runs in a temporary directory, or TEST_DATABASE_URL's server.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { cpus } from 'node:os';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { AssetService } from '../src/assets/service.js';
-import { type EmbeddedPostgres, startEmbeddedPostgres } from '../src/db/embedded.js';
+import { cliCaller } from '../src/caller.js';
 import { migrate } from '../src/db/migrate.js';
 import { createDatabase } from '../src/db/pool.js';
 import { LocationService } from '../src/locations/service.js';
 import type { Kind } from '../src/spreadsheet/columns.js';
 import { csvLine } from '../src/spreadsheet/csv.js';
 import { SpreadsheetService } from '../src/spreadsheet/service.js';
+import { adminQuery, benchPostgres } from './harness.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -43,41 +42,6 @@ if (!Number.isInteger(ROWS) || ROWS < 1) throw new Error('--rows must be a posit
 const log = (line: string) => {
   if (!args.json) process.stderr.write(`${line}\n`);
 };
-
-async function server(): Promise<{ adminUrl: string; urlFor(db: string): string; stop(): Promise<void> }> {
-  const external = process.env.TEST_DATABASE_URL;
-  if (external) {
-    return {
-      adminUrl: external,
-      urlFor(db) {
-        const url = new URL(external);
-        url.pathname = `/${db}`;
-        return url.toString();
-      },
-      stop: async () => undefined,
-    };
-  }
-  const dir = await mkdtemp(join(tmpdir(), 'tagtrail-bench-pg-'));
-  const embedded: EmbeddedPostgres = await startEmbeddedPostgres(dir);
-  return {
-    adminUrl: embedded.adminUrl,
-    urlFor: (db) => embedded.urlFor(db),
-    async stop() {
-      await embedded.stop();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-async function admin(url: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 const pad = (n: number) => String(n).padStart(7, '0');
 
@@ -156,9 +120,9 @@ interface Case {
 }
 
 async function main() {
-  const dbServer = await server();
+  const dbServer = await benchPostgres();
   const name = `tagtrail_bench_import_${randomBytes(4).toString('hex')}`;
-  await admin(dbServer.adminUrl, `CREATE DATABASE ${name}`);
+  await adminQuery(dbServer.adminUrl, `CREATE DATABASE ${name}`);
   const url = dbServer.urlFor(name);
   const db = createDatabase(url, { max: 2 });
   const results: Case[] = [];
@@ -171,7 +135,7 @@ async function main() {
     const measure = async (label: string, kind: Kind, csv: Buffer) => {
       const copySeconds = await copyBaseline(url, kind, csv);
       const started = performance.now();
-      const r = await sheets.import(org, kind, [csv]);
+      const r = await sheets.import(cliCaller(org), kind, [csv]);
       const seconds = (performance.now() - started) / 1000;
       if (r.refused > 0)
         throw new Error(
@@ -213,7 +177,7 @@ async function main() {
     await measure('locations', 'locations', locationsCsv());
   } finally {
     await db.close();
-    await admin(dbServer.adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await adminQuery(dbServer.adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await dbServer.stop();
   }
   if (args.json) process.stdout.write(`${JSON.stringify({ rows: ROWS, cores: cpus().length, results })}\n`);

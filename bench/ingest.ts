@@ -4,7 +4,9 @@
  * stationary population (every asset read again and again where it is) and a moving one
  * (every read of an asset is at another location).
  *
- *   npm run bench:ingest [-- --reads 300000 --assets 10000 --readers 4 --batch 100 --json]
+ *   npm run bench:ingest [-- --reads 300000 --assets 10000 --readers 4 --batch 100 --window 50
+ *                        --population stationary --json]
+ *   node --expose-gc dist/bench/ingest.js …   (after a build: adds the live-memory rise)
  *
  * Runs the whole service in-process (startService) on a fresh database per population: the
  * embedded PostgreSQL in a temporary directory, or TEST_DATABASE_URL's server when set; the
@@ -13,19 +15,26 @@
  * reader; the clock stops when the readers' good_reads add up to every read published.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { MqttClient } from 'mqtt';
-import pg from 'pg';
+import type pg from 'pg';
 import { loadConfig } from '../src/config.js';
-import { type EmbeddedPostgres, startEmbeddedPostgres } from '../src/db/embedded.js';
 import { createDatabase } from '../src/db/pool.js';
 import { connectMqtt } from '../src/ingest/mqtt-connection.js';
-import { ReaderService } from '../src/ingest/readers-service.js';
 import { consumerClientId } from '../src/ingest/transport.js';
 import { startService } from '../src/runtime.js';
+import {
+  adminQuery,
+  type BenchPostgres,
+  benchPostgres,
+  connectReaders,
+  epc,
+  registerReaders,
+  seedTaggedSite,
+  waitForStoredReads,
+} from './harness.js';
+import { type CeilingMessage, type CeilingRead, copyCeiling, transactionCeiling } from './ingest-ceiling.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -33,6 +42,12 @@ const { values: args } = parseArgs({
     assets: { type: 'string', default: '10000' },
     readers: { type: 'string', default: '4' },
     batch: { type: 'string', default: '100' },
+    // Messages each reader has published and not yet had acknowledged, at most; unset: its
+    // whole backlog at once. With a window, what the publishers hold stays small, so the
+    // process's memory is the service's (a real reader keeps its backlog on its own disk).
+    window: { type: 'string' },
+    // One population alone (stationary or moving); both by default.
+    population: { type: 'string' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -40,11 +55,14 @@ const READS = Number(args.reads);
 const ASSETS = Number(args.assets);
 const READERS = Number(args.readers);
 const BATCH = Number(args.batch);
+const WINDOW = args.window === undefined ? Number.POSITIVE_INFINITY : Number(args.window);
 const ANTENNAS = 4;
 const LOCATIONS = READERS * ANTENNAS;
 for (const [name, v] of Object.entries({ READS, ASSETS, READERS, BATCH })) {
   if (!Number.isInteger(v) || v < 1) throw new Error(`--${name.toLowerCase()} must be a positive integer`);
 }
+if (WINDOW !== Number.POSITIVE_INFINITY && !(Number.isInteger(WINDOW) && WINDOW >= 1))
+  throw new Error('--window must be a positive integer');
 if (READS % ASSETS !== 0)
   throw new Error('--reads must be a multiple of --assets (every asset is read as often)');
 
@@ -56,6 +74,27 @@ interface Result {
   assets: number;
   seconds: number;
   readsPerSecond: number;
+  /** The same rows by COPY, and by one transaction per message (bench/ingest-ceiling.ts). */
+  copyReadsPerSecond: number;
+  transactionReadsPerSecond: number;
+  /** readsPerSecond / copyReadsPerSecond. */
+  shareOfCopy: number;
+  /** The process's resident memory: the highest seen while the messages were being stored. */
+  peakRssBytes: number;
+  /** Its rise over the resident memory when publishing began (publishers included). */
+  rssRiseBytes: number;
+  /**
+   * CPU time of this process (the service and the publishers; PostgreSQL runs in its own
+   * processes) per read stored, in microseconds: what a change to the service's own work
+   * moves, less disturbed by other load on the machine than reads per second.
+   */
+  cpuMicrosPerRead: number;
+  /**
+   * With `node --expose-gc`: the highest live memory (V8 heap and buffers, each sample
+   * after a full collection) above the live memory when publishing began; null without.
+   * RSS alone does not tell a growing live set from garbage the collector has not reclaimed.
+   */
+  liveRiseBytes: number | null;
   staysBytesPerMillionReads: number;
   rawLogBytesPerMillionReads: number;
   stays: number;
@@ -64,41 +103,6 @@ interface Result {
 const log = (line: string) => {
   if (!args.json) process.stderr.write(`${line}\n`);
 };
-
-async function server(): Promise<{ adminUrl: string; urlFor(db: string): string; stop(): Promise<void> }> {
-  const external = process.env.TEST_DATABASE_URL;
-  if (external) {
-    return {
-      adminUrl: external,
-      urlFor(db) {
-        const url = new URL(external);
-        url.pathname = `/${db}`;
-        return url.toString();
-      },
-      stop: async () => undefined,
-    };
-  }
-  const dir = await mkdtemp(join(tmpdir(), 'tagtrail-bench-pg-'));
-  const embedded: EmbeddedPostgres = await startEmbeddedPostgres(dir);
-  return {
-    adminUrl: embedded.adminUrl,
-    urlFor: (db) => embedded.urlFor(db),
-    async stop() {
-      await embedded.stop();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-async function admin(url: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 /** Bytes of the raw log (every partition) and of the stays table, indexes and TOAST included. */
 async function sizes(pool: pg.Pool): Promise<{ raw: number; stays: number }> {
@@ -110,15 +114,13 @@ async function sizes(pool: pg.Pool): Promise<{ raw: number; stays: number }> {
   return { raw: Number(rows[0]!.raw), stays: Number(rows[0]!.stays) };
 }
 
-const epc = (a: number) => `E28011700000${a.toString(16).toUpperCase().padStart(12, '0')}`;
-
 /** Location (0..LOCATIONS-1) of asset `a` at its read number `k`. */
 const where = (population: Population, a: number, k: number) =>
   population === 'stationary' ? a % LOCATIONS : (a + k) % LOCATIONS;
 
-async function run(population: Population, dbServer: Awaited<ReturnType<typeof server>>): Promise<Result> {
+async function run(population: Population, dbServer: BenchPostgres): Promise<Result> {
   const name = `tagtrail_bench_${population}_${randomBytes(4).toString('hex')}`;
-  await admin(dbServer.adminUrl, `CREATE DATABASE ${name}`);
+  await adminQuery(dbServer.adminUrl, `CREATE DATABASE ${name}`);
   const url = dbServer.urlFor(name);
   const mqttUrl = process.env.BENCH_MQTT_URL;
   const instance = `bench-${randomBytes(4).toString('hex')}`;
@@ -131,57 +133,34 @@ async function run(population: Population, dbServer: Awaited<ReturnType<typeof s
       ...(mqttUrl ? { MQTT_URL: mqttUrl, TAGTRAIL_INSTANCE: instance } : {}),
     }),
   );
-  const db = createDatabase(url, { max: 4 });
+  // Seeding thousands of assets on a loaded machine may take longer than a request may.
+  const db = createDatabase(url, { max: 4, statementTimeoutMs: 600_000, queryTimeoutMs: 600_000 });
+  let stopped = false;
   const clients: MqttClient[] = [];
   try {
     // Master data: one organization, LOCATIONS locations, ASSETS assets with one RFID tag each.
-    const org = await db.pool.query<{ id: number }>(
-      `INSERT INTO organizations (name) VALUES ('bench') RETURNING id`,
-    );
-    const orgId = org.rows[0]!.id;
-    const locations = await db.pool.query<{ id: number }>(
-      `INSERT INTO locations (org_id, external_key, name, valid_from)
-       SELECT $1, 'LOC-' || i, 'Location ' || i, now() - interval '1 day' FROM generate_series(1, $2) i
-       ORDER BY i RETURNING id`,
-      [orgId, LOCATIONS],
-    );
-    await db.pool.query(
-      `WITH a AS (
-         INSERT INTO assets (org_id, external_key, name, valid_from)
-         SELECT $1, 'ASSET-' || i, 'Asset ' || i, now() - interval '1 day' FROM generate_series(0, $2 - 1) i
-         RETURNING id, (substring(external_key FROM 7))::int AS n)
-       INSERT INTO tags (org_id, tag_type, value, asset_id) SELECT $1, 'rfid', v.value, a.id
-       FROM a JOIN unnest($3::text[]) WITH ORDINALITY AS v(value, n) ON v.n = a.n + 1`,
-      [orgId, ASSETS, Array.from({ length: ASSETS }, (_, a) => epc(a))],
-    );
-    // A running service has planner statistics for its tables; a fresh bulk load does not yet.
-    await db.pool.query('ANALYZE');
-    const readers = new ReaderService(db);
-    const topics: string[] = [];
-    const readerIds: number[] = [];
-    const logins: Array<{ username: string; password: string }> = [];
-    for (let r = 0; r < READERS; r++) {
-      const topic = `bench/${instance}/reader-${r}`;
-      const { reader, mqtt } = await readers.create(orgId, {
-        family: 'generic-json',
-        identity: `reader-${r}`,
-        topic,
-      });
-      for (let antenna = 1; antenna <= ANTENNAS; antenna++) {
-        const location = locations.rows[r * ANTENNAS + antenna - 1]!.id;
-        await readers.addScanPoint(orgId, reader.id, { antenna, locationId: location });
-      }
-      topics.push(topic);
-      readerIds.push(reader.id);
-      logins.push(mqtt);
-      await running.ingest.serving(topic);
-    }
+    const site = await seedTaggedSite(db, { locations: LOCATIONS, assets: ASSETS });
+    const { orgId, locations } = site;
+    const readers = await registerReaders(db, running.ingest, site, {
+      count: READERS,
+      antennas: ANTENNAS,
+      topicPrefix: `bench/${instance}`,
+    });
+    const { topics, readerIds } = readers;
 
     // The messages: round k reads every asset once, at its location for that round; a
     // message carries BATCH reads of one reader. Reader clocks: the last few minutes.
     const rounds = READS / ASSETS;
     const base = Date.now() - (rounds + 60) * 1000;
     const messages: Array<{ reader: number; payload: string }> = [];
+    // The same messages as rows for the ceiling: reads resolved to asset and location ids.
+    const assetRows = await db.pool.query<{ id: number; external_key: string }>(
+      'SELECT id, external_key FROM assets WHERE org_id = $1',
+      [orgId],
+    );
+    const assetIds = new Map(assetRows.rows.map((r) => [Number(r.external_key.slice(6)), r.id]));
+    const ceilingMessages: CeilingMessage[] = [];
+    const pendingReads: CeilingRead[][] = Array.from({ length: READERS }, () => []);
     const pending: Array<Array<{ tag: string; antenna: number; time: string }>> = Array.from(
       { length: READERS },
       () => [],
@@ -191,74 +170,97 @@ async function run(population: Population, dbServer: Awaited<ReturnType<typeof s
         const loc = where(population, a, k);
         const r = Math.floor(loc / ANTENNAS);
         const batch = pending[r]!;
-        batch.push({
-          tag: epc(a),
-          antenna: (loc % ANTENNAS) + 1,
-          time: new Date(base + k * 1000 + (a % 1000)).toISOString(),
-        });
+        const at = base + k * 1000 + (a % 1000);
+        batch.push({ tag: epc(a), antenna: (loc % ANTENNAS) + 1, time: new Date(at).toISOString() });
+        pendingReads[r]!.push({ assetId: assetIds.get(a)!, locationId: locations[loc]!, at });
         if (batch.length === BATCH) {
-          messages.push({ reader: r, payload: JSON.stringify({ reads: batch }) });
+          const payload = JSON.stringify({ reads: batch });
+          messages.push({ reader: r, payload });
+          ceilingMessages.push({ readerId: readerIds[r]!, payload, reads: pendingReads[r]! });
           pending[r] = [];
+          pendingReads[r] = [];
         }
       }
     }
     for (const [r, batch] of pending.entries()) {
-      if (batch.length > 0) messages.push({ reader: r, payload: JSON.stringify({ reads: batch }) });
+      if (batch.length === 0) continue;
+      const payload = JSON.stringify({ reads: batch });
+      messages.push({ reader: r, payload });
+      ceilingMessages.push({ readerId: readerIds[r]!, payload, reads: pendingReads[r]! });
     }
 
-    for (let r = 0; r < READERS; r++) {
-      clients.push(
-        // Logged in as the reader (the embedded broker requires it; an external one may ignore it).
-        await connectMqtt(running.mqttUrl, `${logins[r]!.username}-bench`, {
-          reconnectPeriod: 500,
-          username: logins[r]!.username,
-          password: logins[r]!.password,
-        }),
-      );
-    }
+    clients.push(...(await connectReaders(running.mqttUrl, readers)));
     const before = await sizes(db.pool);
     log(`${population}: publishing ${READS} reads of ${ASSETS} assets in ${messages.length} messages`);
+    const rssAtStart = process.memoryUsage.rss();
+    let peakRss = rssAtStart;
+    const sampler = setInterval(() => {
+      peakRss = Math.max(peakRss, process.memoryUsage.rss());
+    }, 20);
+    const liveAtStart = liveBytes();
+    let peakLive = liveAtStart;
+    // Only when asked for (--expose-gc). A full collection of a heap holding the whole
+    // backlog takes a while, more on a loaded machine: the next sample waits at least 20
+    // times as long as the last one took, so the sampling never takes over the process.
+    let liveSampler: NodeJS.Timeout | undefined;
+    const sampleLive = (delayMs: number) => {
+      liveSampler = setTimeout(() => {
+        const t0 = performance.now();
+        const live = liveBytes();
+        if (live !== null && peakLive !== null) peakLive = Math.max(peakLive, live);
+        sampleLive(Math.max(1000, 20 * (performance.now() - t0)));
+      }, delayMs);
+    };
+    if (liveAtStart !== null) sampleLive(1000);
     const started = process.hrtime.bigint();
-    const published = Promise.all(
-      messages.map((m) => clients[m.reader]!.publishAsync(topics[m.reader]!, m.payload, { qos: 1 })),
+    const cpuAtStart = process.cpuUsage();
+    const published = publishAll(messages, (m) =>
+      clients[m.reader]!.publishAsync(topics[m.reader]!, m.payload, { qos: 1 }),
     );
     // Done when every read is stored: the readers' counters add up.
-    let stored = 0;
-    let lastReport = Date.now();
-    while (stored < READS) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      const { rows } = await db.pool.query<{ n: string }>(
-        'SELECT coalesce(sum(good_reads), 0) AS n FROM readers WHERE id = ANY($1::bigint[])',
-        [readerIds],
-      );
-      stored = Number(rows[0]!.n);
-      if (Date.now() - lastReport > 5000) {
-        lastReport = Date.now();
-        log(`  ${stored} reads stored`);
-      }
-    }
+    await waitForStoredReads(db, readerIds, READS, (stored) => log(`  ${stored} reads stored`));
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    const cpu = process.cpuUsage(cpuAtStart);
+    clearInterval(sampler);
+    clearTimeout(liveSampler);
+    peakRss = Math.max(peakRss, process.memoryUsage.rss());
     await published;
     // The stays table's dead row versions are reclaimed by autovacuum in a running service.
     await db.pool.query('VACUUM (ANALYZE) stays');
     const after = await sizes(db.pool);
     const staysCount = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM stays');
     const perMillion = (bytes: number) => Math.round((bytes / READS) * 1e6);
+    // The ceiling, now that the service's figures are taken: the same rows straight into PostgreSQL.
+    await running.stop();
+    stopped = true;
+    log(`${population}: ceiling (COPY, then one transaction per message)`);
+    const day = 24 * 3600_000;
+    const copySeconds = await copyCeiling({ url, orgId, messages: ceilingMessages, shiftMs: day });
+    const txSeconds = await transactionCeiling({ url, orgId, messages: ceilingMessages, shiftMs: 2 * day });
+    const readsPerSecond = Math.round(READS / seconds);
+    const copyReadsPerSecond = Math.round(READS / copySeconds);
     return {
       population,
       reads: READS,
       assets: ASSETS,
       seconds: Math.round(seconds * 100) / 100,
-      readsPerSecond: Math.round(READS / seconds),
+      readsPerSecond,
+      copyReadsPerSecond,
+      transactionReadsPerSecond: Math.round(READS / txSeconds),
+      shareOfCopy: Math.round((readsPerSecond / copyReadsPerSecond) * 1000) / 1000,
+      peakRssBytes: peakRss,
+      rssRiseBytes: peakRss - rssAtStart,
+      liveRiseBytes: peakLive === null || liveAtStart === null ? null : peakLive - liveAtStart,
+      cpuMicrosPerRead: Math.round(((cpu.user + cpu.system) / READS) * 10) / 10,
       staysBytesPerMillionReads: perMillion(after.stays - before.stays),
       rawLogBytesPerMillionReads: perMillion(after.raw - before.raw),
       stays: Number(staysCount.rows[0]!.n),
     };
   } finally {
     await Promise.all(clients.map((c) => c.endAsync(true)));
-    await running.stop();
+    if (!stopped) await running.stop();
     await db.close();
-    await admin(dbServer.adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await adminQuery(dbServer.adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     if (mqttUrl) {
       const c = await connectMqtt(mqttUrl, consumerClientId(instance), { clean: true, reconnectPeriod: 0 });
       await c.endAsync();
@@ -266,13 +268,55 @@ async function run(population: Population, dbServer: Awaited<ReturnType<typeof s
   }
 }
 
+/** Live memory after a full collection (V8 heap and buffers), or null without --expose-gc. */
+function liveBytes(): number | null {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) return null;
+  gc();
+  const m = process.memoryUsage();
+  return m.heapUsed + m.external;
+}
+
+/**
+ * Publishes every message, each reader's in order: all at once, or with --window at most
+ * WINDOW unacknowledged per reader (the next one goes when one is acknowledged).
+ */
+async function publishAll<M extends { reader: number }>(
+  messages: M[],
+  publish: (m: M) => Promise<unknown>,
+): Promise<void> {
+  if (WINDOW === Number.POSITIVE_INFINITY) {
+    await Promise.all(messages.map(publish));
+    return;
+  }
+  const queues = new Map<number, M[]>();
+  for (const m of messages) {
+    const queue = queues.get(m.reader) ?? [];
+    queue.push(m);
+    queues.set(m.reader, queue);
+  }
+  // WINDOW workers per reader, each taking the reader's next message when its last is acknowledged.
+  const workers = [...queues.values()].flatMap((queue) => {
+    let next = 0;
+    const worker = async () => {
+      while (next < queue.length) await publish(queue[next++]!);
+    };
+    return Array.from({ length: Math.min(WINDOW, queue.length) }, worker);
+  });
+  await Promise.all(workers);
+}
+
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 
 async function main() {
-  const dbServer = await server();
+  const dbServer = await benchPostgres();
   const results: Result[] = [];
   try {
-    for (const population of ['stationary', 'moving'] as const) results.push(await run(population, dbServer));
+    const populations = (['stationary', 'moving'] as const).filter(
+      (p) => args.population === undefined || args.population === p,
+    );
+    if (populations.length === 0) throw new Error('--population must be stationary or moving');
+    for (const population of populations) results.push(await run(population, dbServer));
   } finally {
     await dbServer.stop();
   }
@@ -286,19 +330,46 @@ async function main() {
   const database = process.env.TEST_DATABASE_URL ? 'PostgreSQL at TEST_DATABASE_URL' : 'embedded PostgreSQL';
   process.stdout.write(
     `tagtrail ingest, publish to queryable: ${transport}, ${database}, ${cpus().length} CPUs, ` +
-      `${READERS} readers, ${BATCH} reads per message\n\n`,
+      `${READERS} readers, ${BATCH} reads per message, ` +
+      `${WINDOW === Number.POSITIVE_INFINITY ? 'the whole backlog published at once' : `at most ${WINDOW} unacknowledged messages per reader`}\n\n`,
   );
+  const table = [
+    [
+      'population',
+      'reads',
+      'reads/s',
+      'COPY reads/s',
+      'tx/message reads/s',
+      'share of COPY',
+      'peak RSS',
+      'RSS rise',
+      'node CPU µs/read',
+      'live rise',
+      'stays per 1M reads',
+      'raw log per 1M reads',
+    ],
+    ...results.map((r) => [
+      r.population,
+      String(r.reads),
+      String(r.readsPerSecond),
+      String(r.copyReadsPerSecond),
+      String(r.transactionReadsPerSecond),
+      `${(r.shareOfCopy * 100).toFixed(1)}%`,
+      mib(r.peakRssBytes),
+      mib(r.rssRiseBytes),
+      String(r.cpuMicrosPerRead),
+      r.liveRiseBytes === null ? '-' : mib(r.liveRiseBytes),
+      mib(r.staysBytesPerMillionReads),
+      mib(r.rawLogBytesPerMillionReads),
+    ]),
+  ];
+  const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
+  for (const row of table) process.stdout.write(`${row.map((c, i) => c.padEnd(widths[i]!)).join('  ')}\n`);
   process.stdout.write(
-    'population   reads     assets  seconds  reads/s   stays per 1M reads   raw log per 1M reads\n',
-  );
-  for (const r of results) {
-    process.stdout.write(
-      `${r.population.padEnd(12)} ${String(r.reads).padEnd(9)} ${String(r.assets).padEnd(7)} ${String(r.seconds).padEnd(8)} ` +
-        `${String(r.readsPerSecond).padEnd(9)} ${mib(r.staysBytesPerMillionReads).padEnd(20)} ${mib(r.rawLogBytesPerMillionReads)}\n`,
-    );
-  }
-  process.stdout.write(
-    `\nstays rows at the end: ${results.map((r) => `${r.population} ${r.stays}`).join(', ')}\n`,
+    `\nstays rows at the end: ${results.map((r) => `${r.population} ${r.stays}`).join(', ')}; ` +
+      `load average at the end: ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}\n`,
   );
 }
 

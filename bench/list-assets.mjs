@@ -15,13 +15,11 @@
  * The database is dropped at the end.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
+import { readFile } from 'node:fs/promises';
+import { adminQuery, benchPostgres } from '../dist/bench/harness.js';
 import { buildAssetListSql } from '../dist/src/assets/repository-list.js';
 import { AssetService } from '../dist/src/assets/service.js';
-import { startEmbeddedPostgres } from '../dist/src/db/embedded.js';
+import { cliCaller } from '../dist/src/caller.js';
 import { migrate } from '../dist/src/db/migrate.js';
 import { createDatabase } from '../dist/src/db/pool.js';
 import { containsPattern } from '../dist/src/master-data/list-query.js';
@@ -29,22 +27,6 @@ import { containsPattern } from '../dist/src/master-data/list-query.js';
 const BIG = Number(process.env.BENCH_ASSETS ?? 1_000_000);
 const OTHER = Math.round(BIG / 10);
 const CHUNK = 100_000;
-
-function databaseUrl(adminUrl, name) {
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
-async function admin(adminUrl, sql) {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 const nodesOf = (plan) => [plan, ...(plan.Plans ?? []).flatMap(nodesOf)];
 
@@ -56,17 +38,15 @@ function shape(plan) {
 }
 
 async function main() {
-  let embedded;
-  let dir;
-  let adminUrl = process.env.BENCH_DATABASE_URL;
-  if (!adminUrl) {
-    dir = await mkdtemp(join(tmpdir(), 'tagtrail-bench-pg-'));
-    embedded = await startEmbeddedPostgres(dir);
-    adminUrl = embedded.adminUrl;
-  }
+  const server = await benchPostgres(process.env.BENCH_DATABASE_URL);
   const name = `tagtrail_bench_${randomBytes(4).toString('hex')}`;
-  await admin(adminUrl, `CREATE DATABASE ${name}`);
-  const db = createDatabase(databaseUrl(adminUrl, name), { max: 4 });
+  await adminQuery(server.adminUrl, `CREATE DATABASE ${name}`);
+  // Seeding a million assets on a loaded machine may take longer than a request may.
+  const db = createDatabase(server.urlFor(name), {
+    max: 4,
+    statementTimeoutMs: 600_000,
+    queryTimeoutMs: 600_000,
+  });
   try {
     await migrate(db.pool);
     const version = (await db.pool.query('SHOW server_version')).rows[0].server_version;
@@ -94,6 +74,7 @@ async function main() {
       [auto, OTHER],
     );
     await db.pool.query('VACUUM ANALYZE assets');
+    await db.pool.query('VACUUM ANALYZE asset_positions');
     await db.pool.query('ANALYZE locations');
     console.log(
       `\rseeded ${BIG} + ${OTHER} + ${OTHER} assets in ${((Date.now() - started) / 1000).toFixed(0)} s on PostgreSQL ${version}`,
@@ -177,18 +158,17 @@ async function main() {
     const createTimes = [];
     for (let i = 0; i < 20; i++) {
       const t0 = performance.now();
-      const created = await assets.create(auto, { name: `Bench ${i}` });
+      const created = await assets.create(cliCaller(auto), { name: `Bench ${i}` });
       createTimes.push([performance.now() - t0, created.external_key]);
       // Frees a slot far below the watermark: the next create takes it, the one after
       // walks once back up to the end.
-      if (i === 9) await assets.remove(auto, slot5);
+      if (i === 9) await assets.remove(cliCaller(auto), slot5);
     }
     console.log(createTimes.map(([ms, key], i) => `${i + 1}: ${key} ${ms.toFixed(1)}`).join('\n'));
   } finally {
     await db.close();
-    await admin(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await embedded?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await adminQuery(server.adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await server.stop();
   }
 }
 

@@ -13,12 +13,8 @@
  * is dropped at the end.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
+import { adminQuery, benchPostgres } from '../dist/bench/harness.js';
 import { buildServer } from '../dist/src/app.js';
-import { startEmbeddedPostgres } from '../dist/src/db/embedded.js';
 import { migrate } from '../dist/src/db/migrate.js';
 import { createDatabase } from '../dist/src/db/pool.js';
 import { MemoryRateLimitStore } from '../dist/src/http/rate-limit/memory-store.js';
@@ -26,34 +22,11 @@ import { createServices } from '../dist/src/services.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
 
-function databaseUrl(adminUrl, name) {
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
-async function admin(adminUrl, sql) {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
 async function main() {
-  let embedded;
-  let dir;
-  let adminUrl = process.env.BENCH_DATABASE_URL;
-  if (!adminUrl) {
-    dir = await mkdtemp(join(tmpdir(), 'tagtrail-bench-pg-'));
-    embedded = await startEmbeddedPostgres(dir);
-    adminUrl = embedded.adminUrl;
-  }
+  const server = await benchPostgres(process.env.BENCH_DATABASE_URL);
   const name = `tagtrail_bench_${randomBytes(4).toString('hex')}`;
-  await admin(adminUrl, `CREATE DATABASE ${name}`);
-  const db = createDatabase(databaseUrl(adminUrl, name), { max: 4 });
+  await adminQuery(server.adminUrl, `CREATE DATABASE ${name}`);
+  const db = createDatabase(server.urlFor(name), { max: 4 });
   let app;
   let services;
   try {
@@ -72,12 +45,16 @@ async function main() {
       [org],
     );
     await db.pool.query(
-      `INSERT INTO assets (org_id, external_key, name, location_id)
-       SELECT $1, 'A-' || l.id, 'Asset ' || l.id, l.id FROM locations l WHERE l.org_id = $1 AND l.parent_id IS NOT NULL`,
+      `WITH a AS (
+         INSERT INTO assets (org_id, external_key, name)
+         SELECT $1, 'A-' || l.id, 'Asset ' || l.id FROM locations l WHERE l.org_id = $1 AND l.parent_id IS NOT NULL
+         RETURNING id, external_key)
+       INSERT INTO asset_positions (org_id, asset_id, location_id) SELECT $1, id, substr(external_key, 3)::bigint FROM a`,
       [org],
     );
     await db.pool.query('ANALYZE locations');
     await db.pool.query('ANALYZE assets');
+    await db.pool.query('ANALYZE asset_positions');
     const count = (await db.pool.query('SELECT count(*)::int AS n FROM locations WHERE org_id = $1', [org]))
       .rows[0].n;
 
@@ -129,9 +106,8 @@ async function main() {
     await app?.close();
     await services?.close();
     await db.close();
-    await admin(adminUrl, `DROP DATABASE ${name}`);
-    await embedded?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await adminQuery(server.adminUrl, `DROP DATABASE ${name}`);
+    await server.stop();
   }
 }
 

@@ -1,14 +1,21 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { accountRoutes } from './accounts/internal-routes/account.js';
 import { authRoutes } from './accounts/internal-routes/auth.js';
 import { sessionRoutes } from './accounts/internal-routes/session.js';
+import { totpRoutes } from './accounts/internal-routes/totp.js';
 import { getOrgMeRoute, OrganizationSchema } from './accounts/routes/get-org-me.js';
 import type { OrganizationService } from './accounts/service.js';
+import { activityRoutes } from './activity/internal-routes/activity.js';
 import { assetViewRoutes } from './assets/internal-routes/views.js';
 import { assetWriteRoutes } from './assets/internal-routes/writes.js';
 import { assetRoutes } from './assets/routes/index.js';
 import { AssetSchema } from './assets/schemas.js';
 import type { AssetService } from './assets/service.js';
+import { liveRoutes } from './events/internal-routes/live.js';
+import { webhookRoutes } from './events/internal-routes/webhooks.js';
+import { eventSchemaRoute } from './events/routes/event-schema.js';
 import { databaseReadiness, type ReadinessCheck } from './http/health.js';
+import type { HttpMetrics } from './http/metrics.js';
 import type { RateLimitStore } from './http/rate-limit/types.js';
 import { type App, createHttpServer, type ServerOptions } from './http/server.js';
 import { brokerRoutes } from './ingest/internal-routes/broker.js';
@@ -26,6 +33,8 @@ import { locationWriteRoutes } from './locations/internal-routes/writes.js';
 import { LocationSchema, locationRoutes } from './locations/routes/index.js';
 import type { LocationService } from './locations/service.js';
 import { TagRequestSchema, TagSchema } from './master-data/fields.js';
+import { invitationRoutes } from './members/internal-routes/invitations.js';
+import { memberRoutes } from './members/internal-routes/members.js';
 import { spreadsheetRoutes } from './spreadsheet/internal-routes/import-export.js';
 import { tagRoutes } from './tags/routes/tag-routes.js';
 import type { TagService } from './tags/service.js';
@@ -49,6 +58,7 @@ export interface AppServices {
   internal: InternalServices;
   readers: ReaderService;
   ingest: IngestService;
+  metrics: { http: HttpMetrics };
 }
 
 export interface AppOptions extends Pick<ServerOptions, 'bodyLimit' | 'logger' | 'connection'> {
@@ -56,6 +66,8 @@ export interface AppOptions extends Pick<ServerOptions, 'bodyLimit' | 'logger' |
   routes?: FastifyPluginAsync[];
   /** What /readyz checks (the runtime adds the MQTT broker); default: the database. */
   readiness?: ReadinessCheck[];
+  /** TAGTRAIL_METRICS_TOKEN: the bearer token of GET /metrics; unset, that endpoint is off. */
+  metricsToken?: string;
 }
 
 /** Every /internal/ route: the web app's back end (docs/web-app.md). */
@@ -64,6 +76,8 @@ const internalRoutes = (s: InternalServices): FastifyPluginAsync[] =>
     authRoutes,
     sessionRoutes,
     keyRoutes,
+    memberRoutes,
+    invitationRoutes,
     readerRoutes,
     readerProblemRoutes,
     brokerRoutes,
@@ -74,6 +88,11 @@ const internalRoutes = (s: InternalServices): FastifyPluginAsync[] =>
     assetWriteRoutes,
     reportRoutes,
     spreadsheetRoutes,
+    webhookRoutes,
+    liveRoutes,
+    activityRoutes,
+    accountRoutes,
+    totpRoutes,
   ].map((routes) => routes(s));
 
 /**
@@ -110,9 +129,11 @@ export function buildServer(services: AppServices, options: AppOptions): Promise
         trackingRoutes(services.tracking),
         ...internalRoutes(services.internal),
         readerWebhookRoutes(services.readers, services.ingest, services.webhookRateLimit),
+        eventSchemaRoute,
         ...(options.routes ?? []),
       ],
       readiness: options.readiness ?? [databaseReadiness(services.internal.db)],
+      metrics: { metrics: services.metrics.http, token: options.metricsToken },
     },
   );
 }

@@ -8,7 +8,33 @@
 export interface Principal {
   orgId: number;
   keyId: string;
+  /** The key's name, recorded in the activity log as who made a change. */
+  keyName: string;
   scopes: ReadonlySet<string>;
+  /**
+   * Set when the key record came from the instance's cache without a round trip: the
+   * route's work must run through it, so that its first transaction also checks, in the
+   * same snapshot, that the record is still what the cache holds.
+   */
+  confirmation?: KeyConfirmation;
+}
+
+/** How a principal taken from the cache is confirmed (implemented by the keys domain). */
+export interface KeyConfirmation {
+  /**
+   * Runs `work` so that nothing it does in the database stands, and it returns nothing,
+   * unless the key is unchanged; rejects with StaleKeyError otherwise (its writes rolled back).
+   */
+  run<T>(work: () => Promise<T>): Promise<T>;
+  /** The principal as the database has it now (throws the 401 when it is no longer valid). */
+  fresh(): Promise<Principal>;
+}
+
+/** The cached key record the request was admitted with has changed: its work was undone. */
+export class StaleKeyError extends Error {
+  constructor() {
+    super('API key changed since it was cached');
+  }
 }
 
 /** The credential headers of a public request. */
@@ -30,7 +56,18 @@ export interface PublicAuthenticator {
   identify(credentials: CredentialHeaders): Promise<ApiCaller>;
 }
 
-export type UserRole = 'admin' | 'member';
+/**
+ * What a person may do in the web app (docs/web-app.md "Roles and members"); each role
+ * includes the ones below it: viewer (read only) < editor (master data, imports, handheld
+ * submissions) < admin (members, API keys, readers and their credentials).
+ */
+export type UserRole = 'admin' | 'editor' | 'viewer';
+
+export const USER_ROLES: readonly UserRole[] = ['viewer', 'editor', 'admin'];
+
+/** Whether `role` includes `required`. */
+export const roleIncludes = (role: UserRole, required: UserRole): boolean =>
+  USER_ROLES.indexOf(role) >= USER_ROLES.indexOf(required);
 
 /** The signed-in caller of an /internal/ route (`request.session`). */
 export interface InternalSession {
@@ -40,6 +77,11 @@ export interface InternalSession {
   expiresAt: Date;
   user: { id: number; email: string; role: UserRole };
   organization: { id: number; name: string };
+  /**
+   * The organization requires two-factor sign-in and this person has not set it up: the
+   * session reaches only the routes marked `totpEnrolment` until they do.
+   */
+  totpEnrolmentRequired?: boolean;
 }
 
 export interface IssuedSession {

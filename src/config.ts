@@ -29,6 +29,10 @@ const ConfigSchema = Type.Object({
   // Suffix of this instance's MQTT client id (tagtrail-ingest-<instance>); distinct per instance.
   TAGTRAIL_INSTANCE: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' })),
   TAGTRAIL_RAW_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 7 }),
+  // Days the activity log (who changed what) is kept; older entries are deleted hourly.
+  TAGTRAIL_ACTIVITY_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 36500, default: 365 }),
+  // Days finished webhook deliveries and dispatched events are kept (docs/events.md "Retention").
+  TAGTRAIL_EVENTS_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   TAGTRAIL_RATE_LIMIT: Type.Integer({ minimum: 1, default: 6000 }),
   TAGTRAIL_RATE_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 60 }),
@@ -46,6 +50,19 @@ const ConfigSchema = Type.Object({
     },
   ),
   TAGTRAIL_TRUST_PROXY: Type.Boolean({ default: false }),
+  // Invitation mail (docs/web-app.md "Roles and members"): smtp:// (STARTTLS when offered) or
+  // smtps://, credentials in the URL. Unset, the link is only shown to the admin to pass on.
+  TAGTRAIL_SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://' })),
+  TAGTRAIL_SMTP_FROM: Type.String({ minLength: 3, maxLength: 254, default: 'tagtrail <tagtrail@localhost>' }),
+  // Bearer token of GET /metrics (docs/metrics.md); unset, the endpoint is off. Printable ASCII
+  // without spaces (it travels in a header), long enough not to be guessed.
+  TAGTRAIL_METRICS_TOKEN: Type.Optional(
+    Type.String({ minLength: 16, maxLength: 1024, pattern: '^[\\x21-\\x7E]+$' }),
+  ),
+  // Outbound webhooks may go to http URLs and to loopback/private addresses (docs/events.md).
+  TAGTRAIL_WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false }),
+  // asset.not_seen: an asset not seen for this long at its last location.
+  TAGTRAIL_NOT_SEEN_AFTER_SECONDS: Type.Integer({ minimum: 60, maximum: 31_536_000, default: 86_400 }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' },
@@ -69,10 +86,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const value = env[key];
     if (value !== undefined && value !== '') raw[key] = value;
   }
-  const withDefaults = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw));
+  // Convert writes into the object it is given; raw keeps the text as set, for the checks below.
+  const converted = Value.Convert(ConfigSchema, { ...raw }) as Record<string, unknown>;
+  // TypeBox's conversion truncates "1.5" to 1 and reads "1e3" as 1000; whole-number settings
+  // take plain digits only, anything else stays text so validation refuses it by name.
+  for (const name of INTEGER_SETTINGS) {
+    if (typeof raw[name] === 'string') converted[name] = parseWholeNumber(raw[name]);
+  }
+  const withDefaults = Value.Default(ConfigSchema, converted);
   const errors = [...Value.Errors(ConfigSchema, withDefaults)];
   if (errors.length > 0) {
-    throw new ConfigError(`invalid configuration:\n${describeErrors(errors).join('\n')}`);
+    throw new ConfigError(`invalid configuration:\n${describeErrors(errors, raw).join('\n')}`);
   }
   const config = withDefaults as Static<typeof ConfigSchema>;
   return { ...config, dataDir: resolve(config.TAGTRAIL_DATA_DIR), mqttTls: loadMqttTls(config) };
@@ -107,6 +131,34 @@ function loadMqttTls(config: Static<typeof ConfigSchema>): Config['mqttTls'] {
   return tls;
 }
 
+/** Settings that take a whole number (TypeBox integers); exported so the tests cover each one. */
+export const INTEGER_SETTINGS: readonly string[] = Object.entries(
+  ConfigSchema.properties as Record<string, { type?: unknown }>,
+)
+  .filter(([, schema]) => schema.type === 'integer')
+  .map(([name]) => name);
+
+/** Plain decimal digits (optionally negative, so a range error says what is wrong) as a number; else the text. */
+function parseWholeNumber(text: string): number | string {
+  if (!/^-?[0-9]+$/.test(text)) return text;
+  const value = Number(text);
+  return Number.isSafeInteger(value) ? value : text;
+}
+
+/** What a whole-number setting accepts, from its schema's bounds. */
+function wholeNumberRange(name: string): string | undefined {
+  const schema = (
+    ConfigSchema.properties as Record<string, { type?: unknown; minimum?: number; maximum?: number }>
+  )[name];
+  if (schema?.type !== 'integer') return undefined;
+  if (schema.maximum !== undefined)
+    return `must be a whole number from ${schema.minimum ?? 0} to ${schema.maximum}`;
+  return `must be a whole number of at least ${schema.minimum ?? 0}`;
+}
+
+/** Settings whose values are secrets. */
+const SECRET_SETTINGS = new Set(['TAGTRAIL_METRICS_TOKEN', 'TAGTRAIL_MQTT_PASSWORD']);
+
 /** The allowed literals of an enum-like (union of literals) setting, or undefined otherwise. */
 function allowedValues(name: string): string[] | undefined {
   const schema = (ConfigSchema.properties as Record<string, { anyOf?: { const?: unknown }[] }>)[name];
@@ -120,16 +172,20 @@ function allowedValues(name: string): string[] | undefined {
  * allowed values (TypeBox alone says "Expected union value", which tells nobody what to
  * write). Several errors on one variable (a union reports each branch) are folded into one.
  */
-function describeErrors(errors: ValueError[]): string[] {
+function describeErrors(errors: ValueError[], given: Record<string, unknown>): string[] {
   const byName = new Map<string, ValueError>();
   for (const error of errors) {
     const name = error.path.slice(1).split('/')[0] ?? error.path;
     if (!byName.has(name)) byName.set(name, error);
   }
   return [...byName].map(([name, error]) => {
-    const given = JSON.stringify(error.value);
+    // A secret's value stays out of the message (it ends up in logs and terminals).
+    // The text as set, not as converted: "1e400" would otherwise print as null.
+    const value = SECRET_SETTINGS.has(name) ? '(hidden)' : JSON.stringify(given[name] ?? error.value);
     const allowed = allowedValues(name);
-    if (allowed) return `  ${name}=${given}: must be one of ${allowed.join(', ')}`;
-    return `  ${name}=${given}: ${error.message}`;
+    if (allowed) return `  ${name}=${value}: must be one of ${allowed.join(', ')}`;
+    const range = wholeNumberRange(name);
+    if (range) return `  ${name}=${value}: ${range} (digits only)`;
+    return `  ${name}=${value}: ${error.message}`;
   });
 }

@@ -1,14 +1,17 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { SessionSweeper } from './accounts/session-sweeper.js';
+import { ActivitySweeper } from './activity/sweeper.js';
 import { buildServer } from './app.js';
 import type { Config } from './config.js';
 import { openDatabase } from './db/connect.js';
 import type { EmbeddedPostgres } from './db/embedded.js';
+import { EventsRetention } from './events/retention.js';
 import { databaseReadiness } from './http/health.js';
 import { BrokerAccess, SERVICE_USERNAME } from './ingest/broker-access.js';
 import { BrokerIngest } from './ingest/broker-ingest.js';
 import { type BrokerAddress, externalBrokerAddress, startBrokerOnPort } from './ingest/broker-port.js';
 import { type IngestTransport, startIngestTransport } from './ingest/transport.js';
+import { ServiceMetrics } from './metrics/index.js';
 import { createServices } from './services.js';
 
 /** The embedded server's supervision in the service log: an operator sees each crash and restart. */
@@ -76,7 +79,14 @@ export async function startService(config: Config): Promise<RunningService> {
     if (brokerIngest) started.push(() => brokerIngest.close());
     const opened = await openDatabase(config);
     started.push(() => opened.close());
-    const services = await createServices(opened.db, { ...config, broker: brokerAddress });
+    const metrics = new ServiceMetrics();
+    const services = await createServices(
+      opened.db,
+      { ...config, broker: brokerAddress, readerPresence: brokerAccess },
+      undefined,
+      metrics,
+    );
+    if (brokerAccess) metrics.watchBroker(() => brokerAccess.connectedReaders().size);
     started.push(() => services.close());
     let ingest: IngestTransport | undefined;
     const app = await buildServer(services, {
@@ -87,6 +97,7 @@ export async function startService(config: Config): Promise<RunningService> {
         keepAliveTimeoutMs: config.TAGTRAIL_KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
       },
       logger: { level: config.LOG_LEVEL },
+      metricsToken: config.TAGTRAIL_METRICS_TOKEN,
       readiness: [
         databaseReadiness(opened.db),
         {
@@ -108,6 +119,8 @@ export async function startService(config: Config): Promise<RunningService> {
       brokerAccess,
     });
     const transport = ingest;
+    const consumer = transport.consumer;
+    if (consumer) metrics.watchConsumer(() => consumer.connected);
     started.push(() => transport.stop());
     const sessionSweeper = new SessionSweeper(
       services.internal.sessions,
@@ -115,6 +128,21 @@ export async function startService(config: Config): Promise<RunningService> {
     );
     sessionSweeper.start();
     started.push(() => sessionSweeper.stop());
+    // Webhook deliveries and live notices; ingest only writes events and never waits for these.
+    const events = services.internal.events;
+    const eventsLog = app.log.child({ component: 'events' });
+    events.start((err) => eventsLog.warn({ err }, 'events: background work failed; it is retried'));
+    started.push(() => events.stop());
+    const activitySweeper = new ActivitySweeper(
+      services.internal.activity,
+      config.TAGTRAIL_ACTIVITY_RETENTION_DAYS,
+      app.log.child({ component: 'activity' }),
+    );
+    activitySweeper.start();
+    started.push(() => activitySweeper.stop());
+    const eventsRetention = new EventsRetention(opened.db, config.TAGTRAIL_EVENTS_RETENTION_DAYS, eventsLog);
+    eventsRetention.start();
+    started.push(() => eventsRetention.stop());
     try {
       await app.listen({ port: config.PORT, host: config.HOST });
     } catch (err) {
@@ -136,6 +164,9 @@ export async function startService(config: Config): Promise<RunningService> {
         stopping ??= (async () => {
           await transport.stop();
           await sessionSweeper.stop();
+          await events.stop();
+          await activitySweeper.stop();
+          await eventsRetention.stop();
           await app.close();
           await broker?.stop();
           await services.close();

@@ -3,6 +3,7 @@ import type { AppServices } from './app.js';
 import { AssetService } from './assets/service.js';
 import type { Config } from './config.js';
 import type { Database } from './db/pool.js';
+import type { EventsOptions } from './events/runtime.js';
 import { createBucketStore } from './http/rate-limit/create.js';
 import { MemoryRateLimitStore } from './http/rate-limit/memory-store.js';
 import { RedisRateLimitStore } from './http/rate-limit/redis-store.js';
@@ -10,17 +11,20 @@ import type { RateLimitStore } from './http/rate-limit/types.js';
 import type { BrokerAddress } from './ingest/broker-port.js';
 import { ReaderService } from './ingest/readers-service.js';
 import { IngestService } from './ingest/service.js';
-import { createInternalServices } from './internal-services.js';
+import { createInternalServices, type ReaderPresence } from './internal-services.js';
 import { ApiKeyAuthenticator } from './keys/authenticate.js';
 import { ApiKeyCache } from './keys/key-cache.js';
 import { KeyService } from './keys/service.js';
 import { loadSigningKey } from './keys/signing-key.js';
 import { TokenCodec } from './keys/tokens.js';
 import { LocationService } from './locations/service.js';
+import { ServiceMetrics } from './metrics/index.js';
 import { TagService } from './tags/service.js';
 import { TrackingService } from './tracking/service.js';
 
 export interface Services extends AppServices {
+  /** The series of GET /metrics (docs/metrics.md); the runtime adds the broker's. */
+  metrics: ServiceMetrics;
   keys: KeyService;
   tokens: TokenCodec;
   close(): Promise<void>;
@@ -30,9 +34,24 @@ export type ServiceConfig = Pick<
   Config,
   'TAGTRAIL_ENV' | 'REDIS_URL' | 'TAGTRAIL_RATE_LIMIT' | 'TAGTRAIL_RATE_WINDOW_SECONDS'
 > &
-  Partial<Pick<Config, 'TAGTRAIL_SIGNUP' | 'TAGTRAIL_TRUST_PROXY' | 'TAGTRAIL_WEBHOOK_RATE_LIMIT'>> & {
+  Partial<
+    Pick<
+      Config,
+      | 'TAGTRAIL_SIGNUP'
+      | 'TAGTRAIL_TRUST_PROXY'
+      | 'TAGTRAIL_SMTP_URL'
+      | 'TAGTRAIL_SMTP_FROM'
+      | 'TAGTRAIL_WEBHOOK_RATE_LIMIT'
+      | 'TAGTRAIL_WEBHOOK_ALLOW_PRIVATE'
+      | 'TAGTRAIL_NOT_SEEN_AFTER_SECONDS'
+    >
+  > & {
     /** Where readers publish, shown on the readers page; unknown outside the service (CLI, tests). */
     broker?: BrokerAddress;
+    /** Tests: the events runtime's options (short retries, fast polling). */
+    events?: EventsOptions;
+    /** The embedded broker's logged-in readers, for the readers' health. */
+    readerPresence?: ReaderPresence;
   };
 
 export function createRateLimitStore(config: ServiceConfig): RateLimitStore {
@@ -47,9 +66,12 @@ export async function createServices(
   db: Database,
   config: ServiceConfig,
   rateLimit: RateLimitStore = createRateLimitStore(config),
+  // Node's process series only where asked (the running service), not in every test app.
+  metrics: ServiceMetrics = new ServiceMetrics({ processMetrics: false }),
 ): Promise<Services> {
+  metrics.watchPool(db.pool, db.appPool);
   const tokens = new TokenCodec(await loadSigningKey(db), config.TAGTRAIL_ENV);
-  const internal = await createInternalServices(db, tokens, config);
+  const internal = await createInternalServices(db, tokens, { ...config, instruments: metrics.ingest });
   const authenticator = new ApiKeyAuthenticator(db, tokens, new ApiKeyCache(db.pool.options));
   const webhookRateLimit = createBucketStore(
     config.REDIS_URL,
@@ -66,7 +88,8 @@ export async function createServices(
     assets: new AssetService(db),
     tracking: new TrackingService(db),
     readers: new ReaderService(db),
-    ingest: new IngestService(db),
+    ingest: new IngestService(db, undefined, metrics.ingest),
+    metrics,
     rateLimit,
     webhookRateLimit,
     internal,

@@ -1,3 +1,4 @@
+import type { Caller } from '../caller.js';
 import type { Database } from '../db/pool.js';
 import { ApiError, conflict, fieldError } from '../errors.js';
 import { hashPassword, randomPassword, verifyPassword } from './passwords.js';
@@ -81,14 +82,43 @@ export class AccountService {
   }
 
   /** Checks the current password and stores the new one. */
-  async changePassword(orgId: number, userId: number, current: string, next: string): Promise<void> {
+  async changePassword(caller: Caller, userId: number, current: string, next: string): Promise<void> {
+    const { orgId } = caller;
     const user = await this.db.withOrg(orgId, (tx) => findUser(tx, orgId, userId));
     if (!user) throw new ApiError('unauthorized', 'Not signed in');
     if (!(await verifyPassword(user.passwordHash, current))) {
       throw fieldError('current_password', 'invalid_value', 'current password is incorrect');
     }
     const passwordHash = await hashPassword(next);
-    await this.db.withOrg(orgId, (tx) => setPasswordHash(tx, orgId, userId, passwordHash));
+    await this.db.withOrg(caller, (tx) => setPasswordHash(tx, orgId, userId, passwordHash));
+  }
+
+  /**
+   * Checks the current password and changes the address the person signs in with. An
+   * address any account already uses (any case) is 409.
+   */
+  async changeEmail(caller: Caller, userId: number, current: string, email: string): Promise<User> {
+    const { orgId } = caller;
+    const user = await this.db.withOrg(orgId, (tx) => findUser(tx, orgId, userId));
+    if (!user) throw new ApiError('unauthorized', 'Not signed in');
+    if (!(await verifyPassword(user.passwordHash, current))) {
+      throw fieldError('current_password', 'invalid_value', 'current password is incorrect');
+    }
+    const address = email.trim();
+    try {
+      return await this.db.withOrg(caller, async (tx) => {
+        const { rows } = await tx.query<User>(
+          `UPDATE users SET email = $3 WHERE org_id = $1 AND id = $2
+           RETURNING id, org_id AS "orgId", email, role, password_hash AS "passwordHash",
+             created_at AS "createdAt", password_changed_at AS "passwordChangedAt"`,
+          [orgId, userId, address],
+        );
+        return rows[0]!;
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict('An account with this email already exists');
+      throw err;
+    }
   }
 
   /**

@@ -16,7 +16,7 @@ export class OrganizationService {
   }
 
   async get(orgId: number): Promise<Organization> {
-    const org = await this.db.withOrg(orgId, (tx) => findOrganization(tx, orgId));
+    const org = await this.db.readWithOrg(orgId, (tx) => findOrganization(tx, orgId));
     if (!org) throw new ApiError('not_found', 'organization not found');
     return org;
   }

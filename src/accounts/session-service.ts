@@ -26,6 +26,7 @@ export interface SessionView {
   organization: { id: number; name: string };
   csrf_token: string;
   expires_at: string;
+  totp_enrolment_required: boolean;
 }
 
 /**
@@ -73,7 +74,17 @@ export class SessionService implements SessionAuthenticator {
       expiresAt: record.expiresAt,
       user: { id: record.userId, email: record.email, role: record.role },
       organization: { id: record.orgId, name: record.organizationName },
+      totpEnrolmentRequired: record.totpEnrolmentRequired,
     };
+  }
+
+  /**
+   * Whether the session still authenticates (not revoked, not expired, its person not
+   * removed): for a request that outlives its authentication, the live stream.
+   */
+  async isLive(orgId: number, sessionId: string): Promise<boolean> {
+    const record = await this.db.readWithOrg(orgId, (tx) => findSession(tx, orgId, sessionId));
+    return record !== null && record.revokedAt === null && record.expiresAt.getTime() > this.now();
   }
 
   async revoke(orgId: number, sessionId: string): Promise<void> {
@@ -100,6 +111,7 @@ export class SessionService implements SessionAuthenticator {
       organization: session.organization,
       csrf_token: this.csrf.tokenFor(session.sessionId),
       expires_at: toWire(session.expiresAt),
+      totp_enrolment_required: session.totpEnrolmentRequired === true,
     };
   }
 }

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { PeriodicPass } from '../periodic-pass.js';
 import { SESSION_LIFETIME_SECONDS, type SessionService } from './session-service.js';
 
 /**
@@ -8,40 +9,20 @@ import { SESSION_LIFETIME_SECONDS, type SessionService } from './session-service
 export const SESSION_SWEEP_INTERVAL_MS = (SESSION_LIFETIME_SECONDS * 1000) / 12;
 
 /** Runs `SessionService.sweepEnded` at start and then on an interval, while the service runs. */
-export class SessionSweeper {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-
-  constructor(
-    private readonly sessions: SessionService,
-    private readonly logger: FastifyBaseLogger,
-    private readonly intervalMs = SESSION_SWEEP_INTERVAL_MS,
-  ) {}
-
-  runOnce(): Promise<void> {
-    this.running ??= this.sessions
-      .sweepEnded()
-      .then((deleted) => {
-        if (deleted > 0) this.logger.info({ deleted }, 'ended web sessions deleted');
-      })
-      .catch((err: unknown) => {
-        // A database outage: the next run catches up.
-        this.logger.warn({ err }, 'deleting ended web sessions failed; retried at the next run');
-      })
-      .finally(() => {
-        this.running = undefined;
-      });
-    return this.running;
-  }
-
-  start(): void {
-    void this.runOnce();
-    this.timer = setInterval(() => void this.runOnce(), this.intervalMs);
-    this.timer.unref();
-  }
-
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
+export class SessionSweeper extends PeriodicPass {
+  constructor(sessions: SessionService, logger: FastifyBaseLogger, intervalMs = SESSION_SWEEP_INTERVAL_MS) {
+    super(
+      () =>
+        sessions
+          .sweepEnded()
+          .then((deleted) => {
+            if (deleted > 0) logger.info({ deleted }, 'ended web sessions deleted');
+          })
+          .catch((err: unknown) => {
+            // A database outage: the next run catches up.
+            logger.warn({ err }, 'deleting ended web sessions failed; retried at the next run');
+          }),
+      intervalMs,
+    );
   }
 }

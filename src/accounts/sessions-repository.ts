@@ -12,6 +12,8 @@ export interface SessionRecord {
   email: string;
   role: UserRole;
   organizationName: string;
+  /** The organization requires two-factor sign-in and this person has not set it up. */
+  totpEnrolmentRequired: boolean;
 }
 
 export async function insertSession(
@@ -30,9 +32,11 @@ export async function insertSession(
 export async function findSession(tx: Tx, orgId: number, id: string): Promise<SessionRecord | null> {
   const { rows } = await tx.query<SessionRecord>(
     `SELECT s.id, s.org_id AS "orgId", s.user_id AS "userId", s.created_at AS "createdAt",
-       s.expires_at AS "expiresAt", s.revoked_at AS "revokedAt", u.email, u.role, o.name AS "organizationName"
+       s.expires_at AS "expiresAt", s.revoked_at AS "revokedAt", u.email, u.role, o.name AS "organizationName",
+       o.require_totp AND NOT EXISTS (SELECT 1 FROM user_totp t
+         WHERE t.org_id = s.org_id AND t.user_id = s.user_id AND t.enabled_at IS NOT NULL) AS "totpEnrolmentRequired"
      FROM web_sessions s
-     JOIN users u ON u.id = s.user_id AND u.org_id = s.org_id
+     JOIN users u ON u.id = s.user_id AND u.org_id = s.org_id AND u.removed_at IS NULL
      JOIN organizations o ON o.id = s.org_id
      WHERE s.org_id = $1 AND s.id = $2`,
     [orgId, id],

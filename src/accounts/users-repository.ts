@@ -36,9 +36,10 @@ export async function insertUser(tx: Tx, orgId: number, user: NewUser): Promise<
  * (the organization is not known yet), the one place users are read across organizations.
  */
 export async function findUserByEmail(tx: Tx, email: string): Promise<User | null> {
-  const { rows } = await tx.query<User>(`SELECT ${COLUMNS} FROM users WHERE lower(email) = lower($1)`, [
-    email,
-  ]);
+  const { rows } = await tx.query<User>(
+    `SELECT ${COLUMNS} FROM users WHERE lower(email) = lower($1) AND removed_at IS NULL`,
+    [email],
+  );
   return rows[0] ?? null;
 }
 
@@ -53,7 +54,7 @@ export async function findUser(tx: Tx, orgId: number, userId: number): Promise<U
 /** The organization's first administrator (or first user), for operator commands. */
 export async function firstUserOf(tx: Tx, orgId: number): Promise<User | null> {
   const { rows } = await tx.query<User>(
-    `SELECT ${COLUMNS} FROM users WHERE org_id = $1 ORDER BY role = 'admin' DESC, id LIMIT 1`,
+    `SELECT ${COLUMNS} FROM users WHERE org_id = $1 AND removed_at IS NULL ORDER BY role = 'admin' DESC, id LIMIT 1`,
     [orgId],
   );
   return rows[0] ?? null;

@@ -59,11 +59,16 @@ export function buildAssetListSql(orgId: number, f: AssetListFilter): { page: Sq
   if (!f.includeDeleted) where.push('a.deleted_at IS NULL');
   if (f.isActive !== undefined) where.push(`a.is_active = ${param(f.isActive)}`);
   if (f.externalKeys) where.push(`a.external_key = ANY(${param(f.externalKeys, '::text[]')})`);
-  if (f.locationIds) where.push(`a.location_id = ANY(${param(f.locationIds, '::bigint[]')})`);
+  // Placed assets are found through their positions' (org_id, location_id) index.
+  if (f.locationIds) {
+    where.push(`a.id IN (SELECT pf.asset_id FROM asset_positions pf
+      WHERE pf.org_id = $1 AND pf.location_id = ANY(${param(f.locationIds, '::bigint[]')}))`);
+  }
   if (f.locationKeys) {
-    where.push(`a.location_id IN (SELECT lk.id FROM locations lk
-      WHERE lk.org_id = $1 AND lk.deleted_at IS NULL AND ${EFFECTIVE('lk')}
-        AND lk.external_key = ANY(${param(f.locationKeys, '::text[]')}))`);
+    where.push(`a.id IN (SELECT pf.asset_id FROM asset_positions pf
+      WHERE pf.org_id = $1 AND pf.location_id IN (SELECT lk.id FROM locations lk
+        WHERE lk.org_id = $1 AND lk.deleted_at IS NULL AND ${EFFECTIVE('lk')}
+          AND lk.external_key = ANY(${param(f.locationKeys, '::text[]')})))`);
   }
   if (f.searchPattern !== undefined) where.push(`a.search_text LIKE ${param(f.searchPattern)}`);
   const predicate = where.join('\n  AND ');

@@ -24,13 +24,17 @@ export interface AssetRow {
   deleted_at: Date | null;
 }
 
-/** Columns of the read shape from `assets a` joined to its current location `l`. */
+/** Columns of the read shape from `assets a` joined to its position `ap` and location `l`. */
 export const ASSET_COLUMNS = `a.id, a.external_key, a.name, a.description, a.is_active, a.metadata,
-  a.location_id, l.external_key AS location_external_key,
+  ap.location_id, l.external_key AS location_external_key,
   a.valid_from, a.valid_to, a.created_at, a.updated_at, a.deleted_at`;
 
-/** The current location of `a` (scan data); its key is shown while the location row exists. */
-export const LOCATION_JOIN = 'LEFT JOIN locations l ON l.org_id = a.org_id AND l.id = a.location_id';
+/**
+ * The current location of `a` (scan data, kept in asset_positions by ingest: migration
+ * 0042); its key is shown while the location row exists.
+ */
+export const LOCATION_JOIN = `LEFT JOIN asset_positions ap ON ap.org_id = a.org_id AND ap.asset_id = a.id
+  LEFT JOIN locations l ON l.org_id = a.org_id AND l.id = ap.location_id`;
 
 /** Strictly later than the stored value, so every accepted write advances updated_at. */
 const ADVANCE_UPDATED_AT = "greatest(now_ms(), updated_at + interval '1 millisecond')";

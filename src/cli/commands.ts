@@ -1,15 +1,18 @@
 import type { Command } from 'commander';
+import { cliActor, cliCaller } from '../caller.js';
 import { type Config, loadConfig } from '../config.js';
 import { migrate } from '../db/migrate.js';
 import { ApiError } from '../errors.js';
 import { describeBroker } from '../ingest/broker-port.js';
 import { startService } from '../runtime.js';
 import { createServices, type Services } from '../services.js';
+import { registerActivityCommands } from './activity-commands.js';
 import { registerIngestCommands } from './ingest-commands.js';
 import { openCliDatabase } from './open.js';
 import { print } from './output.js';
 import { registerSessionCommands } from './session-commands.js';
 import { registerSpreadsheetCommands } from './spreadsheet-commands.js';
+import { registerTwoFactorCommands } from './two-factor-commands.js';
 
 /** Runs `fn` with the services on the configured database, closing everything after. */
 async function withServices<T>(fn: (services: Services, config: Config) => Promise<T>): Promise<T> {
@@ -117,7 +120,7 @@ export function registerCommands(program: Command): void {
             .map((x) => x.trim())
             .filter(Boolean);
           const { key: k, token } = await s.keys.mint({
-            orgId: opts.org,
+            caller: cliCaller(opts.org),
             name: opts.name,
             scopes,
             expiresInSeconds: opts.expiresIn,
@@ -140,13 +143,15 @@ export function registerCommands(program: Command): void {
     .action((keyId: string, opts: { json?: boolean }) =>
       withServices(async (s) => {
         if (!/^[0-9a-f-]{36}$/i.test(keyId)) throw new Error('key id must be a UUID');
-        const k = await s.keys.revokeAnywhere(keyId);
+        const k = await s.keys.revokeAnywhere(keyId, cliActor());
         print(Boolean(opts.json), { id: k.id, revoked_at: k.revokedAt?.toISOString() ?? null });
       }),
     );
   registerIngestCommands(program);
   registerSessionCommands(program, withServices);
+  registerActivityCommands(program, withServices);
   registerSpreadsheetCommands(program, withServices);
+  registerTwoFactorCommands(program, withServices);
 }
 
 /** A message for an operator; stack traces only for what we did not expect. */

@@ -1,5 +1,7 @@
 import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { cliCaller } from '../caller.js';
 import { loadConfig } from '../config.js';
 import type { Database } from '../db/pool.js';
 import { importScanRecords } from '../ingest/import.js';
@@ -11,6 +13,7 @@ import { consumerLogin } from '../ingest/transport.js';
 import { createServices, type Services } from '../services.js';
 import { openCliDatabase } from './open.js';
 import { print } from './output.js';
+import { EXIT_REFUSED, progressBar } from './progress.js';
 
 async function withServices<T>(fn: (services: Services, db: Database) => Promise<T>): Promise<T> {
   const config = loadConfig();
@@ -96,7 +99,7 @@ export function registerIngestCommands(program: Command): void {
             reader: created,
             webhookSecret,
             mqtt,
-          } = await s.readers.create(opts.org, {
+          } = await s.readers.create(cliCaller(opts.org), {
             family: opts.family,
             identity: opts.identity,
             topic: opts.topic,
@@ -147,7 +150,7 @@ export function registerIngestCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action((opts: { org: number; reader: number; json?: boolean }) =>
       withServices(async (s) => {
-        const { mqtt } = await s.readers.rotateMqttCredentials(opts.org, opts.reader);
+        const { mqtt } = await s.readers.rotateMqttCredentials(cliCaller(opts.org), opts.reader);
         print(Boolean(opts.json), {
           id: opts.reader,
           mqtt_username: mqtt.username,
@@ -165,7 +168,7 @@ export function registerIngestCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action((opts: { org: number; reader: number; json?: boolean }) =>
       withServices(async (s) => {
-        await s.readers.revokeMqttCredentials(opts.org, opts.reader);
+        await s.readers.revokeMqttCredentials(cliCaller(opts.org), opts.reader);
         print(Boolean(opts.json), { id: opts.reader, mqtt_credentials: false });
       }),
     );
@@ -177,7 +180,7 @@ export function registerIngestCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action((opts: { org: number; reader: number; json?: boolean }) =>
       withServices(async (s) => {
-        await s.readers.delete(opts.org, opts.reader);
+        await s.readers.delete(cliCaller(opts.org), opts.reader);
         print(Boolean(opts.json), { id: opts.reader, deleted: true });
       }),
     );
@@ -225,7 +228,7 @@ export function registerIngestCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action((opts: { org: number; reader: number; location: number; antenna?: number; json?: boolean }) =>
       withServices(async (s) => {
-        const created = await s.readers.addScanPoint(opts.org, opts.reader, {
+        const created = await s.readers.addScanPoint(cliCaller(opts.org), opts.reader, {
           locationId: opts.location,
           antenna: opts.antenna ?? null,
         });
@@ -244,7 +247,7 @@ export function registerIngestCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action((opts: { org: number; reader: number; antenna?: number; json?: boolean }) =>
       withServices(async (s) => {
-        await s.readers.removeScanPoint(opts.org, opts.reader, opts.antenna ?? null);
+        await s.readers.removeScanPoint(cliCaller(opts.org), opts.reader, opts.antenna ?? null);
         print(Boolean(opts.json), { reader_id: opts.reader, antenna: opts.antenna ?? null, removed: true });
       }),
     );
@@ -252,7 +255,9 @@ export function registerIngestCommands(program: Command): void {
   const scans = program.command('scans').description('scan records from handhelds and files');
   scans
     .command('import [file]')
-    .description('apply NDJSON scan records from a file or standard input (- or no file)')
+    .description(
+      `apply NDJSON scan records from a file or standard input (- or no file); exits ${EXIT_REFUSED} when any line was refused`,
+    )
     .requiredOption('--org <id>', 'organization id', id('--org'))
     .option('--json', 'print the summary as JSON')
     .action((file: string | undefined, opts: { org: number; json?: boolean }) =>
@@ -267,41 +272,36 @@ export function registerIngestCommands(program: Command): void {
           input.once('error', reject);
         });
         await opened;
-        const started = Date.now();
-        let latest = { lines: 0, applied: 0, unknown: 0, invalid: 0 };
-        const progress = setInterval(() => {
-          const seconds = (Date.now() - started) / 1000;
-          process.stderr.write(
-            `${latest.lines} lines: ${latest.applied} applied, ${latest.unknown} unknown, ${latest.invalid} invalid (${Math.round(latest.lines / seconds)} lines/s)\n`,
-          );
-        }, 1000);
-        try {
-          const summary = await importScanRecords(s.ingest, opts.org, input, {
-            onBatch: (p) => {
-              latest = p;
-            },
+        // A file's size makes a bar; standard input has none, so only the counts show.
+        const size = input === process.stdin ? 0 : (await stat(file as string)).size;
+        const bar = progressBar(process.stderr);
+        const summary = await importScanRecords(s.ingest, opts.org, input, {
+          onBatch: (p) =>
+            bar.update(
+              size > 0 ? p.bytes / size : null,
+              `${p.lines} lines: ${p.applied} applied, ${p.unknown} unknown, ${p.invalid} invalid`,
+            ),
+        }).finally(() => bar.finish());
+        const result = {
+          applied: summary.applied,
+          unknown: summary.unknown,
+          invalid: summary.invalid,
+          lines: summary.lines,
+          errors: summary.errors,
+        };
+        if (opts.json) {
+          process.stdout.write(`${JSON.stringify(result)}\n`);
+        } else {
+          print(false, {
+            applied: result.applied,
+            unknown: result.unknown,
+            invalid: result.invalid,
+            lines: result.lines,
           });
-          const result = {
-            applied: summary.applied,
-            unknown: summary.unknown,
-            invalid: summary.invalid,
-            lines: summary.lines,
-            errors: summary.errors,
-          };
-          if (opts.json) {
-            process.stdout.write(`${JSON.stringify(result)}\n`);
-          } else {
-            print(false, {
-              applied: result.applied,
-              unknown: result.unknown,
-              invalid: result.invalid,
-              lines: result.lines,
-            });
-            for (const e of result.errors) process.stdout.write(`error: ${e}\n`);
-          }
-        } finally {
-          clearInterval(progress);
+          for (const e of result.errors) process.stdout.write(`error: ${e}\n`);
         }
+        // Refused lines are a failure a script must notice; the valid ones are applied all the same.
+        if (result.invalid > 0) process.exitCode = EXIT_REFUSED;
       }),
     );
 }

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import type { Command } from 'commander';
+import { cliCaller } from '../caller.js';
 import type { Config } from '../config.js';
 import { validationError } from '../errors.js';
 import type { Services } from '../services.js';
@@ -8,11 +9,9 @@ import type { Kind } from '../spreadsheet/columns.js';
 import { refusedReport } from '../spreadsheet/report.js';
 import type { Progress } from '../spreadsheet/rows.js';
 import { listQueryErrors } from '../spreadsheet/validate.js';
+import { EXIT_REFUSED, progressBar } from './progress.js';
 
 type WithServices = <T>(fn: (services: Services, config: Config) => Promise<T>) => Promise<T>;
-
-/** Exit status of an import that refused at least one row (the others may be written). */
-export const EXIT_REFUSED = 3;
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -23,23 +22,17 @@ function orgId(value: string): number {
   return Number(value);
 }
 
-/** A one-line bar on a terminal (redrawn in place); nothing when stderr is not one. */
-function progressBar(stream: NodeJS.WriteStream) {
-  if (!stream.isTTY) return { update: (_: Progress) => undefined, finish: () => undefined };
-  let last = 0;
+/** The spreadsheet import's progress as a bar: its phase and rows done of all. */
+function rowsBar(stream: NodeJS.WriteStream) {
+  const bar = progressBar(stream);
   return {
-    update(p: Progress) {
-      const now = Date.now();
-      if (now - last < 100 && p.done !== p.total) return;
-      last = now;
-      const width = 30;
-      const filled = p.total > 0 ? Math.round((p.done / p.total) * width) : 0;
-      const count = p.total > 0 ? `${p.done}/${p.total}` : `${p.done}`;
-      stream.write(
-        `\r${p.phase.padEnd(8)} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${count}\x1b[K`,
-      );
-    },
-    finish: () => stream.write('\r\x1b[K'),
+    update: (p: Progress) =>
+      bar.update(
+        p.total > 0 ? p.done / p.total : 0,
+        `${p.phase.padEnd(8)} ${p.total > 0 ? `${p.done}/${p.total}` : `${p.done}`}`,
+        p.done === p.total,
+      ),
+    finish: () => bar.finish(),
   };
 }
 
@@ -117,9 +110,9 @@ export function registerSpreadsheetCommands(program: Command, withServices: With
       .option('--json', 'print the summary as JSON')
       .action((file: string, opts: ImportOpts) =>
         withServices(async (s) => {
-          const bar = progressBar(process.stderr);
+          const bar = rowsBar(process.stderr);
           const result = await s.internal.spreadsheets
-            .import(opts.org, kind, createReadStream(file), {
+            .import(cliCaller(opts.org), kind, createReadStream(file), {
               dryRun: opts.dryRun,
               allOrNothing: opts.allOrNothing,
               onProgress: bar.update,

@@ -1,4 +1,6 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
+import type { Caller } from '../caller.js';
 import { DatabaseUnavailableError, isDatabaseUnavailable } from './unavailable.js';
 
 // Surrogate ids live in 1..2147483647 and counts fit easily: int8 as number is exact here.
@@ -29,17 +31,75 @@ export interface DatabaseOptions {
 }
 
 export interface Database {
+  /**
+   * Connections as the login role (the tables' owner): migrations, operator commands,
+   * `system` transactions and tests. Row-level security does not apply to them.
+   */
   pool: pg.Pool;
   /**
-   * Runs `fn` in a transaction as the restricted role with the organization set, so the
-   * row-level security policies hide every other organization's rows.
+   * Connections that are the restricted role from their start (`-c role=tagtrail_app`), for
+   * `withOrg` and `readWithOrg`: a transaction needs no `SET LOCAL ROLE`, and outside one
+   * the organization is unset, so the policies show nothing.
    */
-  withOrg<T>(orgId: number, fn: (tx: Tx) => Promise<T>): Promise<T>;
+  appPool: pg.Pool;
+  /**
+   * Runs `fn` in a transaction as the restricted role with the organization set, so the
+   * row-level security policies hide every other organization's rows. Given a Caller, its
+   * actor is set too (`tagtrail.actor`), for the activity log's triggers (migration 0035).
+   */
+  withOrg<T>(scope: number | Caller, fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * `withOrg` for work that only reads: the transaction is READ ONLY (a write in it fails)
+   * and its result is returned without waiting for the COMMIT, which has nothing to make
+   * durable; the COMMIT leaves in the same socket write as the connection's next statements.
+   */
+  readWithOrg<T>(orgId: number, fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** A transaction without an organization: for operator commands and auth lookups. */
   system<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** One round trip within `timeoutMs`; rejects with DatabaseUnavailableError otherwise. */
   ping(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * A check that rides in the prologue of the first organization transaction started within
+ * `withTransactionGuard`: one more statement in the same write, instead of a round trip of
+ * its own before the work. Its verdict holds every transaction of the scope: none returns
+ * or commits before the check has passed, and a failed check aborts them.
+ */
+export interface TransactionGuard {
+  /** The organization the check's statement reads under (row-level security). */
+  readonly orgId: number;
+  /**
+   * One statement, sent behind the prologue in the same write; named, so that each
+   * connection parses and plans it once.
+   */
+  readonly query: { name: string; text: string; values: unknown[] };
+  /** Throws when the rows the statement read mean the work must not stand. */
+  verify(rows: unknown[]): void;
+}
+
+interface GuardState {
+  guard: TransactionGuard;
+  /** Set by the transaction that sent the check; rejects with what `verify` threw. */
+  verdict?: Promise<void>;
+}
+
+const guards = new AsyncLocalStorage<GuardState>();
+
+/**
+ * Runs `fn` with `guard` on the organization transactions it starts; once `fn` is done,
+ * waits for the verdict (`settle`, when no transaction sent the check, decides instead).
+ */
+export async function withTransactionGuard<T>(
+  guard: TransactionGuard,
+  settle: () => Promise<void>,
+  fn: () => Promise<T>,
+): Promise<T> {
+  const state: GuardState = { guard };
+  const result = await guards.run(state, fn);
+  await (state.verdict ?? settle());
+  return result;
 }
 
 async function connect(pool: pg.Pool): Promise<pg.PoolClient> {
@@ -50,24 +110,93 @@ async function connect(pool: pg.Pool): Promise<pg.PoolClient> {
   }
 }
 
+/** The socket under a pooled client (node-postgres keeps it on its connection). */
+function streamOf(client: pg.PoolClient): { cork(): void; uncork(): void } | undefined {
+  const stream = (client as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } })
+    .connection?.stream;
+  return stream?.cork && stream.uncork ? (stream as { cork(): void; uncork(): void }) : undefined;
+}
+
+/**
+ * Ends a READ ONLY transaction and returns its connection to the pool without waiting for
+ * the answer: the pool is pipelined, so whoever takes the connection next writes behind
+ * the COMMIT. The socket stays corked until the event loop's check phase so that the COMMIT
+ * goes out in the same write as the next user's prologue, when there is one by then. A
+ * COMMIT that fails does so because the connection is gone, which the pool notices.
+ */
+function commitUnawaited(client: pg.PoolClient): void {
+  const stream = streamOf(client);
+  stream?.cork();
+  client.query('COMMIT').catch(() => undefined);
+  client.release();
+  if (stream) setImmediate(() => stream.uncork());
+}
+
 /**
  * Runs `fn` in a transaction opened by `prologue`. The pool is in pipeline mode: the
  * prologue is written and `fn`'s first statements follow it on the wire without waiting for
  * its answer, one round trip less per transaction. Should the prologue fail, the open
  * transaction is aborted, so nothing `fn` sent behind it runs.
  */
-async function inTransaction<T>(pool: pg.Pool, prologue: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
+async function inTransaction<T>(
+  pool: pg.Pool,
+  prologue: string,
+  fn: (tx: Tx) => Promise<T>,
+  readOnly = false,
+  orgId?: number,
+): Promise<T> {
+  const state = orgId === undefined ? undefined : guards.getStore();
   for (let attempt = 1; ; attempt++) {
     const client = await connect(pool);
+    // The prologue and the statements `fn` sends before its first await leave in one write:
+    // on a loaded machine each socket write (a loopback TCP send) costs more than the query.
+    const stream = streamOf(client);
+    stream?.cork();
+    let guard: TransactionGuard | undefined;
+    if (state && !state.verdict && state.guard.orgId === orgId) guard = state.guard;
+    const begun = client.query(prologue);
+    const checked = guard ? client.query<Record<string, unknown>>(guard.query) : undefined;
+    // Fails as well when the prologue did; the prologue's error is the one reported.
+    checked?.catch(() => undefined);
     // Never rejects: the prologue's error, if any, is looked at once `fn` is done.
-    const started = client.query(prologue).then(
-      () => undefined,
+    const started = begun.then(
+      async () => {
+        if (!guard || !checked) return undefined;
+        try {
+          guard.verify((await checked).rows);
+          return undefined;
+        } catch (err) {
+          return err as Error;
+        }
+      },
       (err: Error) => err,
     );
+    if (guard && state) {
+      state.verdict = started.then((err) => {
+        if (err) throw err;
+      });
+      // Looked at by withTransactionGuard; not a rejection nobody handles meanwhile.
+      state.verdict.catch(() => undefined);
+    }
+    // A transaction of the scope that did not send the check waits for the one that did.
+    const verdict = guard ? undefined : state?.verdict;
+    let work: Promise<T>;
     try {
-      const result = await fn(client);
+      work = fn(client);
+    } catch (err) {
+      work = Promise.reject(err);
+    } finally {
+      stream?.uncork();
+    }
+    try {
+      const result = await work;
       const failed = await started;
       if (failed) throw failed;
+      await verdict;
+      if (readOnly) {
+        commitUnawaited(client);
+        return result;
+      }
       await client.query('COMMIT');
       client.release();
       return result;
@@ -76,7 +205,9 @@ async function inTransaction<T>(pool: pg.Pool, prologue: string, fn: (tx: Tx) =>
       if (failedToStart && isDatabaseUnavailable(failedToStart)) {
         client.release(failedToStart);
         // A pooled connection the server closed (it restarted) before the pool noticed:
-        // the transaction never began, so nothing `fn` sent ran; once more on a new connection.
+        // the transaction never began, so nothing `fn` sent ran; once more on a new connection
+        // (which sends the guard's check again: its verdict was not reached).
+        if (guard && state) state.verdict = undefined;
         if (attempt === 1) continue;
         throw new DatabaseUnavailableError(failedToStart);
       }
@@ -92,9 +223,47 @@ async function inTransaction<T>(pool: pg.Pool, prologue: string, fn: (tx: Tx) =>
   }
 }
 
-export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
+/**
+ * Opens a transaction as the restricted role with the organization set (row-level
+ * security) and, for a Caller, its actor (`tagtrail.actor`, read by the activity triggers).
+ */
+const orgOf = (scope: number | Caller): number => (typeof scope === 'number' ? scope : scope.orgId);
+
+function orgPrologue(begin: string, scope: number | Caller): string {
+  const orgId = orgOf(scope);
+  if (!Number.isSafeInteger(orgId) || orgId < 1) throw new Error(`invalid organization id ${orgId}`);
+  // One round trip; orgId is a checked integer and the actor an escaped literal.
+  const actor =
+    typeof scope === 'number' ? '' : `, set_config('tagtrail.actor', ${actorLiteral(scope)}, true)`;
+  // No SET LOCAL ROLE: the connection (appPool) is the restricted role since it started.
+  return `${begin}; SELECT set_config('tagtrail.org_id', '${orgId}', true)${actor}`;
+}
+
+/** The caller's actor as the SQL literal of its JSON (escapeLiteral copes with quotes and backslashes). */
+function actorLiteral(caller: Caller): string {
+  const { actor } = caller;
+  const json = JSON.stringify({
+    type: actor.type,
+    id: actor.type === 'cli' ? null : String(actor.id),
+    name: actor.name,
+  });
+  return pg.escapeLiteral(json);
+}
+
+/**
+ * `url` with `-c role=<role>` added to its startup `options` (kept with any the URL has):
+ * node-postgres lets the URL's `options` override the config's, so it goes in the URL.
+ */
+export function urlAsRole(url: string, role: string): string {
+  const parsed = new URL(url);
+  const options = parsed.searchParams.get('options');
+  parsed.searchParams.set('options', options ? `${options} -c role=${role}` : `-c role=${role}`);
+  return parsed.toString();
+}
+
+function newPool(connectionString: string, options: DatabaseOptions): pg.Pool {
   const pool = new pg.Pool({
-    connectionString: url,
+    connectionString,
     max: options.max ?? 20,
     connectionTimeoutMillis: options.connectTimeoutMs ?? DATABASE_TIMEOUTS.connectMs,
     statement_timeout: options.statementTimeoutMs ?? DATABASE_TIMEOUTS.statementMs,
@@ -108,13 +277,21 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
   // query fails as well); without a listener that event would take the process down.
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
+  return pool;
+}
+
+export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
+  const pool = newPool(url, options);
+  // Lazily filled like any pg.Pool: an instance that serves no organization's work opens none.
+  const appPool = newPool(urlAsRole(url, APP_ROLE), options);
   return {
     pool,
-    withOrg(orgId, fn) {
-      if (!Number.isSafeInteger(orgId) || orgId < 1) throw new Error(`invalid organization id ${orgId}`);
-      // One round trip; orgId is a checked integer, so inlining it is safe.
-      const prologue = `BEGIN; SET LOCAL ROLE ${APP_ROLE}; SELECT set_config('tagtrail.org_id', '${orgId}', true)`;
-      return inTransaction(pool, prologue, fn);
+    appPool,
+    withOrg(scope, fn) {
+      return inTransaction(appPool, orgPrologue('BEGIN', scope), fn, false, orgOf(scope));
+    },
+    readWithOrg(orgId, fn) {
+      return inTransaction(appPool, orgPrologue('BEGIN READ ONLY', orgId), fn, true, orgId);
     },
     system(fn) {
       return inTransaction(pool, 'BEGIN', fn);
@@ -135,6 +312,8 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
         clearTimeout(timer);
       }
     },
-    close: () => pool.end(),
+    close: async () => {
+      await Promise.all([pool.end(), appPool.end()]);
+    },
   };
 }

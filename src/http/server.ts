@@ -15,6 +15,7 @@ import {
 } from './connections.js';
 import { registerErrorHandler } from './error-handler.js';
 import { healthRoutes, type ReadinessCheck } from './health.js';
+import { type MetricsEndpoint, metricsRoutes, registerRequestMetrics } from './metrics.js';
 import { registerOpenApi } from './openapi.js';
 import { registerBodyParsing } from './plugins/content-type.js';
 import { registerInternalAuth } from './plugins/internal-auth.js';
@@ -50,6 +51,8 @@ export interface ServerOptions {
   readiness: ReadinessCheck[];
   /** Connection bounds; DEFAULT_CONNECTION_LIMITS for what is not given. */
   connection?: Partial<ConnectionLimits>;
+  /** Request metrics and `GET /metrics` (docs/metrics.md); without it neither exists. */
+  metrics?: MetricsEndpoint;
 }
 
 export type App = FastifyInstance;
@@ -83,6 +86,7 @@ export async function createHttpServer(deps: HttpDependencies, options: ServerOp
   const routesByUrl = trackRoutes(app);
   registerErrorHandler(app, options.bodyLimit);
   registerRequestId(app);
+  if (options.metrics) registerRequestMetrics(app, options.metrics.metrics);
   registerConnectionHandling(app);
   registerStrictInputs(app);
   registerBodyParsing(app);
@@ -94,6 +98,7 @@ export async function createHttpServer(deps: HttpDependencies, options: ServerOp
 
   for (const plugin of options.routes) await app.register(plugin);
   await app.register(healthRoutes(options.readiness));
+  if (options.metrics) await app.register(metricsRoutes(options.metrics));
   await app.register(webAppRoutes());
 
   await app.register(async (root) => registerMethodNotAllowed(root, routesByUrl));

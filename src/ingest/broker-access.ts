@@ -138,6 +138,15 @@ export class BrokerAccess {
     return identity?.kind === 'reader' && identity.topic === topic;
   }
 
+  /** The readers with a live connection now (docs/metrics.md, the readers page's "connected"). */
+  connectedReaders(): Set<number> {
+    const ids = new Set<number>();
+    for (const [client, identity] of this.identities) {
+      if (identity.kind === 'reader' && !client.closed) ids.add(identity.readerId);
+    }
+    return ids;
+  }
+
   forget(client: BrokerClient): void {
     this.identities.delete(client);
   }

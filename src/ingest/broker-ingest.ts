@@ -1,14 +1,19 @@
 import type { ReaderDirectory } from './directory.js';
-import { type IngestLogger, Limiter, LogThrottle, sleep } from './limiter.js';
+import type { IngestInstruments } from './instruments.js';
+import { IN_FLIGHT, type IngestLogger, Limiter, LogThrottle, sleep } from './limiter.js';
 import type { IngestService } from './service.js';
 
 export interface BrokerIngestTarget {
   directory: ReaderDirectory;
   ingest: Pick<IngestService, 'readerMessage'>;
   logger: IngestLogger;
-  /** Messages stored at once. Default 8. */
+  /** Messages taken in and not yet stored, at most. Default IN_FLIGHT.messages. */
   concurrency?: number;
+  /** Their payload bytes, at most. Default IN_FLIGHT.bytes. */
+  maxInFlightBytes?: number;
   retryDelaysMs?: number[];
+  /** Where messages that could not be stored are counted (docs/metrics.md). */
+  instruments?: Pick<IngestInstruments, 'messageFailed'>;
 }
 
 export class IngestUnavailableError extends Error {
@@ -38,7 +43,13 @@ export class BrokerIngest {
 
   attach(target: BrokerIngestTarget): void {
     if (this.closed) throw new IngestUnavailableError();
-    this.target = { ...target, limiter: new Limiter(target.concurrency ?? 8) };
+    this.target = {
+      ...target,
+      limiter: new Limiter(
+        target.concurrency ?? IN_FLIGHT.messages,
+        target.maxInFlightBytes ?? IN_FLIGHT.bytes,
+      ),
+    };
     for (const w of this.attachWaiters.splice(0)) w.resolve();
   }
 
@@ -73,6 +84,7 @@ export class BrokerIngest {
           const delay = delays[attempt];
           if (delay === undefined || this.closed) {
             this.stats.failed++;
+            target.instruments?.messageFailed({ family: reader.family, source: 'mqtt' });
             target.logger.error(
               { err, readerId: reader.id, topic, attempts: attempt + 1 },
               'storing a reader message failed; not acknowledged, the reader will send it again',
@@ -86,7 +98,7 @@ export class BrokerIngest {
           await sleep(delay);
         }
       }
-    });
+    }, payload.byteLength);
   }
 
   /** Refuses new messages and waits for those being stored. */

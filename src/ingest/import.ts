@@ -6,6 +6,8 @@ import type { IngestService } from './service.js';
 export interface ImportProgress {
   /** Lines read so far (blank lines included). */
   lines: number;
+  /** Bytes of those lines, line ends included (as UTF-8, a CRLF counted as one byte less). */
+  bytes: number;
   applied: number;
   unknown: number;
   invalid: number;
@@ -21,7 +23,7 @@ export interface ImportOptions {
   batchSize?: number;
   /** How many problems the summary lists. Default 20. */
   maxErrors?: number;
-  /** Called after every batch. */
+  /** Called after every batch, and once more at the end. */
   onBatch?: (progress: ImportProgress) => void;
 }
 
@@ -46,7 +48,7 @@ export async function importScanRecords(
 ): Promise<ImportSummary> {
   const batchSize = options.batchSize ?? 500;
   const maxErrors = options.maxErrors ?? 20;
-  const summary: ImportSummary = { lines: 0, applied: 0, unknown: 0, invalid: 0, errors: [] };
+  const summary: ImportSummary = { lines: 0, bytes: 0, applied: 0, unknown: 0, invalid: 0, errors: [] };
   const problem = (line: number, reason: string) => {
     summary.invalid++;
     if (summary.errors.length < maxErrors) summary.errors.push(`line ${line}: ${reason}`);
@@ -66,12 +68,13 @@ export async function importScanRecords(
     summary.applied += outcome.good;
     summary.unknown += outcome.unknown;
     for (const { index, reason } of outcome.rejected ?? []) problem(current[index]!.line, reason);
-    options.onBatch?.({ ...summary });
+    options.onBatch?.(progressOf(summary));
   };
 
   const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
   for await (const text of lines) {
     const line = ++summary.lines;
+    summary.bytes += Buffer.byteLength(text) + 1;
     if (text.trim() === '') continue;
     let value: unknown;
     try {
@@ -89,5 +92,14 @@ export async function importScanRecords(
     if (batch.length >= batchSize) await flush();
   }
   await flush();
+  options.onBatch?.(progressOf(summary));
   return summary;
 }
+
+const progressOf = ({ lines, bytes, applied, unknown, invalid }: ImportSummary): ImportProgress => ({
+  lines,
+  bytes,
+  applied,
+  unknown,
+  invalid,
+});

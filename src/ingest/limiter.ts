@@ -14,49 +14,63 @@ export const silentLogger: IngestLogger = {
 };
 
 /**
- * Bounds how many messages are stored at once (each holds a database connection for its
- * transaction) and lets a transport wait until none is in flight.
+ * Bounds the messages a transport has taken in and not yet settled: how many, and how many
+ * payload bytes (`maxWeight`), so a backlog waits in the broker (which slows the readers)
+ * instead of in our memory. A transport waits in acquire() before it reads on, and lets a
+ * stop wait until nothing is in flight. Waiters are served in order, so a large message is
+ * not overtaken forever by small ones.
  */
 export class Limiter {
   private active = 0;
-  private readonly waiting: Array<() => void> = [];
+  private weight = 0;
+  private readonly waiting: Array<{ weight: number; resolve: () => void }> = [];
   private readonly idleWaiters: Array<() => void> = [];
 
-  constructor(readonly max: number) {
+  constructor(
+    readonly max: number,
+    readonly maxWeight = Number.POSITIVE_INFINITY,
+  ) {
     if (!Number.isInteger(max) || max < 1)
       throw new Error(`concurrency must be a positive integer, got ${max}`);
+    if (!(maxWeight > 0)) throw new Error(`maxWeight must be positive, got ${maxWeight}`);
   }
 
   get inFlight(): number {
     return this.active;
   }
 
-  /** Resolves once a slot is taken; release() it when the work is done. */
-  acquire(): Promise<void> {
-    if (this.active < this.max) {
-      this.active++;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => this.waiting.push(resolve));
+  /** The weight (payload bytes) in flight. */
+  get inFlightWeight(): number {
+    return this.weight;
   }
 
-  release(): void {
-    const next = this.waiting.shift();
-    if (next) {
-      next(); // the slot passes straight to the next waiter
-      return;
+  /** Resolves once a slot and `weight` are taken; release() them when the work is done. */
+  acquire(weight = 0): Promise<void> {
+    if (this.waiting.length === 0 && this.fits(weight)) {
+      this.take(weight);
+      return Promise.resolve();
     }
+    return new Promise((resolve) => this.waiting.push({ weight, resolve }));
+  }
+
+  release(weight = 0): void {
     this.active--;
+    this.weight -= weight;
+    while (this.waiting.length > 0 && this.fits(this.waiting[0]!.weight)) {
+      const next = this.waiting.shift()!;
+      this.take(next.weight);
+      next.resolve();
+    }
     if (this.active === 0) for (const done of this.idleWaiters.splice(0)) done();
   }
 
   /** Runs `fn` in a slot. */
-  async run<T>(fn: () => Promise<T>): Promise<T> {
-    await this.acquire();
+  async run<T>(fn: () => Promise<T>, weight = 0): Promise<T> {
+    await this.acquire(weight);
     try {
       return await fn();
     } finally {
-      this.release();
+      this.release(weight);
     }
   }
 
@@ -65,7 +79,24 @@ export class Limiter {
     if (this.active === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
+
+  /** A message heavier than the whole budget still goes, alone. */
+  private fits(weight: number): boolean {
+    return this.active < this.max && (this.active === 0 || this.weight + weight <= this.maxWeight);
+  }
+
+  private take(weight: number): void {
+    this.active++;
+    this.weight += weight;
+  }
 }
+
+/**
+ * How much a transport takes in before it stops reading: enough messages for group commit
+ * to fill its batches (GroupCommit: 500 messages or 10,000 reads each, four at once),
+ * and a byte bound so that a backlog of large payloads cannot take the memory.
+ */
+export const IN_FLIGHT = { messages: 2_000, bytes: 32 * 1024 * 1024 };
 
 /** Logs at most once per `intervalMs` per key, counting what it left out. */
 export class LogThrottle {

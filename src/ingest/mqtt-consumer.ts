@@ -1,7 +1,8 @@
 import { connect, type IClientOptions, type IPublishPacket, type MqttClient } from 'mqtt';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import type { DirectoryChange, ReaderDirectory } from './directory.js';
-import { type IngestLogger, Limiter, LogThrottle, sleep } from './limiter.js';
+import type { IngestInstruments } from './instruments.js';
+import { IN_FLIGHT, type IngestLogger, Limiter, LogThrottle, sleep } from './limiter.js';
 import type { IngestOutcome, IngestService } from './service.js';
 
 export interface MqttConsumerOptions {
@@ -16,8 +17,13 @@ export interface MqttConsumerOptions {
   directory: ReaderDirectory;
   ingest: Pick<IngestService, 'readerMessage'>;
   logger: IngestLogger;
-  /** Messages stored at once (each holds a database connection while it commits). Default 8. */
+  /**
+   * Messages taken in and not yet stored, at most (IngestService commits them in groups).
+   * Default IN_FLIGHT.messages; beyond it the consumer stops reading from the socket.
+   */
   concurrency?: number;
+  /** Their payload bytes, at most. Default IN_FLIGHT.bytes. */
+  maxInFlightBytes?: number;
   /** Pauses between attempts to store a message before it is left to the broker's redelivery. */
   retryDelaysMs?: number[];
   /** Extra client options (tests shorten reconnectPeriod). */
@@ -28,6 +34,8 @@ export interface MqttConsumerOptions {
    * resumes within moments of the database's return instead of after a grown backoff.
    */
   databaseAvailable?: (signal: AbortSignal) => Promise<void>;
+  /** Where messages that could not be stored are counted (docs/metrics.md). */
+  instruments?: Pick<IngestInstruments, 'messageFailed'>;
 }
 
 export interface ConsumerStats {
@@ -57,8 +65,10 @@ type PacketSender = { _sendPacket(packet: { cmd: 'puback'; messageId: number }, 
  * message at a time. (customHandleAcks has the same limit and works only over MQTT 5,
  * which the embedded Aedes broker does not speak.) So handleMessage returns at once
  * with DEFERRED, which makes mqtt.js skip its PUBACK, and the consumer writes the PUBACK
- * itself once the transaction committed; at most `concurrency` messages are in flight,
- * and handleMessage waits for a free slot, which pushes back on the broker through TCP.
+ * itself once the transaction committed; at most `concurrency` messages (and
+ * `maxInFlightBytes` of payload) are in flight, and handleMessage waits for room, which
+ * pushes back on the broker through TCP. The messages in flight are committed in groups
+ * (IngestService.readerMessage), so many in flight cost few transactions.
  *
  * Acknowledgements go out in completion order. A message that cannot be stored is not
  * acknowledged: after the messages in flight have settled the consumer reconnects, and
@@ -84,7 +94,10 @@ export class MqttConsumer {
   readonly stats: ConsumerStats = { stored: 0, failed: 0, unrouted: 0 };
 
   constructor(private readonly options: MqttConsumerOptions) {
-    this.limiter = new Limiter(options.concurrency ?? 8);
+    this.limiter = new Limiter(
+      options.concurrency ?? IN_FLIGHT.messages,
+      options.maxInFlightBytes ?? IN_FLIGHT.bytes,
+    );
   }
 
   /** The filter subscribed for a reader topic. */
@@ -233,12 +246,13 @@ export class MqttConsumer {
     }
     // While reconnecting for redelivery, hold new messages back so the ones in flight can settle.
     const paused = this.draining ?? Promise.resolve();
+    const weight = packet.payload.length;
     paused
-      .then(() => this.limiter.acquire())
+      .then(() => this.limiter.acquire(weight))
       .then(
         () => {
           if (this.stopping || connection !== this.connection) {
-            this.limiter.release();
+            this.limiter.release(weight);
             callback(DEFERRED);
             return;
           }
@@ -247,7 +261,7 @@ export class MqttConsumer {
               // handle() settles every expected failure itself; this is the last line against a crash.
               this.options.logger.error({ err, topic: packet.topic }, 'handling an MQTT message failed'),
             )
-            .finally(() => this.limiter.release());
+            .finally(() => this.limiter.release(weight));
           callback(DEFERRED);
         },
         () => callback(DEFERRED),
@@ -288,6 +302,7 @@ export class MqttConsumer {
         const delay = delays[attempt];
         if (delay === undefined || this.stopping) {
           this.stats.failed++;
+          this.options.instruments?.messageFailed({ family: reader.family, source: 'mqtt' });
           logger.error(
             { err, readerId: reader.id, topic: packet.topic, attempts: attempt + 1 },
             'storing a reader message failed; left unacknowledged for the broker to deliver again',

@@ -1,5 +1,6 @@
 import type { Tx } from '../db/pool.js';
 import type { ReaderFamily } from './adapters/types.js';
+import type { RateBuckets } from './reader-counters.js';
 
 /** Channel the readers service notifies when a reader or its topic changes (the consumer listens). */
 export const READERS_CHANNEL = 'tagtrail_readers';
@@ -29,6 +30,10 @@ export interface Reader {
   goodReads: number;
   badReads: number;
   unknownReads: number;
+  /** Receipt time of the latest message with refused reads. */
+  lastErrorAt: Date | null;
+  /** Reads and errors of the latest two minutes (reader-counters.ts `perMinute`). */
+  rates: RateBuckets;
   scanPoints: ScanPoint[];
 }
 
@@ -65,6 +70,12 @@ interface ReaderRow {
   good_reads: number;
   bad_reads: number;
   unknown_reads: number;
+  last_error_at: Date | null;
+  rate_minute: Date | null;
+  rate_reads: number;
+  rate_errors: number;
+  rate_prev_reads: number;
+  rate_prev_errors: number;
 }
 
 interface ScanPointRow {
@@ -76,7 +87,8 @@ interface ScanPointRow {
 }
 
 const READER_COLUMNS = `id, org_id, name, family, identity, topic, webhook_secret_hash IS NOT NULL AS webhook,
-  mqtt_password_hash IS NOT NULL AS mqtt, created_at, last_message_at, good_reads, bad_reads, unknown_reads`;
+  mqtt_password_hash IS NOT NULL AS mqtt, created_at, last_message_at, good_reads, bad_reads, unknown_reads,
+  last_error_at, rate_minute, rate_reads, rate_errors, rate_prev_reads, rate_prev_errors`;
 
 const toScanPoint = (r: ScanPointRow): ScanPoint => ({
   id: r.id,
@@ -100,6 +112,14 @@ const toReader = (r: ReaderRow, points: ScanPoint[]): Reader => ({
   goodReads: r.good_reads,
   badReads: r.bad_reads,
   unknownReads: r.unknown_reads,
+  lastErrorAt: r.last_error_at,
+  rates: {
+    minute: r.rate_minute,
+    reads: r.rate_reads,
+    errors: r.rate_errors,
+    prevReads: r.rate_prev_reads,
+    prevErrors: r.rate_prev_errors,
+  },
   scanPoints: points,
 });
 
@@ -169,6 +189,42 @@ export async function findReader(
   return row ? (await withScanPoints(tx, orgId, [row]))[0]! : null;
 }
 
+/** The columns a reader's edit may change; absent ones are kept. */
+export interface ReaderChanges {
+  name?: string;
+  family?: ReaderFamily;
+  identity?: string;
+  topic?: string;
+  /** A new secret's hash, or null to withdraw the webhook. */
+  webhookSecretHash?: string | null;
+}
+
+/**
+ * Changes a live reader's columns; false when there is no such reader. A live duplicate
+ * topic or identity raises 23505 (readers_topic_live, readers_identity_live), as on insert.
+ */
+export async function updateReader(
+  tx: Tx,
+  orgId: number,
+  readerId: number,
+  changes: ReaderChanges,
+): Promise<boolean> {
+  const columns: [string, unknown][] = [];
+  if (changes.name !== undefined) columns.push(['name', changes.name]);
+  if (changes.family !== undefined) columns.push(['family', changes.family]);
+  if (changes.identity !== undefined) columns.push(['identity', changes.identity]);
+  if (changes.topic !== undefined) columns.push(['topic', changes.topic]);
+  if (changes.webhookSecretHash !== undefined)
+    columns.push(['webhook_secret_hash', changes.webhookSecretHash]);
+  if (columns.length === 0) return (await findReader(tx, orgId, readerId)) !== null;
+  const set = columns.map(([c], i) => `${c} = $${i + 3}`).join(', ');
+  const { rowCount } = await tx.query(
+    `UPDATE readers SET ${set} WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL`,
+    [orgId, readerId, ...columns.map(([, v]) => v)],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
 /** Soft-deletes a live reader (its topic and identity become free at once); false when there is none. */
 export async function softDeleteReader(tx: Tx, orgId: number, readerId: number): Promise<boolean> {
   const { rowCount } = await tx.query(
@@ -215,6 +271,25 @@ export async function insertScanPoint(
     [orgId, readerId, antenna, locationId],
   );
   return toScanPoint(rows[0]!);
+}
+
+/**
+ * Changes a scan point's antenna and location; null when the reader has no such point.
+ * A duplicate (reader, antenna) raises 23505 on scan_points_antenna.
+ */
+export async function updateScanPoint(
+  tx: Tx,
+  orgId: number,
+  readerId: number,
+  scanPointId: number,
+  point: { antenna: number | null; locationId: number },
+): Promise<ScanPoint | null> {
+  const { rows } = await tx.query<ScanPointRow>(
+    `UPDATE scan_points SET antenna = $4, location_id = $5 WHERE org_id = $1 AND reader_id = $2 AND id = $3
+     RETURNING id, reader_id, antenna, location_id, created_at`,
+    [orgId, readerId, scanPointId, point.antenna, point.locationId],
+  );
+  return rows[0] ? toScanPoint(rows[0]) : null;
 }
 
 /** Removes the scan point of (reader, antenna); false when there is none. */

@@ -1,4 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Caller } from '../caller.js';
 import type { Database } from '../db/pool.js';
 import { ApiError, conflict, fieldError, notFound } from '../errors.js';
 import { READER_FAMILIES, type ReaderFamily } from './adapters/types.js';
@@ -14,10 +15,13 @@ import {
   liveReaderTopics,
   notifyReadersChanged,
   type Reader,
+  type ReaderChanges,
   type ReaderTopic,
   type ScanPoint,
   setMqttPasswordHash,
   softDeleteReader,
+  updateReader,
+  updateScanPoint,
 } from './readers-repository.js';
 import type { ReaderRef } from './service.js';
 
@@ -29,6 +33,15 @@ export interface CreateReaderInput {
   identity: string;
   topic: string;
   /** Issue a secret so the reader may push to the HTTP webhook. */
+  webhook?: boolean;
+}
+
+/** A reader's edit: absent fields are kept; `webhook` issues a secret (when it has none) or withdraws it. */
+export interface UpdateReaderInput {
+  name?: string;
+  family?: string;
+  identity?: string;
+  topic?: string;
   webhook?: boolean;
 }
 
@@ -113,6 +126,32 @@ function checkAntenna(value: unknown): number | null {
 
 const pgError = (err: unknown) => err as { code?: string; constraint?: string };
 
+/** A database refusal of a reader's write as the API answers it; anything else unchanged. */
+function takenError(err: unknown, wanted: { topic?: string; identity?: string }): unknown {
+  const e = pgError(err);
+  if (e.code === '23505' && e.constraint === 'readers_topic_live') {
+    return conflict(`topic ${wanted.topic} is already used by another reader`);
+  }
+  if (e.code === '23505' && e.constraint === 'readers_identity_live') {
+    return conflict(`a reader with identity ${wanted.identity} already exists in this organization`);
+  }
+  if (e.code === '23503') return notFound('organization');
+  return err;
+}
+
+/** A duplicate (reader, antenna) as the API answers it; anything else unchanged. */
+function scanPointTaken(err: unknown, readerId: number, antenna: number | null): unknown {
+  const e = pgError(err);
+  if (e.code === '23505' && e.constraint === 'scan_points_antenna') {
+    return conflict(
+      antenna === null
+        ? `reader ${readerId} already has a scan point for all antennas`
+        : `reader ${readerId} already has a scan point for antenna ${antenna}`,
+    );
+  }
+  return err;
+}
+
 /**
  * Readers (devices) and their scan points. Managed by operators through the CLI (and by
  * the web app later); the ingest transports read them to know which topics to serve.
@@ -121,7 +160,8 @@ const pgError = (err: unknown) => err as { code?: string; constraint?: string };
 export class ReaderService {
   constructor(private readonly db: Database) {}
 
-  async create(orgId: number, input: CreateReaderInput): Promise<CreatedReader> {
+  async create(caller: Caller, input: CreateReaderInput): Promise<CreatedReader> {
+    const orgId = caller.orgId;
     const family = checkFamily(input.family);
     const identity = singleLine('identity', input.identity, 255);
     const name = singleLine('name', input.name ?? identity, 255);
@@ -129,7 +169,7 @@ export class ReaderService {
     const webhookSecret = input.webhook ? randomBytes(32).toString('base64url') : null;
     const mqttPassword = generateMqttPassword();
     try {
-      const reader = await this.db.withOrg(orgId, async (tx) => {
+      const reader = await this.db.withOrg(caller, async (tx) => {
         const created = await insertReader(tx, orgId, {
           name,
           family,
@@ -143,15 +183,43 @@ export class ReaderService {
       });
       return { reader, webhookSecret, mqtt: { username: readerUsername(reader.id), password: mqttPassword } };
     } catch (err) {
-      const e = pgError(err);
-      if (e.code === '23505' && e.constraint === 'readers_topic_live') {
-        throw conflict(`topic ${topic} is already used by another reader`);
-      }
-      if (e.code === '23505' && e.constraint === 'readers_identity_live') {
-        throw conflict(`a reader with identity ${identity} already exists in this organization`);
-      }
-      if (e.code === '23503') throw notFound('organization');
-      throw err;
+      throw takenError(err, { topic, identity });
+    }
+  }
+
+  /**
+   * Edits a live reader with create's rules and answers (a topic or identity another live
+   * reader has is a conflict). The transports learn of it at once (NOTIFY): a new topic
+   * or family applies to the next message. Returns the webhook secret when one is issued.
+   */
+  async update(
+    orgId: number,
+    readerId: number,
+    input: UpdateReaderInput,
+  ): Promise<{ reader: Reader; webhookSecret: string | null }> {
+    const changes: ReaderChanges = {};
+    if (input.name !== undefined) changes.name = singleLine('name', input.name, 255);
+    if (input.family !== undefined) changes.family = checkFamily(input.family);
+    if (input.identity !== undefined) changes.identity = singleLine('identity', input.identity, 255);
+    if (input.topic !== undefined) changes.topic = checkTopic(input.topic);
+    try {
+      return await this.db.withOrg(orgId, async (tx) => {
+        const before = await findReader(tx, orgId, readerId, { lock: true });
+        if (!before) throw notFound('reader');
+        let webhookSecret: string | null = null;
+        // Asking for the webhook again keeps the secret the reader already has.
+        if (input.webhook === true && !before.webhook) {
+          webhookSecret = randomBytes(32).toString('base64url');
+          changes.webhookSecretHash = sha256Hex(webhookSecret);
+        } else if (input.webhook === false && before.webhook) {
+          changes.webhookSecretHash = null;
+        }
+        await updateReader(tx, orgId, readerId, changes);
+        await notifyReadersChanged(tx, orgId, readerId);
+        return { reader: (await findReader(tx, orgId, readerId))!, webhookSecret };
+      });
+    } catch (err) {
+      throw takenError(err, changes);
     }
   }
 
@@ -166,8 +234,9 @@ export class ReaderService {
   }
 
   /** Soft delete: the reader's reads stay in history; its topic and identity are free again. */
-  async delete(orgId: number, readerId: number): Promise<void> {
-    await this.db.withOrg(orgId, async (tx) => {
+  async delete(caller: Caller, readerId: number): Promise<void> {
+    const orgId = caller.orgId;
+    await this.db.withOrg(caller, async (tx) => {
       if (!(await softDeleteReader(tx, orgId, readerId))) throw notFound('reader');
       await notifyReadersChanged(tx, orgId, readerId);
     });
@@ -178,11 +247,12 @@ export class ReaderService {
    * connection made with the old password as soon as it learns of the change (NOTIFY).
    */
   async rotateMqttCredentials(
-    orgId: number,
+    caller: Caller,
     readerId: number,
   ): Promise<{ reader: Reader; mqtt: MqttCredentials }> {
+    const orgId = caller.orgId;
     const password = generateMqttPassword();
-    const reader = await this.db.withOrg(orgId, async (tx) => {
+    const reader = await this.db.withOrg(caller, async (tx) => {
       if (!(await setMqttPasswordHash(tx, orgId, readerId, hashMqttPassword(password)))) {
         throw notFound('reader');
       }
@@ -193,8 +263,9 @@ export class ReaderService {
   }
 
   /** Revokes the reader's MQTT credentials: it is disconnected and cannot log in until rotated. */
-  async revokeMqttCredentials(orgId: number, readerId: number): Promise<void> {
-    await this.db.withOrg(orgId, async (tx) => {
+  async revokeMqttCredentials(caller: Caller, readerId: number): Promise<void> {
+    const orgId = caller.orgId;
+    await this.db.withOrg(caller, async (tx) => {
       if (!(await setMqttPasswordHash(tx, orgId, readerId, null))) throw notFound('reader');
       await notifyReadersChanged(tx, orgId, readerId);
     });
@@ -202,13 +273,14 @@ export class ReaderService {
 
   /** Maps (reader, antenna) to a live location of the organization; antenna null covers every other port. */
   async addScanPoint(
-    orgId: number,
+    caller: Caller,
     readerId: number,
     input: { locationId: number; antenna?: number | null },
   ): Promise<ScanPoint> {
+    const orgId = caller.orgId;
     const antenna = checkAntenna(input.antenna);
     try {
-      return await this.db.withOrg(orgId, async (tx) => {
+      return await this.db.withOrg(caller, async (tx) => {
         if (!(await findReader(tx, orgId, readerId, { lock: true }))) throw notFound('reader');
         if (!(await liveLocationExists(tx, orgId, input.locationId))) {
           throw fieldError('location_id', 'fk_not_found', `location ${input.locationId} does not exist`);
@@ -216,21 +288,40 @@ export class ReaderService {
         return insertScanPoint(tx, orgId, readerId, antenna, input.locationId);
       });
     } catch (err) {
-      const e = pgError(err);
-      if (e.code === '23505' && e.constraint === 'scan_points_antenna') {
-        throw conflict(
-          antenna === null
-            ? `reader ${readerId} already has a scan point for all antennas`
-            : `reader ${readerId} already has a scan point for antenna ${antenna}`,
-        );
-      }
-      throw err;
+      throw scanPointTaken(err, readerId, antenna);
     }
   }
 
-  async removeScanPoint(orgId: number, readerId: number, antenna: number | null): Promise<void> {
+  /** Moves a scan point to another antenna or location, with addScanPoint's rules. */
+  async updateScanPoint(
+    orgId: number,
+    readerId: number,
+    scanPointId: number,
+    input: { locationId?: number; antenna?: number | null },
+  ): Promise<ScanPoint> {
+    const wanted = input.antenna === undefined ? undefined : checkAntenna(input.antenna);
+    try {
+      return await this.db.withOrg(orgId, async (tx) => {
+        const reader = await findReader(tx, orgId, readerId, { lock: true });
+        if (!reader) throw notFound('reader');
+        const point = reader.scanPoints.find((p) => p.id === scanPointId);
+        if (!point) throw notFound('scan point');
+        const locationId = input.locationId ?? point.locationId;
+        if (input.locationId !== undefined && !(await liveLocationExists(tx, orgId, locationId))) {
+          throw fieldError('location_id', 'fk_not_found', `location ${locationId} does not exist`);
+        }
+        const antenna = wanted === undefined ? point.antenna : wanted;
+        return (await updateScanPoint(tx, orgId, readerId, scanPointId, { antenna, locationId }))!;
+      });
+    } catch (err) {
+      throw scanPointTaken(err, readerId, wanted ?? null);
+    }
+  }
+
+  async removeScanPoint(caller: Caller, readerId: number, antenna: number | null): Promise<void> {
+    const orgId = caller.orgId;
     const checked = checkAntenna(antenna);
-    await this.db.withOrg(orgId, async (tx) => {
+    await this.db.withOrg(caller, async (tx) => {
       if (!(await findReader(tx, orgId, readerId, { lock: true }))) throw notFound('reader');
       if (!(await deleteScanPoint(tx, orgId, readerId, checked))) throw notFound('scan point');
     });

@@ -1,5 +1,8 @@
 import type { Database, Tx } from '../db/pool.js';
+import { PeriodicPass } from '../periodic-pass.js';
 import type { IngestLogger } from './limiter.js';
+import { deleteExpiredDigests } from './message-digests.js';
+import { DEFAULT_CLOCK_POLICY, digestWindowMs } from './service.js';
 
 const DAY_MS = 24 * 3600_000;
 /** Daily partitions as ensure_raw_partition (migration 0005) names them. */
@@ -104,50 +107,64 @@ export async function dropExpiredRaw(
 }
 
 /**
- * Keeps the raw log's partitions: today's and the next two days' exist ahead of the
- * messages, and whatever is older than the retention is dropped, at start and hourly.
+ * Deletes the message digests (redelivery detection, src/ingest/message-digests.ts) first
+ * seen more than `windowMs` ago, in batches. Not under the partitions' lock: plain DELETEs
+ * that two instances may run at once.
  */
-export class RawRetention {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+export async function dropExpiredDigests(
+  db: Database,
+  windowMs: number,
+  now = Date.now(),
+  batch = 50_000,
+): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const deleted = await db.system((tx) => deleteExpiredDigests(tx, now - windowMs, batch));
+    total += deleted;
+    if (deleted < batch) return total;
+  }
+}
 
+/**
+ * Keeps the raw log's partitions: today's and the next two days' exist ahead of the
+ * messages, and whatever is older than the retention is dropped, at start and hourly;
+ * message digests older than their window go at the same times.
+ */
+export class RawRetention extends PeriodicPass {
   constructor(
-    private readonly db: Database,
-    private readonly options: { retentionDays: number; logger: IngestLogger; intervalMs?: number },
-  ) {}
-
-  /** One pass: create ahead, then drop expired. Failures are logged; the next pass retries. */
-  runOnce(now = Date.now()): Promise<void> {
-    this.running ??= (async () => {
-      const { logger, retentionDays } = this.options;
+    db: Database,
+    options: {
+      retentionDays: number;
+      logger: IngestLogger;
+      intervalMs?: number;
+      /** How long message digests are kept; by default the window of the default clock policy. */
+      digestWindowMs?: number;
+    },
+  ) {
+    // One pass: create ahead, then drop expired. Each step's failure is logged; the next pass retries.
+    super(async (now) => {
+      const { logger, retentionDays } = options;
       try {
-        const created = await ensureRawPartitions(this.db, now);
+        const created = await ensureRawPartitions(db, now);
         if (created.length > 0) logger.info({ partitions: created }, 'raw log partitions created');
       } catch (err) {
         logger.error({ err }, 'creating raw log partitions failed; messages go to the default partition');
       }
       try {
-        const { dropped, deletedRows } = await dropExpiredRaw(this.db, retentionDays, now);
+        const { dropped, deletedRows } = await dropExpiredRaw(db, retentionDays, now);
         if (dropped.length > 0 || deletedRows > 0) {
           logger.info({ dropped, deletedRows, retentionDays }, 'expired raw messages removed');
         }
       } catch (err) {
         logger.error({ err }, 'removing expired raw messages failed');
       }
-    })().finally(() => {
-      this.running = undefined;
-    });
-    return this.running;
-  }
-
-  async start(): Promise<void> {
-    await this.runOnce();
-    this.timer = setInterval(() => void this.runOnce(), this.options.intervalMs ?? 3600_000);
-    this.timer.unref();
-  }
-
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
+      try {
+        const window = options.digestWindowMs ?? digestWindowMs(DEFAULT_CLOCK_POLICY);
+        const deleted = await dropExpiredDigests(db, window, now);
+        if (deleted > 0) logger.info({ deleted }, 'expired message digests removed');
+      } catch (err) {
+        logger.error({ err }, 'removing expired message digests failed');
+      }
+    }, options.intervalMs ?? 3600_000);
   }
 }

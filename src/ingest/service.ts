@@ -1,8 +1,13 @@
 import type { Database, Tx } from '../db/pool.js';
-import { assetsByTagKeys, locationsByTagKeys, matchKey, scanPointsOf } from '../tracking/resolve.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
+import { assetsByTagKeys, locationsByTagKeys, matchKey } from '../tracking/resolve.js';
 import { type Sighting, storeSightings } from '../tracking/sightings.js';
 import { MAX_PAYLOAD_BYTES, parsePayload } from './adapters/index.js';
-import type { ReaderFamily } from './adapters/types.js';
+import type { Read, ReaderFamily } from './adapters/types.js';
+import { type BatchReport, GroupCommit, type GroupCommitOptions } from './group-commit.js';
+import { type IngestInstruments, type MessageSource, NO_INSTRUMENTS } from './instruments.js';
+import { payloadDigest } from './message-digests.js';
+import { type ReaderMessage, storeReaderMessages } from './reader-batch.js';
 import type { ScanRecord } from './records.js';
 
 export interface IngestOutcome {
@@ -17,6 +22,11 @@ export interface IngestOutcome {
   rejected?: Array<{ index: number; reason: string }>;
   /** records() only: the records (0-based index in the batch) that matched no asset, so callers can name them. */
   unknownIndexes?: number[];
+  /**
+   * readerMessage() only: the message was a redelivery of one already stored (see
+   * carriesReaderTimes) and was skipped: nothing stored, nothing counted (all counts 0).
+   */
+  duplicate?: boolean;
 }
 
 export interface ReaderRef {
@@ -32,6 +42,15 @@ export interface ClockPolicy {
   maxPastSkewMs: number;
 }
 
+/** Lanes per organization for reader messages, and so the transactions it may run at once. */
+const READER_LANES = 4;
+
+/** How reader messages are grouped into transactions (GroupCommit's limits). */
+export type GroupCommitLimits = Pick<
+  GroupCommitOptions<ReaderMessage, IngestOutcome>,
+  'maxItems' | 'maxWeight' | 'maxTransactions'
+>;
+
 export const DEFAULT_CLOCK_POLICY: ClockPolicy = {
   maxFutureSkewMs: 5 * 60_000,
   maxPastSkewMs: 7 * 24 * 3600_000,
@@ -45,6 +64,27 @@ export function observedAt(readerTime: number | null, receivedAt: number, policy
   return readerTime;
 }
 
+/**
+ * Whether a reader message is one observation that a repeat of its bytes repeats (then it
+ * is stored once: docs/ingest.md, "Redeliveries"): it has reads, and every read's
+ * observation time is the reader's own. A read without a reader time, or with one we do
+ * not trust, is placed at our receipt, so the same bytes received again are a new
+ * observation (a reader reporting every second what it sees) and are stored again.
+ */
+export function carriesReaderTimes(reads: readonly Read[], receivedAt: number, policy: ClockPolicy): boolean {
+  return (
+    reads.length > 0 &&
+    reads.every((r) => r.readerTime !== null && observedAt(r.readerTime, receivedAt, policy) === r.readerTime)
+  );
+}
+
+/**
+ * How long a message's digest is kept. A redelivery later than this carries reader times
+ * (at most maxFutureSkew ahead of the first receipt) more than maxPastSkew behind its own
+ * receipt: not trusted, so carriesReaderTimes is false for it and it is a new observation.
+ */
+export const digestWindowMs = (policy: ClockPolicy) => policy.maxPastSkewMs + policy.maxFutureSkewMs;
+
 /** Both spellings a bare tag value may be stored under: normalised RFID/BLE, or a barcode. */
 const tagKeys = (value: string) => [...new Set([matchKey('rfid', value), value])];
 
@@ -54,50 +94,111 @@ const tagKeys = (value: string) => [...new Set([matchKey('rfid', value), value])
  * is acknowledged (by the caller) only once all of it is durable.
  */
 export class IngestService {
+  private readonly batches: GroupCommit<ReaderMessage, IngestOutcome>;
+  private readonly batchListeners = new Set<(report: BatchReport) => void>();
+
   constructor(
     private readonly db: Database,
     private readonly clock: ClockPolicy = DEFAULT_CLOCK_POLICY,
-  ) {}
+    /** Metrics of the write path (docs/metrics.md); the transports report failures to it too. */
+    readonly instruments: IngestInstruments = NO_INSTRUMENTS,
+    groupCommit: GroupCommitLimits = {},
+  ) {
+    this.batches = new GroupCommit<ReaderMessage, IngestOutcome>({
+      store: (orgId, messages) =>
+        this.db.withOrg(orgId, (tx) => storeReaderMessages(tx, orgId, messages, this.clock)),
+      // Reads, plus one so that a message without any still counts.
+      weight: (m) => m.parsed.reads.length + 1,
+      // A reader's messages stay in order; readers of one organization are stored side by
+      // side, so both cores work (their assets mostly differ: few lock waits between lanes).
+      lane: (m) => m.reader.id % READER_LANES,
+      isUnavailable: isDatabaseUnavailable,
+      onBatch: (report) => {
+        if (report.committed) {
+          this.instruments.batchCommitted({
+            messages: report.items,
+            reads: report.weight - report.items,
+            seconds: report.transactionMs / 1000,
+          });
+        }
+        for (const listener of this.batchListeners) listener(report);
+      },
+      ...groupCommit,
+    });
+  }
 
+  /**
+   * Runs one message's transaction and reports it once committed: the transaction as a
+   * batch of one, the message with its wait from receipt to commit.
+   */
+  private async committed(
+    orgId: number,
+    family: string,
+    source: MessageSource,
+    receivedAt: number,
+    store: (tx: Tx) => Promise<IngestOutcome>,
+  ): Promise<IngestOutcome> {
+    const started = performance.now();
+    const outcome = await this.db.withOrg(orgId, store);
+    const committedAt = Date.now();
+    const reads = outcome.good + outcome.bad + outcome.unknown;
+    this.instruments.batchCommitted({ messages: 1, reads, seconds: (performance.now() - started) / 1000 });
+    this.instruments.messageStored({
+      family,
+      source,
+      good: outcome.good,
+      bad: outcome.bad,
+      unknown: outcome.unknown,
+      receivedAt,
+      committedAt,
+    });
+    return outcome;
+  }
+
+  /**
+   * Stores one reader message (raw log, sightings, the reader's counters) and resolves once
+   * it is committed. Messages arriving while others are being stored are committed together
+   * (group commit, below): the caller still learns only of its own message, after its commit.
+   */
   async readerMessage(
     reader: ReaderRef,
     payload: Buffer | string,
     source: 'mqtt' | 'webhook',
     receivedAt = Date.now(),
   ): Promise<IngestOutcome> {
+    // Parsed before queueing: the adapters never throw, and a bad payload is an outcome, not an error.
     const parsed = parsePayload(reader.family, payload);
-    return this.db.withOrg(reader.orgId, async (tx) => {
-      const points = await scanPointsOf(tx, reader.orgId, reader.id);
-      const keys = parsed.reads.map((r) => matchKey(r.tagType ?? 'rfid', r.tagValue));
-      const assets = await assetsByTagKeys(tx, reader.orgId, keys);
-      const outcome: IngestOutcome = {
-        good: 0,
-        bad: parsed.errors.length,
-        unknown: 0,
-        errors: [...parsed.errors],
-      };
-      const sightings: Sighting[] = [];
-      parsed.reads.forEach((read, i) => {
-        const assetId = assets.get(keys[i]!);
-        const locationId = points.get(read.antenna) ?? points.get(null);
-        if (assetId === undefined) outcome.unknown++;
-        else if (locationId === undefined) {
-          outcome.bad++;
-          outcome.errors.push(`no scan point for antenna ${read.antenna ?? '(none)'}`);
-        } else {
-          sightings.push({ assetId, locationId, at: observedAt(read.readerTime, receivedAt, this.clock) });
-        }
-      });
-      outcome.good = await storeSightings(tx, reader.orgId, sightings);
-      await this.logMessage(tx, reader.orgId, reader.id, source, payload, receivedAt, outcome);
-      await tx.query(
-        `UPDATE readers SET last_message_at = greatest(last_message_at, $3), good_reads = good_reads + $4,
-           bad_reads = bad_reads + $5, unknown_reads = unknown_reads + $6
-         WHERE org_id = $1 AND id = $2`,
-        [reader.orgId, reader.id, new Date(receivedAt), outcome.good, outcome.bad, outcome.unknown],
-      );
-      return outcome;
+    const once = carriesReaderTimes(parsed.reads, receivedAt, this.clock);
+    const outcome = await this.batches.submit(reader.orgId, {
+      reader,
+      payload,
+      parsed,
+      source,
+      receivedAt,
+      digest: once ? payloadDigest(payload) : null,
     });
+    this.instruments.messageStored({
+      family: reader.family,
+      source,
+      good: outcome.good,
+      bad: outcome.bad,
+      unknown: outcome.unknown,
+      receivedAt,
+      committedAt: Date.now(),
+      duplicate: outcome.duplicate === true,
+    });
+    return outcome;
+  }
+
+  /** Calls `listener` after every reader-message transaction (batch size and latency). */
+  onBatch(listener: (report: BatchReport) => void): () => void {
+    this.batchListeners.add(listener);
+    return () => this.batchListeners.delete(listener);
+  }
+
+  /** Resolves when no reader message is waiting or being stored. */
+  settled(): Promise<void> {
+    return this.batches.idle();
   }
 
   /** Handheld submissions and imported records, already parsed (parseScanRecord). */
@@ -108,7 +209,7 @@ export class IngestService {
     raw: string,
     receivedAt = Date.now(),
   ): Promise<IngestOutcome> {
-    return this.db.withOrg(orgId, async (tx) => {
+    return this.committed(orgId, source, source, receivedAt, async (tx) => {
       const assets = await resolveRefs(
         'assets',
         tx,
@@ -141,7 +242,7 @@ export class IngestService {
           outcome.errors.push(`record ${i + 1}: location not found`);
           outcome.rejected!.push({ index: i, reason: 'location not found' });
         } else {
-          sightings.push({ assetId, locationId, at: r.observedAt });
+          sightings.push({ assetId, locationId, at: r.observedAt, source: { type: source } });
         }
       });
       outcome.good = await storeSightings(tx, orgId, sightings);

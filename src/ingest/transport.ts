@@ -95,7 +95,7 @@ export async function startIngestTransport(deps: IngestTransportDeps): Promise<I
         'TAGTRAIL_MQTT_SHARED_GROUP applies to an external broker (MQTT_URL) only; ignored',
       );
     }
-    brokerIngest.attach({ directory, ingest, logger });
+    brokerIngest.attach({ directory, ingest, logger, instruments: ingest.instruments });
     deps.brokerAccess?.attach(directory, logger);
   } else if (config.MQTT_URL) {
     consumer = new MqttConsumer({
@@ -106,6 +106,7 @@ export async function startIngestTransport(deps: IngestTransportDeps): Promise<I
       ingest,
       logger,
       databaseAvailable: (signal) => waitUntilAvailable(() => db.ping(2_000), signal),
+      instruments: ingest.instruments,
       clientOptions: consumerLogin(config),
     });
     consumer.start();

@@ -1,8 +1,15 @@
-import type { ApiCaller, CredentialHeaders, Principal, PublicAuthenticator } from '../auth-types.js';
-import type { Database } from '../db/pool.js';
+import {
+  type ApiCaller,
+  type CredentialHeaders,
+  type KeyConfirmation,
+  type Principal,
+  type PublicAuthenticator,
+  StaleKeyError,
+} from '../auth-types.js';
+import { type Database, withTransactionGuard } from '../db/pool.js';
 import { ApiError } from '../errors.js';
 import type { ApiKeyCache } from './key-cache.js';
-import { type ApiKeyRecord, findApiKey, touchApiKey } from './repository.js';
+import { type ApiKeyRecord, FIND_API_KEY, findApiKey, touchApiKey } from './repository.js';
 import type { TokenClaims, TokenCodec, VerifyResult } from './tokens.js';
 
 export type { CredentialHeaders, Principal };
@@ -36,6 +43,12 @@ export function bearerToken(headers: CredentialHeaders): string | ApiError {
  */
 export class ApiKeyAuthenticator implements PublicAuthenticator {
   private readonly lastTouched = new Map<string, number>();
+  /**
+   * Confirm a cached key inside the work's first transaction instead of by the LISTEN
+   * barrier (docs/performance.md, step 9). Off: measured, it costs more node CPU per
+   * request (AsyncLocalStorage on every promise) than the shared barrier does.
+   */
+  confirmInTransaction = false;
 
   constructor(
     private readonly db: Database,
@@ -69,7 +82,7 @@ export class ApiKeyAuthenticator implements PublicAuthenticator {
     const ticket = this.cache?.startRead();
     // The one lookup made before the organization is trusted: it is keyed by the signed
     // claims and filtered on the organization they name.
-    const record = await this.db.withOrg(orgId, (tx) => findApiKey(tx, orgId, id));
+    const record = await this.db.readWithOrg(orgId, (tx) => findApiKey(tx, orgId, id));
     if (record) this.cache?.store(ticket, record);
     return record;
   }
@@ -78,14 +91,65 @@ export class ApiKeyAuthenticator implements PublicAuthenticator {
     if (!verified.ok && verified.reason === 'invalid') throw unauthorized(AUTH_DETAIL.invalid);
     const claims: TokenClaims = verified.claims;
     if (claims.use !== 'api_key') throw unauthorized(AUTH_DETAIL.invalid);
-    const record = await this.record(claims.orgId, claims.id);
+    const cached = this.confirmInTransaction ? this.cache?.peek(claims.id) : undefined;
+    if (cached && cached.orgId === claims.orgId) {
+      // Admitted on the cached record with no round trip: the route's work confirms it.
+      // A refusal is only ever given on a record read after the request arrived (below).
+      const principal = this.admit(verified, cached);
+      if (principal) return { ...principal, confirmation: this.confirmation(verified, cached) };
+    }
+    return this.decide(verified, await this.record(claims.orgId, claims.id));
+  }
+
+  /** The principal of a record, or the 401 that refuses it. */
+  private decide(verified: VerifyResult, record: ApiKeyRecord | null): Principal {
     if (!record || record.environment !== this.tokens.environment) throw unauthorized(AUTH_DETAIL.invalid);
     if (record.revokedAt) throw unauthorized(AUTH_DETAIL.revoked);
     if (!verified.ok || (record.expiresAt && record.expiresAt.getTime() <= Date.now())) {
       throw unauthorized(AUTH_DETAIL.expired);
     }
     this.touch(record.orgId, record.id);
-    return { orgId: record.orgId, keyId: record.id, scopes: new Set(record.scopes) };
+    return { orgId: record.orgId, keyId: record.id, keyName: record.name, scopes: new Set(record.scopes) };
+  }
+
+  private admit(verified: VerifyResult, record: ApiKeyRecord): Principal | undefined {
+    try {
+      return this.decide(verified, record);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * The check of a cached record folded into the work's first transaction: the record is
+   * read again in that transaction's snapshot, taken after the request arrived, so a
+   * revocation committed before it, on any instance, is seen there (the same promise as the
+   * LISTEN barrier, without its round trip). Work that runs no transaction is confirmed
+   * through the barrier instead.
+   */
+  private confirmation(verified: VerifyResult, cached: ApiKeyRecord): KeyConfirmation {
+    const stale = () => {
+      this.cache?.forget(cached.id);
+      return new StaleKeyError();
+    };
+    const guard = {
+      orgId: cached.orgId,
+      query: { ...FIND_API_KEY, values: [cached.orgId, cached.id] },
+      verify: (rows: unknown[]) => {
+        if (!sameRecord(rows[0] as ApiKeyRecord | undefined, cached)) throw stale();
+      },
+    };
+    const settle = async () => {
+      if (!sameRecord((await this.record(cached.orgId, cached.id)) ?? undefined, cached)) throw stale();
+    };
+    return {
+      run: (work) => withTransactionGuard(guard, settle, work),
+      fresh: async () =>
+        this.decide(
+          verified,
+          await this.db.readWithOrg(cached.orgId, (tx) => findApiKey(tx, cached.orgId, cached.id)),
+        ),
+    };
   }
 
   /** Records `last_used_at` at most once a minute per key, off the request's path. */
@@ -96,4 +160,20 @@ export class ApiKeyAuthenticator implements PublicAuthenticator {
     if (this.lastTouched.size > 100_000) this.lastTouched.clear();
     this.db.withOrg(orgId, (tx) => touchApiKey(tx, orgId, keyId)).catch(() => undefined);
   }
+}
+
+/** Whether the database's record still is the cached one, in everything a request depends on. */
+function sameRecord(now: ApiKeyRecord | undefined, cached: ApiKeyRecord): boolean {
+  const time = (d: Date | null) => (d === null ? null : d.getTime());
+  return (
+    now !== undefined &&
+    now.id === cached.id &&
+    now.orgId === cached.orgId &&
+    now.name === cached.name &&
+    now.environment === cached.environment &&
+    time(now.revokedAt) === time(cached.revokedAt) &&
+    time(now.expiresAt) === time(cached.expiresAt) &&
+    now.scopes.length === cached.scopes.length &&
+    now.scopes.every((scope, i) => scope === cached.scopes[i])
+  );
 }

@@ -88,6 +88,24 @@ export class ApiKeyCache {
     return this.records.get(id);
   }
 
+  /**
+   * The record of `id` as held, without a barrier: only for a caller that confirms it in
+   * the snapshot of its own work (KeyConfirmation). Nothing while the listener is down.
+   */
+  peek(id: string): ApiKeyRecord | undefined {
+    if (!this.listener) {
+      this.ensureListening();
+      return undefined;
+    }
+    return this.records.get(id);
+  }
+
+  /** Drops the copy of `id`: the database was seen to hold something else. */
+  forget(id: string): void {
+    this.generation++;
+    this.records.delete(id);
+  }
+
   /** Call before reading a record from the database; pass the result to `store`. */
   startRead(): number | undefined {
     return this.listener ? this.generation : undefined;

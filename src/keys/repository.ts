@@ -12,8 +12,20 @@ export interface ApiKeyRecord {
   lastUsedAt: Date | null;
 }
 
+/** A key as the keys page lists it: with who minted it, removed from the organization or not. */
+export interface ApiKeyListed extends ApiKeyRecord {
+  createdBy: { id: number; email: string; removed: boolean } | null;
+}
+
 const COLUMNS = `id, org_id AS "orgId", name, scopes, environment, created_at AS "createdAt",
   expires_at AS "expiresAt", revoked_at AS "revokedAt", last_used_at AS "lastUsedAt"`;
+
+/**
+ * The minter, read where the key is shown (not where it authenticates). The key belongs to
+ * the organization: a minter's removal keeps the user row, so the key still names them.
+ */
+const LISTED_COLUMNS = `${COLUMNS}, (SELECT json_build_object('id', u.id, 'email', u.email, 'removed', u.removed_at IS NOT NULL)
+  FROM users u WHERE u.id = api_keys.created_by_user_id AND u.org_id = api_keys.org_id) AS "createdBy"`;
 
 export interface NewApiKey {
   id: string;
@@ -24,10 +36,10 @@ export interface NewApiKey {
   createdByUserId?: number | null;
 }
 
-export async function insertApiKey(tx: Tx, orgId: number, key: NewApiKey): Promise<ApiKeyRecord> {
-  const { rows } = await tx.query<ApiKeyRecord>(
+export async function insertApiKey(tx: Tx, orgId: number, key: NewApiKey): Promise<ApiKeyListed> {
+  const { rows } = await tx.query<ApiKeyListed>(
     `INSERT INTO api_keys (id, org_id, name, scopes, environment, expires_at, created_by_user_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${LISTED_COLUMNS}`,
     [key.id, orgId, key.name, key.scopes, key.environment, key.expiresAt, key.createdByUserId ?? null],
   );
   return rows[0]!;
@@ -41,14 +53,20 @@ export async function findApiKey(tx: Tx, orgId: number, id: string): Promise<Api
   return rows[0] ?? null;
 }
 
+/** `findApiKey` as a named statement (org_id $1, id $2), to ride behind a transaction's prologue. */
+export const FIND_API_KEY = {
+  name: 'tagtrail_find_api_key',
+  text: `SELECT ${COLUMNS} FROM api_keys WHERE org_id = $1 AND id = $2`,
+};
+
 export async function listApiKeys(
   tx: Tx,
   orgId: number,
   page: { limit: number; offset: number },
-): Promise<{ rows: ApiKeyRecord[]; total: number }> {
+): Promise<{ rows: ApiKeyListed[]; total: number }> {
   const [list, count] = await Promise.all([
-    tx.query<ApiKeyRecord>(
-      `SELECT ${COLUMNS} FROM api_keys WHERE org_id = $1 ORDER BY created_at DESC, id LIMIT $2 OFFSET $3`,
+    tx.query<ApiKeyListed>(
+      `SELECT ${LISTED_COLUMNS} FROM api_keys WHERE org_id = $1 ORDER BY created_at DESC, id LIMIT $2 OFFSET $3`,
       [orgId, page.limit, page.offset],
     ),
     tx.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys WHERE org_id = $1', [orgId]),
@@ -57,10 +75,10 @@ export async function listApiKeys(
 }
 
 /** Sets `revoked_at` once; returns the key, or null when it is not this organization's. */
-export async function revokeApiKey(tx: Tx, orgId: number, id: string): Promise<ApiKeyRecord | null> {
-  const { rows } = await tx.query<ApiKeyRecord>(
+export async function revokeApiKey(tx: Tx, orgId: number, id: string): Promise<ApiKeyListed | null> {
+  const { rows } = await tx.query<ApiKeyListed>(
     `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
-     WHERE org_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+     WHERE org_id = $1 AND id = $2 RETURNING ${LISTED_COLUMNS}`,
     [orgId, id],
   );
   return rows[0] ?? null;

@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
+import type { Actor, Caller } from '../caller.js';
 import type { Database } from '../db/pool.js';
 import { ApiError, fieldError } from '../errors.js';
-import { type ApiKeyRecord, insertApiKey, listApiKeys, revokeApiKey } from './repository.js';
+import { type ApiKeyListed, insertApiKey, listApiKeys, revokeApiKey } from './repository.js';
 import { isMintableScope } from './scopes.js';
 import type { TokenCodec } from './tokens.js';
 
 export interface MintRequest {
-  orgId: number;
+  /** The organization the key is for, and who mints it (the activity log records them). */
+  caller: Caller;
   name?: string;
   scopes: string[];
   /** Lifetime in seconds; undefined for a key that never expires. */
@@ -18,7 +20,7 @@ export interface MintRequest {
 }
 
 export interface MintedKey {
-  key: ApiKeyRecord;
+  key: ApiKeyListed;
   /** The full key; shown once and never stored. */
   token: string;
 }
@@ -74,10 +76,11 @@ export class KeyService {
         });
       }
     }
-    const key = await this.db.withOrg(req.orgId, async (tx) => {
-      const org = await tx.query('SELECT 1 FROM organizations WHERE id = $1', [req.orgId]);
-      if (!org.rowCount) throw new ApiError('not_found', `organization ${req.orgId} not found`);
-      return insertApiKey(tx, req.orgId, {
+    const { orgId } = req.caller;
+    const key = await this.db.withOrg(req.caller, async (tx) => {
+      const org = await tx.query('SELECT 1 FROM organizations WHERE id = $1', [orgId]);
+      if (!org.rowCount) throw new ApiError('not_found', `organization ${orgId} not found`);
+      return insertApiKey(tx, orgId, {
         id,
         name,
         scopes,
@@ -87,27 +90,28 @@ export class KeyService {
       });
     });
     const token = await this.tokens.sign(
-      { use: 'api_key', id, orgId: req.orgId, scopes, expiresAt: expiresAtSeconds },
+      { use: 'api_key', id, orgId, scopes, expiresAt: expiresAtSeconds },
       environment,
     );
     return { key, token };
   }
 
-  async revoke(orgId: number, keyId: string): Promise<ApiKeyRecord> {
-    const key = await this.db.withOrg(orgId, (tx) => revokeApiKey(tx, orgId, keyId));
+  async revoke(caller: Caller, keyId: string): Promise<ApiKeyListed> {
+    const orgId = caller.orgId;
+    const key = await this.db.withOrg(caller, (tx) => revokeApiKey(tx, orgId, keyId));
     if (!key) throw new ApiError('not_found', `API key ${keyId} not found`);
     return key;
   }
 
   /** For operators, who know a key's id but not its organization. */
-  async revokeAnywhere(keyId: string): Promise<ApiKeyRecord> {
+  async revokeAnywhere(keyId: string, actor: Actor): Promise<ApiKeyListed> {
     const { rows } = await this.db.pool.query<{ org_id: number }>(
       'SELECT org_id FROM api_keys WHERE id = $1',
       [keyId],
     );
     const orgId = rows[0]?.org_id;
     if (orgId === undefined) throw new ApiError('not_found', `API key ${keyId} not found`);
-    return this.revoke(orgId, keyId);
+    return this.revoke({ orgId, actor }, keyId);
   }
 
   list(orgId: number, page: { limit: number; offset: number }) {

@@ -201,7 +201,8 @@ export async function countLiveChildren(tx: Tx, orgId: number, id: number): Prom
 /** Live assets placed directly at the location. */
 export async function countPlacedAssets(tx: Tx, orgId: number, id: number): Promise<number> {
   const { rows } = await tx.query<{ n: number }>(
-    'SELECT count(*)::int AS n FROM assets WHERE org_id = $1 AND location_id = $2 AND deleted_at IS NULL',
+    `SELECT count(*)::int AS n FROM asset_positions p JOIN assets a ON a.org_id = p.org_id AND a.id = p.asset_id
+     WHERE p.org_id = $1 AND p.location_id = $2 AND a.deleted_at IS NULL`,
     [orgId, id],
   );
   return rows[0]!.n;

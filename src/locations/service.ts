@@ -1,5 +1,7 @@
+import type { Caller } from '../caller.js';
 import type { Database, Tx } from '../db/pool.js';
 import { conflict, notFound } from '../errors.js';
+import { locationEvent, recordEvents } from '../events/outbox.js';
 import { toWire } from '../http/timestamps.js';
 import { lockKeyspace, nextAutoKey } from '../master-data/auto-key.js';
 import { exclusivePair, parseSort } from '../master-data/list-query.js';
@@ -75,6 +77,17 @@ export interface LocationListInput extends Page {
   sort?: string;
 }
 
+/** A location event in the write's transaction; answers the location for the caller to return. */
+async function recordLocationEvent(
+  tx: Tx,
+  orgId: number,
+  type: Parameters<typeof locationEvent>[0],
+  location: Location,
+): Promise<Location> {
+  await recordEvents(tx, orgId, [locationEvent(type, location)]);
+  return location;
+}
+
 const isUniqueViolation = (err: unknown, constraint: string) =>
   (err as { code?: string; constraint?: string }).code === '23505' &&
   (err as { constraint?: string }).constraint === constraint;
@@ -140,7 +153,7 @@ export class LocationService {
   list(orgId: number, query: LocationListInput): Promise<PagedLocations> {
     exclusivePair(query, 'parent_id', 'parent_external_key');
     const sort = parseSort(query.sort, SORT_FIELDS);
-    return this.db.withOrg(orgId, async (tx) => {
+    return this.db.readWithOrg(orgId, async (tx) => {
       const { data, total } = await listLocations(tx, orgId, {
         parent_id: query.parent_id,
         parent_external_key: query.parent_external_key,
@@ -158,13 +171,14 @@ export class LocationService {
 
   /** A live location, whatever its validity window (the temporal filter is for lists). */
   get(orgId: number, id: number): Promise<Location> {
-    return this.db.withOrg(orgId, (tx) => this.mustFind(tx, orgId, id));
+    return this.db.readWithOrg(orgId, (tx) => this.mustFind(tx, orgId, id));
   }
 
-  create(orgId: number, body: LocationCreateInput): Promise<Location> {
+  create(caller: Caller, body: LocationCreateInput): Promise<Location> {
+    const orgId = caller.orgId;
     const validFrom = body.valid_from === undefined ? undefined : millisIn('valid_from', body.valid_from);
     const validTo = body.valid_to == null ? null : millisIn('valid_to', body.valid_to);
-    return this.db.withOrg(orgId, async (tx) => {
+    return this.db.withOrg(caller, async (tx) => {
       await lockKeyspace(tx, 'locations', orgId);
       if (namesParentRow(body)) await lockTree(tx, orgId);
       const now = await dbNow(tx);
@@ -186,12 +200,13 @@ export class LocationService {
         throw isUniqueViolation(err, 'locations_external_key_live') ? keyTaken(key) : err;
       });
       if (body.tags && body.tags.length > 0) await attachTags(tx, orgId, { kind: 'location', id }, body.tags);
-      return this.mustFind(tx, orgId, id);
+      return recordLocationEvent(tx, orgId, 'location.created', await this.mustFind(tx, orgId, id));
     });
   }
 
-  update(orgId: number, id: number, body: LocationUpdateInput): Promise<Location> {
-    return this.db.withOrg(orgId, async (tx) => {
+  update(caller: Caller, id: number, body: LocationUpdateInput): Promise<Location> {
+    const orgId = caller.orgId;
+    return this.db.withOrg(caller, async (tx) => {
       const moves = sendsParent(body);
       if (moves) await lockTree(tx, orgId);
       const current = await this.mustFind(tx, orgId, id, true);
@@ -222,7 +237,7 @@ export class LocationService {
         changes.parent_id = parentId;
       }
       await updateLocation(tx, orgId, id, changes);
-      return this.mustFind(tx, orgId, id);
+      return recordLocationEvent(tx, orgId, 'location.updated', await this.mustFind(tx, orgId, id));
     });
   }
 
@@ -230,8 +245,9 @@ export class LocationService {
    * Soft delete. Refused (409, no cascade) while live child locations or live assets
    * placed directly at it exist; releases its tags so their values can be reused.
    */
-  delete(orgId: number, id: number): Promise<void> {
-    return this.db.withOrg(orgId, async (tx) => {
+  delete(caller: Caller, id: number): Promise<void> {
+    const orgId = caller.orgId;
+    return this.db.withOrg(caller, async (tx) => {
       await lockTree(tx, orgId);
       const location = await this.mustFind(tx, orgId, id, true);
       const children = await countLiveChildren(tx, orgId, id);
@@ -250,6 +266,16 @@ export class LocationService {
       const owner = { kind: 'location' as const, id };
       await detachAllTags(tx, orgId, owner);
       await refreshTagValues(tx, orgId, owner, false);
+      const { rows } = await tx.query<{ deleted_at: Date }>(
+        'SELECT deleted_at FROM locations WHERE org_id = $1 AND id = $2',
+        [orgId, id],
+      );
+      const deletedAt = rows[0] ? toWire(rows[0].deleted_at) : null;
+      await recordLocationEvent(tx, orgId, 'location.deleted', {
+        ...location,
+        updated_at: deletedAt ?? location.updated_at,
+        deleted_at: deletedAt,
+      });
     });
   }
 
@@ -257,8 +283,9 @@ export class LocationService {
    * Changes only this row's external_key (descendants are not modified) and reports how
    * many live descendants it has. The current value is a no-op that keeps updated_at.
    */
-  rename(orgId: number, id: number, key: string): Promise<{ location: Location; descendants: number }> {
-    return this.db.withOrg(orgId, async (tx) => {
+  rename(caller: Caller, id: number, key: string): Promise<{ location: Location; descendants: number }> {
+    const orgId = caller.orgId;
+    return this.db.withOrg(caller, async (tx) => {
       await lockKeyspace(tx, 'locations', orgId);
       let location = await this.mustFind(tx, orgId, id, true);
       if (location.external_key !== key) {
@@ -266,7 +293,12 @@ export class LocationService {
         await renameLocation(tx, orgId, id, key).catch((err: unknown) => {
           throw isUniqueViolation(err, 'locations_external_key_live') ? keyTaken(key) : err;
         });
-        location = await this.mustFind(tx, orgId, id);
+        location = await recordLocationEvent(
+          tx,
+          orgId,
+          'location.updated',
+          await this.mustFind(tx, orgId, id),
+        );
       }
       return { location, descendants: await countLiveDescendants(tx, orgId, id) };
     });
@@ -313,7 +345,7 @@ export class LocationService {
     page: Page,
     list: (tx: Tx, orgId: number, id: number, page: Page) => Promise<PagedLocations>,
   ): Promise<PagedLocations> {
-    return this.db.withOrg(orgId, async (tx) => {
+    return this.db.readWithOrg(orgId, async (tx) => {
       if (!(await liveLocationExists(tx, orgId, id))) throw notFound('location');
       return list(tx, orgId, id, page);
     });

@@ -46,6 +46,20 @@ export function listEnvelope<T>(data: T[], page: { limit: number; offset: number
   return { data, limit: page.limit, offset: page.offset, total_count: total };
 }
 
+/** The page a list route's PageQuery asks for. */
+export const pageOf = (query: { limit: number; offset: number }) => ({
+  limit: query.limit,
+  offset: query.offset,
+});
+
+/**
+ * The page of a list an organization keeps only a handful of (readers, webhook endpoints):
+ * its service returns them all, so the page is a slice and the total is the length.
+ */
+export function slicePage<T>(all: T[], page: { limit: number; offset: number }) {
+  return { rows: all.slice(page.offset, page.offset + page.limit), total: all.length };
+}
+
 /** SQL predicate: the row is currently effective (API-SPEC "Liveness axes"). */
 export const EFFECTIVE = (alias: string) =>
   `${alias}.valid_from <= now() AND (${alias}.valid_to IS NULL OR ${alias}.valid_to > now())`;

@@ -1,61 +1,47 @@
 import type { Tx } from '../db/pool.js';
 import { lockTree } from '../locations/repository.js';
 import { lockKeyspace } from '../master-data/auto-key.js';
-import { tagsForOwners } from '../tags/repository.js';
-import { nextAutoKeys } from './auto-keys.js';
-import { sameTags, type TagCell } from './columns.js';
 import {
-  checkTags,
+  type BaseCurrent,
+  type BaseValues,
+  type BaseWrite,
+  type CurrentTags,
+  changedColumns,
+  decideRow,
+  insertCreates,
+  iso,
+  readState,
+  writeTagChanges,
+} from './pipeline.js';
+import {
   conflictOn,
   inBatches,
   type ParsedRow,
   type RowError,
   type RowResult,
-  tagDiff,
-  tagHolders,
   tagValuesAfter,
-  validation,
-  writeTags,
 } from './rows.js';
-import { millis, schemaErrors, windowErrors } from './validate.js';
 
-interface Current {
-  id: number;
-  external_key: string;
-  name: string;
-  description: string | null;
-  is_active: boolean;
+interface Current extends BaseCurrent {
   parent_id: number | null;
-  valid_from: Date;
-  valid_to: Date | null;
 }
 
-interface Values {
-  name: string;
-  description: string | null;
-  is_active: boolean;
-  valid_from: number;
-  valid_to: number | null;
-}
-
-interface Write {
-  result: RowResult;
-  id: number | null;
-  key: string | null;
-  values: Values;
+interface Write extends BaseWrite {
+  values: BaseValues;
   /** undefined: the parent is not touched; null: a root; else the parent's key. */
   parent: string | null | undefined;
-  tags?: { tag_type: string; value: string }[];
   existing?: Current;
 }
 
 export interface LocationPlan {
   results: RowResult[];
   writes: Write[];
-  currentTags: Map<number, { id: number; tag_type: string; value: string }[]>;
+  currentTags: CurrentTags;
   /** Live locations before the import: key → id. */
   ids: Map<string, number>;
 }
+
+const COLUMNS = 'id, external_key, name, description, is_active, parent_id, valid_from, valid_to';
 
 const refuse = (w: Write, errors: RowError[]) => {
   w.result.outcome = 'refused';
@@ -143,7 +129,8 @@ export async function planLocations(
     await lockKeyspace(tx, 'locations', orgId);
     await lockTree(tx, orgId);
   }
-  const now = (await tx.query<{ now: Date }>('SELECT now_ms() AS now')).rows[0]!.now.getTime();
+  // The whole tree's keys and parents: a parent may be any live location, and moves are
+  // checked for cycles against it.
   const { rows: live } = await tx.query<{ id: number; external_key: string; parent_id: number | null }>(
     'SELECT id, external_key, parent_id FROM locations WHERE org_id = $1 AND deleted_at IS NULL',
     [orgId],
@@ -153,110 +140,20 @@ export async function planLocations(
   const dbParent = new Map(
     live.map((l) => [l.external_key, l.parent_id === null ? null : (keyOf.get(l.parent_id) ?? null)]),
   );
-  const keys = [
-    ...new Set(rows.map((r) => r.body.external_key).filter((k): k is string => typeof k === 'string')),
-  ];
-  const { rows: found } = await tx.query<Current>(
-    `SELECT id, external_key, name, description, is_active, parent_id, valid_from, valid_to
-     FROM locations WHERE org_id = $1 AND deleted_at IS NULL AND external_key = ANY($2::text[])
-     ${lock ? 'FOR UPDATE' : ''}`,
-    [orgId, keys],
-  );
-  const current = new Map(found.map((c) => [c.external_key, c]));
-  const currentTags = await tagsForOwners(
-    tx,
-    orgId,
-    'location',
-    found.map((c) => c.id),
-  );
-  const fileTags = rows.flatMap((r) => (Array.isArray(r.body.tags) ? (r.body.tags as TagCell[]) : []));
-  const holders = await tagHolders(tx, orgId, fileTags);
-
+  const state = await readState<Current>(tx, 'locations', orgId, rows, COLUMNS, lock);
   const results: RowResult[] = [];
   const accepted: Write[] = [];
-  const keyRow = new Map<string, number>();
-  const claimed = new Map<string, number>();
   for (const r of rows) {
-    const key = typeof r.body.external_key === 'string' ? r.body.external_key : null;
-    const result: RowResult = { row: r.row, external_key: key, outcome: 'refused' };
-    results.push(result);
-    if (r.errors.length > 0) {
-      result.errors = validation(r.errors);
-      continue;
-    }
-    const existing = key === null ? undefined : current.get(key);
-    const schema = schemaErrors('locations', existing ? 'update' : 'create', r.body);
-    if (schema.length > 0) {
-      result.errors = validation(schema);
-      continue;
-    }
-    const b = r.body as {
-      name?: string;
-      description?: string | null;
-      is_active?: boolean;
-      parent_external_key?: string | null;
-      valid_from?: string;
-      valid_to?: string | null;
-      tags?: { tag_type: string; value: string }[];
-    };
-    const values: Values = existing
-      ? {
-          name: b.name ?? existing.name,
-          description: b.description === undefined ? existing.description : b.description,
-          is_active: b.is_active ?? existing.is_active,
-          valid_from: b.valid_from === undefined ? existing.valid_from.getTime() : millis(b.valid_from),
-          valid_to:
-            b.valid_to === undefined
-              ? (existing.valid_to?.getTime() ?? null)
-              : b.valid_to === null
-                ? null
-                : millis(b.valid_to),
-        }
-      : {
-          name: b.name as string,
-          description: b.description ?? null,
-          is_active: b.is_active ?? true,
-          valid_from: b.valid_from === undefined ? now : millis(b.valid_from),
-          valid_to: b.valid_to == null ? null : millis(b.valid_to),
-        };
-    const window = windowErrors(values.valid_from, values.valid_to);
-    if (window.length > 0) {
-      result.errors = validation(window);
-      continue;
-    }
-    if (key !== null) {
-      const earlier = keyRow.get(key);
-      if (earlier !== undefined) {
-        result.errors = conflictOn(
-          'external_key',
-          `external_key ${key} is also on row ${earlier}; a key may appear once per file`,
-        );
-        continue;
-      }
-      keyRow.set(key, r.row);
-    }
-    if (b.tags !== undefined) {
-      const clash = checkTags(
-        b.tags,
-        { kind: 'location', id: existing?.id ?? null },
-        holders,
-        claimed,
-        r.row,
-      );
-      if (clash) {
-        result.errors = clash;
-        continue;
-      }
-    }
-    result.outcome = existing ? 'update' : 'create';
+    const row = decideRow('locations', r, state, results);
+    if (!row) continue;
     accepted.push({
-      result,
-      id: existing?.id ?? null,
-      key,
-      values,
-      parent: b.parent_external_key,
-      tags: b.tags,
-      existing,
+      result: row.result,
+      id: row.existing?.id ?? null,
+      key: row.key,
+      values: row.values,
+      parent: row.body.parent_external_key as string | null | undefined,
+      tags: row.body.tags,
+      existing: row.existing,
     });
   }
   settleParents(accepted, ids, dbParent);
@@ -269,25 +166,22 @@ export async function planLocations(
       writes.push(w);
       continue;
     }
-    const changed: string[] = [];
-    if (w.values.name !== e.name) changed.push('name');
-    if (w.values.description !== e.description) changed.push('description');
-    if (w.values.is_active !== e.is_active) changed.push('is_active');
-    if (w.parent !== undefined && w.parent !== dbParent.get(e.external_key))
-      changed.push('parent_external_key');
-    if (w.values.valid_from !== e.valid_from.getTime()) changed.push('valid_from');
-    if (w.values.valid_to !== (e.valid_to?.getTime() ?? null)) changed.push('valid_to');
-    if (w.tags !== undefined && !sameTags(w.tags, currentTags.get(e.id) ?? [])) changed.push('tags');
+    const moved = w.parent !== undefined && w.parent !== dbParent.get(e.external_key);
+    const changed = changedColumns(
+      w.values,
+      e,
+      w.tags,
+      state.currentTags,
+      moved ? ['parent_external_key'] : [],
+    );
     if (changed.length === 0) w.result.outcome = 'unchanged';
     else {
       w.result.changed = changed;
       writes.push(w);
     }
   }
-  return { results, writes, currentTags, ids };
+  return { results, writes, currentTags: state.currentTags, ids };
 }
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** Writes an accepted plan set-based, in batches; `advance` counts written rows. */
 export async function applyLocations(
@@ -345,13 +239,7 @@ export async function applyLocations(
     levels[d] ??= [];
     levels[d].push(w);
   }
-  for (const level of levels) await inBatches(level ?? [], insert, advance);
-  const autoKeys = await nextAutoKeys(tx, 'locations', orgId, keyless.length);
-  keyless.forEach((w, i) => {
-    w.key = autoKeys[i]!;
-    w.result.external_key = w.key;
-  });
-  await inBatches(keyless, insert, advance);
+  await insertCreates(tx, 'locations', orgId, levels, keyless, insert, advance);
 
   const updates = plan.writes.filter((w) => w.result.outcome === 'update');
   await inBatches(
@@ -383,14 +271,5 @@ export async function applyLocations(
     advance,
   );
 
-  const detach: number[] = [];
-  const attach: { owner: number; tag_type: string; value: string }[] = [];
-  for (const w of plan.writes) {
-    if (w.tags === undefined || w.id === null) continue;
-    const diff = tagDiff(plan.currentTags.get(w.id) ?? [], w.tags);
-    if (diff.detach.length === 0 && diff.attach.length === 0) continue;
-    detach.push(...diff.detach);
-    for (const t of diff.attach) attach.push({ owner: w.id, tag_type: t.tag_type, value: t.value });
-  }
-  await writeTags(tx, orgId, 'location', detach, attach);
+  await writeTagChanges(tx, 'locations', orgId, plan.writes, plan.currentTags);
 }

@@ -51,7 +51,11 @@ export function conflictOn(field: string, message: string): RowError[] {
   return [{ type: 'conflict', field, code: 'conflict', message }];
 }
 
-/** Runs `fn` over `items` in slices of BATCH, reporting how many are done. */
+/**
+ * Runs `fn` over `items` in slices of BATCH, one after the other, reporting how many are
+ * done. Not all sent at once: each statement's read timeout (src/db/pool.ts) runs from
+ * when it is sent, so a statement queued behind many others would time out.
+ */
 export async function inBatches<T>(
   items: T[],
   fn: (slice: T[]) => Promise<void>,
@@ -99,15 +103,16 @@ export function checkTags(
   claimed: Map<string, number>,
   row: number,
 ): RowError[] | null {
+  // Each pair's key is made once: a fresh string is hashed again on every Map lookup.
+  const keys = tags.map(pairKey);
   const seen = new Set<string>();
-  for (const t of tags) {
-    const k = pairKey(t);
-    if (seen.has(k))
+  for (const [i, t] of tags.entries()) {
+    if (seen.has(keys[i]!))
       return conflictOn('tags', `tag ${t.tag_type}:${t.value} appears more than once in the row`);
-    seen.add(k);
+    seen.add(keys[i]!);
   }
-  for (const t of tags) {
-    const k = pairKey(t);
+  for (const [i, t] of tags.entries()) {
+    const k = keys[i]!;
     const holder = holders.get(k);
     if (holder) {
       const ownId = own.kind === 'asset' ? holder.asset_id : holder.location_id;
@@ -122,7 +127,7 @@ export function checkTags(
       return conflictOn('tags', `tag ${t.tag_type}:${t.value} is also on row ${other} of the file`);
     }
   }
-  for (const t of tags) claimed.set(pairKey(t), row);
+  for (const k of keys) claimed.set(k, row);
   return null;
 }
 
@@ -176,20 +181,28 @@ export async function writeTags(
   attach: { owner: number; tag_type: string; value: string }[],
 ): Promise<void> {
   const column = kind === 'asset' ? 'asset_id' : 'location_id';
-  for (let i = 0; i < detach.length; i += BATCH) {
-    await tx.query(
-      'UPDATE tags SET detached_at = now_ms() WHERE org_id = $1 AND id = ANY($2::bigint[]) AND detached_at IS NULL',
-      [orgId, detach.slice(i, i + BATCH)],
-    );
-  }
-  for (let i = 0; i < attach.length; i += BATCH) {
-    const slice = attach.slice(i, i + BATCH);
-    await tx.query(
-      `INSERT INTO tags (org_id, ${column}, tag_type, value)
+  const none = () => undefined;
+  await inBatches(
+    detach,
+    async (slice) => {
+      await tx.query(
+        'UPDATE tags SET detached_at = now_ms() WHERE org_id = $1 AND id = ANY($2::bigint[]) AND detached_at IS NULL',
+        [orgId, slice],
+      );
+    },
+    none,
+  );
+  await inBatches(
+    attach,
+    async (slice) => {
+      await tx.query(
+        `INSERT INTO tags (org_id, ${column}, tag_type, value)
        SELECT $1, u.owner, u.tag_type, u.value
        FROM unnest($2::bigint[], $3::text[], $4::text[]) WITH ORDINALITY AS u(owner, tag_type, value, n)
        ORDER BY u.n`,
-      [orgId, slice.map((t) => t.owner), slice.map((t) => t.tag_type), slice.map((t) => t.value)],
-    );
-  }
+        [orgId, slice.map((t) => t.owner), slice.map((t) => t.tag_type), slice.map((t) => t.value)],
+      );
+    },
+    none,
+  );
 }

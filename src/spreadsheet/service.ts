@@ -1,11 +1,13 @@
 import type { AssetListParams } from '../assets/schemas.js';
 import type { AssetService } from '../assets/service.js';
+import type { Caller } from '../caller.js';
 import type { Database } from '../db/pool.js';
 import { badRequest, conflict, validationError } from '../errors.js';
 import type { LocationListInput, LocationService } from '../locations/service.js';
 import { applyAssets, planAssets } from './assets-import.js';
 import { COLUMNS, cellCountError, formatTags, type Kind, readHeader, rowBody } from './columns.js';
 import { type CsvRecord, csvLine, readCsv } from './csv.js';
+import { recordImportEvents } from './import-events.js';
 import { applyLocations, planLocations } from './locations-import.js';
 import { countOutcomes, type ParsedRow, type ProgressFn, type RowResult } from './rows.js';
 
@@ -57,16 +59,17 @@ export class SpreadsheetService {
   ) {}
 
   async import(
-    orgId: number,
+    caller: Caller,
     kind: Kind,
     source: AsyncIterable<Buffer | Uint8Array | string> | Iterable<Buffer | Uint8Array | string>,
     options: ImportOptions = {},
   ): Promise<ImportResult> {
+    const orgId = caller.orgId;
     const progress = options.onProgress ?? (() => undefined);
     const rows = await readRows(kind, source, progress);
     progress({ phase: 'checking', done: 0, total: rows.length });
     const run = async (dryRun: boolean) =>
-      this.db.withOrg(orgId, async (tx) => {
+      this.db.withOrg(caller, async (tx) => {
         const plan =
           kind === 'assets'
             ? await planAssets(tx, orgId, rows, !dryRun)
@@ -85,6 +88,7 @@ export class SpreadsheetService {
             if (kind === 'assets')
               await applyAssets(tx, orgId, plan as Parameters<typeof applyAssets>[2], advance);
             else await applyLocations(tx, orgId, plan as Parameters<typeof applyLocations>[2], advance);
+            await recordImportEvents(tx, orgId, kind, plan.writes);
           } catch (err) {
             const code = (err as { code?: string }).code;
             if (code === '23505' || code === '23514' || code === '23503') {

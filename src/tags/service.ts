@@ -1,5 +1,7 @@
+import type { Caller } from '../caller.js';
 import type { Database, Tx } from '../db/pool.js';
 import { ApiError, conflict, notFound } from '../errors.js';
+import { recordEvents } from '../events/outbox.js';
 import {
   detachTag,
   findTagByValue,
@@ -44,6 +46,17 @@ export async function attachTags(
 
 const OWNER_TABLE = { asset: 'assets', location: 'locations' } as const;
 
+/** tag.attached / tag.detached: the tag resource and its owner, in the write's transaction. */
+const tagEvent = (tx: Tx, orgId: number, type: 'tag.attached' | 'tag.detached', owner: Owner, tag: Tag) =>
+  recordEvents(tx, orgId, [
+    {
+      type,
+      subject: `tag:${tag.id}`,
+      locationIds: owner.kind === 'location' ? [owner.id] : [],
+      payload: { ...tag, owner_type: owner.kind, owner_id: owner.id },
+    },
+  ]);
+
 export class TagService {
   constructor(private readonly db: Database) {}
 
@@ -55,21 +68,29 @@ export class TagService {
     if (!rowCount) throw notFound(owner.kind);
   }
 
-  async attach(orgId: number, owner: Owner, tag: { tag_type: string; value: string }): Promise<Tag> {
-    return this.db.withOrg(orgId, async (tx) => {
+  async attach(caller: Caller, owner: Owner, tag: { tag_type: string; value: string }): Promise<Tag> {
+    const orgId = caller.orgId;
+    return this.db.withOrg(caller, async (tx) => {
       await this.lockLiveOwner(tx, orgId, owner);
       const [created] = await attachTags(tx, orgId, owner, [tag]);
       await refreshTagValues(tx, orgId, owner, true);
       if (!created) throw new ApiError('internal_error', 'tag was not stored');
+      await tagEvent(tx, orgId, 'tag.attached', owner, created);
       return created;
     });
   }
 
   /** 404 when repeated, when the tag is not this owner's, or another organization's. */
-  async detach(orgId: number, owner: Owner, tagId: number): Promise<void> {
-    await this.db.withOrg(orgId, async (tx) => {
+  async detach(caller: Caller, owner: Owner, tagId: number): Promise<void> {
+    const orgId = caller.orgId;
+    await this.db.withOrg(caller, async (tx) => {
       await this.lockLiveOwner(tx, orgId, owner);
-      if (!(await detachTag(tx, orgId, owner, tagId))) throw notFound('tag');
+      const { rows } = await tx.query<Tag>(
+        `SELECT id, tag_type, value FROM tags WHERE org_id = $1 AND id = $2 AND detached_at IS NULL`,
+        [orgId, tagId],
+      );
+      if (!rows[0] || !(await detachTag(tx, orgId, owner, tagId))) throw notFound('tag');
+      await tagEvent(tx, orgId, 'tag.detached', owner, rows[0]);
       await refreshTagValues(tx, orgId, owner, true);
     });
   }

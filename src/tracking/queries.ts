@@ -119,7 +119,7 @@ const REPORT_SEARCH_TEXT = `lower((a.external_key || chr(1) || a.name || chr(1) 
  * The two statements of one report request: the page and the total count, over the same
  * predicate. Exported so the plan test can EXPLAIN exactly what runs.
  *
- * Assets are read through `tracked_assets_in_org` (migration 0006), the organization's
+ * Assets are read through `tracked_assets_in_org` (migrations 0006, 0042), the organization's
  * scanned assets by a plain view predicate rather than through row-level security: the
  * policy is a security barrier that keeps a non-leakproof operator such as LIKE from using
  * the trigram index for `q`.
@@ -156,15 +156,42 @@ export function reportSql(
   // id last, in the direction of the last key: a single-key sort and its reverse are
   // each one walk of an (org_id, key, id) index.
   order.push(`a.id ${sort.at(-1)!.desc ? 'DESC' : 'ASC'}`);
-  const text = `SELECT a.id AS asset_id, a.external_key AS asset_external_key, a.last_seen_at AS asset_last_seen,
+  const locationJoin = `LEFT JOIN locations l ON l.org_id = a.org_id AND l.id = a.location_id
+  AND l.deleted_at IS NULL AND ${EFFECTIVE('l')}`;
+  // Nothing but the shown key needs the asset row: the page is ordered and cut from the
+  // positions alone (which carry the asset's validity and deletion), and only its rows
+  // join their assets. Otherwise a sort by location key joined every scanned position to
+  // its asset, a hash of all the organization's assets where few of them are scanned.
+  const positionsOnly = !filter.q && !filter.assetKeys && !sort.some((s) => s.field === 'asset_external_key');
+  const text = positionsOnly
+    ? `SELECT w.asset_id, x.external_key AS asset_external_key, w.asset_last_seen, w.asset_deleted_at,
+  w.location_id, w.location_external_key
+FROM (
+  SELECT a.id AS asset_id, a.last_seen_at AS asset_last_seen, a.deleted_at AS asset_deleted_at,
+    l.id AS location_id, l.external_key AS location_external_key
+  FROM tracked_positions_in_org a
+  ${locationJoin}
+  WHERE ${predicate}
+  ORDER BY ${order.join(', ')}
+  LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}
+) w
+JOIN assets x ON x.org_id = $1 AND x.id = w.asset_id
+ORDER BY ${order
+        .join(', ')
+        .replace(/a\.last_seen_at/g, 'w.asset_last_seen')
+        .replace(/l\.external_key/g, 'w.location_external_key')
+        .replace(/a\.id/g, 'w.asset_id')}`
+    : `SELECT a.id AS asset_id, a.external_key AS asset_external_key, a.last_seen_at AS asset_last_seen,
   a.deleted_at AS asset_deleted_at, l.id AS location_id, l.external_key AS location_external_key
 FROM tracked_assets_in_org a
-LEFT JOIN locations l ON l.org_id = a.org_id AND l.id = a.location_id
-  AND l.deleted_at IS NULL AND ${EFFECTIVE('l')}
+${locationJoin}
 WHERE ${predicate}
 ORDER BY ${order.join(', ')}
 LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`;
-  const count = `SELECT count(*)::int AS total FROM tracked_assets_in_org a
+  // Without a filter on the asset's own columns the count reads the positions alone, which
+  // carry the asset's validity and deletion (migration 0043_asset_positions_validity).
+  const counted = filter.q || filter.assetKeys ? 'tracked_assets_in_org' : 'tracked_positions_in_org';
+  const count = `SELECT count(*)::int AS total FROM ${counted} a
 WHERE ${predicate}`;
   return { page: { text, values }, count: { text: count, values: whereValues } };
 }

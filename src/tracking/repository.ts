@@ -129,7 +129,10 @@ export async function appendStays(
   );
 }
 
-/** Puts known current locations and last sightings on the asset rows, in one statement. */
+/**
+ * Puts known current locations and last sightings in asset_positions (migration 0042), in
+ * one statement: the narrow table, not the assets row, takes this write of every read.
+ */
 export async function setCurrentLocations(
   tx: Tx,
   orgId: number,
@@ -137,10 +140,10 @@ export async function setCurrentLocations(
 ): Promise<void> {
   if (rows.length === 0) return;
   await tx.query(
-    `UPDATE assets a SET location_id = v.location_id, last_seen_at = v.last_seen_at
-     FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[]) AS v(id, location_id, last_seen_at)
-     WHERE a.org_id = $1 AND a.id = v.id
-       AND (a.location_id IS DISTINCT FROM v.location_id OR a.last_seen_at IS DISTINCT FROM v.last_seen_at)`,
+    `INSERT INTO asset_positions AS p (org_id, asset_id, location_id, last_seen_at)
+     SELECT $1, * FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[])
+     ON CONFLICT (asset_id) DO UPDATE SET location_id = excluded.location_id, last_seen_at = excluded.last_seen_at
+       WHERE p.location_id IS DISTINCT FROM excluded.location_id OR p.last_seen_at IS DISTINCT FROM excluded.last_seen_at`,
     [
       orgId,
       rows.map((r) => r.assetId),
@@ -150,17 +153,36 @@ export async function setCurrentLocations(
   );
 }
 
-/** Copies the newest stay onto the asset row: its current location and last sighting. */
-export async function refreshCurrentLocation(tx: Tx, orgId: number, assetIds: number[]): Promise<void> {
-  if (assetIds.length === 0) return;
-  await tx.query(
-    `UPDATE assets a SET location_id = s.location_id, last_seen_at = s.last_seen_at
-     FROM (SELECT DISTINCT ON (asset_id) asset_id, location_id, last_seen_at FROM stays
-           WHERE org_id = $1 AND asset_id = ANY($2::bigint[]) ORDER BY asset_id, started_at DESC) s
-     WHERE a.org_id = $1 AND a.id = s.asset_id
-       AND (a.location_id IS DISTINCT FROM s.location_id OR a.last_seen_at IS DISTINCT FROM s.last_seen_at)`,
+/**
+ * Copies the newest stay into asset_positions: the asset's current location and last
+ * sighting. Returns the rows it changed, with the newest stay's location and arrival.
+ */
+export async function refreshCurrentLocation(
+  tx: Tx,
+  orgId: number,
+  assetIds: number[],
+): Promise<Array<{ assetId: number; locationId: number; startedAt: number }>> {
+  if (assetIds.length === 0) return [];
+  // The arrival is not a column of the position; it is read back from the same stays.
+  const { rows } = await tx.query<{ asset_id: number; location_id: number; started_at: Date }>(
+    `WITH s AS (
+       SELECT DISTINCT ON (asset_id) asset_id, location_id, started_at, last_seen_at FROM stays
+       WHERE org_id = $1 AND asset_id = ANY($2::bigint[]) ORDER BY asset_id, started_at DESC
+     ), changed AS (
+       INSERT INTO asset_positions AS p (org_id, asset_id, location_id, last_seen_at)
+       SELECT $1, asset_id, location_id, last_seen_at FROM s
+       ON CONFLICT (asset_id) DO UPDATE SET location_id = excluded.location_id, last_seen_at = excluded.last_seen_at
+         WHERE p.location_id IS DISTINCT FROM excluded.location_id OR p.last_seen_at IS DISTINCT FROM excluded.last_seen_at
+       RETURNING p.asset_id
+     )
+     SELECT s.asset_id, s.location_id, s.started_at FROM s JOIN changed c ON c.asset_id = s.asset_id`,
     [orgId, assetIds],
   );
+  return rows.map((r) => ({
+    assetId: r.asset_id,
+    locationId: r.location_id,
+    startedAt: r.started_at.getTime(),
+  }));
 }
 
 /** Share-locks the live locations among `ids` (in id order) and returns them. */

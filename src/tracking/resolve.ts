@@ -49,3 +49,20 @@ export async function scanPointsOf(
   );
   return new Map(rows.map((r) => [r.antenna, r.location_id]));
 }
+
+/** (reader, antenna) → location for several readers at once: scanPointsOf per reader, in one query. */
+export async function scanPointsOfReaders(
+  tx: Tx,
+  orgId: number,
+  readerIds: number[],
+): Promise<Map<number, Map<number | null, number>>> {
+  const out = new Map<number, Map<number | null, number>>(readerIds.map((id) => [id, new Map()]));
+  if (readerIds.length === 0) return out;
+  const { rows } = await tx.query<{ reader_id: number; antenna: number | null; location_id: number }>(
+    `SELECT sp.reader_id, sp.antenna, sp.location_id FROM scan_points sp JOIN locations l ON l.id = sp.location_id
+     WHERE sp.org_id = $1 AND sp.reader_id = ANY($2::bigint[]) AND l.deleted_at IS NULL`,
+    [orgId, readerIds],
+  );
+  for (const r of rows) out.get(r.reader_id)?.set(r.antenna, r.location_id);
+  return out;
+}

@@ -53,7 +53,7 @@ export class TrackingService {
       throw fieldError('to', 'invalid_value', 'to must not be earlier than from', { from: toWire(from) });
     }
     const page = { limit: query.limit, offset: query.offset };
-    return this.db.withOrg(orgId, async (tx) => {
+    return this.db.readWithOrg(orgId, async (tx) => {
       // History outlives the validity window, not a deletion.
       const asset = await tx.query(
         'SELECT 1 FROM assets WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL',
@@ -92,7 +92,7 @@ export class TrackingService {
     ]);
     const sort = parseSort(query.sort, REPORT_SORTS);
     const page = { limit: query.limit, offset: query.offset };
-    const { rows, total } = await this.db.withOrg(orgId, (tx) =>
+    const { rows, total } = await this.db.readWithOrg(orgId, (tx) =>
       reportPage(
         tx,
         orgId,

@@ -1,4 +1,5 @@
 import type { Tx } from '../db/pool.js';
+import { type Move, type ReadSource, recordMoves } from '../events/outbox.js';
 import {
   appendStays,
   extendStays,
@@ -10,11 +11,16 @@ import {
   setCurrentLocations,
 } from './repository.js';
 
+/** Assets whose late reads are placed at once (their statements pipelined). */
+const LATE_ASSETS_AT_ONCE = 16;
+
 /** One resolved observation: this asset was at this location at this instant (epoch ms). */
 export interface Sighting {
   assetId: number;
   locationId: number;
   at: number;
+  /** Where the read came from, for the asset.moved event it may cause. */
+  source?: ReadSource;
 }
 
 /**
@@ -46,7 +52,7 @@ export interface AppendPlan {
   /** The newest stored stay's new last sighting, when the batch extends it. */
   extendTo: number | null;
   /** New stays after it, in time order. */
-  inserts: Array<{ locationId: number; startedAt: number; lastSeenAt: number }>;
+  inserts: Array<{ locationId: number; startedAt: number; lastSeenAt: number; source?: ReadSource }>;
 }
 
 /**
@@ -70,7 +76,7 @@ export function planAppend(sorted: Sighting[], newest: NewestStay | null): Appen
       if (open) open.lastSeenAt = s.at;
       else plan.extendTo = s.at;
     } else {
-      plan.inserts.push({ locationId: s.locationId, startedAt: s.at, lastSeenAt: s.at });
+      plan.inserts.push({ locationId: s.locationId, startedAt: s.at, lastSeenAt: s.at, source: s.source });
       current = s.locationId;
     }
   }
@@ -83,7 +89,20 @@ export function planAppend(sorted: Sighting[], newest: NewestStay | null): Appen
  * (planAppend); batches reaching into an asset's past are placed read by read.
  */
 export async function storeSightings(tx: Tx, orgId: number, sightings: Sighting[]): Promise<number> {
-  if (sightings.length === 0) return 0;
+  const stored = await placeSightings(tx, orgId, sightings);
+  return sightings.filter(stored).length;
+}
+
+/**
+ * storeSightings, telling which sightings were stored: not those of an asset or at a
+ * location deleted meanwhile. Callers storing several messages at once count per message.
+ */
+export async function placeSightings(
+  tx: Tx,
+  orgId: number,
+  sightings: Sighting[],
+): Promise<(s: Sighting) => boolean> {
+  if (sightings.length === 0) return () => false;
   // A location being deleted holds its row lock while it counts the assets placed there;
   // this share lock waits for that and then sees it deleted, or makes the delete see us.
   const placeable = await lockLocations(tx, orgId, [...new Set(sightings.map((s) => s.locationId))]);
@@ -99,16 +118,21 @@ export async function storeSightings(tx: Tx, orgId: number, sightings: Sighting[
   const append: Array<{ assetId: number; locationId: number; startedAt: number; lastSeenAt: number }> = [];
   const current: Array<{ assetId: number; locationId: number; lastSeenAt: number }> = [];
   const readByRead: number[] = [];
-  let stored = 0;
+  const moves: Move[] = [];
+  const pastReads: Array<{ assetId: number; reads: Sighting[] }> = [];
   for (const [assetId, list] of byAsset) {
     if (!live.has(assetId)) continue;
     const newest = live.get(assetId) ?? null;
     list.sort((a, b) => a.at - b.at);
-    stored += list.length;
     const plan = planAppend(list, newest);
     if (plan) {
       if (plan.extendTo !== null && newest) extend.push({ stayId: newest.id, lastSeenAt: plan.extendTo });
-      for (const stay of plan.inserts) append.push({ assetId, ...stay });
+      let from = newest?.locationId ?? null;
+      for (const { source, ...stay } of plan.inserts) {
+        append.push({ assetId, ...stay });
+        moves.push({ assetId, from, to: stay.locationId, at: stay.startedAt, source: source ?? null });
+        from = stay.locationId;
+      }
       const last = plan.inserts.at(-1);
       if (last) current.push({ assetId, locationId: last.locationId, lastSeenAt: last.lastSeenAt });
       else if (newest && plan.extendTo !== null) {
@@ -117,14 +141,41 @@ export async function storeSightings(tx: Tx, orgId: number, sightings: Sighting[
       continue;
     }
     readByRead.push(assetId);
-    for (const s of compact(list, newest?.lastSeenAt ?? null)) {
-      await recordSighting(tx, orgId, assetId, s.locationId, s.at);
-    }
+    pastReads.push({ assetId, reads: compact(list, newest?.lastSeenAt ?? null) });
   }
+  // Assets are independent of each other: several are placed at once, so the pool's
+  // pipelining overlaps their round trips (a group may hold thousands of late reads). A
+  // few at a time, not all: a statement's read timeout runs from when it is sent, so a
+  // long queue of them behind one another could time out on a loaded server.
+  let nextPast = 0;
+  const placeLate = async () => {
+    for (let i = nextPast++; i < pastReads.length; i = nextPast++) {
+      const { assetId, reads } = pastReads[i]!;
+      for (const s of reads) await recordSighting(tx, orgId, assetId, s.locationId, s.at);
+    }
+  };
+  const settled = await Promise.allSettled(Array.from({ length: LATE_ASSETS_AT_ONCE }, placeLate));
+  const failed = settled.find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
   await extendStays(tx, orgId, extend);
   await appendStays(tx, orgId, append);
   // The newest stay of an appended asset is known here; the others are read back.
   await setCurrentLocations(tx, orgId, current);
-  await refreshCurrentLocation(tx, orgId, readByRead);
-  return stored;
+  // Late reads rewrite history; they are an event only where the current location changed.
+  for (const change of await refreshCurrentLocation(tx, orgId, readByRead)) {
+    const from = live.get(change.assetId)?.locationId ?? null;
+    if (from === change.locationId) continue;
+    const read = byAsset
+      .get(change.assetId)
+      ?.find((s) => s.at === change.startedAt && s.locationId === change.locationId);
+    moves.push({
+      assetId: change.assetId,
+      from,
+      to: change.locationId,
+      at: change.startedAt,
+      source: read?.source ?? null,
+    });
+  }
+  await recordMoves(tx, orgId, moves);
+  return (s) => placeable.has(s.locationId) && live.has(s.assetId);
 }

@@ -6,6 +6,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Asset } from '../../src/assets/schemas.js';
+import { KEYLESS_CREATES_IN_FLIGHT } from '../../src/assets/service.js';
 import type { TestOrg } from '../helpers/app.js';
 import { type AssetApi, type AssetsFixture, assetApi, assetsFixture, unique } from './helpers.js';
 
@@ -77,6 +78,31 @@ describe('POST /api/v1/assets and the keyspace lock', { timeout: 90_000 }, () =>
     expect(created.external_key).toBe('ASSET-0001');
     const res = await api.get(`/api/v1/assets/${created.id}`);
     expect(res.json().data).toEqual(created);
+  });
+
+  it('keyless creates past the few in flight wait without a connection, then all get their slots', async () => {
+    const other = await f.t.createOrg();
+    const otherApi = assetApi(f.t, (await other.key()).token);
+    const count = KEYLESS_CREATES_IN_FLIGHT + 3;
+    await holder.query('SELECT pg_advisory_lock($1, $2)', [ASSETS_LOCK_CLASS, other.id]);
+    let pending: Promise<Asset[]> | undefined;
+    try {
+      pending = Promise.all(Array.from({ length: count }, () => otherApi.create({ name: 'Queued' })));
+      const deadline = Date.now() + 30_000;
+      while ((await waitingForLock()) < KEYLESS_CREATES_IN_FLIGHT) {
+        if (Date.now() > deadline) throw new Error('the creates never waited for the keyspace lock');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      // The rest were sent at the same time: had they a connection, they would be waiting too.
+      for (let i = 0; i < 5; i++) {
+        await otherApi.create({ external_key: unique('FL') });
+        expect(await waitingForLock()).toBe(KEYLESS_CREATES_IN_FLIGHT);
+      }
+    } finally {
+      await holder.query('SELECT pg_advisory_unlock($1, $2)', [ASSETS_LOCK_CLASS, other.id]);
+    }
+    const keys = (await pending).map((a) => a.external_key).sort();
+    expect(keys).toEqual(Array.from({ length: count }, (_, i) => `ASSET-000${i + 1}`));
   });
 
   it('a create with a key of the ASSET-NNNN form still serialises with keyless creates', async () => {

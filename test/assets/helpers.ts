@@ -86,10 +86,12 @@ export async function insertLocation(
 
 /** Places an asset at a location, as the scan pipeline would. */
 export async function placeAsset(t: TestApp, assetId: number, locationId: number): Promise<void> {
-  await t.database.db.pool.query('UPDATE assets SET location_id = $2, last_seen_at = now() WHERE id = $1', [
-    assetId,
-    locationId,
-  ]);
+  await t.database.db.pool.query(
+    `INSERT INTO asset_positions (org_id, asset_id, location_id, last_seen_at)
+       SELECT org_id, id, $2, now() FROM assets WHERE id = $1
+       ON CONFLICT (asset_id) DO UPDATE SET location_id = excluded.location_id, last_seen_at = excluded.last_seen_at`,
+    [assetId, locationId],
+  );
 }
 
 /** Sets columns the API does not let a client set directly (e.g. to make a row expired). */

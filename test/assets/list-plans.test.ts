@@ -52,6 +52,7 @@ describe('asset list plans at 50k assets in one organization', () => {
       await c.query(seed, [orgId, 1, BIG, locationId]);
       await c.query(seed, [small.id, 1, 3000, null]);
       await c.query('VACUUM ANALYZE assets');
+      await c.query('VACUUM ANALYZE asset_positions');
       await c.query('ANALYZE locations');
     });
   }, 300_000);

@@ -1,6 +1,6 @@
 /**
- * GET /api/v1/assets: the list envelope, the liveness axes, the filters, q, sort, and the
- * rules shared by list endpoints 1-7.
+ * GET /api/v1/assets: the list envelope, the liveness axes, the filters, and the rules shared
+ * by list endpoints 1-7. Sort, q and total_count: list-sort-search.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Asset } from '../../src/assets/schemas.js';
@@ -9,78 +9,28 @@ import {
   type AssetApi,
   type AssetsFixture,
   assetApi,
-  assetsFixture,
   daysFromNow,
   fieldCodes,
   insertLocation,
   placeAsset,
 } from './helpers.js';
+import { BASE, type Catalogue, catalogue, ids } from './list-fixture.js';
 
-const BASE = '/api/v1/assets';
-const ids = (rows: Asset[]) => rows.map((a) => a.id);
 const bytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
 describe('GET /api/v1/assets', () => {
   let f: AssetsFixture;
   /** A key of an organization holding exactly the assets below. */
   let api: AssetApi;
-  const a: Record<string, Asset> = {};
+  let a: Record<string, Asset>;
   let dockA: number;
   let dockB: number;
+  let visible: Catalogue['visible'];
 
   beforeAll(async () => {
-    f = await assetsFixture();
-    const org = await f.t.createOrg('Catalogue');
-    api = assetApi(f.t, (await org.key()).token);
-    const specs: [string, Record<string, unknown>][] = [
-      [
-        'beta',
-        {
-          external_key: 'B-200',
-          name: 'beta',
-          description: 'Second shelf',
-          tags: [{ tag_type: 'rfid', value: 'TAG-XYZ' }],
-        },
-      ],
-      ['alphaLower', { external_key: 'a-100', name: 'Alpha', is_active: false }],
-      ['alphaC', { external_key: 'C-300', name: 'alpha', metadata: { secret: 'hiddenword' } }],
-      ['alphaD', { external_key: 'D-400', name: 'Alpha' }],
-      ['zebra', { external_key: 'Z-1', name: 'Zebra' }],
-      ['umlaut', { external_key: 'U-1', name: 'Ärger im Lager' }],
-      ['accent', { external_key: 'E-1', name: 'émile' }],
-      ['percent', { external_key: 'P-1', name: '100% cotton_bag' }],
-      ['future', { external_key: 'F-FUTURE', name: 'Future', valid_from: daysFromNow(30) }],
-      [
-        'expired',
-        {
-          external_key: 'X-EXPIRED',
-          name: 'Expired',
-          valid_from: daysFromNow(-30),
-          valid_to: daysFromNow(-1),
-        },
-      ],
-      ['deleted', { external_key: 'G-DELETED', name: 'Deleted' }],
-      ['deletedInactive', { external_key: 'H-DELETED', name: 'Deleted inactive', is_active: false }],
-    ];
-    for (const [name, body] of specs) a[name] = await api.create(body);
-    for (const name of ['deleted', 'deletedInactive']) {
-      expect((await api.delete(`${BASE}/${a[name]!.id}`)).statusCode).toBe(204);
-    }
-    dockA = await insertLocation(f.t, org.id, 'DOCK-A');
-    dockB = await insertLocation(f.t, org.id, 'DOCK-B');
-    await placeAsset(f.t, a.beta!.id, dockA);
-    await placeAsset(f.t, a.alphaD!.id, dockA);
-    await placeAsset(f.t, a.zebra!.id, dockB);
-    for (const name of Object.keys(a)) {
-      const res = await api.get(`${BASE}/${a[name]!.id}`);
-      if (res.statusCode === 200) a[name] = res.json().data;
-    }
+    ({ f, api, a, dockA, dockB, visible } = await catalogue());
   });
   afterAll(() => f.t.close());
-
-  /** The currently effective live assets, as the default list should hold them. */
-  const visible = () =>
-    ['beta', 'alphaLower', 'alphaC', 'alphaD', 'zebra', 'umlaut', 'accent', 'percent'].map((n) => a[n]!);
 
   it('answers the list envelope: data, limit 50, offset 0, total_count', async () => {
     const res = await api.get(BASE);
@@ -310,95 +260,5 @@ describe('GET /api/v1/assets', () => {
   it('limit 200 is honoured; limit above 200 names params.max 200', async () => {
     expect((await api.list('?limit=200')).limit).toBe(200);
     expect(expectValidationError(await api.get(`${BASE}?limit=201`))[0]!.params).toEqual({ max: 200 });
-  });
-
-  it('sort: each field in both directions, ties broken by id in the direction of the last key', async () => {
-    const compare: Record<string, (x: Asset, y: Asset) => number> = {
-      external_key: (x, y) => bytes(x.external_key, y.external_key),
-      name: (x, y) => bytes(x.name, y.name),
-      created_at: (x, y) => Date.parse(x.created_at) - Date.parse(y.created_at),
-      updated_at: (x, y) => Date.parse(x.updated_at) - Date.parse(y.updated_at),
-    };
-    for (const [field, cmp] of Object.entries(compare)) {
-      const asc = [...visible()].sort((x, y) => cmp(x, y) || x.id - y.id);
-      expect(ids((await api.list(`?sort=${field}`)).data), field).toEqual(ids(asc));
-      expect(ids((await api.list(`?sort=-${field}`)).data), `-${field}`).toEqual(ids(asc).reverse());
-    }
-  });
-
-  it('sort: names order by byte value (Z < a < z < Ä < é) and equal names by id', async () => {
-    const names = (await api.list('?sort=name')).data.map((x) => x.name);
-    expect(names).toEqual([
-      '100% cotton_bag',
-      'Alpha',
-      'Alpha',
-      'Zebra',
-      'alpha',
-      'beta',
-      'Ärger im Lager',
-      'émile',
-    ]);
-    const alphas = (await api.list('?sort=name&q=alpha')).data;
-    expect(ids(alphas)).toEqual([a.alphaLower!.id, a.alphaD!.id, a.alphaC!.id]);
-  });
-
-  it('sort: several keys apply in order, then id', async () => {
-    const rows = (await api.list('?sort=name,-external_key')).data;
-    const expected = [...visible()].sort(
-      (x, y) => bytes(x.name, y.name) || -bytes(x.external_key, y.external_key) || y.id - x.id,
-    );
-    expect(ids(rows)).toEqual(ids(expected));
-  });
-
-  it('q: a case-insensitive substring of name, external_key, description or an attached tag value', async () => {
-    expect(ids((await api.list('?q=ALPHA')).data)).toEqual([a.alphaC!.id, a.alphaD!.id, a.alphaLower!.id]);
-    expect(ids((await api.list('?q=b-2')).data)).toEqual([a.beta!.id]);
-    expect(ids((await api.list('?q=SHELF')).data)).toEqual([a.beta!.id]);
-    expect(ids((await api.list('?q=tag-x')).data)).toEqual([a.beta!.id]);
-    expect(ids((await api.list('?q=%C3%A4RGER')).data)).toEqual([a.umlaut!.id]);
-    expect(ids((await api.list('?q=%C3%89MILE')).data)).toEqual([a.accent!.id]);
-  });
-
-  it('q: metadata is not searched, and a match cannot span two fields', async () => {
-    expect((await api.list('?q=hiddenword')).total_count).toBe(0);
-    expect((await api.list('?q=betasecond')).total_count).toBe(0);
-    expect((await api.list('?q=B-200beta')).total_count).toBe(0);
-  });
-
-  it('q: % and _ are literal characters, not wildcards', async () => {
-    expect(ids((await api.list('?q=%25')).data)).toEqual([a.percent!.id]);
-    expect(ids((await api.list('?q=_')).data)).toEqual([a.percent!.id]);
-    expect((await api.list('?q=100%25%25')).total_count).toBe(0);
-    expect((await api.list('?q=%5C')).total_count).toBe(0);
-  });
-
-  it('q: empty is no filter; only the first value is honoured when repeated; it combines with the other filters', async () => {
-    expect((await api.list('?q=')).total_count).toBe(visible().length);
-    expect(ids((await api.list('?q=zebra&q=alpha')).data)).toEqual([a.zebra!.id]);
-    expect(ids((await api.list('?q=alpha&is_active=true')).data)).toEqual([a.alphaC!.id, a.alphaD!.id]);
-    expect(ids((await api.list(`?q=alpha&location_id=${dockA}`)).data)).toEqual([a.alphaD!.id]);
-    expect((await api.list('?q=deleted')).total_count).toBe(0);
-    expect((await api.list('?q=deleted&include_deleted=true')).total_count).toBe(2);
-  });
-
-  it('q: tag values match only while attached', async () => {
-    const org = await f.t.createOrg();
-    const own = assetApi(f.t, (await org.key()).token);
-    const asset = await own.create({ tags: [{ tag_type: 'barcode', value: 'SCAN-ME-42' }] });
-    expect(ids((await own.list('?q=scan-me')).data)).toEqual([asset.id]);
-    expect((await own.delete(`${BASE}/${asset.id}/tags/${asset.tags[0]!.id}`)).statusCode).toBe(204);
-    expect((await own.list('?q=scan-me')).total_count).toBe(0);
-    const attached = await own.post(`${BASE}/${asset.id}/tags`, { tag_type: 'ble', value: 'BEACON-7' });
-    expect(attached.statusCode).toBe(201);
-    expect(ids((await own.list('?q=beacon')).data)).toEqual([asset.id]);
-  });
-
-  it('total_count counts the filtered set across pages, whatever the page size', async () => {
-    for (const limit of [1, 2, 5, 50]) {
-      const page = await api.list(`?q=a&limit=${limit}`);
-      const all = await api.list('?q=a&limit=200');
-      expect(page.total_count).toBe(all.data.length);
-      expect(page.data).toEqual(all.data.slice(0, limit));
-    }
   });
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, buildServer } from '../../src/app.js';
+import { cliCaller } from '../../src/caller.js';
 import { createDatabase, type Database } from '../../src/db/pool.js';
 import { AUTH_DETAIL } from '../../src/keys/authenticate.js';
 import type { ApiKeyCache } from '../../src/keys/key-cache.js';
@@ -74,7 +75,7 @@ describe('API key cache across instances', () => {
     const org = await t.createOrg();
     for (let i = 0; i < 15; i++) {
       const key = await warm(secondApp, second, org);
-      await t.services.keys.revoke(org.id, key.id);
+      await t.services.keys.revoke(cliCaller(org.id), key.id);
       const res = await me(secondApp, key.token);
       expect(res.statusCode).toBe(401);
       expect(res.json().error.detail).toBe(AUTH_DETAIL.revoked);
@@ -84,7 +85,7 @@ describe('API key cache across instances', () => {
   it('refuses a revoked key on the instance that revoked it', async () => {
     const org = await t.createOrg();
     const key = await warm(t.app, t.services, org);
-    await t.services.keys.revoke(org.id, key.id);
+    await t.services.keys.revoke(cliCaller(org.id), key.id);
     expect((await me(t.app, key.token)).json().error.detail).toBe(AUTH_DETAIL.revoked);
   });
 
@@ -92,7 +93,7 @@ describe('API key cache across instances', () => {
     const org = await t.createOrg();
     const kept = await warm(secondApp, second, org);
     const revoked = await warm(secondApp, second, org);
-    await t.services.keys.revoke(org.id, revoked.id);
+    await t.services.keys.revoke(cliCaller(org.id), revoked.id);
     expect((await me(secondApp, kept.token)).statusCode).toBe(200);
     expect(cacheOf(second).has(kept.id)).toBe(true);
     expect(cacheOf(second).has(revoked.id)).toBe(false);
@@ -123,7 +124,7 @@ describe('API key cache when the LISTEN connection is lost', () => {
       );
       expect(killed.rows[0]!.ok).toBe(true);
       // No wait for the instance to notice: the revocation's notification can no longer reach it.
-      await t.services.keys.revoke(org.id, key.id);
+      await t.services.keys.revoke(cliCaller(org.id), key.id);
       const res = await me(t.app, key.token);
       expect(res.statusCode).toBe(401);
       expect(res.json().error.detail).toBe(AUTH_DETAIL.revoked);
@@ -147,7 +148,7 @@ describe('API key cache when the LISTEN connection is lost', () => {
     expect(cache.has(b.id)).toBe(false);
     // Meanwhile keys are read from the database: still accepted, still refused once revoked.
     expect((await me(t.app, a.token)).statusCode).toBe(200);
-    await t.services.keys.revoke(org.id, b.id);
+    await t.services.keys.revoke(cliCaller(org.id), b.id);
     expect((await me(t.app, b.token)).json().error.detail).toBe(AUTH_DETAIL.revoked);
   });
 });

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { migrationsDir } from '../../src/db/migrate.js';
 import { type RunningService, startService } from '../../src/runtime.js';
-import { buildIfStale, MAIN, run } from '../helpers/compiled.js';
+import { buildIfStale, MAIN, run, runCli } from '../helpers/compiled.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 function decodeJwt(token: string): { header: Record<string, unknown>; payload: Record<string, unknown> } {
@@ -23,16 +23,7 @@ describe('tagtrail CLI (compiled, against a real database)', () => {
   let dataDir: string;
 
   /** Runs `node dist/src/cli/main.js ...` against the test database. */
-  const cli = (...args: string[]) => {
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      DATABASE_URL: database.url,
-      TAGTRAIL_DATA_DIR: dataDir,
-      LOG_LEVEL: 'silent',
-    };
-    for (const name of ['REDIS_URL', 'TAGTRAIL_ENV', 'MQTT_URL']) delete env[name];
-    return run(process.execPath, [MAIN, ...args], env);
-  };
+  const cli = (...args: string[]) => runCli(database.url, dataDir, args);
   /** Runs a command expected to succeed with --json and parses its one line of output. */
   const cliJson = async (...args: string[]) => {
     const result = await cli(...args, '--json');

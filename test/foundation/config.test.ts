@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, INTEGER_SETTINGS, loadConfig } from '../../src/config.js';
 
 function configError(env: Record<string, string>): string {
   try {
@@ -37,5 +37,103 @@ describe('configuration errors', () => {
     for (const value of ['first-user-only', 'open', 'closed']) {
       expect(loadConfig({ TAGTRAIL_SIGNUP: value }).TAGTRAIL_SIGNUP).toBe(value);
     }
+  });
+
+  it('takes the activity retention in days, 365 unless set, and refuses a value out of range', () => {
+    expect(loadConfig({}).TAGTRAIL_ACTIVITY_RETENTION_DAYS).toBe(365);
+    expect(loadConfig({ TAGTRAIL_ACTIVITY_RETENTION_DAYS: '30' }).TAGTRAIL_ACTIVITY_RETENTION_DAYS).toBe(30);
+    for (const bad of ['0', '-1', 'forever', '36501']) {
+      expect(configError({ TAGTRAIL_ACTIVITY_RETENTION_DAYS: bad })).toMatch(
+        /^invalid configuration:\n {2}TAGTRAIL_ACTIVITY_RETENTION_DAYS=/,
+      );
+    }
+  });
+});
+
+describe('TAGTRAIL_EVENTS_RETENTION_DAYS', () => {
+  it('is 30 days unless set, and refuses a value out of range', () => {
+    expect(loadConfig({}).TAGTRAIL_EVENTS_RETENTION_DAYS).toBe(30);
+    expect(loadConfig({ TAGTRAIL_EVENTS_RETENTION_DAYS: '7' }).TAGTRAIL_EVENTS_RETENTION_DAYS).toBe(7);
+    for (const bad of ['0', '-1', 'never', '3651']) {
+      expect(configError({ TAGTRAIL_EVENTS_RETENTION_DAYS: bad })).toMatch(
+        /^invalid configuration:\n {2}TAGTRAIL_EVENTS_RETENTION_DAYS=/,
+      );
+    }
+  });
+});
+
+describe('TAGTRAIL_METRICS_TOKEN', () => {
+  it('is unset by default (GET /metrics is off)', () => {
+    expect(loadConfig({}).TAGTRAIL_METRICS_TOKEN).toBeUndefined();
+  });
+
+  it('accepts a long printable token', () => {
+    const token = 'a1B2-c3D4_e5F6.g7H8~i9';
+    expect(loadConfig({ TAGTRAIL_METRICS_TOKEN: token }).TAGTRAIL_METRICS_TOKEN).toBe(token);
+  });
+
+  it.each([
+    ['too short to resist guessing', 'short-secret'],
+    ['with a space, which a bearer header cannot carry', 'abcdefgh ijklmnopq'],
+    ['with a non-ASCII character', 'abcdefghijklmnopé'],
+  ])('refuses a token %s, without printing it', (_why, token) => {
+    const message = configError({ TAGTRAIL_METRICS_TOKEN: token });
+    expect(message).toContain('TAGTRAIL_METRICS_TOKEN=(hidden)');
+    expect(message).not.toContain(token);
+  });
+});
+
+describe('whole-number settings', () => {
+  // Every integer setting with its bounds (no maximum: null). Kept by hand so a new integer
+  // setting fails the completeness check below until its bounds are tested here.
+  const settings: [name: string, min: number, max: number | null][] = [
+    ['PORT', 0, 65535],
+    ['TAGTRAIL_MQTT_PORT', 0, 65535],
+    ['TAGTRAIL_MQTTS_PORT', 0, 65535],
+    ['TAGTRAIL_RAW_RETENTION_DAYS', 1, 3650],
+    ['TAGTRAIL_ACTIVITY_RETENTION_DAYS', 1, 36500],
+    ['TAGTRAIL_EVENTS_RETENTION_DAYS', 1, 3650],
+    ['TAGTRAIL_RATE_LIMIT', 1, null],
+    ['TAGTRAIL_RATE_WINDOW_SECONDS', 1, null],
+    ['TAGTRAIL_BODY_LIMIT', 1024, null],
+    ['TAGTRAIL_WEBHOOK_RATE_LIMIT', 1, null],
+    ['TAGTRAIL_HEADERS_TIMEOUT_SECONDS', 1, 300],
+    ['TAGTRAIL_REQUEST_TIMEOUT_SECONDS', 1, 3600],
+    ['TAGTRAIL_KEEP_ALIVE_TIMEOUT_SECONDS', 1, 3600],
+    ['TAGTRAIL_NOT_SEEN_AFTER_SECONDS', 60, 31_536_000],
+  ];
+
+  it('covers every integer setting of the schema', () => {
+    expect(settings.map(([name]) => name).sort()).toEqual([...INTEGER_SETTINGS].sort());
+  });
+
+  const junk = ['1.5', '12.0', '12abc', '1e3', '0x10', '1,000', ' 12', '12 ', '+12', 'Infinity', 'NaN'];
+
+  describe.each(settings)('%s', (name, min, max) => {
+    const accepts =
+      max === null
+        ? `must be a whole number of at least ${min}`
+        : `must be a whole number from ${min} to ${max}`;
+
+    it.each(junk)('refuses %j at start, naming the variable and what it accepts', (value) => {
+      expect(configError({ [name]: value })).toContain(`${name}=${JSON.stringify(value)}: ${accepts}`);
+    });
+
+    it('takes its bounds and refuses a number beyond them', () => {
+      expect(loadConfig({ [name]: String(min) })[name as keyof ReturnType<typeof loadConfig>]).toBe(min);
+      expect(loadConfig({ [name]: `00${min + 1}` })[name as keyof ReturnType<typeof loadConfig>]).toBe(
+        min + 1,
+      );
+      expect(configError({ [name]: String(min - 1) })).toContain(`${name}="${min - 1}": ${accepts}`);
+      if (max !== null) {
+        expect(loadConfig({ [name]: String(max) })[name as keyof ReturnType<typeof loadConfig>]).toBe(max);
+        expect(configError({ [name]: String(max + 1) })).toContain(`${name}="${max + 1}": ${accepts}`);
+      } else {
+        // Past what a JavaScript number holds exactly: refused rather than rounded.
+        expect(configError({ [name]: '99999999999999999999' })).toContain(
+          `${name}="99999999999999999999": ${accepts}`,
+        );
+      }
+    });
   });
 });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, migrationsDir } from '../../src/db/migrate.js';
-import { APP_ROLE, createDatabase, type Database, type Tx } from '../../src/db/pool.js';
+import { APP_ROLE, createDatabase, type Database, type Tx, urlAsRole } from '../../src/db/pool.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 async function allVersions(): Promise<string[]> {
@@ -189,9 +189,68 @@ describe('row-level security', () => {
       expect(after.rows[0]!.role).not.toBe(APP_ROLE);
       expect(after.rows[0]!.org).toBeNull();
       expect((await single.pool.query('SELECT id FROM organizations')).rowCount).toBe(2);
+
+      // The connection withOrg used is the restricted role from its start: once the
+      // transaction is over its organization is unset and the policies show nothing.
+      const app = await single.appPool.query<{ role: string; org: string | null; n: number }>(
+        "SELECT current_user AS role, nullif(current_setting('tagtrail.org_id', true), '') AS org, (SELECT count(*) FROM organizations)::int AS n",
+      );
+      expect(app.rows[0]).toEqual({ role: APP_ROLE, org: null, n: 0 });
+      expect(single.appPool.totalCount).toBe(1);
     } finally {
       await single.close();
     }
+  });
+
+  it('readWithOrg reads as the restricted role for the organization, refuses writes, and leaves the connection clean', async () => {
+    // One connection: each call below runs behind the previous one's unawaited COMMIT.
+    const single = createDatabase(d.url, { max: 1 });
+    try {
+      const inside = await single.readWithOrg(orgA, async (tx) => ({
+        who: (
+          await tx.query<{ role: string; org: string; read_only: string }>(
+            "SELECT current_user AS role, current_setting('tagtrail.org_id', true) AS org, current_setting('transaction_read_only') AS read_only",
+          )
+        ).rows[0],
+        orgs: (await tx.query<{ id: number }>('SELECT id FROM organizations')).rows.map((r) => r.id),
+      }));
+      expect(inside).toEqual({ who: { role: APP_ROLE, org: String(orgA), read_only: 'on' }, orgs: [orgA] });
+
+      await expect(
+        single.readWithOrg(orgA, (tx) => tx.query('UPDATE organizations SET name = name')),
+      ).rejects.toMatchObject({ code: '25006' });
+
+      // The read transaction ended: a write transaction on the same connection commits.
+      const name = `Renamed ${randomUUID()}`;
+      await single.readWithOrg(orgB, (tx) => tx.query('SELECT 1'));
+      await single.withOrg(orgB, (tx) => tx.query('UPDATE organizations SET name = $1', [name]));
+      const seen = await db.system((tx) =>
+        tx.query<{ name: string }>('SELECT name FROM organizations WHERE id = $1', [orgB]),
+      );
+      expect(seen.rows[0]!.name).toBe(name);
+
+      const after = await single.pool.query<{ role: string; org: string | null }>(
+        "SELECT current_user AS role, nullif(current_setting('tagtrail.org_id', true), '') AS org",
+      );
+      expect(after.rows[0]!.role).not.toBe(APP_ROLE);
+      expect(after.rows[0]!.org).toBeNull();
+      // The restricted connection, behind the last unawaited COMMIT: no organization left set.
+      const app = await single.appPool.query<{ role: string; org: string | null; n: number }>(
+        "SELECT current_user AS role, nullif(current_setting('tagtrail.org_id', true), '') AS org, (SELECT count(*) FROM organizations)::int AS n",
+      );
+      expect(app.rows[0]).toEqual({ role: APP_ROLE, org: null, n: 0 });
+    } finally {
+      await single.close();
+    }
+  });
+
+  it('the restricted connections keep the options a URL already has', () => {
+    expect(new URL(urlAsRole('postgres://u:p@h:5432/db', APP_ROLE)).searchParams.get('options')).toBe(
+      `-c role=${APP_ROLE}`,
+    );
+    const kept = urlAsRole('postgres://u:p@h:5432/db?options=-c%20search_path%3Dx&sslmode=disable', APP_ROLE);
+    expect(new URL(kept).searchParams.get('options')).toBe(`-c search_path=x -c role=${APP_ROLE}`);
+    expect(new URL(kept).searchParams.get('sslmode')).toBe('disable');
   });
 
   it('the restricted role without an organization sees nothing', async () => {

@@ -1,6 +1,7 @@
 /** Rate-limit buckets (per API key, per client address) and the headers on every kind of response. */
 import type { FastifyPluginAsync } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliCaller } from '../../src/caller.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit/memory-store.js';
 import { bearer, buildTestApp, type TestApp } from '../helpers/app.js';
 import {
@@ -130,7 +131,7 @@ describe('rate limiting per API key (memory store)', () => {
   it('puts the headers on 401 for a revoked key (counted on that key)', async () => {
     const org = await t.createOrg();
     const key = await org.key([]);
-    await t.services.keys.revoke(org.id, key.id);
+    await t.services.keys.revoke(cliCaller(org.id), key.id);
     const res = await me(key.token);
     expect(res.statusCode).toBe(401);
     expect(res.json().error.detail).toBe('API key has been revoked');

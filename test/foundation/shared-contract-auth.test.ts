@@ -4,6 +4,7 @@
  */
 import { generateKeyPair, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { cliCaller } from '../../src/caller.js';
 import type { PublicRoute } from '../../src/http/plugins/methods.js';
 import type { TokenClaims } from '../../src/keys/tokens.js';
 import { ALL_SCOPES, bearer, type TestApp, type TestOrg } from '../helpers/app.js';
@@ -59,9 +60,13 @@ async function credentials(t: TestApp): Promise<Credentials> {
   );
 
   const revoked = await org.key();
-  await t.services.keys.revoke(org.id, revoked.id);
+  await t.services.keys.revoke(cliCaller(org.id), revoked.id);
 
-  const preview = await t.services.keys.mint({ orgId: org.id, scopes: ALL_SCOPES, environment: 'preview' });
+  const preview = await t.services.keys.mint({
+    caller: cliCaller(org.id),
+    scopes: ALL_SCOPES,
+    environment: 'preview',
+  });
 
   const foreign = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
   const foreignKey = await new SignJWT({ org: org.id, scp: ALL_SCOPES, use: 'api_key' })

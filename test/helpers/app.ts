@@ -1,6 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { type App, type AppOptions, buildServer } from '../../src/app.js';
+import { cliCaller } from '../../src/caller.js';
 import type { Config } from '../../src/config.js';
+import type { EventsOptions } from '../../src/events/runtime.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit/memory-store.js';
 import type { RateLimitStore } from '../../src/http/rate-limit/types.js';
 import type { Scope } from '../../src/keys/scopes.js';
@@ -41,6 +43,10 @@ export interface TestAppOptions {
   connection?: AppOptions['connection'];
   /** TAGTRAIL_WEBHOOK_RATE_LIMIT: reader webhook messages per minute per reader. */
   webhookRateLimit?: number;
+  /** TAGTRAIL_WEBHOOK_ALLOW_PRIVATE: outbound webhooks to local receivers. */
+  allowPrivateWebhooks?: boolean;
+  /** The events runtime's options (it is not started unless a test starts it). */
+  events?: EventsOptions;
 }
 
 /**
@@ -58,6 +64,8 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
       TAGTRAIL_RATE_LIMIT: 1_000_000,
       TAGTRAIL_RATE_WINDOW_SECONDS: 60,
       TAGTRAIL_WEBHOOK_RATE_LIMIT: options.webhookRateLimit,
+      TAGTRAIL_WEBHOOK_ALLOW_PRIVATE: options.allowPrivateWebhooks,
+      events: options.events,
     },
     rateLimit,
   );
@@ -78,7 +86,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
         id: org.id,
         name: org.name,
         async key(scopes = ALL_SCOPES, keyOptions = {}) {
-          const minted = await services.keys.mint({ orgId: org.id, scopes, ...keyOptions });
+          const minted = await services.keys.mint({ caller: cliCaller(org.id), scopes, ...keyOptions });
           return { id: minted.key.id, token: minted.token };
         },
       };

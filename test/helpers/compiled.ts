@@ -33,6 +33,22 @@ export function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = proces
   });
 }
 
+/**
+ * `node dist/src/cli/main.js <args>` against `databaseUrl` and `dataDir`, as an operator
+ * runs it: silent logs, and no Redis, broker or environment name inherited from the test's
+ * own environment (those would make the CLI reach for services the test did not start).
+ */
+export function runCli(databaseUrl: string, dataDir: string, args: string[]): Promise<Run> {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    TAGTRAIL_DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+  };
+  for (const name of ['REDIS_URL', 'TAGTRAIL_ENV', 'MQTT_URL']) delete env[name];
+  return run(process.execPath, [MAIN, ...args], env);
+}
+
 /** Newest modification time of the compiled sources (tests excluded). */
 async function newestSource(dir: string): Promise<number> {
   let newest = 0;

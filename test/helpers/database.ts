@@ -63,3 +63,27 @@ export async function withSeedClient<T>(url: string, fn: (c: pg.Client) => Promi
     await client.end();
   }
 }
+
+/**
+ * Resolves once at least `count` sessions of `db`'s database match `where`, a condition on
+ * pg_stat_activity (`wait_event_type = 'Lock'`: waiting for a row, table or advisory
+ * lock). Tests order concurrent transactions by what the server reports rather than by a
+ * pause, which a loaded machine may outlast; fails with `what` after `timeoutMs`.
+ */
+export async function untilSessions(
+  db: Database,
+  where: string,
+  what: string,
+  { count = 1, timeoutMs = 30_000 }: { count?: number; timeoutMs?: number } = {},
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { rows } = await db.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+       WHERE datname = current_database() AND pid <> pg_backend_pid() AND (${where})`,
+    );
+    if (rows[0]!.n >= count) return;
+    if (Date.now() > deadline) throw new Error(`not seen within ${timeoutMs} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

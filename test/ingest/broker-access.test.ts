@@ -5,6 +5,7 @@
  */
 import { connectAsync, type IClientOptions, type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliCaller } from '../../src/caller.js';
 import { loadConfig } from '../../src/config.js';
 import type { MqttCredentials } from '../../src/ingest/readers-service.js';
 import { type RunningService, startService } from '../../src/runtime.js';
@@ -185,7 +186,7 @@ describe('rotating and revoking', () => {
     const { reader, mqtt } = await f.reader('generic-json', []);
     const client = await connect(asReader(mqtt));
     const gone = closed(client);
-    await t.services.readers.revokeMqttCredentials(f.orgId, reader.id);
+    await t.services.readers.revokeMqttCredentials(cliCaller(f.orgId), reader.id);
     await gone;
     expect(await refusal(asReader(mqtt))).toBe(4);
     expect((await t.services.readers.get(f.orgId, reader.id)).mqtt).toBe(false);
@@ -196,7 +197,7 @@ describe('rotating and revoking', () => {
     const { reader, topic, mqtt } = await f.reader('generic-json', [[null, dock]]);
     const client = await connect(asReader(mqtt));
     const gone = closed(client);
-    const rotated = await t.services.readers.rotateMqttCredentials(f.orgId, reader.id);
+    const rotated = await t.services.readers.rotateMqttCredentials(cliCaller(f.orgId), reader.id);
     expect(rotated.mqtt.username).toBe(mqtt.username);
     expect(rotated.mqtt.password).not.toBe(mqtt.password);
     await gone;
@@ -207,7 +208,7 @@ describe('rotating and revoking', () => {
     expect(await storedPayloads(reader.id)).toEqual([message]);
     // Deleting the reader closes its connection too.
     const deleted = closed(renewed);
-    await t.services.readers.delete(f.orgId, reader.id);
+    await t.services.readers.delete(cliCaller(f.orgId), reader.id);
     await deleted;
     await waitFor(
       async () => refusal(asReader(rotated.mqtt)),

@@ -17,7 +17,7 @@ async function roundTrip(url: string): Promise<{ topic: string; payload: string;
   const publisher = await connectMqtt(url, unique('tagtrail-test-pub'));
   try {
     const received = new Promise<{ topic: string; payload: string; qos: number }>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('no message within 5 s')), 5_000);
+      const timer = setTimeout(() => reject(new Error('no message within 20 s')), 20_000);
       subscriber.on('message', (t, payload, packet) => {
         clearTimeout(timer);
         resolve({ topic: t, payload: payload.toString(), qos: packet.qos });

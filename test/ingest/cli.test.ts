@@ -29,8 +29,18 @@ afterAll(async () => {
   await t?.close();
 });
 
-/** Runs `tagtrail <args>` and returns what it wrote to standard output and standard error. */
-async function tagtrail(...args: string[]): Promise<{ stdout: string; stderr: string }> {
+/**
+ * Runs `tagtrail <args>` and returns what it wrote to standard output and standard error,
+ * and the exit status it set (0 when none); `tty`: as if standard error were a terminal.
+ */
+async function tagtrail(...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
+  return tagtrailOn({ tty: false }, ...args);
+}
+
+async function tagtrailOn(
+  { tty }: { tty: boolean },
+  ...args: string[]
+): Promise<{ stdout: string; stderr: string; code: number }> {
   const program = new Command('tagtrail').exitOverride();
   registerIngestCommands(program);
   let stdout = '';
@@ -43,13 +53,20 @@ async function tagtrail(...args: string[]): Promise<{ stdout: string; stderr: st
     stderr += String(chunk);
     return true;
   });
+  const wasTty = Object.getOwnPropertyDescriptor(process.stderr, 'isTTY');
+  Object.defineProperty(process.stderr, 'isTTY', { value: tty, configurable: true });
+  let code: number;
   try {
     await program.parseAsync(['node', 'tagtrail', ...args]);
   } finally {
+    code = Number(process.exitCode ?? 0);
+    process.exitCode = undefined;
     out.mockRestore();
     err.mockRestore();
+    if (wasTty) Object.defineProperty(process.stderr, 'isTTY', wasTty);
+    else delete (process.stderr as { isTTY?: boolean }).isTTY;
   }
-  return { stdout, stderr };
+  return { stdout, stderr, code };
 }
 
 describe('tagtrail reader and scan-point', () => {
@@ -239,7 +256,18 @@ describe('tagtrail scans import', () => {
     const file = join(dir, 'scans.ndjson');
     await writeFile(file, `${lines.join('\n')}\n\n`);
 
-    const { stdout } = await tagtrail('scans', 'import', '--org', String(f.orgId), file, '--json');
+    const { stdout, stderr, code } = await tagtrail(
+      'scans',
+      'import',
+      '--org',
+      String(f.orgId),
+      file,
+      '--json',
+    );
+    // Lines were refused: a script must notice, though the valid ones are applied.
+    expect(code).toBe(3);
+    // Not a terminal: no progress bar in a log.
+    expect(stderr).toBe('');
     const summary = JSON.parse(stdout);
     expect(summary.invalid).toBe(invalidLines.length);
     expect(summary).toMatchObject({ applied: 2000 - invalidLines.length - 1, unknown: 1, lines: 2001 });
@@ -264,6 +292,39 @@ describe('tagtrail scans import', () => {
       [f.orgId],
     );
     expect(raw.rows[0].n).toBe(4);
+  });
+
+  it('exits 0 when no line was refused (unknown assets are not refusals) and draws a bar on a terminal', async () => {
+    const f = await ingestFixture(t);
+    const dock = await f.location('BAR-DOCK');
+    await f.asset('E20000000000000000020001', 'BAR-A1');
+    const lines = Array.from({ length: 1200 }, (_, i) =>
+      JSON.stringify({
+        observed_at: new Date(Date.parse('2026-02-01T00:00:00Z') + i * 1000).toISOString(),
+        asset_external_key: i === 5 ? 'BAR-NOBODY' : 'BAR-A1',
+        location_id: dock,
+      }),
+    );
+    const file = join(dir, 'bar.ndjson');
+    await writeFile(file, `${lines.join('\n')}\n`);
+    const { stdout, stderr, code } = await tagtrailOn(
+      { tty: true },
+      'scans',
+      'import',
+      '--org',
+      String(f.orgId),
+      file,
+    );
+    expect(code).toBe(0);
+    expect(stdout).toContain('applied: 1199\nunknown: 1\ninvalid: 0\nlines: 1200\n');
+    // Drawn in place on standard error: the bar with the counts, cleared at the end.
+    const ESC = String.fromCharCode(27);
+    expect(stderr.startsWith('\r[')).toBe(true);
+    expect(stderr.split(`${ESC}[K`)[0]).toMatch(
+      /^\r\[#*\.*\] \d+ lines: \d+ applied, \d unknown, 0 invalid$/,
+    );
+    expect(stderr.endsWith(`\r${ESC}[K`)).toBe(true);
+    expect(stdout).not.toContain('\r');
   });
 
   it('refuses an unknown organization and a missing file', async () => {

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { MqttClient } from 'mqtt';
 import { expect } from 'vitest';
+import { cliCaller } from '../../src/caller.js';
 import { connectMqtt } from '../../src/ingest/mqtt-connection.js';
 import type { MqttCredentials, Reader } from '../../src/ingest/readers-service.js';
 import { bearer, type TestApp } from '../helpers/app.js';
@@ -88,21 +89,21 @@ export async function ingestFixture(t: TestApp): Promise<IngestFixture> {
     },
     async reader(family, points, options = {}) {
       const topic = `tagtrail-test/${unique(family)}/events`;
-      const created = await t.services.readers.create(org.id, {
+      const created = await t.services.readers.create(cliCaller(org.id), {
         family,
         identity: unique('reader'),
         topic,
         webhook: options.webhook,
       });
       for (const [antenna, locationId] of points) {
-        await t.services.readers.addScanPoint(org.id, created.reader.id, { antenna, locationId });
+        await t.services.readers.addScanPoint(cliCaller(org.id), created.reader.id, { antenna, locationId });
       }
       return { reader: created.reader, topic, secret: created.webhookSecret, mqtt: created.mqtt };
     },
     async currentLocation(assetId) {
       if (assetRoute) return (await get(`/api/v1/assets/${assetId}`)).data.location_id;
       const { rows } = await pool.query<{ location_id: number | null }>(
-        'SELECT location_id FROM assets WHERE id = $1',
+        'SELECT location_id FROM assets a LEFT JOIN asset_positions p ON p.asset_id = a.id WHERE a.id = $1',
         [assetId],
       );
       return rows[0]!.location_id;
@@ -131,11 +132,15 @@ export async function ingestFixture(t: TestApp): Promise<IngestFixture> {
   };
 }
 
-/** Polls `probe` until it returns a value `done` accepts; fails with the last value after `timeoutMs`. */
+/**
+ * Polls `probe` until it returns a value `done` accepts; fails with the last value after
+ * `timeoutMs`. The default is generous (20 s): what is waited for is an outcome, not a
+ * speed, and a loaded CI machine can take seconds over what is quick on a quiet one.
+ */
 export async function waitFor<T>(
   probe: () => Promise<T>,
   done: (value: T) => boolean,
-  timeoutMs = 10_000,
+  timeoutMs = 20_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: T;

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectAsync, type IClientOptions, type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { cliCaller } from '../../src/caller.js';
 import { mosquittoFiles, writeMosquittoFiles } from '../../src/ingest/mosquitto-config.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { ingestFixture, unique, waitFor } from './helpers.js';
@@ -63,7 +64,7 @@ describe.skipIf(!existsSync(MOSQUITTO) && !machinePass)('mosquitto-config on a p
     a = await f.reader('generic-json', []);
     b = await f.reader('generic-json', []);
     const revoked = await f.reader('generic-json', []);
-    await t.services.readers.revokeMqttCredentials(f.orgId, revoked.reader.id);
+    await t.services.readers.revokeMqttCredentials(cliCaller(f.orgId), revoked.reader.id);
 
     dir = await mkdtemp(join(tmpdir(), 'tagtrail-mosquitto-'));
     await writeMosquittoFiles(dir, mosquittoFiles(await t.services.readers.liveTopics(), consumer));

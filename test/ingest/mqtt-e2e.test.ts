@@ -196,23 +196,40 @@ describe.each(TRANSPORTS.filter((x) => x.enabled))('reads over $name', (transpor
     expect(report).toMatchObject([{ location_id: dock, asset_last_seen: iso(t1) }]);
   });
 
-  it('stores a duplicate read once in the history and counts both', async () => {
+  /** Resolves once this instance handled `n` more messages (the embedded broker acknowledges after storing). */
+  const handled = (n: number) => {
+    const stats = running.ingest.consumer?.stats;
+    if (!stats) return Promise.resolve();
+    const target = stats.stored + n;
+    return waitFor(
+      async () => stats.stored,
+      (stored) => stored >= target,
+    );
+  };
+
+  it('stores a message sent again with its reader times once; without them, each time', async () => {
     const f = await ingestFixture(t);
     const dock = await f.location();
-    const asset = await f.asset('E2000000000000000000B001');
+    const [timed, timeless] = [
+      await f.asset('E2000000000000000000B001'),
+      await f.asset('E2000000000000000000B002'),
+    ];
     const { reader: r, topic, mqtt } = await f.reader('generic-json', [[null, dock]]);
     await running.ingest.serving(topic);
     const at = iso(Date.now() - 60_000);
     const message = genericJson([['E2000000000000000000B001', 1, at]]);
     const pub = await reader(mqtt);
     await pub.publishAsync(topic, message, { qos: 1 });
-    await pub.publishAsync(topic, message, { qos: 1 });
     await waitFor(
       () => f.readerCounters(r.id),
-      (c) => c.good === 2,
+      (c) => c.good === 1,
     );
-    const history = await f.history(asset);
-    expect(history).toEqual([
+    let settled = handled(1);
+    await pub.publishAsync(topic, message, { qos: 1 });
+    await settled;
+    expect(await f.readerCounters(r.id)).toEqual({ good: 1, bad: 0, unknown: 0 });
+    expect(await f.rawMessages(r.id)).toHaveLength(1);
+    expect(await f.history(timed)).toEqual([
       {
         event_observed_at: at,
         location_id: dock,
@@ -220,7 +237,25 @@ describe.each(TRANSPORTS.filter((x) => x.enabled))('reads over $name', (transpor
         duration_seconds: 0,
       },
     ]);
-    expect(await f.rawMessages(r.id)).toHaveLength(2);
+
+    // A reader reporting what it sees, without times: the same bytes are a new sighting.
+    const seen = genericJson([['E2000000000000000000B002', 1, null]]);
+    await pub.publishAsync(topic, seen, { qos: 1 });
+    const first = await waitFor(
+      () => f.report(timeless),
+      (rows) => rows.length === 1,
+    );
+    settled = handled(1);
+    await pub.publishAsync(topic, seen, { qos: 1 });
+    await settled;
+    await waitFor(
+      () => f.readerCounters(r.id),
+      (c) => c.good === 3,
+    );
+    const [again] = await f.report(timeless);
+    expect(Date.parse(again!.asset_last_seen)).toBeGreaterThan(Date.parse(first[0]!.asset_last_seen));
+    expect(await f.rawMessages(r.id)).toHaveLength(3);
+    expect(await f.history(timeless)).toHaveLength(1);
   });
 
   it('counts reads of unknown tags and keeps them in the raw log without creating assets', async () => {

@@ -2,10 +2,11 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliCaller } from '../../src/caller.js';
 import { ApiError } from '../../src/errors.js';
 import { verifyMqttPassword } from '../../src/ingest/mqtt-credentials.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { ingestFixture, unique } from './helpers.js';
+import { genericJson, ingestFixture, unique } from './helpers.js';
 
 /** The error envelope of the service (the webhook is outside /api/, so no rate-limit headers). */
 function expectErrorEnvelope(res: LightMyRequestResponse, status: number, type: string): void {
@@ -35,7 +36,7 @@ describe('readers service', () => {
   it('creates, lists, gets and soft-deletes readers, freeing the topic and identity', async () => {
     const f = await ingestFixture(t);
     const topic = `site/${unique('dock')}/reads`;
-    const { reader, webhookSecret } = await t.services.readers.create(f.orgId, {
+    const { reader, webhookSecret } = await t.services.readers.create(cliCaller(f.orgId), {
       family: 'impinj-r700',
       identity: 'impinj-14-1b-b0',
       topic,
@@ -56,11 +57,11 @@ describe('readers service', () => {
     // Topics are unique across organizations, identities within one.
     const other = await ingestFixture(t);
     await rejects(
-      t.services.readers.create(other.orgId, { family: 'zebra-fx', identity: 'x', topic }),
+      t.services.readers.create(cliCaller(other.orgId), { family: 'zebra-fx', identity: 'x', topic }),
       'conflict',
     );
     await rejects(
-      t.services.readers.create(f.orgId, {
+      t.services.readers.create(cliCaller(f.orgId), {
         family: 'zebra-fx',
         identity: 'impinj-14-1b-b0',
         topic: `${topic}/2`,
@@ -69,14 +70,18 @@ describe('readers service', () => {
     );
     // Another organization sees nothing of it.
     await rejects(t.services.readers.get(other.orgId, reader.id), 'not_found');
-    await rejects(t.services.readers.delete(other.orgId, reader.id), 'not_found');
+    await rejects(t.services.readers.delete(cliCaller(other.orgId), reader.id), 'not_found');
 
-    await t.services.readers.delete(f.orgId, reader.id);
+    await t.services.readers.delete(cliCaller(f.orgId), reader.id);
     await rejects(t.services.readers.get(f.orgId, reader.id), 'not_found');
-    await rejects(t.services.readers.delete(f.orgId, reader.id), 'not_found');
+    await rejects(t.services.readers.delete(cliCaller(f.orgId), reader.id), 'not_found');
     expect(await t.services.readers.list(f.orgId)).toEqual([]);
     expect((await t.services.readers.liveTopics()).some((x) => x.topic === topic)).toBe(false);
-    const again = await t.services.readers.create(other.orgId, { family: 'zebra-fx', identity: 'x', topic });
+    const again = await t.services.readers.create(cliCaller(other.orgId), {
+      family: 'zebra-fx',
+      identity: 'x',
+      topic,
+    });
     expect((await t.services.readers.liveTopics()).find((x) => x.topic === topic)).toEqual({
       id: again.reader.id,
       orgId: other.orgId,
@@ -89,7 +94,7 @@ describe('readers service', () => {
   it('validates family, identity, name and topic', async () => {
     const f = await ingestFixture(t);
     const create = (input: Record<string, unknown>) =>
-      t.services.readers.create(f.orgId, {
+      t.services.readers.create(cliCaller(f.orgId), {
         family: 'generic-json',
         identity: 'gate-1',
         topic: `t/${unique('x')}`,
@@ -105,7 +110,11 @@ describe('readers service', () => {
     await rejects(create({ topic: 'a\u0000b' }), 'validation_error', 'topic', 'invalid_value');
     await rejects(create({ topic: 'x'.repeat(513) }), 'validation_error', 'topic', 'too_long');
     await rejects(
-      t.services.readers.create(2147483000, { family: 'generic-json', identity: 'g', topic: unique('t') }),
+      t.services.readers.create(cliCaller(2147483000), {
+        family: 'generic-json',
+        identity: 'g',
+        topic: unique('t'),
+      }),
       'not_found',
     );
   });
@@ -114,16 +123,19 @@ describe('readers service', () => {
     const f = await ingestFixture(t);
     const [dock, shelf] = [await f.location(), await f.location()];
     const { reader } = await f.reader('zebra-fx', []);
-    const all = await t.services.readers.addScanPoint(f.orgId, reader.id, { locationId: dock });
+    const all = await t.services.readers.addScanPoint(cliCaller(f.orgId), reader.id, { locationId: dock });
     expect(all).toMatchObject({ readerId: reader.id, antenna: null, locationId: dock });
-    await t.services.readers.addScanPoint(f.orgId, reader.id, { locationId: shelf, antenna: 2 });
+    await t.services.readers.addScanPoint(cliCaller(f.orgId), reader.id, { locationId: shelf, antenna: 2 });
     await rejects(
-      t.services.readers.addScanPoint(f.orgId, reader.id, { locationId: shelf, antenna: 2 }),
+      t.services.readers.addScanPoint(cliCaller(f.orgId), reader.id, { locationId: shelf, antenna: 2 }),
       'conflict',
     );
-    await rejects(t.services.readers.addScanPoint(f.orgId, reader.id, { locationId: shelf }), 'conflict');
     await rejects(
-      t.services.readers.addScanPoint(f.orgId, reader.id, { locationId: dock, antenna: 70000 }),
+      t.services.readers.addScanPoint(cliCaller(f.orgId), reader.id, { locationId: shelf }),
+      'conflict',
+    );
+    await rejects(
+      t.services.readers.addScanPoint(cliCaller(f.orgId), reader.id, { locationId: dock, antenna: 70000 }),
       'validation_error',
       'antenna',
       'invalid_value',
@@ -135,14 +147,14 @@ describe('readers service', () => {
     const foreign = await other.location();
     for (const locationId of [gone, foreign, 2147483647]) {
       await rejects(
-        t.services.readers.addScanPoint(f.orgId, reader.id, { locationId, antenna: 3 }),
+        t.services.readers.addScanPoint(cliCaller(f.orgId), reader.id, { locationId, antenna: 3 }),
         'validation_error',
         'location_id',
         'fk_not_found',
       );
     }
     await rejects(
-      t.services.readers.addScanPoint(other.orgId, reader.id, { locationId: foreign }),
+      t.services.readers.addScanPoint(cliCaller(other.orgId), reader.id, { locationId: foreign }),
       'not_found',
     );
 
@@ -151,15 +163,15 @@ describe('readers service', () => {
       [null, dock],
       [2, shelf],
     ]);
-    await t.services.readers.removeScanPoint(f.orgId, reader.id, 2);
-    await rejects(t.services.readers.removeScanPoint(f.orgId, reader.id, 2), 'not_found');
-    await t.services.readers.removeScanPoint(f.orgId, reader.id, null);
+    await t.services.readers.removeScanPoint(cliCaller(f.orgId), reader.id, 2);
+    await rejects(t.services.readers.removeScanPoint(cliCaller(f.orgId), reader.id, 2), 'not_found');
+    await t.services.readers.removeScanPoint(cliCaller(f.orgId), reader.id, null);
     expect((await t.services.readers.get(f.orgId, reader.id)).scanPoints).toEqual([]);
   });
 
   it('issues a webhook secret once and stores only its SHA-256', async () => {
     const f = await ingestFixture(t);
-    const { reader, webhookSecret } = await t.services.readers.create(f.orgId, {
+    const { reader, webhookSecret } = await t.services.readers.create(cliCaller(f.orgId), {
       family: 'impinj-r700',
       identity: 'impinj-webhook',
       topic: unique('t'),
@@ -176,7 +188,7 @@ describe('readers service', () => {
 
   it('issues MQTT credentials once, stores only their $7$ hash, rotates and revokes them', async () => {
     const f = await ingestFixture(t);
-    const { reader, mqtt } = await t.services.readers.create(f.orgId, {
+    const { reader, mqtt } = await t.services.readers.create(cliCaller(f.orgId), {
       family: 'zebra-fx',
       identity: unique('fx'),
       topic: unique('t'),
@@ -196,19 +208,19 @@ describe('readers service', () => {
     expect(verifyMqttPassword(mqtt.password, first!)).toBe(true);
     expect(JSON.stringify(await t.services.readers.get(f.orgId, reader.id))).not.toContain(mqtt.password);
 
-    const rotated = await t.services.readers.rotateMqttCredentials(f.orgId, reader.id);
+    const rotated = await t.services.readers.rotateMqttCredentials(cliCaller(f.orgId), reader.id);
     expect(rotated.mqtt.username).toBe(mqtt.username);
     const second = await stored();
     expect(verifyMqttPassword(rotated.mqtt.password, second!)).toBe(true);
     expect(verifyMqttPassword(mqtt.password, second!)).toBe(false);
 
-    await t.services.readers.revokeMqttCredentials(f.orgId, reader.id);
+    await t.services.readers.revokeMqttCredentials(cliCaller(f.orgId), reader.id);
     expect(await stored()).toBeNull();
     expect((await t.services.readers.get(f.orgId, reader.id)).mqtt).toBe(false);
     // Another organization cannot touch them.
     const other = await ingestFixture(t);
-    await rejects(t.services.readers.rotateMqttCredentials(other.orgId, reader.id), 'not_found');
-    await rejects(t.services.readers.revokeMqttCredentials(other.orgId, reader.id), 'not_found');
+    await rejects(t.services.readers.rotateMqttCredentials(cliCaller(other.orgId), reader.id), 'not_found');
+    await rejects(t.services.readers.revokeMqttCredentials(cliCaller(other.orgId), reader.id), 'not_found');
   });
 });
 
@@ -281,6 +293,28 @@ describe('POST /ingest/v1/readers/:reader_id/messages', () => {
     expect(await f.rawMessages(reader.id)).toHaveLength(5);
   });
 
+  it('answers a retried post of a message with reader times 204 once more, without storing it again', async () => {
+    const f = await ingestFixture(t);
+    const dock = await f.location();
+    const asset = await f.asset('E2801160600002054E3C5F4B');
+    const { reader, secret } = await f.reader('generic-json', [[null, dock]], { webhook: true });
+    const body = genericJson([['E2801160600002054E3C5F4B', 1, new Date(Date.now() - 1_000).toISOString()]]);
+    const first = await post(reader.id, secret!, body);
+    expect(first.statusCode).toBe(204);
+    expect(first.headers['x-tagtrail-duplicate']).toBeUndefined();
+    const retried = await post(reader.id, secret!, body);
+    expect(retried.statusCode).toBe(204);
+    expect(retried.headers).toMatchObject({
+      'x-tagtrail-duplicate': 'true',
+      'x-tagtrail-good-reads': '0',
+      'x-tagtrail-bad-reads': '0',
+      'x-tagtrail-unknown-reads': '0',
+    });
+    expect(await f.readerCounters(reader.id)).toEqual({ good: 1, bad: 0, unknown: 0 });
+    expect(await f.rawMessages(reader.id)).toHaveLength(1);
+    expect(await f.currentLocation(asset)).toBe(dock);
+  });
+
   it('answers 401 for a missing or wrong secret and for a reader without one', async () => {
     const f = await ingestFixture(t);
     const dock = await f.location();
@@ -307,7 +341,7 @@ describe('POST /ingest/v1/readers/:reader_id/messages', () => {
     const f = await ingestFixture(t);
     const dock = await f.location();
     const { reader, secret } = await f.reader('impinj-r700', [[null, dock]], { webhook: true });
-    await t.services.readers.delete(f.orgId, reader.id);
+    await t.services.readers.delete(cliCaller(f.orgId), reader.id);
     for (const id of [reader.id, 2147483647, 2147483648, '0', 'abc', '01']) {
       expectErrorEnvelope(await post(id, secret!, webhookArray), 404, 'not_found');
     }

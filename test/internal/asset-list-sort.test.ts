@@ -19,11 +19,11 @@ describe('GET /internal/assets?sort=', () => {
     const aisle = await insertLocation(t, me.orgId, { external_key: 'AISLE', name: 'Aisle' });
     const place = async (key: string, name: string, location: number | null, seen: string | null) => {
       const id = await insertAsset(t, me.orgId, { external_key: key, name });
-      await t.database.db.pool.query('UPDATE assets SET location_id = $2, last_seen_at = $3 WHERE id = $1', [
-        id,
-        location,
-        seen,
-      ]);
+      if (location === null) return;
+      await t.database.db.pool.query(
+        'INSERT INTO asset_positions (org_id, asset_id, location_id, last_seen_at) VALUES ($1, $2, $3, $4)',
+        [me.orgId, id, location, seen],
+      );
     };
     await place('K-3', 'Bravo', dock, '2025-01-02T00:00:00Z');
     await place('K-1', 'Charlie', aisle, '2025-01-03T00:00:00Z');

@@ -1,28 +1,6 @@
-import { Command } from 'commander';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { registerCommands } from '../../src/cli/commands.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tagtrail } from '../helpers/cli-in-process.js';
 import { buildInternalApp, expectInternalError, type InternalTestApp } from './helpers.js';
-
-/** Runs `tagtrail …` in this process against the test database; returns what it printed. */
-async function tagtrail(databaseUrl: string, args: string[]): Promise<string> {
-  const saved = process.env.DATABASE_URL;
-  process.env.DATABASE_URL = databaseUrl;
-  const out: string[] = [];
-  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    out.push(String(chunk));
-    return true;
-  });
-  try {
-    const program = new Command('tagtrail').exitOverride();
-    registerCommands(program);
-    await program.parseAsync(['node', 'tagtrail', ...args]);
-    return out.join('');
-  } finally {
-    spy.mockRestore();
-    if (saved === undefined) delete process.env.DATABASE_URL;
-    else process.env.DATABASE_URL = saved;
-  }
-}
 
 describe('tagtrail session token', () => {
   let t: InternalTestApp;

@@ -11,6 +11,8 @@ import { ERROR_STATUS } from '../helpers/error-envelope.js';
 export interface InternalTestOptions {
   signup?: SignupMode;
   trustProxy?: boolean;
+  /** TAGTRAIL_SMTP_URL: invitations are mailed through it. */
+  smtpUrl?: string;
 }
 
 /** A signed-in browser: the session cookie and the CSRF token, sent on every call. */
@@ -88,6 +90,8 @@ export async function buildInternalApp(options: InternalTestOptions = {}): Promi
       TAGTRAIL_RATE_WINDOW_SECONDS: 60,
       TAGTRAIL_SIGNUP: options.signup ?? 'open',
       TAGTRAIL_TRUST_PROXY: options.trustProxy ?? false,
+      TAGTRAIL_SMTP_URL: options.smtpUrl,
+      TAGTRAIL_SMTP_FROM: 'tagtrail <no-reply@depot.test>',
     },
     new MemoryRateLimitStore({ limit: 1_000_000, windowSeconds: 60 }),
   );

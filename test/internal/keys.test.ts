@@ -28,6 +28,7 @@ describe('/internal/keys', () => {
       last_used_at: null,
       revoked_at: null,
       status: 'active',
+      created_by: { id: me.userId, email: me.email, removed: false },
     });
     expect(token).toEqual(expect.any(String));
 

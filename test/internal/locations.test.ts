@@ -168,7 +168,10 @@ describe('/internal/ location writes', () => {
       'location DEL-P has 1 child location(s); move or delete them first (no cascade)',
     );
     const asset = await insertAsset(t, me.orgId, { external_key: 'DEL-ASSET', name: 'Crate' });
-    await t.database.db.pool.query('UPDATE assets SET location_id = $1 WHERE id = $2', [child.id, asset]);
+    await t.database.db.pool.query(
+      'INSERT INTO asset_positions (org_id, asset_id, location_id) VALUES ($1, $2, $3)',
+      [me.orgId, asset, child.id],
+    );
     const withAssets = expectInternalError(await me.del(`/internal/locations/${child.id}`), { status: 409 });
     expect(withAssets.detail).toMatch(/DEL-C has 1 asset\(s\) placed at it/);
     const here = (await me.get(`/internal/locations/${child.id}/assets`)).json();
@@ -177,7 +180,7 @@ describe('/internal/ location writes', () => {
       data: [{ id: asset, external_key: 'DEL-ASSET', name: 'Crate' }],
     });
 
-    await t.database.db.pool.query('UPDATE assets SET location_id = NULL WHERE id = $1', [asset]);
+    await t.database.db.pool.query('DELETE FROM asset_positions WHERE asset_id = $1', [asset]);
     expect((await me.del(`/internal/locations/${child.id}`)).statusCode).toBe(204);
     expectInternalError(await me.del(`/internal/locations/${child.id}`), { status: 404, type: 'not_found' });
     expectInternalError(await me.get(`/internal/locations/${child.id}`), { status: 404 });

@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Browser, buildInternalApp, expectInternalError, type InternalTestApp } from './helpers.js';
+import {
+  type Browser,
+  buildInternalApp,
+  expectInternalError,
+  type InternalTestApp,
+  insertAsset,
+  insertLocation,
+} from './helpers.js';
 
 describe('GET /internal/readers/{reader_id}/problems', () => {
   let t: InternalTestApp;
@@ -74,6 +81,69 @@ describe('GET /internal/readers/{reader_id}/problems', () => {
         payload_truncated: false,
       },
     ]);
+    // Not an Impinj payload: no tag to name, but the errors are listed on their own.
+    expect(body.unknown_tags).toEqual([]);
+    expect(body.read_errors).toEqual([
+      { received_at: '2026-01-01T12:00:00.000Z', message: 'read 1: antenna 9 has no scan point' },
+      { received_at: '2026-01-01T12:00:00.000Z', message: 'read 2: bad epc' },
+    ]);
+  });
+
+  it('names the unknown tags (when last seen, which antenna, how often) and the refused reads, as ingested', async () => {
+    const res = await me.post('/internal/readers', {
+      name: 'Generic',
+      family: 'generic-json',
+      identity: 'gen-1',
+      topic: 'site/generic',
+      webhook: false,
+    });
+    const id = res.json().data.id as number;
+    const ref = { id, orgId: me.orgId, family: 'generic-json' as const };
+    const dock = await insertLocation(t, me.orgId, { external_key: 'DOCK', name: 'Dock' });
+    await me.post(`/internal/readers/${id}/scan-points`, { antenna: 1, location_id: dock });
+    await insertAsset(t, me.orgId, { external_key: 'KNOWN', name: 'Known', tag: 'E2000000000000000000AAAA' });
+    const ingest = (payload: unknown, at: string) =>
+      t.services.ingest.readerMessage(ref, JSON.stringify(payload), 'mqtt', Date.parse(at));
+    await ingest(
+      {
+        reads: [
+          { tag: 'E2000000000000000000AAAA', antenna: 1 },
+          { tag: 'e2000000000000000000bbbb', antenna: 1 },
+          { tag: 'PALLET-9', tag_type: 'barcode', antenna: 2 },
+        ],
+      },
+      '2026-02-01T08:00:00Z',
+    );
+    await ingest(
+      {
+        reads: [
+          { tag: 'E2000000000000000000BBBB', antenna: 3, time: '2026-02-01T08:59:30Z' },
+          { tag: 'E2000000000000000000AAAA', antenna: 7 },
+          { tag: 'not-hex!', antenna: 1 },
+        ],
+      },
+      '2026-02-01T09:00:00Z',
+    );
+    const body = (await me.get(`/internal/readers/${id}/problems`)).json();
+    // The known tag is left out; BBBB twice, last on antenna 3 at the reader's own time.
+    expect(body.unknown_tags).toEqual([
+      {
+        tag_type: 'rfid',
+        value: 'E2000000000000000000BBBB',
+        antenna: 3,
+        seen_at: '2026-02-01T08:59:30.000Z',
+        reads: 2,
+      },
+      { tag_type: 'barcode', value: 'PALLET-9', antenna: 2, seen_at: '2026-02-01T08:00:00.000Z', reads: 1 },
+    ]);
+    expect(body.read_errors).toEqual([
+      { received_at: '2026-02-01T09:00:00.000Z', message: expect.stringContaining('read 3') },
+      { received_at: '2026-02-01T09:00:00.000Z', message: 'no scan point for antenna 7' },
+    ]);
+    // Once the tag is attached to an asset, it is no longer unknown.
+    await insertAsset(t, me.orgId, { external_key: 'NEW', name: 'New', tag: 'E2000000000000000000BBBB' });
+    const after = (await me.get(`/internal/readers/${id}/problems`)).json();
+    expect(after.unknown_tags.map((u: { value: string }) => u.value)).toEqual(['PALLET-9']);
   });
 
   it('a reader without problems has an empty list; an unknown reader is 404, a bad id 400', async () => {
@@ -88,6 +158,8 @@ describe('GET /internal/readers/{reader_id}/problems', () => {
     expect((await me.get(`/internal/readers/${id}/problems`)).json()).toEqual({
       data: [],
       last_problem_at: null,
+      unknown_tags: [],
+      read_errors: [],
     });
     expectInternalError(await me.get('/internal/readers/999999/problems'), {
       status: 404,

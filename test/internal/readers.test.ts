@@ -45,6 +45,7 @@ describe('/internal/readers and scan points', () => {
         good_reads: 0,
         bad_reads: 0,
         unknown_reads: 0,
+        health: { connected: null, reads_per_minute: 0, errors_per_minute: 0, last_error_at: null },
         scan_points: [],
       },
       mqtt_password: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
@@ -209,5 +210,132 @@ describe('/internal/readers and scan points', () => {
     expectInternalError(antenna, { status: 400, type: 'validation_error' });
     expectInternalError(await me.del('/internal/readers/abc'), { status: 400, type: 'validation_error' });
     expectInternalError(await me.del('/internal/readers/2147483000'), { status: 404 });
+  });
+  it('edits a reader and its scan points with the create rules and answers', async () => {
+    const make = async (identity: string, topic: string) =>
+      (
+        await me.post('/internal/readers', {
+          name: identity,
+          family: 'impinj-r700',
+          identity,
+          topic,
+          webhook: false,
+        })
+      ).json().data;
+    const reader = await make('ED-1', 'site/edit/1');
+    const other = await make('ED-2', 'site/edit/2');
+    const patch = (url: string, body: unknown) =>
+      me.request({
+        method: 'PATCH',
+        url,
+        headers: { 'content-type': 'application/merge-patch+json' },
+        payload: JSON.stringify(body),
+      });
+
+    const edited = await patch(`/internal/readers/${reader.id}`, {
+      name: 'Gate 4',
+      family: 'zebra-fx',
+      identity: 'FX-44',
+      topic: 'site/gate/4',
+    });
+    expect(edited.statusCode, edited.body).toBe(200);
+    expect(edited.json()).toEqual({
+      data: {
+        ...reader,
+        name: 'Gate 4',
+        family: 'zebra-fx',
+        identity: 'FX-44',
+        topic: 'site/gate/4',
+      },
+    });
+    const listed = (await me.get('/internal/readers'))
+      .json()
+      .data.find((r: { id: number }) => r.id === reader.id);
+    expect(listed).toEqual(edited.json().data);
+    // An empty edit changes nothing.
+    const same = await patch(`/internal/readers/${reader.id}`, {});
+    expect(same.statusCode, same.body).toBe(200);
+    expect(same.json().data).toEqual(edited.json().data);
+
+    // The webhook: a secret issued once on asking, kept when asked again, withdrawn on false.
+    const hooked = await patch(`/internal/readers/${reader.id}`, { webhook: true });
+    expect(hooked.json().webhook_secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(hooked.json().data.webhook).toBe(true);
+    const again = await patch(`/internal/readers/${reader.id}`, { webhook: true });
+    expect(again.json()).not.toHaveProperty('webhook_secret');
+    const unhooked = await patch(`/internal/readers/${reader.id}`, { webhook: false });
+    expect(unhooked.json().data.webhook).toBe(false);
+
+    // The create's validation and conflicts.
+    const bad = await patch(`/internal/readers/${reader.id}`, { name: '', family: 'acme', webhook: 'yes' });
+    expect(
+      expectInternalError(bad, { status: 400, type: 'validation_error' })
+        .fields!.map((f) => f.field)
+        .sort(),
+    ).toEqual(['family', 'name', 'webhook']);
+    const wildcard = await patch(`/internal/readers/${reader.id}`, { topic: 'site/+/x' });
+    expect(expectInternalError(wildcard, { status: 400 }).fields).toEqual([
+      expect.objectContaining({ field: 'topic', code: 'invalid_value' }),
+    ]);
+    const padded = await patch(`/internal/readers/${reader.id}`, { identity: ' FX ' });
+    expect(expectInternalError(padded, { status: 400 }).fields).toEqual([
+      expect.objectContaining({ field: 'identity', code: 'invalid_value' }),
+    ]);
+    expectInternalError(await patch(`/internal/readers/${reader.id}`, { extra: 1 }), {
+      status: 400,
+      type: 'validation_error',
+    });
+    expectInternalError(await patch(`/internal/readers/${reader.id}`, { topic: other.topic }), {
+      status: 409,
+      type: 'conflict',
+      detail: `topic ${other.topic} is already used by another reader`,
+    });
+    expectInternalError(await patch(`/internal/readers/${reader.id}`, { identity: other.identity }), {
+      status: 409,
+      type: 'conflict',
+    });
+    expectInternalError(await patch('/internal/readers/2147483000', { name: 'x' }), { status: 404 });
+    expect(
+      (await me.get('/internal/readers')).json().data.find((r: { id: number }) => r.id === reader.id),
+    ).toEqual(unhooked.json().data);
+
+    // Scan points: another antenna or location, with addScanPoint's rules.
+    const p1 = (
+      await me.post(`/internal/readers/${reader.id}/scan-points`, { antenna: 1, location_id: dock })
+    ).json().data;
+    const p2 = (
+      await me.post(`/internal/readers/${reader.id}/scan-points`, { antenna: 2, location_id: dock })
+    ).json().data;
+    const moved = await patch(`/internal/readers/${reader.id}/scan-points/${p1.id}`, { antenna: 3 });
+    expect(moved.statusCode, moved.body).toBe(200);
+    expect(moved.json().data).toEqual({ ...p1, antenna: 3 });
+    const any = await patch(`/internal/readers/${reader.id}/scan-points/${p1.id}`, { antenna: null });
+    expect(any.json().data.antenna).toBeNull();
+    expectInternalError(await patch(`/internal/readers/${reader.id}/scan-points/${p1.id}`, { antenna: 2 }), {
+      status: 409,
+      type: 'conflict',
+      detail: `reader ${reader.id} already has a scan point for antenna 2`,
+    });
+    const missing = await patch(`/internal/readers/${reader.id}/scan-points/${p2.id}`, {
+      location_id: 2147483000,
+    });
+    expect(expectInternalError(missing, { status: 400 }).fields).toEqual([
+      expect.objectContaining({ field: 'location_id', code: 'fk_not_found' }),
+    ]);
+    expectInternalError(
+      await patch(`/internal/readers/${reader.id}/scan-points/${p2.id}`, { antenna: 70000 }),
+      {
+        status: 400,
+        type: 'validation_error',
+      },
+    );
+    // Another reader's point is not this reader's.
+    expectInternalError(await patch(`/internal/readers/${other.id}/scan-points/${p2.id}`, { antenna: 9 }), {
+      status: 404,
+    });
+    const points = (await me.get('/internal/readers'))
+      .json()
+      .data.find((r: { id: number }) => r.id === reader.id).scan_points;
+    expect(points).toEqual([{ ...p1, antenna: null }, p2]);
   });
 });

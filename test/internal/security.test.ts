@@ -80,6 +80,8 @@ describe('the two surfaces keep their credentials apart', () => {
         url: '/internal/readers/1/scan-points',
         body: { antenna: 1, location_id: 1 },
       },
+      { method: 'PATCH' as const, url: '/internal/readers/1', body: { name: 'r' } },
+      { method: 'PATCH' as const, url: '/internal/readers/1/scan-points/1', body: { antenna: 2 } },
       { method: 'DELETE' as const, url: '/internal/readers/1' },
       { method: 'DELETE' as const, url: '/internal/readers/1/scan-points/1' },
       {
@@ -95,7 +97,13 @@ describe('the two surfaces keep their credentials apart', () => {
           url: call.url,
           csrf,
           ...(call.body
-            ? { headers: { 'content-type': 'application/json' }, payload: JSON.stringify(call.body) }
+            ? {
+                headers: {
+                  'content-type':
+                    call.method === 'PATCH' ? 'application/merge-patch+json' : 'application/json',
+                },
+                payload: JSON.stringify(call.body),
+              }
             : {}),
         });
         expectInternalError(res, { status: 403, type: 'forbidden' });
@@ -136,6 +144,8 @@ describe('the two surfaces keep their credentials apart', () => {
         'POST /internal/locations/:location_id/rename',
         'POST /internal/locations/:location_id/tags',
         'DELETE /internal/locations/:location_id/tags/:tag_id',
+        'PATCH /internal/readers/:reader_id',
+        'PATCH /internal/readers/:reader_id/scan-points/:scan_point_id',
       ]),
     );
     for (const route of routes) {
@@ -241,6 +251,26 @@ describe('organizations are walled off from each other', () => {
     expect(stillWorks.statusCode).toBe(200);
 
     expectInternalError(await a.del(`/internal/readers/${bReader.id}`), { status: 404, type: 'not_found' });
+    const patchAsA = (url: string, body: unknown) =>
+      a.request({
+        method: 'PATCH',
+        url,
+        headers: { 'content-type': 'application/merge-patch+json' },
+        payload: JSON.stringify(body),
+      });
+    expectInternalError(
+      await patchAsA(`/internal/readers/${bReader.id}`, { name: 'taken', topic: 'a/taken' }),
+      {
+        status: 404,
+        type: 'not_found',
+      },
+    );
+    expectInternalError(
+      await patchAsA(`/internal/readers/${bReader.id}/scan-points/${bReader.scanPointId}`, {
+        location_id: aLocation,
+      }),
+      { status: 404, type: 'not_found' },
+    );
     expectInternalError(
       await a.post(`/internal/readers/${bReader.id}/scan-points`, { antenna: 2, location_id: aLocation }),
       {
@@ -265,6 +295,19 @@ describe('organizations are walled off from each other', () => {
       status: 404,
       type: 'not_found',
     });
+    expectInternalError(
+      await patchAsA(`/internal/readers/${aReader.id}/scan-points/${bReader.scanPointId}`, { antenna: 5 }),
+      { status: 404, type: 'not_found' },
+    );
+    const aPoint = (
+      await a.post(`/internal/readers/${aReader.id}/scan-points`, { antenna: 1, location_id: aLocation })
+    ).json().data;
+    const ontoForeign = await patchAsA(`/internal/readers/${aReader.id}/scan-points/${aPoint.id}`, {
+      location_id: bLocation,
+    });
+    expect(expectInternalError(ontoForeign, { status: 400 }).fields).toEqual([
+      expect.objectContaining({ field: 'location_id', code: 'fk_not_found' }),
+    ]);
     const foreignLocation = await a.post(`/internal/readers/${aReader.id}/scan-points`, {
       antenna: 1,
       location_id: bLocation,
@@ -349,7 +392,8 @@ describe('organizations are walled off from each other', () => {
     // B's data is untouched.
     const readers = (await b.get('/internal/readers')).json().data;
     expect(readers).toHaveLength(1);
-    expect(readers[0].scan_points).toHaveLength(1);
+    expect(readers[0]).toMatchObject({ name: 'B reader', topic: 'b/reader/1' });
+    expect(readers[0].scan_points).toEqual([expect.objectContaining({ antenna: 1, location_id: bLocation })]);
     const report = (await b.get('/internal/report')).json().data;
     expect(report).toEqual([expect.objectContaining({ asset_id: bAsset, location_id: bLocation })]);
   });

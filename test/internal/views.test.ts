@@ -72,7 +72,7 @@ describe('handheld submissions and the views', () => {
     });
     expect(now.json().data).toEqual({ applied: 1, unknown: 0, errors: [], unknown_items: [] });
     const { rows } = await t.database.db.pool.query(
-      'SELECT location_id, last_seen_at FROM assets WHERE id = $1',
+      'SELECT location_id, last_seen_at FROM asset_positions WHERE asset_id = $1',
       [drill],
     );
     expect(rows[0].location_id).toBe(yard);

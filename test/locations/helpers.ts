@@ -113,7 +113,8 @@ export async function placeAsset(
   key: string,
 ): Promise<number> {
   const { rows } = await t.database.db.pool.query<{ id: number }>(
-    'INSERT INTO assets (org_id, external_key, name, location_id) VALUES ($1, $2, $3, $4) RETURNING id',
+    `WITH a AS (INSERT INTO assets (org_id, external_key, name) VALUES ($1, $2, $3) RETURNING id, org_id)
+     INSERT INTO asset_positions (org_id, asset_id, location_id) SELECT org_id, id, $4 FROM a RETURNING asset_id AS id`,
     [orgId, key, key, locationId],
   );
   return rows[0]!.id;

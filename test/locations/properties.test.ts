@@ -10,6 +10,22 @@ import { parseRfc3339, toWire } from '../../src/http/timestamps.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { expectErrorEnvelope } from '../helpers/error-envelope.js';
 import { BASE, type Client, client, type LocationBody } from './helpers.js';
+import {
+  anyDescription,
+  anyId,
+  anyInstant,
+  anyKey,
+  anyName,
+  anyParentKey,
+  anyTags,
+  mostly,
+  sometimes,
+  unknownKeys,
+  validDescription,
+  validInstant,
+  validKey,
+  validName,
+} from './property-values.js';
 
 let t: TestApp;
 let c: Client;
@@ -31,6 +47,10 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
+/** The locations made above, which generated parent references mostly name. */
+const knownIds = () => [root.id, target.id, child.id];
+const KNOWN_KEYS = ['PROP-ROOT', 'PROP-TARGET', 'PROP-CHILD'];
+
 /** A 4xx answer: the envelope, of a type these endpoints can give. */
 function expectClientError(res: LightMyRequestResponse, allowed: number[]): void {
   const context = `${res.raw.req.method} ${res.raw.req.url} -> ${res.statusCode} ${res.body.slice(0, 300)}`;
@@ -41,125 +61,6 @@ function expectClientError(res: LightMyRequestResponse, allowed: number[]): void
     expect(['bad_request', 'validation_error', 'conflict'], context).toContain(error.type);
   }
 }
-
-// ---------------------------------------------------------------------------------------
-// Values
-
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the spec's name pattern
-const NAME_RE = /^\S(?:[^\x00-\x1F\x7F]*\S)?$/u;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the rule is about control characters
-const CONTROL = /[\x00-\x1F\x7F]/;
-
-const validName = fc
-  .string({ unit: 'grapheme', minLength: 1, maxLength: 30 })
-  .filter((s) => NAME_RE.test(s) && !CONTROL.test(s) && [...s].length <= 255);
-const validKey = fc.stringMatching(/^[A-Za-z0-9-]{1,40}$/);
-const validDescription = fc
-  .string({ unit: 'grapheme', minLength: 1, maxLength: 60 })
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the rule is about control characters
-  .filter((s) => !/[\x00-\x08\x0B\x0C\x0E-\x1F\x7F]/.test(s) && [...s].length <= 1024);
-
-/** An instant in 1971..2999 written as RFC 3339 with any offset and 0-9 fractional digits. */
-const validInstant = fc
-  .record({
-    millis: fc.integer({ min: Date.UTC(1971, 0, 1), max: Date.UTC(2999, 0, 1) }),
-    offsetMinutes: fc.integer({ min: -23 * 60 - 59, max: 23 * 60 + 59 }),
-    digits: fc.integer({ min: 0, max: 9 }),
-    extra: fc.integer({ min: 0, max: 999999 }),
-    zulu: fc.constantFrom('Z', 'z', '+00:00'),
-  })
-  .map(({ millis, offsetMinutes, digits, extra, zulu }) => {
-    const local = new Date(millis + offsetMinutes * 60000).toISOString().slice(0, 19);
-    const fraction = `${String(millis % 1000).padStart(3, '0')}${String(extra).padStart(6, '0')}`.slice(
-      0,
-      digits,
-    );
-    const sign = offsetMinutes < 0 ? '-' : '+';
-    const abs = Math.abs(offsetMinutes);
-    const offset =
-      offsetMinutes === 0
-        ? zulu
-        : `${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
-    return `${local}${digits > 0 ? `.${fraction}` : ''}${offset}`;
-  });
-
-const junk = fc.oneof(
-  fc.string(),
-  fc.integer(),
-  fc.double(),
-  fc.boolean(),
-  fc.constant(null),
-  fc.constant([]),
-  fc.constant({}),
-  fc.constantFrom(
-    '',
-    ' ',
-    '\u0000',
-    'a\nb',
-    '😀',
-    'x'.repeat(256),
-    '2147483648',
-    '%',
-    "'; DROP TABLE locations;--",
-  ),
-);
-
-/** Mostly a valid value, sometimes junk: so that generated bodies are valid often enough. */
-const mostly = <T>(valid: fc.Arbitrary<T>, invalid: fc.Arbitrary<unknown> = junk) =>
-  fc.oneof({ arbitrary: valid, weight: 5 }, { arbitrary: invalid, weight: 1 });
-
-const anyName = mostly(validName);
-const anyKey = mostly(validKey);
-const anyDescription = mostly(fc.oneof(validDescription, fc.constant(null)));
-const anyInstant = mostly(
-  validInstant,
-  fc.oneof(
-    fc.constantFrom(
-      '0001-01-01T00:00:00Z',
-      '1970-01-01T00:00:00Z',
-      '0000-01-01T00:00:00Z',
-      '9999-12-31T23:59:59-23:59',
-      '2024-02-30T00:00:00Z',
-      '2024-01-01',
-      '2024-01-01T24:00:00Z',
-      '2024-01-01T00:00:60Z',
-    ),
-    junk,
-  ),
-);
-const anyId = () =>
-  mostly(
-    fc.constantFrom(root.id, target.id, child.id, null),
-    fc.oneof(fc.constantFrom(2147483647, 2147483648, 0, -1, 1.5), fc.integer(), junk),
-  );
-const anyParentKey = () =>
-  mostly(
-    fc.constantFrom('PROP-ROOT', 'PROP-TARGET', 'PROP-CHILD', null),
-    fc.oneof(fc.constantFrom('prop-root', 'NO-SUCH'), validKey, junk),
-  );
-const anyTags = fc.oneof(
-  { arbitrary: fc.constant(null), weight: 3 },
-  { arbitrary: fc.constant([]), weight: 3 },
-  fc.array(
-    fc.record(
-      {
-        tag_type: fc.oneof(fc.constantFrom('rfid', 'ble', 'barcode', 'nfc'), junk),
-        value: fc.oneof(validKey, junk),
-        id: fc.integer(),
-      },
-      { requiredKeys: [] },
-    ),
-    { maxLength: 3 },
-  ),
-  junk,
-);
-/** Now and then (one in eight) an extra value; otherwise null. */
-const sometimes = <T>(arb: fc.Arbitrary<T>) =>
-  fc.oneof({ arbitrary: fc.constant(null), weight: 7 }, { arbitrary: arb, weight: 1 });
-const unknownKeys = fc.record(
-  { metadata: fc.object(), depth: fc.integer(), tree_path: fc.string() },
-  { requiredKeys: [] },
-);
 
 // ---------------------------------------------------------------------------------------
 // POST
@@ -173,8 +74,8 @@ const createBody = () =>
           external_key: anyKey,
           description: anyDescription,
           is_active: mostly(fc.boolean()),
-          parent_id: anyId(),
-          parent_external_key: anyParentKey(),
+          parent_id: anyId(knownIds()),
+          parent_external_key: anyParentKey(KNOWN_KEYS),
           tags: anyTags,
           valid_from: anyInstant,
           valid_to: fc.oneof(anyInstant, fc.constant(null)),
@@ -284,8 +185,8 @@ describe('PATCH /api/v1/locations/{location_id} with generated bodies', () => {
           name: anyName,
           description: anyDescription,
           is_active: mostly(fc.boolean()),
-          parent_id: anyId(),
-          parent_external_key: anyParentKey(),
+          parent_id: anyId(knownIds()),
+          parent_external_key: anyParentKey(KNOWN_KEYS),
           valid_from: anyInstant,
           valid_to: fc.oneof(anyInstant, fc.constant(null)),
           id: mostly(echo),

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, buildTestApp, type TestApp } from '../helpers/app.js';
+import { untilSessions } from '../helpers/database.js';
 
 /**
  * A delete that frees an auto-key slot and a create that assigns one must serialise:
@@ -36,7 +37,7 @@ describe('auto keys with a delete in flight', () => {
         [orgId],
       );
       const pending = create();
-      await new Promise((r) => setTimeout(r, 300));
+      await untilSessions(t.database.db, "wait_event_type = 'Lock'", 'the create waiting for the delete');
       await client.query('COMMIT');
       expect((await pending).json().data.external_key).toBe('ASSET-0002');
     } finally {

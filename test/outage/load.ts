@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { MqttClient } from 'mqtt';
+import { cliCaller } from '../../src/caller.js';
 import { createDatabase, type Database } from '../../src/db/pool.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit/memory-store.js';
 import { connectMqtt } from '../../src/ingest/mqtt-connection.js';
@@ -37,9 +38,12 @@ export async function createTenant(databaseUrl: string): Promise<Tenant> {
   );
   try {
     const org = await services.organizations.create(unique('Outage Org'));
-    const { token } = await services.keys.mint({ orgId: org.id, scopes: ['assets:read', 'assets:write'] });
+    const { token } = await services.keys.mint({
+      caller: cliCaller(org.id),
+      scopes: ['assets:read', 'assets:write'],
+    });
     const topic = `tagtrail-test/${unique('outage')}/reads`;
-    const { reader, mqtt } = await services.readers.create(org.id, {
+    const { reader, mqtt } = await services.readers.create(cliCaller(org.id), {
       family: 'generic-json',
       identity: unique('outage-reader'),
       topic,

@@ -2,72 +2,18 @@
  * `tagtrail import` and `tagtrail export`, compiled and run as a process against the test
  * database: exit status, the refused-rows report file, and export filters.
  */
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildIfStale, runCli } from '../helpers/compiled.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const MAIN = join(ROOT, 'dist/src/cli/main.js');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => {
-      stdout += c;
-    });
-    child.stderr.on('data', (c) => {
-      stderr += c;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-async function newestSource(dir: string): Promise<number> {
-  let newest = 0;
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, await newestSource(path));
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts'))
-      newest = Math.max(newest, (await stat(path)).mtimeMs);
-  }
-  return newest;
-}
-
-/** Compiles to dist/ when the CLI there is missing or older than a source file. */
-async function buildIfStale(): Promise<void> {
-  if (existsSync(MAIN) && (await stat(MAIN)).mtimeMs >= (await newestSource(join(ROOT, 'src')))) return;
-  const built = await run(join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json']);
-  if (built.code !== 0) throw new Error(`tsc -p tsconfig.build.json failed:\n${built.stdout}${built.stderr}`);
-}
 
 describe('tagtrail import / export', { timeout: 120_000 }, () => {
   let database: TestDatabase;
   let dir: string;
   let org: number;
-  const cli = (...args: string[]) => {
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      DATABASE_URL: database.url,
-      TAGTRAIL_DATA_DIR: dir,
-      LOG_LEVEL: 'silent',
-    };
-    for (const name of ['REDIS_URL', 'TAGTRAIL_ENV', 'MQTT_URL']) delete env[name];
-    return run(process.execPath, [MAIN, ...args], env);
-  };
+  const cli = (...args: string[]) => runCli(database.url, dir, args);
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'tagtrail-sheet-cli-'));

@@ -1,3 +1,4 @@
+import { cliCaller } from '../../src/caller.js';
 import type { Kind } from '../../src/spreadsheet/columns.js';
 import type { ImportOptions, ImportResult } from '../../src/spreadsheet/service.js';
 import { bearer, buildTestApp, type TestApp, type TestOrg } from '../helpers/app.js';
@@ -23,7 +24,7 @@ export async function sheetFixture(): Promise<SheetFixture> {
     org,
     token,
     importCsv: (kind, csv, options, orgId = org.id) =>
-      sheets.import(orgId, kind, [typeof csv === 'string' ? Buffer.from(csv) : csv], options),
+      sheets.import(cliCaller(orgId), kind, [typeof csv === 'string' ? Buffer.from(csv) : csv], options),
     async exportCsv(kind, filters = {}, orgId = org.id) {
       const lines =
         kind === 'assets'

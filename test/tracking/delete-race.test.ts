@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliCaller } from '../../src/caller.js';
 import { storeSightings } from '../../src/tracking/sightings.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { untilSessions } from '../helpers/database.js';
 
 /**
  * A location may be deleted only while no asset is placed at it, and ingest places
@@ -29,8 +31,12 @@ describe('location delete racing ingest', () => {
   }
 
   const placedAt = async (assetId: number) =>
-    (await t.database.db.pool.query('SELECT location_id FROM assets WHERE id = $1', [assetId])).rows[0]
-      .location_id;
+    (
+      await t.database.db.pool.query(
+        'SELECT location_id FROM assets a LEFT JOIN asset_positions p ON p.asset_id = a.id WHERE a.id = $1',
+        [assetId],
+      )
+    ).rows[0].location_id;
 
   it('ingest first: the delete waits, then sees the placed asset and answers 409', async () => {
     const { loc, asset } = await fixture();
@@ -48,11 +54,11 @@ describe('location delete racing ingest', () => {
       await held;
     });
     await storedSignal;
-    const deletion = t.services.locations.delete(orgId, loc).then(
+    const deletion = t.services.locations.delete(cliCaller(orgId), loc).then(
       () => 'deleted',
       (err: { type?: string }) => err.type,
     );
-    await new Promise((r) => setTimeout(r, 200));
+    await untilSessions(t.database.db, "wait_event_type = 'Lock'", 'the delete waiting for the ingest');
     release();
     await ingest;
     expect(await deletion).toBe('conflict');
@@ -68,7 +74,7 @@ describe('location delete racing ingest', () => {
       const ingest = t.database.db.withOrg(orgId, (tx) =>
         storeSightings(tx, orgId, [{ assetId: asset, locationId: loc, at: Date.now() }]),
       );
-      await new Promise((r) => setTimeout(r, 200));
+      await untilSessions(t.database.db, "wait_event_type = 'Lock'", 'the ingest waiting for the delete');
       await client.query('UPDATE locations SET deleted_at = now() WHERE id = $1', [loc]);
       await client.query('COMMIT');
       expect(await ingest).toBe(0);

@@ -6,6 +6,7 @@
  * Filters: asset and location ids and keys, q, and refused parameters.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliCaller } from '../../src/caller.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { expectValidationError } from '../helpers/error-envelope.js';
 import { fixture, qs } from './fixtures.js';
@@ -143,7 +144,7 @@ describe('GET /api/v1/reports/asset-locations', () => {
     const byKey = await f.asset('PALLET-77');
     const byTag = await f.asset('Q-3');
     await t.services.tags.attach(
-      f.org.id,
+      cliCaller(f.org.id),
       { kind: 'asset', id: byTag },
       { tag_type: 'rfid', value: 'E280-Zeta-Tag' },
     );
@@ -169,7 +170,7 @@ describe('GET /api/v1/reports/asset-locations', () => {
     expect(await match('Q_1')).toEqual([]);
     // A tag detached is no longer matched.
     const { rows } = await sql('SELECT id FROM tags WHERE asset_id = $1', [byTag]);
-    await t.services.tags.detach(f.org.id, { kind: 'asset', id: byTag }, rows[0].id);
+    await t.services.tags.detach(cliCaller(f.org.id), { kind: 'asset', id: byTag }, rows[0].id);
     expect(await match('zeta')).toEqual([]);
   });
 

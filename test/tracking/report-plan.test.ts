@@ -28,11 +28,13 @@ beforeAll(async () => {
       [id],
     );
     await pool.query(
-      `INSERT INTO assets (org_id, external_key, name, description, valid_from, tag_values, location_id, last_seen_at)
-       SELECT $1, 'A-' || g, 'Asset ' || g, 'description ' || g, now() - interval '1 day', 'EPC' || g,
-         CASE WHEN g % $3 = 0 THEN (SELECT min(id) FROM locations WHERE org_id = $1) + g % 300 END,
-         CASE WHEN g % $3 = 0 THEN now() - g * interval '1 second' END
-       FROM generate_series(1, $2) g`,
+      `WITH a AS (
+         INSERT INTO assets (org_id, external_key, name, description, valid_from, tag_values)
+         SELECT $1, 'A-' || g, 'Asset ' || g, 'description ' || g, now() - interval '1 day', 'EPC' || g
+         FROM generate_series(1, $2) g RETURNING id, substr(external_key, 3)::int AS g)
+       INSERT INTO asset_positions (org_id, asset_id, location_id, last_seen_at)
+       SELECT $1, id, (SELECT min(id) FROM locations WHERE org_id = $1) + g % 300, now() - g * interval '1 second'
+       FROM a WHERE g % $3 = 0`,
       [id, assets, scannedEvery],
     );
   }
@@ -45,6 +47,7 @@ beforeAll(async () => {
     )
   ).rows[0]!.id;
   await pool.query('VACUUM ANALYZE assets');
+  await pool.query('VACUUM ANALYZE asset_positions');
   await pool.query('VACUUM ANALYZE locations');
 }, 120_000);
 

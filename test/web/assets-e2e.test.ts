@@ -1,13 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { type RunningService, startService } from '../../src/runtime.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { seriousAxeViolations } from './axe.js';
-import { type Browser, buildWeb, hasChromium, launch } from './browser.js';
+import { type Browser, hasChromium } from './browser.js';
+import { startWebSite, type WebSite } from './site.js';
 
 /**
  * Assets in the web app, in Debian's Chromium against the whole service: an asset created
@@ -21,84 +16,30 @@ import { type Browser, buildWeb, hasChromium, launch } from './browser.js';
 const ONE_HOUR = 3_600_000;
 
 describe.skipIf(!hasChromium)('assets in the web app', { timeout: 60_000 }, () => {
-  let database: TestDatabase;
-  let dataDir: string;
-  let service: RunningService;
+  let site: WebSite;
   let browser: Browser;
   let page: Page;
   let base: string;
-  let cookie = '';
-  let csrf = '';
   let assetId = 0;
   /** Paths whose 4xx answers the tests cause on purpose (the browser logs them as errors). */
   const expectedFailures = ['/internal/assets', '/tags', '/rename'];
-
-  /** The /internal/ API as the signed-in browser calls it. */
-  const internal = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${base}${path}`, {
-      method,
-      headers: {
-        cookie,
-        'x-csrf-token': csrf,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    // biome-ignore lint/suspicious/noExplicitAny: the service's JSON, checked where used
-    return { status: res.status, body: (text ? JSON.parse(text) : {}) as Record<string, any> };
-  };
+  const internal: WebSite['internal'] = (method, path, body) => site.internal(method, path, body);
 
   const expectNoSeriousAxe = async (target: Page, what: string) => {
     expect(await seriousAxeViolations(target), what).toEqual([]);
   };
 
   beforeAll(async () => {
-    await buildWeb();
-    database = await createTestDatabase();
-    dataDir = await mkdtemp(join(tmpdir(), 'tagtrail-web-assets-'));
-    service = await startService(
-      loadConfig({
-        DATABASE_URL: database.url,
-        HOST: '127.0.0.1',
-        PORT: '0',
-        TAGTRAIL_MQTT_PORT: '0',
-        LOG_LEVEL: 'silent',
-        TAGTRAIL_DATA_DIR: dataDir,
-      }),
-    );
-    base = service.url;
-    const signUp = await fetch(`${base}/internal/auth/sign-up`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        email: 'grace@example.test',
-        password: 'correct horse battery staple',
-        organization_name: 'Yard Works',
-      }),
+    site = await startWebSite({
+      name: 'assets',
+      expectedFailures,
+      signUp: { email: 'grace@example.test', organization_name: 'Yard Works' },
     });
-    expect(signUp.status).toBe(201);
-    cookie = (signUp.headers.get('set-cookie') ?? '').split(';')[0]!;
-    csrf = ((await signUp.json()) as { data: { csrf_token: string } }).data.csrf_token;
-    // The API answers 4xx on purpose in these tests; the browser logs those.
-    browser = await launch(base, expectedFailures);
-    await browser.context.addCookies([
-      {
-        name: 'tagtrail_session',
-        value: cookie.split('=')[1]!,
-        url: base,
-        httpOnly: true,
-        sameSite: 'Strict',
-      },
-    ]);
-    page = browser.page;
+    ({ browser, page, base } = site);
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await service?.stop();
-    await database?.drop();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    await site?.close();
   });
 
   it('creates an asset with tags and metadata; the API refuses a blank name at the field', async () => {
@@ -126,14 +67,15 @@ describe.skipIf(!hasChromium)('assets in the web app', { timeout: 60_000 }, () =
     await page.getByLabel('Tag 1 value').fill('BC-0007');
     await page.getByRole('button', { name: 'Add another tag' }).click();
     await page.getByLabel('Tag 2 value').fill('E200-00AA');
-    for (const [key, value] of [
-      ['colour', '"yellow"'],
-      ['weight_kg', '80'],
-    ]) {
+    // The rows are numbered from 1 as added (the form starts with none); `Key n` auto-waits
+    // for the row the click adds, where counting rows right after the click could run early.
+    for (const [n, key, value] of [
+      [1, 'colour', '"yellow"'],
+      [2, 'weight_kg', '80'],
+    ] as const) {
       await page.getByRole('button', { name: 'Add a metadata key' }).click();
-      const n = await page.locator('.meta-row').count();
-      await page.getByLabel(`Key ${n}`).fill(key!);
-      await page.getByLabel(`Value ${n}`).fill(value!);
+      await page.getByLabel(`Key ${n}`).fill(key);
+      await page.getByLabel(`Value ${n}`).fill(value);
     }
     await browser.screenshot('asset-new');
     await page.getByRole('button', { name: 'Create asset' }).click();

@@ -84,10 +84,33 @@ export async function launch(baseUrl: string, expectedFailures: string[]): Promi
     });
     page.on('pageerror', (error) => consoleErrors.push(`uncaught: ${error.message}`));
   };
-  context.on('page', watch);
+  // TAGTRAIL_TEST_CPU_THROTTLE=N runs every page's scripts N times slower (Chromium's CPU
+  // throttling: the renderer pauses, it burns no CPU), as on a loaded CI machine: the way
+  // to shake out a test that reads the page before its data has rendered.
+  const throttle = Number(process.env.TAGTRAIL_TEST_CPU_THROTTLE ?? '1');
+  const slowDown = async (page: Page) => {
+    if (!(throttle > 1)) return;
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('Emulation.setCPUThrottlingRate', { rate: throttle });
+  };
+  // TAGTRAIL_TEST_API_DELAY_MS=N holds every /internal/ request N ms before it leaves the
+  // browser, as a slow service or network would: the page's heading renders at once, its
+  // data N ms later, so a test that reads the data without waiting for it fails every time.
+  const apiDelay = Number(process.env.TAGTRAIL_TEST_API_DELAY_MS ?? '0');
+  if (apiDelay > 0) {
+    await context.route(`${origin}/internal/**`, async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, apiDelay));
+      await route.continue().catch(() => undefined);
+    });
+  }
+  context.on('page', (page) => {
+    watch(page);
+    void slowDown(page).catch(() => undefined);
+  });
   const first = context.pages()[0];
   if (first) watch(first);
   const page = first ?? (await context.newPage());
+  await slowDown(page);
   return {
     context,
     page,

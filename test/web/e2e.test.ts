@@ -1,19 +1,14 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { type RunningService, startService } from '../../src/runtime.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { type Browser, buildWeb, hasChromium, launch } from './browser.js';
+import { type Browser, hasChromium } from './browser.js';
+import { startWebSite, type WebSite } from './site.js';
 
 /**
  * The web app end to end, in Debian's Chromium against the whole service (HTTP, database,
  * broker) on a fresh database: sign-up, sign-out and sign-in, an API key minted, used
- * and revoked, a reader mapped to a location, a handheld submission on a phone-sized
- * screen moving an asset, and the views showing where it went. Every page is saved as a
- * screenshot under test-results/screenshots/.
+ * and revoked, a handheld submission on a phone-sized screen moving an asset, and the
+ * views showing where it went (readers and scan points: readers.test.ts). Every page is
+ * saved as a screenshot under test-results/screenshots/.
  */
 
 if (!hasChromium) {
@@ -27,9 +22,7 @@ const PASSWORD = 'correct horse battery staple';
 const NEW_PASSWORD = 'another long passphrase';
 
 describe.skipIf(!hasChromium)('web app in Chromium', { timeout: 60_000 }, () => {
-  let database: TestDatabase;
-  let dataDir: string;
-  let service: RunningService;
+  let site: WebSite;
   let browser: Browser;
   let page: Page;
   let base: string;
@@ -56,30 +49,18 @@ describe.skipIf(!hasChromium)('web app in Chromium', { timeout: 60_000 }, () => 
   };
 
   beforeAll(async () => {
-    await buildWeb();
-    database = await createTestDatabase();
-    dataDir = await mkdtemp(join(tmpdir(), 'tagtrail-web-'));
-    service = await startService(
-      loadConfig({
-        DATABASE_URL: database.url,
-        HOST: '127.0.0.1',
-        PORT: '0',
-        TAGTRAIL_MQTT_PORT: '0',
-        LOG_LEVEL: 'silent',
-        TAGTRAIL_DATA_DIR: dataDir,
-      }),
-    );
-    base = service.url;
-    // Expected 401s: the signed-out session probe and the wrong password tried on purpose.
-    browser = await launch(base, ['/internal/session', '/internal/auth/sign-in']);
-    page = browser.page;
+    site = await startWebSite({
+      name: 'app',
+      // Expected 401s: the signed-out session probe and the wrong password tried on purpose;
+      // and the locations page's refresh once its live stream is ready, when that is still
+      // in flight as the test signs out a moment after landing there (a slow browser).
+      expectedFailures: ['/internal/session', '/internal/auth/sign-in', '/internal/locations/tree'],
+    });
+    ({ browser, page, base } = site);
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await service?.stop();
-    await database?.drop();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    await site?.close();
   });
 
   it('signs up (a fresh install opens on sign-up): creates the user and the organization and lands signed in', async () => {
@@ -100,12 +81,12 @@ describe.skipIf(!hasChromium)('web app in Chromium', { timeout: 60_000 }, () => 
   it('signs out from the account menu, then signs back in', async () => {
     const toggle = page.getByRole('button', { name: /Account/ });
     await toggle.click();
-    expect(await toggle.getAttribute('aria-expanded')).toBe('true');
+    await expect.poll(() => toggle.getAttribute('aria-expanded')).toBe('true');
     await expect.poll(() => page.getByText('Acme Logistics').isVisible()).toBe(true);
     await browser.screenshot('account-menu');
     // Escape closes it and gives focus back to the toggle.
     await page.keyboard.press('Escape');
-    expect(await toggle.getAttribute('aria-expanded')).toBe('false');
+    await expect.poll(() => toggle.getAttribute('aria-expanded')).toBe('false');
     await toggle.click();
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(/\/sign-in$/);
@@ -134,6 +115,8 @@ describe.skipIf(!hasChromium)('web app in Chromium', { timeout: 60_000 }, () => 
     await page.getByRole('button', { name: /Account/ }).click();
     await page.getByRole('link', { name: 'API keys' }).click();
     await page.waitForURL(/\/keys$/);
+    // The URL changes before the page renders: wait for the form before counting in it.
+    await page.getByRole('button', { name: 'Create key' }).waitFor();
 
     // Assets and locations: none / read / read and write; tracking: none / read; no key admin.
     for (const [group, options] of [
@@ -162,7 +145,7 @@ describe.skipIf(!hasChromium)('web app in Chromium', { timeout: 60_000 }, () => 
     await expiry.selectOption('date');
     await page.getByLabel('Expiry date').waitFor();
     await expiry.selectOption('30');
-    expect(await page.getByLabel('Expiry date').count()).toBe(0);
+    await expect.poll(() => page.getByLabel('Expiry date').count()).toBe(0);
 
     await page.getByLabel('Name', { exact: true }).fill('integration');
     await page.getByRole('group', { name: 'Assets' }).getByLabel('Read and write').check();
@@ -192,7 +175,7 @@ describe.skipIf(!hasChromium)('web app in Chromium', { timeout: 60_000 }, () => 
 
     // Dismissed, the key is gone from the page for good; the list shows it active.
     await page.getByRole('button', { name: 'I have stored the key' }).click();
-    expect(await page.getByLabel('API key', { exact: true }).count()).toBe(0);
+    await expect.poll(() => page.getByLabel('API key', { exact: true }).count()).toBe(0);
     expect(await page.content()).not.toContain(token);
     const row = page.getByRole('row', { name: /integration/ });
     await row.waitFor();
@@ -200,8 +183,7 @@ describe.skipIf(!hasChromium)('web app in Chromium', { timeout: 60_000 }, () => 
     expect(await row.textContent()).toContain('assets:write');
   });
 
-  it('adds a reader and maps an antenna to a location', async () => {
-    // Master data through the public API, with the key just minted.
+  it('writes master data through the public API with the key just minted', async () => {
     const warehouse = await apiCall('POST', '/api/v1/locations', {
       name: 'Main warehouse',
       external_key: 'WH-1',
@@ -232,65 +214,6 @@ describe.skipIf(!hasChromium)('web app in Chromium', { timeout: 60_000 }, () => 
       tags: [{ tag_type: 'barcode', value: 'TAG-0001' }],
     });
     expect(asset.status, JSON.stringify(asset.body)).toBeLessThan(300);
-
-    await page.getByRole('link', { name: 'Readers' }).click();
-    await page.waitForURL(/\/readers$/);
-    // Where readers publish: the broker's real address (here on a port of its own choosing).
-    await expect.poll(() => page.locator('#broker-url').textContent()).toBe(service.mqttUrl);
-    expect(await page.locator('#broker-port').textContent()).toBe(new URL(service.mqttUrl).port);
-    await page.getByLabel('Name', { exact: true }).fill('Dock door reader');
-    await page.getByLabel('Family').selectOption('impinj-r700');
-    await page.getByLabel('Identity').fill('r700-dock-1');
-    await page.getByLabel('MQTT topic').fill('acme/dock-1/reads');
-    await page.getByRole('button', { name: 'Add reader' }).click();
-
-    const card = page.getByRole('article', { name: 'Dock door reader' });
-    await card.waitFor();
-    // Its MQTT login, shown once; a new password replaces it.
-    const password = page.locator('#mqtt-password');
-    await password.waitFor();
-    expect(await page.locator('#mqtt-username').inputValue()).toMatch(/^reader-\d+$/);
-    const first = await password.inputValue();
-    expect(first).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    await page.getByRole('button', { name: 'Done' }).click();
-    await card.getByRole('button', { name: 'New MQTT password for Dock door reader' }).click();
-    await card.getByRole('button', { name: 'Yes, replace' }).click();
-    await expect.poll(() => password.inputValue()).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(await password.inputValue()).not.toBe(first);
-    await page.getByRole('button', { name: 'Done' }).click();
-    expect(await card.getByText('Last message').locator('xpath=..').textContent()).toContain('never');
-    for (const label of ['Good reads', 'Bad reads', 'Unknown tags']) {
-      expect(await card.getByText(label).locator('xpath=..').textContent()).toContain('0');
-    }
-    await card.getByRole('button', { name: 'Map an antenna' }).click();
-    await card.getByLabel('Antenna', { exact: true }).fill('1');
-    await card.getByLabel('Search locations').fill('Dock');
-    const select = card.getByLabel(/^Location/);
-    await expect
-      .poll(() => select.locator('option').allTextContents())
-      .toEqual(['Choose a location…', 'Main warehouse › Dock 1 (DOCK-1)']);
-    await select.selectOption({ label: 'Main warehouse › Dock 1 (DOCK-1)' });
-    await browser.screenshot('readers-mapping');
-    await card.getByRole('button', { name: 'Map antenna', exact: true }).click();
-    await card.getByText('Antenna 1 → Dock 1 (DOCK-1)').waitFor();
-    await browser.screenshot('readers');
-
-    // Behind the counters: which tag, what error (a message as the ingest logs it).
-    const { rows } = await database.db.pool.query<{ id: number; org_id: number }>(
-      "UPDATE readers SET bad_reads = 1, unknown_reads = 1 WHERE name = 'Dock door reader' RETURNING id, org_id",
-    );
-    await database.db.pool.query(
-      `INSERT INTO raw_messages (received_at, org_id, reader_id, source, payload, bad_reads, unknown_reads, errors)
-       VALUES (now(), $1, $2, 'mqtt', '{"epc":"E200-NOBODY"}', 1, 1, ARRAY['read 2: antenna 7 has no scan point'])`,
-      [rows[0]!.org_id, rows[0]!.id],
-    );
-    await page.reload();
-    const reloaded = page.getByRole('article', { name: 'Dock door reader' });
-    await reloaded.getByText('Latest bad reads and unknown tags of Dock door reader').click();
-    const problems = reloaded.getByRole('list', { name: 'Latest problems of Dock door reader' });
-    await expect.poll(() => problems.textContent()).toContain('antenna 7 has no scan point');
-    expect(await problems.textContent()).toContain('E200-NOBODY');
-    await browser.screenshot('readers-problems');
   });
 
   it('a handheld submission on a phone-sized screen moves the asset', async () => {
@@ -327,9 +250,8 @@ describe.skipIf(!hasChromium)('web app in Chromium', { timeout: 60_000 }, () => 
       await item.press('Enter');
     }
     await phone.getByRole('button', { name: 'Remove TYPO-123' }).click();
-    expect(
-      await phone.getByRole('list', { name: 'Scanned items' }).getByRole('listitem').allTextContents(),
-    ).toEqual(['TAG-0001Remove', 'NOT-A-TAGRemove']);
+    const scanned = phone.getByRole('list', { name: 'Scanned items' }).getByRole('listitem');
+    await expect.poll(() => scanned.allTextContents()).toEqual(['TAG-0001Remove', 'NOT-A-TAGRemove']);
     // Nothing sticks out of a 375px screen.
     expect(await phone.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
     await browser.screenshot('handheld-375', phone, { fullPage: false });
@@ -339,9 +261,7 @@ describe.skipIf(!hasChromium)('web app in Chromium', { timeout: 60_000 }, () => 
     expect(await result.textContent()).toContain('1 applied, 1 unknown');
     // The unknown item is named, and stays in the list (marked) to be checked or removed.
     expect(await result.textContent()).toContain('Unknown (kept in the list): NOT-A-TAG');
-    expect(
-      await phone.getByRole('list', { name: 'Scanned items' }).getByRole('listitem').allTextContents(),
-    ).toEqual(['NOT-A-TAGunknownRemove']);
+    await expect.poll(() => scanned.allTextContents()).toEqual(['NOT-A-TAGunknownRemove']);
     await phone.getByRole('button', { name: 'Submit 1 item' }).waitFor();
     await browser.screenshot('handheld-submitted-375', phone, { fullPage: false });
     await phone.close();
@@ -368,7 +288,7 @@ describe.skipIf(!hasChromium)('web app in Chromium', { timeout: 60_000 }, () => 
     const warehouse = page.getByRole('button', { name: /Main warehouse/ });
     await warehouse.focus();
     await page.keyboard.press('Enter');
-    expect(await warehouse.getAttribute('aria-expanded')).toBe('true');
+    await expect.poll(() => warehouse.getAttribute('aria-expanded')).toBe('true');
     const shelf = page.locator('.tree-row', { hasText: 'Shelf A' });
     await expect.poll(() => shelf.textContent()).toContain('1 asset');
     expect(await page.locator('.tree-row', { hasText: 'Dock 1' }).textContent()).toContain('0 assets');
@@ -394,10 +314,12 @@ describe.skipIf(!hasChromium)('web app in Chromium', { timeout: 60_000 }, () => 
 
   it('changes the password', async () => {
     await go('/password');
-    await page.getByLabel('Current password').fill(PASSWORD);
-    await page.getByLabel('New password', { exact: true }).fill(NEW_PASSWORD);
-    await page.getByLabel('New password again').fill(NEW_PASSWORD);
-    await page.getByRole('button', { name: 'Change password' }).click();
+    // The page also holds the email form, with a current-password field of its own.
+    const form = page.getByRole('form', { name: 'Change password' });
+    await form.getByLabel('Current password').fill(PASSWORD);
+    await form.getByLabel('New password', { exact: true }).fill(NEW_PASSWORD);
+    await form.getByLabel('New password again').fill(NEW_PASSWORD);
+    await form.getByRole('button', { name: 'Change password' }).click();
     await page.getByText('Password changed.').waitFor();
     await browser.screenshot('password');
     const res = await fetch(`${base}/internal/auth/sign-in`, {

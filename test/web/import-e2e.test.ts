@@ -1,13 +1,9 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { type RunningService, startService } from '../../src/runtime.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { seriousAxeViolations } from './axe.js';
-import { type Browser, buildWeb, hasChromium, launch } from './browser.js';
+import { type Browser, hasChromium } from './browser.js';
+import { startWebSite, type WebSite } from './site.js';
 
 /**
  * Spreadsheet import in the web app, in Debian's Chromium against the whole service: a
@@ -30,9 +26,7 @@ function sheet(): string {
 }
 
 describe.skipIf(!hasChromium)('spreadsheet import in the web app', { timeout: 90_000 }, () => {
-  let database: TestDatabase;
-  let dataDir: string;
-  let service: RunningService;
+  let site: WebSite;
   let browser: Browser;
   let page: Page;
   let base: string;
@@ -47,49 +41,16 @@ describe.skipIf(!hasChromium)('spreadsheet import in the web app', { timeout: 90
   };
 
   beforeAll(async () => {
-    await buildWeb();
-    database = await createTestDatabase();
-    dataDir = await mkdtemp(join(tmpdir(), 'tagtrail-web-import-'));
-    service = await startService(
-      loadConfig({
-        DATABASE_URL: database.url,
-        HOST: '127.0.0.1',
-        PORT: '0',
-        TAGTRAIL_MQTT_PORT: '0',
-        LOG_LEVEL: 'silent',
-        TAGTRAIL_DATA_DIR: dataDir,
-      }),
-    );
-    base = service.url;
-    const signUp = await fetch(`${base}/internal/auth/sign-up`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        email: 'ada@example.test',
-        password: 'correct horse battery staple',
-        organization_name: 'Depot',
-      }),
+    site = await startWebSite({
+      name: 'import',
+      signUp: { email: 'ada@example.test', organization_name: 'Depot' },
     });
-    expect(signUp.status).toBe(201);
-    cookie = (signUp.headers.get('set-cookie') ?? '').split(';')[0]!;
-    browser = await launch(base, []);
-    await browser.context.addCookies([
-      {
-        name: 'tagtrail_session',
-        value: cookie.split('=')[1]!,
-        url: base,
-        httpOnly: true,
-        sameSite: 'Strict',
-      },
-    ]);
-    page = browser.page;
+    ({ browser, page, base } = site);
+    cookie = site.session!.cookie;
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await service?.stop();
-    await database?.drop();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    await site?.close();
   });
 
   it('checks a 1,000-row file: every row listed, the five bad ones refused, nothing written', async () => {

@@ -1,13 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { type RunningService, startService } from '../../src/runtime.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import type { TestDatabase } from '../helpers/database.js';
 import { seriousAxeViolations } from './axe.js';
-import { type Browser, buildWeb, launch } from './browser.js';
+import type { Browser } from './browser.js';
+import { startWebSite, type WebSite } from './site.js';
 
 /**
  * Every list keeps its state in the query string (page, sort, search): reload and Back
@@ -15,9 +11,8 @@ import { type Browser, buildWeb, launch } from './browser.js';
  * controls pass axe, label-content-name-mismatch included (issue 10's finding).
  */
 describe('list state in the URL', { timeout: 90_000 }, () => {
+  let site: WebSite;
   let database: TestDatabase;
-  let dataDir: string;
-  let service: RunningService;
   let browser: Browser;
   let page: Page;
   let base: string;
@@ -28,36 +23,12 @@ describe('list state in the URL', { timeout: 90_000 }, () => {
   const param = (name: string) => new URL(page.url()).searchParams.get(name);
 
   beforeAll(async () => {
-    await buildWeb();
-    database = await createTestDatabase();
-    dataDir = await mkdtemp(join(tmpdir(), 'tagtrail-web-lists-'));
-    service = await startService(
-      loadConfig({
-        DATABASE_URL: database.url,
-        HOST: '127.0.0.1',
-        PORT: '0',
-        TAGTRAIL_MQTT_PORT: '0',
-        LOG_LEVEL: 'silent',
-        TAGTRAIL_DATA_DIR: dataDir,
-      }),
-    );
-    base = service.url;
-    browser = await launch(base, []);
-    page = browser.page;
-    const res = await fetch(`${base}/internal/auth/sign-up`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        email: 'lists@example.test',
-        password: 'correct horse battery staple',
-        organization_name: 'Lists',
-      }),
+    site = await startWebSite({
+      name: 'lists',
+      signUp: { email: 'lists@example.test', organization_name: 'Lists' },
     });
-    expect(res.status).toBe(201);
-    const session = (await res.json()) as { data: { organization: { id: number }; csrf_token: string } };
-    const orgId = session.data.organization.id;
-    const token = /tagtrail_session=([^;]+)/.exec(res.headers.get('set-cookie') ?? '')![1]!;
-    await browser.context.addCookies([{ name: 'tagtrail_session', value: token, url: base }]);
+    ({ database, browser, page, base } = site);
+    const { orgId } = site.session!;
 
     // 30 assets A-01..A-30 at two locations, seen at increasing times; 22 API keys.
     const pool = database.db.pool;
@@ -68,31 +39,26 @@ describe('list state in the URL', { timeout: 90_000 }, () => {
       )
     ).rows[0]!.id;
     await pool.query(
-      `INSERT INTO assets (org_id, external_key, name, location_id, last_seen_at)
-       SELECT $1, 'A-' || lpad(n::text, 2, '0'), 'Asset ' || lpad((31 - n)::text, 2, '0'), $2,
-              timestamptz '2025-01-01' + n * interval '1 hour'
-       FROM generate_series(1, 30) n`,
+      `WITH a AS (
+         INSERT INTO assets (org_id, external_key, name)
+         SELECT $1, 'A-' || lpad(n::text, 2, '0'), 'Asset ' || lpad((31 - n)::text, 2, '0')
+         FROM generate_series(1, 30) n RETURNING id, external_key)
+       INSERT INTO asset_positions (org_id, asset_id, location_id, last_seen_at)
+       SELECT $1, id, $2, timestamptz '2025-01-01' + substr(external_key, 3)::int * interval '1 hour' FROM a`,
       [orgId, dock],
     );
     for (let i = 1; i <= 22; i++) {
-      const minted = await fetch(`${base}/internal/keys`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          cookie: `tagtrail_session=${token}`,
-          'x-csrf-token': session.data.csrf_token,
-        },
-        body: JSON.stringify({ name: `key ${String(i).padStart(2, '0')}`, scopes: [], expires_at: null }),
+      const minted = await site.internal('POST', '/internal/keys', {
+        name: `key ${String(i).padStart(2, '0')}`,
+        scopes: [],
+        expires_at: null,
       });
       expect(minted.status).toBe(201);
     }
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await service?.stop();
-    await database?.drop();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    await site?.close();
   });
 
   it('assets: sort, page and search survive reload and Back; the sort controls pass axe', async () => {

@@ -1,13 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { type RunningService, startService } from '../../src/runtime.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import type { TestDatabase } from '../helpers/database.js';
 import { seriousAxeViolations } from './axe.js';
-import { type Browser, buildWeb, launch } from './browser.js';
+import type { Browser } from './browser.js';
+import { startWebSite, type WebSite } from './site.js';
 
 /**
  * The locations page in Chromium against the whole service: a tree built, edited, moved
@@ -18,9 +14,8 @@ import { type Browser, buildWeb, launch } from './browser.js';
  */
 
 describe('locations in the web app', { timeout: 90_000 }, () => {
+  let site: WebSite;
   let database: TestDatabase;
-  let dataDir: string;
-  let service: RunningService;
   let browser: Browser;
   let page: Page;
   let base: string;
@@ -51,43 +46,16 @@ describe('locations in the web app', { timeout: 90_000 }, () => {
     ).rows[0]!.id;
 
   beforeAll(async () => {
-    await buildWeb();
-    database = await createTestDatabase();
-    dataDir = await mkdtemp(join(tmpdir(), 'tagtrail-web-loc-'));
-    service = await startService(
-      loadConfig({
-        DATABASE_URL: database.url,
-        HOST: '127.0.0.1',
-        PORT: '0',
-        TAGTRAIL_MQTT_PORT: '0',
-        LOG_LEVEL: 'silent',
-        TAGTRAIL_DATA_DIR: dataDir,
-      }),
-    );
-    base = service.url;
-    browser = await launch(base, []);
-    page = browser.page;
-    // Signed up over HTTP; the browser gets the session cookie.
-    const res = await fetch(`${base}/internal/auth/sign-up`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        email: 'loc@example.test',
-        password: 'correct horse battery staple',
-        organization_name: 'Depot',
-      }),
+    site = await startWebSite({
+      name: 'loc',
+      signUp: { email: 'loc@example.test', organization_name: 'Depot' },
     });
-    expect(res.status).toBe(201);
-    orgId = ((await res.json()) as { data: { organization: { id: number } } }).data.organization.id;
-    const token = /tagtrail_session=([^;]+)/.exec(res.headers.get('set-cookie') ?? '')![1]!;
-    await browser.context.addCookies([{ name: 'tagtrail_session', value: token, url: base }]);
+    ({ database, browser, page, base } = site);
+    orgId = site.session!.orgId;
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await service?.stop();
-    await database?.drop();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    await site?.close();
   });
 
   it('builds a three-level tree: at the top level, then under the selected location', async () => {
@@ -167,7 +135,8 @@ describe('locations in the web app', { timeout: 90_000 }, () => {
   it('explains why a location cannot be deleted, deletes a leaf, and links the assets placed there', async () => {
     const hall = await idOf('HALL');
     await database.db.pool.query(
-      `INSERT INTO assets (org_id, external_key, name, location_id) VALUES ($1, 'CRATE-1', 'Crate', $2)`,
+      `WITH a AS (INSERT INTO assets (org_id, external_key, name) VALUES ($1, 'CRATE-1', 'Crate') RETURNING id)
+       INSERT INTO asset_positions (org_id, asset_id, location_id) SELECT $1, id, $2 FROM a`,
       [orgId, hall],
     );
     await select('Yard');

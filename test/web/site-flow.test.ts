@@ -1,14 +1,11 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { type RunningService, startService } from '../../src/runtime.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import type { RunningService } from '../../src/runtime.js';
 import { genericJson, publisher } from '../ingest/helpers.js';
 import { seriousAxeViolations } from './axe.js';
-import { type Browser, buildWeb, hasChromium, launch } from './browser.js';
+import { type Browser, hasChromium } from './browser.js';
+import { startWebSite, type WebSite } from './site.js';
 
 /**
  * A site built from an empty organization through the web app alone, in Debian's Chromium
@@ -42,8 +39,7 @@ describe.skipIf(!hasChromium)(
   'a site built in the web app from an empty organization',
   { timeout: 120_000 },
   () => {
-    let database: TestDatabase;
-    let dataDir: string;
+    let site: WebSite;
     let service: RunningService;
     let browser: Browser;
     let page: Page;
@@ -89,30 +85,16 @@ describe.skipIf(!hasChromium)(
     };
 
     beforeAll(async () => {
-      await buildWeb();
-      database = await createTestDatabase();
-      dataDir = await mkdtemp(join(tmpdir(), 'tagtrail-web-site-'));
-      service = await startService(
-        loadConfig({
-          DATABASE_URL: database.url,
-          HOST: '127.0.0.1',
-          PORT: '0',
-          TAGTRAIL_MQTT_PORT: '0',
-          LOG_LEVEL: 'silent',
-          TAGTRAIL_DATA_DIR: dataDir,
-        }),
-      );
-      base = service.url;
-      // The signed-out session probe answers 401; the refused delete answers 409.
-      browser = await launch(base, ['/internal/session']);
-      page = browser.page;
+      site = await startWebSite({
+        name: 'site',
+        // The signed-out session probe answers 401; the refused delete answers 409.
+        expectedFailures: ['/internal/session'],
+      });
+      ({ service, browser, page, base } = site);
     }, 120_000);
 
     afterAll(async () => {
-      await browser?.close();
-      await service?.stop();
-      await database?.drop();
-      if (dataDir) await rm(dataDir, { recursive: true, force: true });
+      await site?.close();
     });
 
     it('signs up into an empty organization', async () => {

@@ -121,11 +121,16 @@ export interface SignUpState {
   sign_up_open: boolean;
 }
 
+/** What a person may do (docs/web-app.md "Roles and members"); each includes the ones before it. */
+export type Role = 'viewer' | 'editor' | 'admin';
+
 export interface Session {
-  user: { id: number | string; email: string; role: string };
+  user: { id: number | string; email: string; role: Role };
   organization: { id: number; name: string };
   csrf_token: string;
   expires_at: string;
+  /** The organization requires two-factor sign-in and this person must set it up first. */
+  totp_enrolment_required: boolean;
 }
 
 export type KeyStatus = 'active' | 'expired' | 'revoked';
@@ -139,6 +144,47 @@ export interface ApiKey {
   last_used_at: string | null;
   revoked_at: string | null;
   status: KeyStatus;
+  /** Who minted it (null: an operator, through the CLI); `removed` once they left. */
+  created_by: { id: number; email: string; removed: boolean } | null;
+}
+
+/** A person of the organization (GET /internal/members). */
+export interface Member {
+  id: number;
+  email: string;
+  role: Role;
+  created_at: string;
+  /** Has two-factor sign-in on (an admin can reset it). */
+  two_factor: boolean;
+}
+
+export interface Invitation {
+  id: number;
+  email: string;
+  role: Role;
+  invited_by: string | null;
+  created_at: string;
+  sent_at: string;
+  expires_at: string;
+  status: 'pending' | 'expired';
+}
+
+/** An invitation as made or resent: the link is in this answer only. */
+export interface IssuedInvitation {
+  data: Invitation;
+  token: string;
+  url: string;
+  /** Mailed as well (the service has an SMTP setting); `email_error` says why not when it failed. */
+  emailed: boolean;
+  email_error?: string;
+}
+
+/** What an invitation link invites to (POST /internal/invitations/lookup). */
+export interface InvitationPreview {
+  email: string;
+  role: Role;
+  organization: { id: number; name: string };
+  expires_at: string;
 }
 
 export interface ScanPoint {
@@ -165,7 +211,19 @@ export interface Reader {
   good_reads: number;
   bad_reads: number;
   unknown_reads: number;
+  health: ReaderHealth;
   scan_points: ScanPoint[];
+}
+
+/** How a reader is doing now (docs/metrics.md, "Per-reader health"). */
+export interface ReaderHealth {
+  /** Logged in to the embedded broker now; null with an external broker (not known). */
+  connected: boolean | null;
+  /** Reads in the last 60 seconds. */
+  reads_per_minute: number;
+  /** Refused (bad) reads in the last 60 seconds. */
+  errors_per_minute: number;
+  last_error_at: string | null;
 }
 
 export interface TreeNode {
@@ -267,4 +325,14 @@ export interface ReaderProblems {
     payload_truncated: boolean;
   }>;
   last_problem_at: string | null;
+  /** Tags of those messages that match no asset now, newest first, one entry per tag. */
+  unknown_tags: Array<{
+    tag_type: string;
+    value: string;
+    antenna: number | null;
+    seen_at: string;
+    reads: number;
+  }>;
+  /** Their refused reads with the error, newest first. */
+  read_errors: Array<{ received_at: string; message: string }>;
 }

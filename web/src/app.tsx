@@ -1,31 +1,54 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, api, type Session, setCsrfToken, setUnauthorizedHandler } from './api.js';
+import { ApiError, api, type Role, type Session, setCsrfToken, setUnauthorizedHandler } from './api.js';
 import { ErrorAlert } from './components/errors.js';
+import { ActivityPage } from './pages/activity.js';
 import { AssetPage, NewAssetPage } from './pages/asset-page.js';
 import { AssetsPage, ReportPage } from './pages/assets.js';
 import { SignIn, SignUp } from './pages/auth.js';
 import { HandheldPage } from './pages/handheld.js';
 import { ImportPage } from './pages/import.js';
+import { InvitationPage } from './pages/invitation.js';
 import { KeysPage } from './pages/keys.js';
 import { LocationsPage } from './pages/locations.js';
+import { MembersPage } from './pages/members.js';
 import { PasswordPage } from './pages/password.js';
 import { ReadersPage } from './pages/readers.js';
+import { ResetPasswordPage } from './pages/reset-password.js';
+import { WebhooksPage } from './pages/webhooks.js';
 import { Link, match, navigate, useLocation } from './router.js';
-import { SessionContext, useSession } from './session.js';
+import { SessionContext, useCan, useSession } from './session.js';
 
 const PUBLIC = new Set(['/sign-in', '/sign-up']);
 
-const NAV = [
-  { href: '/locations', label: 'Locations' },
-  { href: '/assets', label: 'Assets' },
-  { href: '/report', label: 'Report' },
-  { href: '/readers', label: 'Readers' },
-  { href: '/handheld', label: 'Handheld' },
-  { href: '/import', label: 'Import' },
+/** The invitation link's page: shown signed in or out (accepting signs in as the invited person). */
+const INVITATION = '/invitation';
+/** The password reset link's page: likewise shown signed in or out. */
+const RESET = '/reset-password';
+
+/** The main navigation; `role`: the least role the page is offered to (docs/web-app.md). */
+const NAV: { href: string; label: string; role: Role; readOnlyLabel?: string }[] = [
+  { href: '/locations', label: 'Locations', role: 'viewer' },
+  { href: '/assets', label: 'Assets', role: 'viewer' },
+  { href: '/report', label: 'Report', role: 'viewer' },
+  { href: '/readers', label: 'Readers', role: 'viewer' },
+  { href: '/handheld', label: 'Handheld', role: 'editor' },
+  // A viewer may still export: the same page without its import card, named for what is left.
+  { href: '/import', label: 'Import', role: 'viewer', readOnlyLabel: 'Export' },
+  { href: '/activity', label: 'Activity', role: 'viewer' },
 ];
+
+/** Pages that need more than viewing; anybody else reaching them by URL is told so. */
+const PAGE_ROLE: Record<string, Role> = {
+  '/assets/new': 'editor',
+  '/handheld': 'editor',
+  '/keys': 'admin',
+  '/webhooks': 'admin',
+  '/members': 'admin',
+};
 
 function AccountMenu() {
   const { session, setSession } = useSession();
+  const can = useCan();
   const [open, setOpen] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const root = useRef<HTMLDivElement>(null);
@@ -90,11 +113,23 @@ function AccountMenu() {
           <span class="muted">Organization</span>
           <br />
           <strong>{session.organization.name}</strong>
+          <br />
+          <span class="muted">Your role: {session.user.role}</span>
         </p>
         <ul>
-          <li>
-            <Link href="/keys">API keys</Link>
-          </li>
+          {can('admin') && (
+            <>
+              <li>
+                <Link href="/members">Members</Link>
+              </li>
+              <li>
+                <Link href="/keys">API keys</Link>
+              </li>
+              <li>
+                <Link href="/webhooks">Webhooks</Link>
+              </li>
+            </>
+          )}
           <li>
             <Link href="/password">Change password</Link>
           </li>
@@ -111,6 +146,7 @@ function AccountMenu() {
 }
 
 function Shell({ path }: { path: string }) {
+  const can = useCan();
   const history = match('/history/:id', path);
   const asset = match('/assets/:id', path);
   // The history page of earlier versions is part of the asset's page now.
@@ -128,7 +164,12 @@ function Shell({ path }: { path: string }) {
   else if (path === '/handheld') page = <HandheldPage />;
   else if (path === '/import') page = <ImportPage />;
   else if (path === '/keys') page = <KeysPage />;
+  else if (path === '/webhooks') page = <WebhooksPage />;
   else if (path === '/password') page = <PasswordPage />;
+  else if (path === '/members') page = <MembersPage />;
+  else if (path === '/activity') page = <ActivityPage />;
+  const needed = PAGE_ROLE[path];
+  if (needed && !can(needed)) page = <NotAllowed needed={needed} />;
 
   return (
     <>
@@ -139,13 +180,13 @@ function Shell({ path }: { path: string }) {
           </Link>
           <nav aria-label="Main" class="main-nav">
             <ul>
-              {NAV.map((item) => {
+              {NAV.filter((item) => can(item.role)).map((item) => {
                 const current =
                   path === item.href || (item.href === '/assets' && path.startsWith('/assets/'));
                 return (
                   <li key={item.href}>
                     <Link href={item.href} aria-current={current ? 'page' : undefined}>
-                      {item.label}
+                      {!can('editor') && item.readOnlyLabel ? item.readOnlyLabel : item.label}
                     </Link>
                   </li>
                 );
@@ -157,6 +198,25 @@ function Shell({ path }: { path: string }) {
       </header>
       <div class="content">{page}</div>
     </>
+  );
+}
+
+function NotAllowed({ needed }: { needed: Role }) {
+  const { session } = useSession();
+  useEffect(() => {
+    document.title = 'Not allowed · tagtrail';
+  }, []);
+  return (
+    <main id="main">
+      <h1>Not allowed</h1>
+      <p>
+        This page needs the {needed} role; you are {session.user.role === 'editor' ? 'an' : 'a'}{' '}
+        {session.user.role}. An admin of {session.organization.name} can change your role.
+      </p>
+      <p>
+        <Link href="/locations">Go to the locations</Link>
+      </p>
+    </main>
   );
 }
 
@@ -199,11 +259,14 @@ export function App() {
   // Signed-out visitors go to sign-in (and come back after); signed-in ones skip it.
   const isPublic = PUBLIC.has(path);
   useEffect(() => {
-    if (session === undefined) return;
+    if (session === undefined || path === INVITATION || path === RESET) return;
     if (session === null && !isPublic) {
       const here =
         path === '/' ? '' : `?next=${encodeURIComponent(path + (search.size ? `?${search}` : ''))}`;
       navigate(`/sign-in${here}`, { replace: true });
+    } else if (session?.totp_enrolment_required && path !== '/password') {
+      // The organization requires two-factor sign-in: the session reaches only enrolment.
+      navigate('/password', { replace: true });
     } else if (session && (isPublic || path === '/')) {
       navigate('/locations', { replace: true });
     }
@@ -227,12 +290,16 @@ export function App() {
       </p>
     );
   }
+  if (path === INVITATION) return <InvitationPage onSession={setSession} />;
+  if (path === RESET) return <ResetPasswordPage />;
   if (session === null) {
     if (path === '/sign-up') return <SignUp onSession={setSession} />;
     if (path === '/sign-in') return <SignIn onSession={setSession} />;
     return null;
   }
   if (isPublic || path === '/') return null;
+  // Until they enrol, the session reaches nothing else: no page may load its data meanwhile.
+  if (session.totp_enrolment_required && path !== '/password') return null;
   return (
     <SessionContext.Provider value={{ session, setSession }}>
       <Shell path={path} />

@@ -1,22 +1,27 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { clearedSessionCookie, sessionOf, setSessionCookie } from '../../http/plugins/internal-auth.js';
+import {
+  callerOf,
+  clearedSessionCookie,
+  sessionOf,
+  setSessionCookie,
+} from '../../http/plugins/internal-auth.js';
 import { takeToken } from '../../http/rate-limit/gate.js';
 import { DataEnvelope, NoContent } from '../../http/schemas/common.js';
 import type { InternalServices } from '../../internal-services.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../passwords.js';
 import { SessionSchema } from './session.js';
 
-const Email = Type.String({
+export const Email = Type.String({
   minLength: 3,
   maxLength: 254,
   pattern: '^[^\\s@]+@[^\\s@]+$',
   'x-message': 'must be an email address',
 });
 
-const NewPassword = Type.String({ minLength: PASSWORD_MIN_LENGTH, maxLength: PASSWORD_MAX_LENGTH });
+export const NewPassword = Type.String({ minLength: PASSWORD_MIN_LENGTH, maxLength: PASSWORD_MAX_LENGTH });
 /** A password being checked: any length the store could hold, so a wrong one is a plain 401. */
-const GivenPassword = Type.String({ minLength: 1, maxLength: PASSWORD_MAX_LENGTH });
+export const GivenPassword = Type.String({ minLength: 1, maxLength: PASSWORD_MAX_LENGTH });
 
 const SignUpBody = Type.Object(
   {
@@ -27,8 +32,29 @@ const SignUpBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** The six digits an authenticator app shows (RFC 6238). */
+export const TotpCode = Type.String({
+  pattern: '^[0-9]{6}$',
+  'x-message': 'must be the 6-digit code of the app',
+});
+
+/** A recovery code as shown (`abcd-efgh-ijkl-mnop`); dashes, spaces and case do not matter. */
+export const RecoveryCode = Type.String({
+  minLength: 16,
+  maxLength: 40,
+  pattern: '^[A-Za-z2-7 -]+$',
+  'x-message': 'must be a recovery code as shown: 16 letters and digits 2-7',
+});
+
 const SignInBody = Type.Object(
-  { email: Type.String({ minLength: 1, maxLength: 254 }), password: GivenPassword },
+  {
+    email: Type.String({ minLength: 1, maxLength: 254 }),
+    password: GivenPassword,
+    /** Needed when the account has two-factor sign-in on (docs/web-app.md "Accounts"). */
+    totp_code: Type.Optional(TotpCode),
+    /** In place of `totp_code`: one of the account's recovery codes, spent by this sign-in. */
+    recovery_code: Type.Optional(RecoveryCode),
+  },
   { additionalProperties: false },
 );
 
@@ -72,6 +98,7 @@ export const authRoutes =
             organization: { id: organization.id, name: organization.name },
             csrf_token: issued.csrfToken,
             expires_at: issued.expiresAt.toISOString(),
+            totp_enrolment_required: false,
           },
         };
       },
@@ -98,6 +125,11 @@ export const authRoutes =
       async (request, reply) => {
         await s.signInLimiter.take(request.ip, request.body.email);
         const user = await s.accounts.signIn(request.body.email, request.body.password);
+        // Every attempt, wrong code or not, took a token above: codes are limited like passwords.
+        await s.totp.checkSignIn(user.orgId, user, {
+          code: request.body.totp_code,
+          recoveryCode: request.body.recovery_code,
+        });
         const issued = await s.sessions.create(user.orgId, user.id);
         const session = await s.sessions.authenticate(issued.token);
         if (!session) throw new Error('a session just created did not authenticate');
@@ -109,6 +141,7 @@ export const authRoutes =
     app.post(
       '/internal/auth/sign-out',
       {
+        config: { role: 'viewer', totpEnrolment: true },
         schema: { response: { 204: NoContent('Signed out; the session is revoked and the cookie cleared') } },
       },
       async (request, reply) => {
@@ -122,6 +155,7 @@ export const authRoutes =
     app.post(
       '/internal/auth/password',
       {
+        config: { role: 'viewer' },
         schema: {
           body: PasswordBody,
           response: { 204: NoContent('Password changed; every other session of the user is revoked') },
@@ -131,7 +165,7 @@ export const authRoutes =
         const session = sessionOf(request);
         await s.signInLimiter.take(request.ip, session.user.email);
         await s.accounts.changePassword(
-          session.orgId,
+          callerOf(request),
           session.userId,
           request.body.current_password,
           request.body.new_password,

@@ -9,11 +9,13 @@ export const SessionSchema = Type.Object({
   user: Type.Object({
     id: Type.Integer(),
     email: Type.String(),
-    role: Type.Union([Type.Literal('admin'), Type.Literal('member')]),
+    role: Type.Union([Type.Literal('admin'), Type.Literal('editor'), Type.Literal('viewer')]),
   }),
   organization: Type.Object({ id: Type.Integer(), name: Type.String() }),
   csrf_token: Type.String(),
   expires_at: TimestampOut(),
+  /** The organization requires two-factor sign-in and this person must set it up first. */
+  totp_enrolment_required: Type.Boolean(),
 });
 
 export const sessionRoutes =
@@ -21,7 +23,10 @@ export const sessionRoutes =
   async (app) => {
     app.get(
       '/internal/session',
-      { schema: { response: { 200: DataEnvelope(SessionSchema) } } },
+      {
+        config: { role: 'viewer', totpEnrolment: true },
+        schema: { response: { 200: DataEnvelope(SessionSchema) } },
+      },
       async (request) => ({ data: s.sessions.view(sessionOf(request)) }),
     );
   };

@@ -34,11 +34,11 @@ const MAX_DEPTH = 64;
 
 export async function assetWhereabouts(tx: Tx, orgId: number, assetId: number) {
   const { rows } = await tx.query<WhereaboutsRow>(
-    `SELECT a.location_id, l.name AS location_name, a.last_seen_at,
+    `SELECT p.location_id, l.name AS location_name, p.last_seen_at,
        (SELECT s.started_at FROM stays s WHERE s.org_id = $1 AND s.asset_id = $2
          ORDER BY s.started_at DESC LIMIT 1) AS located_since
-     FROM assets a LEFT JOIN locations l ON l.org_id = a.org_id AND l.id = a.location_id
-     WHERE a.org_id = $1 AND a.id = $2`,
+     FROM asset_positions p LEFT JOIN locations l ON l.org_id = p.org_id AND l.id = p.location_id
+     WHERE p.org_id = $1 AND p.asset_id = $2`,
     [orgId, assetId],
   );
   const row = rows[0];

@@ -37,8 +37,8 @@ const ASSET_SORTS = {
   '-external_key': 'a.external_key DESC, a.id ASC',
   location: 'l.name ASC NULLS LAST, a.name ASC, a.id ASC',
   '-location': 'l.name DESC NULLS LAST, a.name ASC, a.id ASC',
-  last_seen_at: 'a.last_seen_at ASC NULLS LAST, a.id ASC',
-  '-last_seen_at': 'a.last_seen_at DESC NULLS LAST, a.id ASC',
+  last_seen_at: 'p.last_seen_at ASC NULLS LAST, a.id ASC',
+  '-last_seen_at': 'p.last_seen_at DESC NULLS LAST, a.id ASC',
 } as const;
 export type AssetSort = keyof typeof ASSET_SORTS;
 
@@ -69,9 +69,10 @@ async function assetPage(
   const n = args.length;
   const [rows, count] = await Promise.all([
     tx.query<AssetRowRecord>(
-      `SELECT a.id, a.external_key, a.name, a.location_id, l.external_key AS location_external_key,
-         l.name AS location_name, a.last_seen_at
-       FROM assets a LEFT JOIN locations l ON l.id = a.location_id AND l.org_id = a.org_id
+      `SELECT a.id, a.external_key, a.name, p.location_id, l.external_key AS location_external_key,
+         l.name AS location_name, p.last_seen_at
+       FROM assets a LEFT JOIN asset_positions p ON p.org_id = a.org_id AND p.asset_id = a.id
+       LEFT JOIN locations l ON l.id = p.location_id AND l.org_id = a.org_id
        WHERE ${where} ORDER BY ${ASSET_SORTS[sort]} LIMIT $${n + 1} OFFSET $${n + 2}`,
       [...args, page.limit, page.offset],
     ),
@@ -101,7 +102,10 @@ export const assetViewRoutes =
   async (app) => {
     app.get(
       '/internal/assets',
-      { schema: { querystring: AssetListQuery, response: { 200: ListEnvelope(AssetRowSchema) } } },
+      {
+        config: { role: 'viewer' },
+        schema: { querystring: AssetListQuery, response: { 200: ListEnvelope(AssetRowSchema) } },
+      },
       async (request) => {
         const { orgId } = sessionOf(request);
         const { q, limit, offset, sort } = request.query;
@@ -118,6 +122,7 @@ export const assetViewRoutes =
     app.get(
       '/internal/assets/:asset_id',
       {
+        config: { role: 'viewer' },
         schema: {
           params: AssetParams,
           response: { 200: DataEnvelope(Type.Intersect([Type.Ref('Asset'), AssetWhereaboutsSchema])) },
@@ -136,6 +141,7 @@ export const assetViewRoutes =
     app.get(
       '/internal/assets/:asset_id/history',
       {
+        config: { role: 'viewer' },
         schema: {
           params: AssetParams,
           querystring: PageOnlyQuery,

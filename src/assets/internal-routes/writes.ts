@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { sessionOf } from '../../http/plugins/internal-auth.js';
+import { callerOf } from '../../http/plugins/internal-auth.js';
 import { DataEnvelope, Id, NoContent } from '../../http/schemas/common.js';
 import type { InternalServices } from '../../internal-services.js';
 import { AssetCreateBody, AssetParams, AssetUpdateBody, RenameBody } from '../schemas.js';
@@ -18,9 +18,12 @@ export const assetWriteRoutes =
   async (app) => {
     app.post(
       '/internal/assets',
-      { schema: { body: AssetCreateBody, response: { 201: DataEnvelope(Type.Ref('Asset')) } } },
+      {
+        config: { role: 'editor' },
+        schema: { body: AssetCreateBody, response: { 201: DataEnvelope(Type.Ref('Asset')) } },
+      },
       async (request, reply) => {
-        const created = await s.assets.create(sessionOf(request).orgId, request.body);
+        const created = await s.assets.create(callerOf(request), request.body);
         return reply.code(201).send({ data: created });
       },
     );
@@ -28,6 +31,7 @@ export const assetWriteRoutes =
     app.patch(
       '/internal/assets/:asset_id',
       {
+        config: { role: 'editor' },
         schema: {
           params: AssetParams,
           body: AssetUpdateBody,
@@ -35,15 +39,18 @@ export const assetWriteRoutes =
         },
       },
       async (request) => ({
-        data: await s.assets.update(sessionOf(request).orgId, request.params.asset_id, request.body),
+        data: await s.assets.update(callerOf(request), request.params.asset_id, request.body),
       }),
     );
 
     app.delete(
       '/internal/assets/:asset_id',
-      { schema: { params: AssetParams, response: { 204: NoContent('Deleted') } } },
+      {
+        config: { role: 'editor' },
+        schema: { params: AssetParams, response: { 204: NoContent('Deleted') } },
+      },
       async (request, reply) => {
-        await s.assets.remove(sessionOf(request).orgId, request.params.asset_id);
+        await s.assets.remove(callerOf(request), request.params.asset_id);
         return reply.code(204).send();
       },
     );
@@ -51,6 +58,7 @@ export const assetWriteRoutes =
     app.post(
       '/internal/assets/:asset_id/rename',
       {
+        config: { role: 'editor' },
         schema: {
           params: AssetParams,
           body: RenameBody,
@@ -60,31 +68,30 @@ export const assetWriteRoutes =
         },
       },
       async (request) => ({
-        data: await s.assets.rename(
-          sessionOf(request).orgId,
-          request.params.asset_id,
-          request.body.external_key,
-        ),
+        data: await s.assets.rename(callerOf(request), request.params.asset_id, request.body.external_key),
         descendant_count_affected: 0,
       }),
     );
 
     app.post(
       '/internal/assets/:asset_id/tags',
-      { schema: { params: AssetParams, body: TagBody, response: { 201: DataEnvelope(Type.Ref('Tag')) } } },
+      {
+        config: { role: 'editor' },
+        schema: { params: AssetParams, body: TagBody, response: { 201: DataEnvelope(Type.Ref('Tag')) } },
+      },
       async (request, reply) => {
         const owner = { kind: 'asset' as const, id: request.params.asset_id };
-        const tag = await s.tags.attach(sessionOf(request).orgId, owner, request.body);
+        const tag = await s.tags.attach(callerOf(request), owner, request.body);
         return reply.code(201).send({ data: tag });
       },
     );
 
     app.delete(
       '/internal/assets/:asset_id/tags/:tag_id',
-      { schema: { params: TagParams, response: { 204: NoContent('Detached') } } },
+      { config: { role: 'editor' }, schema: { params: TagParams, response: { 204: NoContent('Detached') } } },
       async (request, reply) => {
         const { asset_id, tag_id } = request.params;
-        await s.tags.detach(sessionOf(request).orgId, { kind: 'asset', id: asset_id }, tag_id);
+        await s.tags.detach(callerOf(request), { kind: 'asset', id: asset_id }, tag_id);
         return reply.code(204).send();
       },
     );

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { principalOf } from '../../http/plugins/public-surface.js';
+import { callerOf } from '../../http/plugins/public-surface.js';
 import { DataEnvelope, errorResponses } from '../../http/schemas/common.js';
 import { AssetCreateBody, METADATA_MAX_BYTES, METADATA_MAX_DEPTH } from '../schemas.js';
 import type { AssetService } from '../service.js';
@@ -29,7 +29,7 @@ export const createAssetRoute =
         },
       },
       async (request, reply) => {
-        const created = await assets.create(principalOf(request).orgId, request.body);
+        const created = await assets.create(callerOf(request), request.body);
         return reply.code(201).header('location', `${ASSETS_PATH}/${created.id}`).send({ data: created });
       },
     );

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { principalOf } from '../../http/plugins/public-surface.js';
+import { callerOf } from '../../http/plugins/public-surface.js';
 import { errorResponses, NoContent } from '../../http/schemas/common.js';
 import { AssetParams } from '../schemas.js';
 import type { AssetService } from '../service.js';
@@ -23,7 +23,7 @@ export const deleteAssetRoute =
         },
       },
       async (request, reply) => {
-        await assets.remove(principalOf(request).orgId, request.params.asset_id);
+        await assets.remove(callerOf(request), request.params.asset_id);
         return reply.code(204).send();
       },
     );

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { principalOf } from '../../http/plugins/public-surface.js';
+import { callerOf } from '../../http/plugins/public-surface.js';
 import { errorResponses } from '../../http/schemas/common.js';
 import { AssetParams, RenameBody } from '../schemas.js';
 import type { AssetService } from '../service.js';
@@ -31,11 +31,7 @@ export const renameAssetRoute =
         },
       },
       async (request) => ({
-        data: await assets.rename(
-          principalOf(request).orgId,
-          request.params.asset_id,
-          request.body.external_key,
-        ),
+        data: await assets.rename(callerOf(request), request.params.asset_id, request.body.external_key),
         descendant_count_affected: 0,
       }),
     );

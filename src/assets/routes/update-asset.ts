@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { principalOf } from '../../http/plugins/public-surface.js';
+import { callerOf } from '../../http/plugins/public-surface.js';
 import { DataEnvelope, errorResponses } from '../../http/schemas/common.js';
 import { AssetParams, AssetUpdateBody } from '../schemas.js';
 import type { AssetService } from '../service.js';
@@ -28,7 +28,7 @@ export const updateAssetRoute =
         },
       },
       async (request) => ({
-        data: await assets.update(principalOf(request).orgId, request.params.asset_id, request.body),
+        data: await assets.update(callerOf(request), request.params.asset_id, request.body),
       }),
     );
   };

@@ -1,5 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { InternalSession, IssuedSession, SessionAuthenticator } from '../../auth-types.js';
+import {
+  type InternalSession,
+  type IssuedSession,
+  roleIncludes,
+  type SessionAuthenticator,
+  type UserRole,
+} from '../../auth-types.js';
+import { type Caller, userCaller } from '../../caller.js';
 import { ApiError } from '../../errors.js';
 
 declare module 'fastify' {
@@ -12,6 +19,17 @@ declare module 'fastify' {
     internal?: boolean;
     /** An /internal/ route for people not signed in yet (sign-up, sign-in): no session, no CSRF token. */
     signedOut?: boolean;
+    /**
+     * The least role that may call this /internal/ route (viewer < editor < admin). Every
+     * route under /internal/ but the `signedOut` ones declares one; a route without it is
+     * refused to everybody but admins (and test/internal/roles.test.ts fails).
+     */
+    role?: UserRole;
+    /**
+     * Reachable by a session that must set up two-factor sign-in first (its organization
+     * requires it): the session itself, sign-out and the enrolment routes.
+     */
+    totpEnrolment?: boolean;
   }
   interface FastifyRequest {
     /** The web session of an /internal/ request; set by the internal-auth hook. */
@@ -27,6 +45,12 @@ const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 export function sessionOf(request: FastifyRequest): InternalSession {
   if (!request.session) throw new Error('route has no session authentication configured');
   return request.session;
+}
+
+/** The signed-in person as the services' write methods take them: the organization and the user. */
+export function callerOf(request: FastifyRequest): Caller {
+  const { orgId, user } = sessionOf(request);
+  return userCaller(orgId, user);
 }
 
 /** The value of one cookie in a Cookie header (the first, when sent twice). */
@@ -64,6 +88,8 @@ export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, i
 }
 
 export const clearedSessionCookie = (request: FastifyRequest) => cookie(request, '', 0);
+
+const article = (role: UserRole) => (/^[aeiou]/.test(role) ? `an ${role}` : `a ${role}`);
 
 const isInternal = (request: FastifyRequest) =>
   request.routeOptions.config.internal === true || request.url.startsWith('/internal/');
@@ -104,6 +130,19 @@ export function registerInternalAuth(app: FastifyInstance, deps: { sessions: Ses
       if (!deps.sessions.csrf.verify(session.sessionId, Array.isArray(presented) ? undefined : presented)) {
         throw new ApiError('forbidden', 'Missing or invalid X-CSRF-Token header');
       }
+    }
+    const required = config.role ?? 'admin';
+    if (!roleIncludes(session.user.role, required)) {
+      throw new ApiError(
+        'forbidden',
+        `This needs the ${required} role; you are ${article(session.user.role)}`,
+      );
+    }
+    if (session.totpEnrolmentRequired && !config.totpEnrolment) {
+      throw new ApiError(
+        'forbidden',
+        'Your organization requires two-factor sign-in: set it up on your account page first',
+      );
     }
     request.session = session;
   });

@@ -2,6 +2,7 @@ import type { FastifyInstance, HTTPMethods } from 'fastify';
 import { ApiError } from '../../errors.js';
 import { sendError } from '../error-handler.js';
 import { HEALTH_PATHS } from '../health.js';
+import { METRICS_PATH } from '../metrics.js';
 
 const ALL_METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
@@ -23,6 +24,8 @@ export interface InternalRoute {
   method: string;
   url: string;
   signedOut: boolean;
+  /** The least role that may call it (route config `role`); undefined when not declared. */
+  role?: string;
 }
 
 declare module 'fastify' {
@@ -55,8 +58,9 @@ export function trackRoutes(app: FastifyInstance): Map<string, Set<string>> {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (route.url.startsWith('/internal/')) {
       const signedOut = route.config?.signedOut === true;
+      const role = route.config?.role;
       for (const method of methods) {
-        if (method !== 'HEAD') internalRouteList.push({ method, url: route.url, signedOut });
+        if (method !== 'HEAD') internalRouteList.push({ method, url: route.url, signedOut, role });
       }
     }
     const set = byUrl.get(route.url) ?? new Set<string>();
@@ -72,7 +76,8 @@ export function registerMethodNotAllowed(app: FastifyInstance, byUrl: Map<string
       url.startsWith('/api/') ||
       url.startsWith('/internal/') ||
       url.startsWith('/openapi') ||
-      HEALTH_PATHS.includes(url);
+      HEALTH_PATHS.includes(url) ||
+      url === METRICS_PATH;
     if (!answered) continue;
     const missing = ALL_METHODS.filter((m) => !declared.has(m));
     if (missing.length === 0) continue;

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ApiCaller, Principal, PublicAuthenticator } from '../../auth-types.js';
+import { type ApiCaller, type Principal, type PublicAuthenticator, StaleKeyError } from '../../auth-types.js';
+import type { Caller } from '../../caller.js';
 import { ApiError } from '../../errors.js';
 import { takeToken } from '../rate-limit/gate.js';
 import type { RateLimitStore } from '../rate-limit/types.js';
@@ -19,6 +20,12 @@ declare module 'fastify' {
 export function principalOf(request: FastifyRequest): Principal {
   if (!request.principal) throw new Error('route has no authentication configured');
   return request.principal;
+}
+
+/** The authenticated caller as the services' write methods take it: the organization and the key. */
+export function callerOf(request: FastifyRequest): Caller {
+  const { orgId, keyId, keyName } = principalOf(request);
+  return { orgId, actor: { type: 'api_key', id: keyId, name: keyName } };
 }
 
 const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
@@ -46,9 +53,19 @@ export async function rateLimitPublic(
   return caller;
 }
 
+function requireScopes(principal: Principal, required: string[]): void {
+  const missing = required.filter((s) => !principal.scopes.has(s));
+  if (missing.length > 0) {
+    throw new ApiError('forbidden', `This API key lacks the required scope: ${missing.join(', ')}`);
+  }
+}
+
 /**
  * Every request under /api/: the rate limit (`rateLimitPublic`); then, for v1 routes,
- * authenticate and check the scope.
+ * authenticate and check the scope. A principal admitted on a cached key record carries a
+ * confirmation: the route's handler runs through it (its first transaction re-reads the
+ * key), and when the key turned out changed, the handler's work was undone and it runs
+ * again on the record as the database has it, or the request is refused.
  */
 export function registerPublicSurface(app: FastifyInstance, deps: PublicSurfaceDeps): void {
   app.addHook('onRequest', async (request, reply) => {
@@ -56,10 +73,30 @@ export function registerPublicSurface(app: FastifyInstance, deps: PublicSurfaceD
     const caller = await rateLimitPublic(deps, request, reply);
     const required = request.routeOptions.config.scopes;
     if (required === undefined) return;
-    request.principal = await caller.authenticate();
-    const missing = required.filter((s) => !request.principal!.scopes.has(s));
-    if (missing.length > 0) {
-      throw new ApiError('forbidden', `This API key lacks the required scope: ${missing.join(', ')}`);
+    let principal = await caller.authenticate();
+    // A refusal is only given on the record as the database has it now.
+    if (principal.confirmation && required.some((s) => !principal.scopes.has(s))) {
+      principal = await principal.confirmation.fresh();
     }
+    request.principal = principal;
+    requireScopes(principal, required);
+  });
+
+  app.addHook('onRoute', (route) => {
+    const required = route.config?.scopes;
+    if (required === undefined) return;
+    const handler = route.handler;
+    route.handler = async function confirmedHandler(this: FastifyInstance, request, reply) {
+      const confirmation = request.principal?.confirmation;
+      if (!confirmation) return handler.call(this, request, reply);
+      try {
+        return await confirmation.run(async () => handler.call(this, request, reply));
+      } catch (err) {
+        if (!(err instanceof StaleKeyError)) throw err;
+        request.principal = await confirmation.fresh();
+        requireScopes(request.principal, required);
+        return handler.call(this, request, reply);
+      }
+    };
   });
 }

@@ -39,7 +39,7 @@ export const brokerRoutes =
   async (app) => {
     app.get(
       '/internal/broker',
-      { schema: { response: { 200: DataEnvelope(Nullable(BrokerSchema)) } } },
+      { config: { role: 'viewer' }, schema: { response: { 200: DataEnvelope(Nullable(BrokerSchema)) } } },
       async (request) => ({ data: s.broker ? brokerView(s.broker, request.hostname) : null }),
     );
   };

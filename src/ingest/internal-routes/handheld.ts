@@ -89,7 +89,10 @@ export const handheldRoutes =
   async (app) => {
     app.post(
       '/internal/handheld',
-      { schema: { body: HandheldBody, response: { 200: DataEnvelope(HandheldResult) } } },
+      {
+        config: { role: 'editor' },
+        schema: { body: HandheldBody, response: { 200: DataEnvelope(HandheldResult) } },
+      },
       async (request) => {
         const { orgId } = sessionOf(request);
         const body = request.body;

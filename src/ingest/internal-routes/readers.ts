@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Database } from '../../db/pool.js';
 import { notFound } from '../../errors.js';
-import { sessionOf } from '../../http/plugins/internal-auth.js';
+import { callerOf, sessionOf } from '../../http/plugins/internal-auth.js';
 import {
   DataEnvelope,
   Id,
@@ -14,9 +14,10 @@ import {
 } from '../../http/schemas/common.js';
 import { toWire, toWireOrNull } from '../../http/timestamps.js';
 import type { InternalServices } from '../../internal-services.js';
-import { listEnvelope } from '../../master-data/list-query.js';
+import { listEnvelope, pageOf, slicePage } from '../../master-data/list-query.js';
 import { READER_FAMILIES } from '../adapters/types.js';
 import { readerUsername } from '../mqtt-credentials.js';
+import { perMinute } from '../reader-counters.js';
 import type { Reader, ScanPoint } from '../readers-service.js';
 
 /** `ScanPoint` of docs/web-app.md: the location named as well as identified. */
@@ -26,6 +27,21 @@ export const ScanPointSchema = Type.Object({
   location_id: Type.Integer(),
   location_external_key: Nullable(Type.String()),
   location_name: Nullable(Type.String()),
+});
+
+/** How a reader is doing now (docs/metrics.md, "Per-reader health"). */
+export const ReaderHealthSchema = Type.Object({
+  connected: Nullable(
+    Type.Boolean({
+      description:
+        'Logged in to the embedded MQTT broker now; null with an external broker, which the service cannot see',
+    }),
+  ),
+  reads_per_minute: Type.Number({
+    description: 'Reads received in the last 60 seconds (estimated from minute buckets)',
+  }),
+  errors_per_minute: Type.Number({ description: 'Refused (bad) reads in the last 60 seconds' }),
+  last_error_at: Nullable(TimestampOut()),
 });
 
 export const ReaderSchema = Type.Object({
@@ -44,6 +60,7 @@ export const ReaderSchema = Type.Object({
   good_reads: Type.Integer(),
   bad_reads: Type.Integer(),
   unknown_reads: Type.Integer(),
+  health: ReaderHealthSchema,
   scan_points: Type.Array(ScanPointSchema),
 });
 
@@ -73,7 +90,28 @@ function scanPointView(p: ScanPoint, labels: Map<number, LocationLabel>) {
   };
 }
 
-function readerView(r: Reader, labels: Map<number, LocationLabel>) {
+/** What readerView needs besides the reader: the time, and who is connected (null: unknown). */
+interface HealthContext {
+  now: number;
+  connected: ReadonlySet<number> | null;
+}
+
+const healthContext = (s: InternalServices): HealthContext => ({
+  now: Date.now(),
+  connected: s.readerPresence?.connectedReaders() ?? null,
+});
+
+function healthView(r: Reader, context: HealthContext) {
+  const rates = perMinute(r.rates, context.now);
+  return {
+    connected: context.connected ? context.connected.has(r.id) : null,
+    reads_per_minute: rates.reads,
+    errors_per_minute: rates.errors,
+    last_error_at: toWireOrNull(r.lastErrorAt),
+  };
+}
+
+function readerView(r: Reader, labels: Map<number, LocationLabel>, context: HealthContext) {
   return {
     id: r.id,
     name: r.name,
@@ -88,6 +126,7 @@ function readerView(r: Reader, labels: Map<number, LocationLabel>) {
     good_reads: r.goodReads,
     bad_reads: r.badReads,
     unknown_reads: r.unknownReads,
+    health: healthView(r, context),
     scan_points: r.scanPoints.map((p) => scanPointView(p, labels)),
   };
 }
@@ -103,6 +142,9 @@ const CreateReaderBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** A reader's edit: create's fields, each optional (absent ones are kept). */
+const UpdateReaderBody = Type.Partial(CreateReaderBody, { additionalProperties: false });
+
 const CreateScanPointBody = Type.Object(
   {
     antenna: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 65535 }))),
@@ -110,6 +152,9 @@ const CreateScanPointBody = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** A scan point's edit: another antenna (null: every other one) or location. */
+const UpdateScanPointBody = Type.Partial(CreateScanPointBody, { additionalProperties: false });
 
 const ReaderParams = Type.Object({ reader_id: Id() });
 const ScanPointParams = Type.Object({ reader_id: Id(), scan_point_id: Id() });
@@ -121,6 +166,7 @@ export const readerRoutes =
     app.get(
       '/internal/readers',
       {
+        config: { role: 'viewer' },
         schema: {
           querystring: Type.Object(PageQuery, { additionalProperties: false }),
           response: { 200: ListEnvelope(ReaderSchema) },
@@ -128,19 +174,18 @@ export const readerRoutes =
       },
       async (request) => {
         const { orgId } = sessionOf(request);
-        const page = { limit: request.query.limit, offset: request.query.offset };
-        // An organization has a handful of readers: the service lists them all.
-        const all = await s.readers.list(orgId);
-        const rows = all.slice(page.offset, page.offset + page.limit);
+        const page = pageOf(request.query);
+        const { rows, total } = slicePage(await s.readers.list(orgId), page);
+        const context = healthContext(s);
         const labels = await locationLabels(
           s.db,
           orgId,
           rows.flatMap((r) => r.scanPoints),
         );
         return listEnvelope(
-          rows.map((r) => readerView(r, labels)),
+          rows.map((r) => readerView(r, labels, context)),
           page,
-          all.length,
+          total,
         );
       },
     );
@@ -148,6 +193,7 @@ export const readerRoutes =
     app.post(
       '/internal/readers',
       {
+        config: { role: 'admin' },
         schema: {
           body: CreateReaderBody,
           response: {
@@ -161,23 +207,51 @@ export const readerRoutes =
         },
       },
       async (request, reply) => {
-        const { orgId } = sessionOf(request);
-        const created = await s.readers.create(orgId, request.body);
+        const created = await s.readers.create(callerOf(request), request.body);
         reply.code(201);
         return {
-          data: readerView(created.reader, new Map()),
+          data: readerView(created.reader, new Map(), healthContext(s)),
           ...(created.webhookSecret === null ? {} : { webhook_secret: created.webhookSecret }),
           mqtt_password: created.mqtt.password,
         };
       },
     );
 
+    app.patch(
+      '/internal/readers/:reader_id',
+      {
+        config: { role: 'admin' },
+        schema: {
+          params: ReaderParams,
+          body: UpdateReaderBody,
+          response: {
+            200: Type.Object({
+              data: ReaderSchema,
+              // Only when `webhook: true` issued one; shown once.
+              webhook_secret: Type.Optional(Type.String()),
+            }),
+          },
+        },
+      },
+      async (request) => {
+        const { orgId } = sessionOf(request);
+        const updated = await s.readers.update(orgId, request.params.reader_id, request.body);
+        const labels = await locationLabels(s.db, orgId, updated.reader.scanPoints);
+        return {
+          data: readerView(updated.reader, labels, healthContext(s)),
+          ...(updated.webhookSecret === null ? {} : { webhook_secret: updated.webhookSecret }),
+        };
+      },
+    );
+
     app.delete(
       '/internal/readers/:reader_id',
-      { schema: { params: ReaderParams, response: { 204: NoContent('Reader deleted') } } },
+      {
+        config: { role: 'admin' },
+        schema: { params: ReaderParams, response: { 204: NoContent('Reader deleted') } },
+      },
       async (request, reply) => {
-        const { orgId } = sessionOf(request);
-        await s.readers.delete(orgId, request.params.reader_id);
+        await s.readers.delete(callerOf(request), request.params.reader_id);
         return reply.code(204).send();
       },
     );
@@ -185,6 +259,7 @@ export const readerRoutes =
     app.post(
       '/internal/readers/:reader_id/mqtt-credentials',
       {
+        config: { role: 'admin' },
         schema: {
           params: ReaderParams,
           response: { 200: Type.Object({ data: ReaderSchema, mqtt_password: Type.String() }) },
@@ -193,18 +268,23 @@ export const readerRoutes =
       async (request) => {
         const { orgId } = sessionOf(request);
         // New credentials replace the old ones; the reader's live connection is closed.
-        const rotated = await s.readers.rotateMqttCredentials(orgId, request.params.reader_id);
+        const rotated = await s.readers.rotateMqttCredentials(callerOf(request), request.params.reader_id);
         const labels = await locationLabels(s.db, orgId, rotated.reader.scanPoints);
-        return { data: readerView(rotated.reader, labels), mqtt_password: rotated.mqtt.password };
+        return {
+          data: readerView(rotated.reader, labels, healthContext(s)),
+          mqtt_password: rotated.mqtt.password,
+        };
       },
     );
 
     app.delete(
       '/internal/readers/:reader_id/mqtt-credentials',
-      { schema: { params: ReaderParams, response: { 204: NoContent('MQTT credentials revoked') } } },
+      {
+        config: { role: 'admin' },
+        schema: { params: ReaderParams, response: { 204: NoContent('MQTT credentials revoked') } },
+      },
       async (request, reply) => {
-        const { orgId } = sessionOf(request);
-        await s.readers.revokeMqttCredentials(orgId, request.params.reader_id);
+        await s.readers.revokeMqttCredentials(callerOf(request), request.params.reader_id);
         return reply.code(204).send();
       },
     );
@@ -212,6 +292,7 @@ export const readerRoutes =
     app.post(
       '/internal/readers/:reader_id/scan-points',
       {
+        config: { role: 'admin' },
         schema: {
           params: ReaderParams,
           body: CreateScanPointBody,
@@ -220,7 +301,7 @@ export const readerRoutes =
       },
       async (request, reply) => {
         const { orgId } = sessionOf(request);
-        const point = await s.readers.addScanPoint(orgId, request.params.reader_id, {
+        const point = await s.readers.addScanPoint(callerOf(request), request.params.reader_id, {
           locationId: request.body.location_id,
           antenna: request.body.antenna ?? null,
         });
@@ -229,9 +310,33 @@ export const readerRoutes =
       },
     );
 
+    app.patch(
+      '/internal/readers/:reader_id/scan-points/:scan_point_id',
+      {
+        config: { role: 'admin' },
+        schema: {
+          params: ScanPointParams,
+          body: UpdateScanPointBody,
+          response: { 200: DataEnvelope(ScanPointSchema) },
+        },
+      },
+      async (request) => {
+        const { orgId } = sessionOf(request);
+        const { reader_id, scan_point_id } = request.params;
+        const point = await s.readers.updateScanPoint(orgId, reader_id, scan_point_id, {
+          locationId: request.body.location_id,
+          antenna: request.body.antenna,
+        });
+        return { data: scanPointView(point, await locationLabels(s.db, orgId, [point])) };
+      },
+    );
+
     app.delete(
       '/internal/readers/:reader_id/scan-points/:scan_point_id',
-      { schema: { params: ScanPointParams, response: { 204: NoContent('Scan point removed') } } },
+      {
+        config: { role: 'admin' },
+        schema: { params: ScanPointParams, response: { 204: NoContent('Scan point removed') } },
+      },
       async (request, reply) => {
         const { orgId } = sessionOf(request);
         const { reader_id, scan_point_id } = request.params;
@@ -239,7 +344,7 @@ export const readerRoutes =
         const reader = await s.readers.get(orgId, reader_id);
         const point = reader.scanPoints.find((p) => p.id === scan_point_id);
         if (!point) throw notFound('scan point');
-        await s.readers.removeScanPoint(orgId, reader_id, point.antenna);
+        await s.readers.removeScanPoint(callerOf(request), reader_id, point.antenna);
         return reply.code(204).send();
       },
     );

@@ -55,6 +55,9 @@ export const readerWebhookRoutes =
             'reader webhook message had bad reads (kept in the raw log)',
           );
         }
+        // A redelivery of a message already stored (docs/ingest.md, "Redeliveries"): 204 as well,
+        // so the reader stops resending, with counts of 0 and this header saying why.
+        if (outcome.duplicate) reply.header('x-tagtrail-duplicate', 'true');
         return reply
           .code(204)
           .header('x-tagtrail-good-reads', String(outcome.good))

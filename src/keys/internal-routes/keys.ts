@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { sessionOf } from '../../http/plugins/internal-auth.js';
+import { callerOf, sessionOf } from '../../http/plugins/internal-auth.js';
 import {
   DataEnvelope,
   ListEnvelope,
@@ -11,8 +11,8 @@ import {
 } from '../../http/schemas/common.js';
 import { parseRfc3339, toWire, toWireOrNull } from '../../http/timestamps.js';
 import type { InternalServices } from '../../internal-services.js';
-import { listEnvelope } from '../../master-data/list-query.js';
-import type { ApiKeyRecord } from '../repository.js';
+import { listEnvelope, pageOf } from '../../master-data/list-query.js';
+import type { ApiKeyListed } from '../repository.js';
 
 /** `ApiKey` of docs/web-app.md: never the token, which is shown once when minted. */
 export const ApiKeySchema = Type.Object({
@@ -24,9 +24,11 @@ export const ApiKeySchema = Type.Object({
   last_used_at: Nullable(TimestampOut()),
   revoked_at: Nullable(TimestampOut()),
   status: Type.Union([Type.Literal('active'), Type.Literal('expired'), Type.Literal('revoked')]),
+  /** Who minted it; `removed` once they left the organization (the key stays the organization's). */
+  created_by: Nullable(Type.Object({ id: Type.Integer(), email: Type.String(), removed: Type.Boolean() })),
 });
 
-export function apiKeyView(key: ApiKeyRecord, now = Date.now()) {
+export function apiKeyView(key: ApiKeyListed, now = Date.now()) {
   const status: 'active' | 'expired' | 'revoked' = key.revokedAt
     ? 'revoked'
     : key.expiresAt && key.expiresAt.getTime() <= now
@@ -41,6 +43,7 @@ export function apiKeyView(key: ApiKeyRecord, now = Date.now()) {
     last_used_at: toWireOrNull(key.lastUsedAt),
     revoked_at: toWireOrNull(key.revokedAt),
     status,
+    created_by: key.createdBy,
   };
 }
 
@@ -64,6 +67,7 @@ export const keyRoutes =
     app.get(
       '/internal/keys',
       {
+        config: { role: 'admin' },
         schema: {
           querystring: Type.Object(PageQuery, { additionalProperties: false }),
           response: { 200: ListEnvelope(ApiKeySchema) },
@@ -71,7 +75,7 @@ export const keyRoutes =
       },
       async (request) => {
         const { orgId } = sessionOf(request);
-        const page = { limit: request.query.limit, offset: request.query.offset };
+        const page = pageOf(request.query);
         const { rows, total } = await s.keys.list(orgId, page);
         const now = Date.now();
         return listEnvelope(
@@ -85,6 +89,7 @@ export const keyRoutes =
     app.post(
       '/internal/keys',
       {
+        config: { role: 'admin' },
         schema: {
           body: MintBody,
           response: { 201: Type.Object({ data: ApiKeySchema, token: Type.String() }) },
@@ -94,7 +99,7 @@ export const keyRoutes =
         const session = sessionOf(request);
         const { name, scopes, expires_at } = request.body;
         const minted = await s.keys.mint({
-          orgId: session.orgId,
+          caller: callerOf(request),
           name,
           scopes,
           expiresAt: expires_at === null ? undefined : new Date(parseRfc3339(expires_at)!),
@@ -107,10 +112,12 @@ export const keyRoutes =
 
     app.post(
       '/internal/keys/:key_id/revoke',
-      { schema: { params: KeyParams, response: { 200: DataEnvelope(ApiKeySchema) } } },
+      {
+        config: { role: 'admin' },
+        schema: { params: KeyParams, response: { 200: DataEnvelope(ApiKeySchema) } },
+      },
       async (request) => {
-        const { orgId } = sessionOf(request);
-        return { data: apiKeyView(await s.keys.revoke(orgId, request.params.key_id)) };
+        return { data: apiKeyView(await s.keys.revoke(callerOf(request), request.params.key_id)) };
       },
     );
   };

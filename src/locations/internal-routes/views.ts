@@ -45,8 +45,8 @@ const SearchTreeQuery = Type.Object({ ...PageQuery, q: SearchQ }, { additionalPr
 
 const NODE_COUNTS = `(SELECT count(*) FROM locations c
     WHERE c.org_id = l.org_id AND c.parent_id = l.id AND c.deleted_at IS NULL)::int AS child_count,
-  (SELECT count(*) FROM assets a
-    WHERE a.org_id = l.org_id AND a.location_id = l.id AND a.deleted_at IS NULL)::int AS asset_count`;
+  (SELECT count(*) FROM asset_positions p JOIN assets a ON a.org_id = p.org_id AND a.id = p.asset_id
+    WHERE p.org_id = l.org_id AND p.location_id = l.id AND a.deleted_at IS NULL)::int AS asset_count`;
 
 /** One level of the location tree: the live children of `parentId`, or the roots. */
 async function treeLevel(tx: Tx, orgId: number, parentId: number | undefined, page: Page) {
@@ -120,14 +120,15 @@ async function assetsAt(tx: Tx, orgId: number, locationId: number, page: Page) {
     [orgId, locationId],
   );
   if (!found.rowCount) throw notFound('location');
-  const where = 'org_id = $1 AND location_id = $2 AND deleted_at IS NULL';
+  const placed = `asset_positions p JOIN assets a ON a.org_id = p.org_id AND a.id = p.asset_id
+    WHERE p.org_id = $1 AND p.location_id = $2 AND a.deleted_at IS NULL`;
   const [rows, count] = await Promise.all([
     tx.query<{ id: number; external_key: string; name: string; last_seen_at: Date | null }>(
-      `SELECT id, external_key, name, last_seen_at FROM assets WHERE ${where}
-       ORDER BY name, id LIMIT $3 OFFSET $4`,
+      `SELECT a.id, a.external_key, a.name, p.last_seen_at FROM ${placed}
+       ORDER BY a.name, a.id LIMIT $3 OFFSET $4`,
       [orgId, locationId, page.limit, page.offset],
     ),
-    tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM assets WHERE ${where}`, [orgId, locationId]),
+    tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${placed}`, [orgId, locationId]),
   ]);
   return {
     rows: rows.rows.map((r) => ({ ...r, last_seen_at: toWireOrNull(r.last_seen_at) })),
@@ -176,7 +177,10 @@ export const locationViewRoutes =
   async (app) => {
     app.get(
       '/internal/locations/tree',
-      { schema: { querystring: TreeQuery, response: { 200: ListEnvelope(TreeNodeSchema) } } },
+      {
+        config: { role: 'viewer' },
+        schema: { querystring: TreeQuery, response: { 200: ListEnvelope(TreeNodeSchema) } },
+      },
       async (request) => {
         const { orgId } = sessionOf(request);
         const { parent_id, limit, offset } = request.query;
@@ -188,7 +192,10 @@ export const locationViewRoutes =
 
     app.get(
       '/internal/locations/tree/search',
-      { schema: { querystring: SearchTreeQuery, response: { 200: ListEnvelope(TreeHitSchema) } } },
+      {
+        config: { role: 'viewer' },
+        schema: { querystring: SearchTreeQuery, response: { 200: ListEnvelope(TreeHitSchema) } },
+      },
       async (request) => {
         const { orgId } = sessionOf(request);
         const { q, limit, offset } = request.query;
@@ -201,6 +208,7 @@ export const locationViewRoutes =
     app.get(
       '/internal/locations/:location_id/assets',
       {
+        config: { role: 'viewer' },
         schema: {
           params: Type.Object({ location_id: Id() }, { additionalProperties: false }),
           querystring: PageOnlyQuery,
@@ -219,7 +227,10 @@ export const locationViewRoutes =
 
     app.get(
       '/internal/locations',
-      { schema: { querystring: SearchPageQuery, response: { 200: ListEnvelope(LocationOptionSchema) } } },
+      {
+        config: { role: 'viewer' },
+        schema: { querystring: SearchPageQuery, response: { 200: ListEnvelope(LocationOptionSchema) } },
+      },
       async (request) => {
         const { orgId } = sessionOf(request);
         const { q, limit, offset } = request.query;

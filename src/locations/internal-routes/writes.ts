@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { sessionOf } from '../../http/plugins/internal-auth.js';
+import { callerOf, sessionOf } from '../../http/plugins/internal-auth.js';
 import { DataEnvelope, Id } from '../../http/schemas/common.js';
 import type { InternalServices } from '../../internal-services.js';
 import {
@@ -35,7 +35,7 @@ export const locationWriteRoutes =
   async (app) => {
     app.get(
       '/internal/locations/:location_id',
-      { schema: { params: LocationParams, response: { 200: DetailsResponse } } },
+      { config: { role: 'viewer' }, schema: { params: LocationParams, response: { 200: DetailsResponse } } },
       async (request) => {
         const { orgId } = sessionOf(request);
         const { location, descendants, path } = await s.locations.details(orgId, request.params.location_id);
@@ -45,10 +45,12 @@ export const locationWriteRoutes =
 
     app.post(
       '/internal/locations',
-      { schema: { body: LocationCreateBody, response: { 201: DataEnvelope(Type.Ref('Location')) } } },
+      {
+        config: { role: 'editor' },
+        schema: { body: LocationCreateBody, response: { 201: DataEnvelope(Type.Ref('Location')) } },
+      },
       async (request, reply) => {
-        const { orgId } = sessionOf(request);
-        const location = await s.locations.create(orgId, request.body as LocationCreateInput);
+        const location = await s.locations.create(callerOf(request), request.body as LocationCreateInput);
         return reply.code(201).send({ data: location });
       },
     );
@@ -56,6 +58,7 @@ export const locationWriteRoutes =
     app.patch(
       '/internal/locations/:location_id',
       {
+        config: { role: 'editor' },
         schema: {
           params: LocationParams,
           body: LocationUpdateBody,
@@ -63,28 +66,29 @@ export const locationWriteRoutes =
         },
       },
       async (request) => {
-        const { orgId } = sessionOf(request);
         const body = request.body as LocationUpdateInput;
-        return { data: await s.locations.update(orgId, request.params.location_id, body) };
+        return { data: await s.locations.update(callerOf(request), request.params.location_id, body) };
       },
     );
 
     app.delete(
       '/internal/locations/:location_id',
-      { schema: { params: LocationParams } },
+      { config: { role: 'editor' }, schema: { params: LocationParams } },
       async (request, reply) => {
-        await s.locations.delete(sessionOf(request).orgId, request.params.location_id);
+        await s.locations.delete(callerOf(request), request.params.location_id);
         return reply.code(204).send();
       },
     );
 
     app.post(
       '/internal/locations/:location_id/rename',
-      { schema: { params: LocationParams, body: RenameBody, response: { 200: RenameResponse } } },
+      {
+        config: { role: 'editor' },
+        schema: { params: LocationParams, body: RenameBody, response: { 200: RenameResponse } },
+      },
       async (request) => {
-        const { orgId } = sessionOf(request);
         const { location, descendants } = await s.locations.rename(
-          orgId,
+          callerOf(request),
           request.params.location_id,
           request.body.external_key,
         );
@@ -95,6 +99,7 @@ export const locationWriteRoutes =
     app.post(
       '/internal/locations/:location_id/tags',
       {
+        config: { role: 'editor' },
         schema: {
           params: LocationParams,
           body: Type.Ref('TagRequest'),
@@ -102,20 +107,22 @@ export const locationWriteRoutes =
         },
       },
       async (request, reply) => {
-        const { orgId } = sessionOf(request);
         const owner = { kind: 'location' as const, id: request.params.location_id };
-        const tag = await s.tags.attach(orgId, owner, request.body as { tag_type: string; value: string });
+        const tag = await s.tags.attach(
+          callerOf(request),
+          owner,
+          request.body as { tag_type: string; value: string },
+        );
         return reply.code(201).send({ data: tag });
       },
     );
 
     app.delete(
       '/internal/locations/:location_id/tags/:tag_id',
-      { schema: { params: TagParams } },
+      { config: { role: 'editor' }, schema: { params: TagParams } },
       async (request, reply) => {
-        const { orgId } = sessionOf(request);
         const { location_id, tag_id } = request.params;
-        await s.tags.detach(orgId, { kind: 'location', id: location_id }, tag_id);
+        await s.tags.detach(callerOf(request), { kind: 'location', id: location_id }, tag_id);
         return reply.code(204).send();
       },
     );

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { principalOf } from '../../http/plugins/public-surface.js';
+import { callerOf } from '../../http/plugins/public-surface.js';
 import { DataEnvelope, errorResponses } from '../../http/schemas/common.js';
 import { LocationCreateBody } from '../schemas.js';
 import type { LocationCreateInput, LocationService } from '../service.js';
@@ -22,10 +22,7 @@ Without external_key the server assigns \`LOC-NNNN\`, the lowest slot no live lo
       },
     },
     async (request, reply) => {
-      const location = await locations.create(
-        principalOf(request).orgId,
-        request.body as LocationCreateInput,
-      );
+      const location = await locations.create(callerOf(request), request.body as LocationCreateInput);
       return reply.code(201).header('location', `${LIST_PATH}/${location.id}`).send({ data: location });
     },
   );

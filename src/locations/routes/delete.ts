@@ -1,4 +1,4 @@
-import { principalOf } from '../../http/plugins/public-surface.js';
+import { callerOf } from '../../http/plugins/public-surface.js';
 import { errorResponses, NoContent } from '../../http/schemas/common.js';
 import { LocationParams } from '../schemas.js';
 import type { LocationService } from '../service.js';
@@ -20,7 +20,7 @@ export function deleteLocationRoute(app: LocationApp, locations: LocationService
       },
     },
     async (request, reply) => {
-      await locations.delete(principalOf(request).orgId, request.params.location_id);
+      await locations.delete(callerOf(request), request.params.location_id);
       return reply.code(204).send();
     },
   );

@@ -1,4 +1,4 @@
-import { principalOf } from '../../http/plugins/public-surface.js';
+import { callerOf } from '../../http/plugins/public-surface.js';
 import { errorResponses } from '../../http/schemas/common.js';
 import { LocationParams, RenameBody, RenameResponse } from '../schemas.js';
 import type { LocationService } from '../service.js';
@@ -22,7 +22,7 @@ export function renameLocationRoute(app: LocationApp, locations: LocationService
     },
     async (request) => {
       const { location, descendants } = await locations.rename(
-        principalOf(request).orgId,
+        callerOf(request),
         request.params.location_id,
         request.body.external_key,
       );

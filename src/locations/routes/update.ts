@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { principalOf } from '../../http/plugins/public-surface.js';
+import { callerOf } from '../../http/plugins/public-surface.js';
 import { DataEnvelope, errorResponses } from '../../http/schemas/common.js';
 import { LocationParams, LocationUpdateBody } from '../schemas.js';
 import type { LocationService, LocationUpdateInput } from '../service.js';
@@ -26,7 +26,7 @@ parent_id or parent_external_key re-parent; null detaches to root; both naming t
     },
     async (request) => ({
       data: await locations.update(
-        principalOf(request).orgId,
+        callerOf(request),
         request.params.location_id,
         request.body as LocationUpdateInput,
       ),

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { AssetListQuery } from '../../assets/schemas.js';
 import { ApiError } from '../../errors.js';
-import { sessionOf } from '../../http/plugins/internal-auth.js';
+import { callerOf, sessionOf } from '../../http/plugins/internal-auth.js';
 import type { InternalServices } from '../../internal-services.js';
 import { LocationListQuery } from '../../locations/schemas.js';
 import type { Kind } from '../columns.js';
@@ -81,9 +81,8 @@ export const spreadsheetRoutes =
     for (const kind of ['assets', 'locations'] as const satisfies Kind[]) {
       app.post(
         `/internal/import/${kind}`,
-        { config: { streamedBody: ['text/csv'] }, schema: { querystring: ImportQuery } },
+        { config: { role: 'editor', streamedBody: ['text/csv'] }, schema: { querystring: ImportQuery } },
         async (request, reply) => {
-          const { orgId } = sessionOf(request);
           const length = Number(request.headers['content-length'] ?? 0);
           if (length > MAX_UPLOAD_BYTES) {
             throw new ApiError('payload_too_large', `the file must not exceed ${MAX_UPLOAD_BYTES} bytes`);
@@ -108,7 +107,7 @@ export const spreadsheetRoutes =
             last = now;
             line({ progress: p });
           };
-          const running = s.spreadsheets.import(orgId, kind, body, {
+          const running = s.spreadsheets.import(callerOf(request), kind, body, {
             dryRun: request.query.dry_run,
             allOrNothing: request.query.all_or_nothing,
             onProgress,
@@ -136,7 +135,10 @@ export const spreadsheetRoutes =
 
       app.get(
         `/internal/export/${kind}`,
-        { schema: { querystring: exportQuery(kind === 'assets' ? AssetListQuery : LocationListQuery) } },
+        {
+          config: { role: 'viewer' },
+          schema: { querystring: exportQuery(kind === 'assets' ? AssetListQuery : LocationListQuery) },
+        },
         async (request, reply) => {
           const { orgId } = sessionOf(request);
           const filters = request.query as Record<string, unknown>;

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { principalOf } from '../../http/plugins/public-surface.js';
+import { callerOf } from '../../http/plugins/public-surface.js';
 import { DataEnvelope, errorResponses, Id, NoContent } from '../../http/schemas/common.js';
 import type { OwnerKind } from '../repository.js';
 import type { TagService } from '../service.js';
@@ -38,7 +38,7 @@ export const tagRoutes =
       async (request, reply) => {
         const ownerId = (request.params as Record<string, number>)[r.param]!;
         const body = request.body as { tag_type: string; value: string };
-        const tag = await tags.attach(principalOf(request).orgId, { kind, id: ownerId }, body);
+        const tag = await tags.attach(callerOf(request), { kind, id: ownerId }, body);
         return reply
           .code(201)
           .header('location', `/api/v1/${r.plural}/${ownerId}/tags/${tag.id}`)
@@ -61,7 +61,7 @@ export const tagRoutes =
       },
       async (request, reply) => {
         const params = request.params as Record<string, number>;
-        await tags.detach(principalOf(request).orgId, { kind, id: params[r.param]! }, params.tag_id!);
+        await tags.detach(callerOf(request), { kind, id: params[r.param]! }, params.tag_id!);
         return reply.code(204).send();
       },
     );

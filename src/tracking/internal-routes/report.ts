@@ -33,7 +33,10 @@ export const reportRoutes =
   async (app) => {
     app.get(
       '/internal/report',
-      { schema: { querystring: SearchPageQuery, response: { 200: ListEnvelope(InternalReportRow) } } },
+      {
+        config: { role: 'viewer' },
+        schema: { querystring: SearchPageQuery, response: { 200: ListEnvelope(InternalReportRow) } },
+      },
       async (request) => {
         const { orgId } = sessionOf(request);
         const { q, limit, offset } = request.query;

@@ -2,10 +2,13 @@ import { useState } from 'preact/hooks';
 import { api, type Reader } from '../api.js';
 import { ErrorAlert } from './errors.js';
 
-/** Secrets shown once: after a reader is added, or after its MQTT password is replaced. */
+/**
+ * Secrets shown once: after a reader is added, after its MQTT password is replaced, or
+ * after an edit turned its webhook on (then there is no new MQTT password).
+ */
 export interface ShownSecrets {
   reader: Reader;
-  mqttPassword: string;
+  mqttPassword: string | null;
   webhookSecret: string | null;
 }
 
@@ -103,11 +106,15 @@ export function SecretsShown({ shown, onDone }: { shown: ShownSecrets; onDone():
   return (
     <section class="card minted" aria-labelledby="secret-title">
       <h2 id="secret-title">Credentials for “{shown.reader.name}”</h2>
-      <p>Configure the reader with them now; the password is shown only once.</p>
-      <label for="mqtt-username">MQTT user name (also the client id, or its start)</label>
-      <input id="mqtt-username" class="mono" readOnly value={shown.reader.mqtt_username} />
-      <label for="mqtt-password">MQTT password</label>
-      <input id="mqtt-password" class="mono" readOnly value={shown.mqttPassword} />
+      <p>Configure the reader with them now; they are shown only once.</p>
+      {shown.mqttPassword !== null && (
+        <>
+          <label for="mqtt-username">MQTT user name (also the client id, or its start)</label>
+          <input id="mqtt-username" class="mono" readOnly value={shown.reader.mqtt_username} />
+          <label for="mqtt-password">MQTT password</label>
+          <input id="mqtt-password" class="mono" readOnly value={shown.mqttPassword} />
+        </>
+      )}
       {shown.webhookSecret && (
         <>
           <label for="webhook-secret">Webhook secret</label>

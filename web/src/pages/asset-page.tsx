@@ -1,11 +1,15 @@
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, type Asset, type AssetDetail, api, type Tag, type TagType } from '../api.js';
+import { RecordActivity } from '../components/activity-list.js';
+import { ConfirmedAction } from '../components/confirm.js';
 import { ErrorAlert } from '../components/errors.js';
 import { FieldMessage, FormAlert, FormErrors } from '../components/form-errors.js';
 import { PageHeader } from '../components/page.js';
 import { TAG_TYPES, TagFields } from '../components/tag-capture.js';
 import { formatDateTime } from '../format.js';
+import { useLiveRefresh } from '../live.js';
 import { Link, navigate } from '../router.js';
+import { useCan } from '../session.js';
 import { AssetForm } from './asset-form.js';
 import { Timeline } from './asset-timeline.js';
 
@@ -55,6 +59,7 @@ function WhereNow({ asset }: { asset: AssetDetail }) {
 }
 
 function TagList({ asset, onChanged }: { asset: AssetDetail; onChanged(): void }) {
+  const can = useCan();
   const [type, setType] = useState<TagType>('rfid');
   const [value, setValue] = useState('');
   const [error, setError] = useState<unknown>(null);
@@ -99,41 +104,46 @@ function TagList({ asset, onChanged }: { asset: AssetDetail; onChanged(): void }
             <li key={tag.id}>
               <span class="badge tag-kind">{tagTypeLabel(tag.tag_type)}</span>
               <span class="mono">{tag.value}</span>
-              <button
-                type="button"
-                class="button link"
-                aria-label={`Detach ${tagTypeLabel(tag.tag_type)} ${tag.value}`}
-                onClick={() => detach(tag)}
-              >
-                Detach
-              </button>
+              {can('editor') && (
+                <button
+                  type="button"
+                  class="button link"
+                  aria-label={`Detach ${tagTypeLabel(tag.tag_type)} ${tag.value}`}
+                  onClick={() => detach(tag)}
+                >
+                  Detach
+                </button>
+              )}
             </li>
           ))}
         </ul>
       )}
-      <form onSubmit={attach} aria-label="Attach a tag" noValidate>
-        <TagFields
-          id="attach-tag"
-          label="New tag"
-          type={type}
-          value={value}
-          onType={setType}
-          onValue={setValue}
-          valueAttributes={errors.input('value', 'attach-tag-value')}
-        />
-        <FieldMessage errors={errors} field="value" id="attach-tag-value" />
-        <FieldMessage errors={errors} field="tag_type" id="attach-tag-type" />
-        <FormAlert errors={errors} />
-        <button type="submit" class="button secondary" disabled={busy}>
-          Attach tag
-        </button>
-      </form>
+      {can('editor') && (
+        <form onSubmit={attach} aria-label="Attach a tag" noValidate>
+          <TagFields
+            id="attach-tag"
+            label="New tag"
+            type={type}
+            value={value}
+            onType={setType}
+            onValue={setValue}
+            valueAttributes={errors.input('value', 'attach-tag-value')}
+          />
+          <FieldMessage errors={errors} field="value" id="attach-tag-value" />
+          <FieldMessage errors={errors} field="tag_type" id="attach-tag-type" />
+          <FormAlert errors={errors} />
+          <button type="submit" class="button secondary" disabled={busy}>
+            Attach tag
+          </button>
+        </form>
+      )}
     </section>
   );
 }
 
 function Details({ asset, onSaved }: { asset: AssetDetail; onSaved(asset: Asset): void }) {
   const [editing, setEditing] = useState(false);
+  const can = useCan();
   if (editing) {
     return (
       <AssetForm
@@ -195,9 +205,11 @@ function Details({ asset, onSaved }: { asset: AssetDetail; onSaved(asset: Asset)
           </table>
         </div>
       )}
-      <button type="button" class="button secondary" onClick={() => setEditing(true)}>
-        Edit details
-      </button>
+      {can('editor') && (
+        <button type="button" class="button secondary" onClick={() => setEditing(true)}>
+          Edit details
+        </button>
+      )}
     </section>
   );
 }
@@ -263,47 +275,50 @@ function KeyAndDelete({ asset, onRenamed }: { asset: AssetDetail; onRenamed(asse
         </div>
       </form>
       <FormAlert errors={errors} />
-      {confirming ? (
-        <div class="confirm">
-          <span>
-            Delete “{asset.name}”? Its tags are released and its key can be used again; it cannot be restored.
-          </span>
-          <button type="button" class="button danger" disabled={busy} onClick={remove}>
-            Yes, delete
-          </button>
-          <button type="button" class="button secondary" onClick={() => setConfirming(false)}>
-            Cancel
-          </button>
-        </div>
-      ) : (
-        <button type="button" class="button danger" onClick={() => setConfirming(true)}>
-          Delete asset
-        </button>
-      )}
+      <ConfirmedAction
+        label="Delete asset"
+        danger
+        asking={confirming}
+        onAsking={setConfirming}
+        question={`Delete “${asset.name}”? Its tags are released and its key can be used again; it cannot be restored.`}
+        yes="Yes, delete"
+        busy={busy}
+        onYes={remove}
+      />
       <ErrorAlert error={deleteError} />
     </section>
   );
 }
 
 export function AssetPage({ assetId }: { assetId: string }) {
+  const can = useCan();
   const [asset, setAsset] = useState<AssetDetail | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [version, setVersion] = useState(0);
   const id = Number(assetId);
 
+  // Loads overlap (a save's and a live refresh's): only the latest one's answer is shown,
+  // or an earlier answer arriving last would put the asset as it was back on the page.
+  const latest = useRef(0);
   const load = useCallback(() => {
+    const mine = ++latest.current;
     api<{ data: AssetDetail }>(`/internal/assets/${encodeURIComponent(assetId)}`)
       .then((res) => {
+        if (mine !== latest.current) return;
         setAsset(res.data);
         setError(null);
       })
-      .catch(setError);
+      .catch((e: unknown) => {
+        if (mine === latest.current) setError(e);
+      });
   }, [assetId]);
   useEffect(load, [load]);
   const changed = () => {
     load();
     setVersion((v) => v + 1);
   };
+  // A read of this asset (or an edit elsewhere) updates the page and its timeline in place.
+  useLiveRefresh(changed, (c) => c.asset_ids.includes(id));
 
   if (error && !asset) {
     const missing = error instanceof ApiError && (error.status === 404 || error.status === 400);
@@ -347,8 +362,9 @@ export function AssetPage({ assetId }: { assetId: string }) {
       </section>
       <TagList asset={asset} onChanged={changed} />
       <Details key={asset.updated_at} asset={asset} onSaved={changed} />
-      <KeyAndDelete key={asset.external_key} asset={asset} onRenamed={changed} />
+      {can('editor') && <KeyAndDelete key={asset.external_key} asset={asset} onRenamed={changed} />}
       <Timeline assetId={id} version={version} />
+      <RecordActivity type="asset" id={id} version={version} />
     </main>
   );
 }

@@ -5,7 +5,9 @@ import { PageHeader } from '../components/page.js';
 import { Pager, usePaged } from '../components/paging.js';
 import { SortHeader } from '../components/sort-header.js';
 import { formatDateTime } from '../format.js';
+import { touchesAssets, useLiveRefresh } from '../live.js';
 import { Link, useLocation } from '../router.js';
+import { useCan } from '../session.js';
 import { useParams, useSearchParam as useUrlSearch } from '../url-state.js';
 
 /** A search box whose value lives in the page's `?q=` (so Back, reload and links keep it). */
@@ -57,19 +59,24 @@ function SearchBox({
 }
 
 export function AssetsPage() {
+  const can = useCan();
   const [q, query, setQ] = useSearchParam();
   const params = useParams();
   const wanted = params.get('sort') ?? 'name';
   const sort = ASSET_SORTS.includes(wanted) ? wanted : 'name';
   const assets = usePaged<AssetRow>('/internal/assets', { q: query, sort }, 25, { urlPage: true });
+  // Reads and edits elsewhere show up here without a reload, on the same page.
+  useLiveRefresh(assets.reload, touchesAssets);
   // The asset page sends people here after a delete, naming what was deleted.
   const deleted = (useLocation().state as { deleted?: string } | null)?.deleted;
   return (
     <main id="main">
       <PageHeader title="Assets">
-        <Link href="/assets/new" class="button primary">
-          New asset
-        </Link>
+        {can('editor') && (
+          <Link href="/assets/new" class="button primary">
+            New asset
+          </Link>
+        )}
       </PageHeader>
       {deleted && (
         <p class="alert alert-success" role="status">
@@ -134,6 +141,7 @@ export function AssetsPage() {
 export function ReportPage() {
   const [q, query, setQ] = useSearchParam();
   const report = usePaged<ReportRow>('/internal/report', { q: query }, 50, { urlPage: true });
+  useLiveRefresh(report.reload, touchesAssets);
   return (
     <main id="main">
       <PageHeader title="Asset-location report" />

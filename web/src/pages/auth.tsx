@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, type Session, type SignUpState } from '../api.js';
+import { ApiError, api, type Session, type SignUpState } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
 import { PageHeader } from '../components/page.js';
 import { TextField } from '../components/text-field.js';
@@ -37,8 +37,24 @@ function useCredentialsForm(path: string, onSession: (session: Session) => void,
 export function SignIn({ onSession }: { onSession(session: Session): void }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const { error, busy, submit } = useCredentialsForm('/internal/auth/sign-in', onSession, next);
+  const [code, setCode] = useState('');
   const [signUpOpen, setSignUpOpen] = useState(true);
+  // An account with two-factor sign-in answers 400 on `totp_code` to the password alone:
+  // from then on the form asks for the code too.
+  const [askCode, setAskCode] = useState(false);
+  // A lost phone: one of the recovery codes shown at enrolment, in place of the app's code.
+  const [useRecovery, setUseRecovery] = useState(false);
+  const [recoveryCode, setRecoveryCode] = useState('');
+  // Signed in with a recovery code: on to the two-factor card, which counts the codes left
+  // and makes new ones (or sets up the new phone after turning it off).
+  const { error, busy, submit } = useCredentialsForm(
+    '/internal/auth/sign-in',
+    onSession,
+    askCode && useRecovery ? () => '/password' : next,
+  );
+  useEffect(() => {
+    if (error instanceof ApiError && error.fields.some((f) => f.field === 'totp_code')) setAskCode(true);
+  }, [error]);
 
   // A fresh install has nobody to sign in as: open on sign-up for the first administrator.
   useEffect(() => {
@@ -56,7 +72,16 @@ export function SignIn({ onSession }: { onSession(session: Session): void }) {
     <main class="auth-card" id="main">
       <p class="auth-brand">tagtrail</p>
       <PageHeader title="Sign in" />
-      <form onSubmit={submit({ email, password })} aria-describedby={error ? 'sign-in-error' : undefined}>
+      <form
+        onSubmit={submit(
+          !askCode
+            ? { email, password }
+            : useRecovery
+              ? { email, password, recovery_code: recoveryCode }
+              : { email, password, totp_code: code },
+        )}
+        aria-describedby={error ? 'sign-in-error' : undefined}
+      >
         <TextField
           id="sign-in-email"
           label="Email"
@@ -75,6 +100,43 @@ export function SignIn({ onSession }: { onSession(session: Session): void }) {
           value={password}
           onValue={setPassword}
         />
+        {askCode && useRecovery && (
+          <div class="field">
+            <label for="sign-in-recovery">Recovery code</label>
+            <input
+              id="sign-in-recovery"
+              class="mono"
+              autocomplete="off"
+              spellcheck={false}
+              required
+              value={recoveryCode}
+              onInput={(e) => setRecoveryCode(e.currentTarget.value.trim())}
+            />
+            <p class="hint">Each recovery code works once.</p>
+          </div>
+        )}
+        {askCode && !useRecovery && (
+          <div class="field">
+            <label for="sign-in-code">Code from your authenticator app</label>
+            <input
+              id="sign-in-code"
+              inputMode="numeric"
+              autocomplete="one-time-code"
+              pattern="[0-9]{6}"
+              maxLength={6}
+              required
+              value={code}
+              onInput={(e) => setCode(e.currentTarget.value.trim())}
+            />
+          </div>
+        )}
+        {askCode && (
+          <p>
+            <button type="button" class="button link" onClick={() => setUseRecovery(!useRecovery)}>
+              {useRecovery ? 'Use a code from the app instead' : 'Lost your phone? Use a recovery code'}
+            </button>
+          </p>
+        )}
         <ErrorAlert error={error} id="sign-in-error" />
         <button type="submit" class="button primary" disabled={busy}>
           {busy ? 'Signing in…' : 'Sign in'}

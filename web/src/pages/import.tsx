@@ -3,7 +3,7 @@ import { ApiError, withQuery } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
 import { PageHeader } from '../components/page.js';
 import { navigate, useLocation } from '../router.js';
-import { useSession } from '../session.js';
+import { useCan, useSession } from '../session.js';
 import { download, ExportCard } from './export-card.js';
 
 /**
@@ -306,11 +306,12 @@ function ImportCard({ kind }: { kind: Kind }) {
 }
 
 export function ImportPage() {
+  const can = useCan();
   const { search } = useLocation();
   const kind: Kind = search.get('kind') === 'locations' ? 'locations' : 'assets';
   return (
     <main id="main">
-      <PageHeader title="Import and export" />
+      <PageHeader title={can('editor') ? 'Import and export' : 'Export'} />
       <fieldset class="radio-group">
         <legend>Records</legend>
         {(['assets', 'locations'] as const).map((k) => (
@@ -328,7 +329,7 @@ export function ImportPage() {
           </label>
         ))}
       </fieldset>
-      <ImportCard key={kind} kind={kind} />
+      {can('editor') && <ImportCard key={kind} kind={kind} />}
       <ExportCard key={kind} kind={kind} />
     </main>
   );

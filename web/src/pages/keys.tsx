@@ -1,8 +1,11 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { type ApiKey, api } from '../api.js';
+import { ConfirmedAction } from '../components/confirm.js';
+import { CopyField } from '../components/copy-field.js';
 import { ErrorAlert } from '../components/errors.js';
 import { PageHeader } from '../components/page.js';
 import { Pager, usePaged } from '../components/paging.js';
+import { ShownOncePanel } from '../components/shown-once.js';
 import { TextField } from '../components/text-field.js';
 import { formatDate, formatDateTime } from '../format.js';
 
@@ -46,53 +49,19 @@ const today = () => {
 };
 
 function MintedKey({ name, token, onDone }: { name: string; token: string; onDone(): void }) {
-  const [copied, setCopied] = useState<'no' | 'yes' | 'failed'>('no');
-  const field = useRef<HTMLInputElement>(null);
-  const panel = useRef<HTMLElement>(null);
-  useEffect(() => panel.current?.focus(), []);
-
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(token);
-      setCopied('yes');
-    } catch {
-      field.current?.select();
-      setCopied('failed');
-    }
-  };
-
   return (
-    <section class="card minted" aria-labelledby="minted-title" ref={panel} tabIndex={-1}>
-      <h2 id="minted-title">Key “{name}” created</h2>
+    <ShownOncePanel
+      titleId="minted-title"
+      title={`Key “${name}” created`}
+      doneLabel="I have stored the key"
+      onDone={onDone}
+    >
       <p>
         Copy the key now. It is shown <strong>only once</strong>: the service keeps no copy it could show
         again.
       </p>
-      <div class="field">
-        <label for="minted-token">API key</label>
-        <div class="copy-row">
-          <input
-            id="minted-token"
-            ref={field}
-            class="mono"
-            readOnly
-            value={token}
-            onFocus={(e) => e.currentTarget.select()}
-          />
-          <button type="button" class="button primary" onClick={copy}>
-            {copied === 'yes' ? 'Copied' : 'Copy'}
-          </button>
-        </div>
-        <p class="hint" role="status">
-          {copied === 'yes' && 'Copied to the clipboard.'}
-          {copied === 'failed' &&
-            'Copying is blocked here; the key is selected, press Ctrl+C (⌘C) to copy it.'}
-        </p>
-      </div>
-      <button type="button" class="button secondary" onClick={onDone}>
-        I have stored the key
-      </button>
-    </section>
+      <CopyField id="minted-token" label="API key" value={token} />
+    </ShownOncePanel>
   );
 }
 
@@ -227,34 +196,33 @@ function KeyRow({ item, onRevoked }: { item: ApiKey; onRevoked(): void }) {
           </ul>
         )}
       </td>
-      <td>{formatDate(item.created_at)}</td>
+      <td>
+        {formatDate(item.created_at)}
+        <br />
+        <span class="muted">
+          {item.created_by
+            ? `by ${item.created_by.email}${item.created_by.removed ? ' (removed)' : ''}`
+            : 'by an operator'}
+        </span>
+      </td>
       <td>{item.expires_at ? formatDate(item.expires_at) : 'never'}</td>
       <td>{formatDateTime(item.last_used_at, 'never')}</td>
       <td>
         <StatusBadge status={item.status} />
       </td>
       <td class="actions">
-        {item.status === 'active' &&
-          (confirming ? (
-            <div class="confirm">
-              <span>Revoke “{item.name}”?</span>
-              <button type="button" class="button danger" disabled={busy} onClick={revoke}>
-                Yes, revoke
-              </button>
-              <button type="button" class="button secondary" onClick={() => setConfirming(false)}>
-                Cancel
-              </button>
-            </div>
-          ) : (
-            <button
-              type="button"
-              class="button secondary"
-              aria-label={`Revoke ${item.name}`}
-              onClick={() => setConfirming(true)}
-            >
-              Revoke
-            </button>
-          ))}
+        {item.status === 'active' && (
+          <ConfirmedAction
+            label="Revoke"
+            ariaLabel={`Revoke ${item.name}`}
+            asking={confirming}
+            onAsking={setConfirming}
+            question={`Revoke “${item.name}”?`}
+            yes="Yes, revoke"
+            busy={busy}
+            onYes={revoke}
+          />
+        )}
         <ErrorAlert error={error} />
       </td>
     </tr>
@@ -287,7 +255,7 @@ export function KeysPage() {
               <tr>
                 <th scope="col">Name</th>
                 <th scope="col">Scopes</th>
-                <th scope="col">Created</th>
+                <th scope="col">Created (by)</th>
                 <th scope="col">Expires</th>
                 <th scope="col">Last used</th>
                 <th scope="col">Status</th>

@@ -1,9 +1,11 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api.js';
+import { RecordActivity } from '../components/activity-list.js';
 import { ErrorAlert } from '../components/errors.js';
 import { Pager, usePaged } from '../components/paging.js';
 import { formatDateTime } from '../format.js';
 import { Link } from '../router.js';
+import { useCan } from '../session.js';
 import { hrefWith } from '../url-state.js';
 import { DeleteLocation, MoveLocation, RenameKey } from './location-actions.js';
 import {
@@ -29,6 +31,7 @@ export function LocationPanel({
   const [details, setDetails] = useState<LocationDetails | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [version, setVersion] = useState(0);
+  const editor = useCan()('editor');
 
   useEffect(() => {
     let live = true;
@@ -96,12 +99,17 @@ export function LocationPanel({
         </div>
       </dl>
       {l.description && <p>{l.description}</p>}
-      <EditLocation key={`${l.id}-${l.updated_at}`} location={l} onSaved={changed} />
-      <Tags location={l} onChanged={changed} />
+      {editor && <EditLocation key={`${l.id}-${l.updated_at}`} location={l} onSaved={changed} />}
+      <Tags location={l} onChanged={changed} editor={editor} />
       <AssetsHere location={l} />
-      <RenameKey key={`rename-${l.id}-${l.external_key}`} details={details} onChanged={changed} />
-      <MoveLocation key={`move-${l.id}`} details={details} onChanged={changed} />
-      <DeleteLocation key={`delete-${l.id}`} details={details} onDeleted={onDeleted} />
+      <RecordActivity type="location" id={l.id} version={version} heading="h3" />
+      {editor && (
+        <>
+          <RenameKey key={`rename-${l.id}-${l.external_key}`} details={details} onChanged={changed} />
+          <MoveLocation key={`move-${l.id}`} details={details} onChanged={changed} />
+          <DeleteLocation key={`delete-${l.id}`} details={details} onDeleted={onDeleted} />
+        </>
+      )}
     </section>
   );
 }
@@ -192,7 +200,16 @@ function EditLocation({ location, onSaved }: { location: LocationRecord; onSaved
   );
 }
 
-function Tags({ location, onChanged }: { location: LocationRecord; onChanged(): void }) {
+function Tags({
+  location,
+  onChanged,
+  editor,
+}: {
+  location: LocationRecord;
+  onChanged(): void;
+  /** Whether tags may be attached and detached here (the editor role). */
+  editor: boolean;
+}) {
   const [type, setType] = useState<string>('rfid');
   const [value, setValue] = useState('');
   const [error, setError] = useState<unknown>(null);
@@ -228,45 +245,49 @@ function Tags({ location, onChanged }: { location: LocationRecord; onChanged(): 
           {location.tags.map((t) => (
             <li key={t.id}>
               <span class="badge">{t.tag_type}</span> <span class="mono">{t.value}</span>
-              <button
-                type="button"
-                class="button link"
-                aria-label={`Detach ${t.tag_type} tag ${t.value}`}
-                onClick={() => detach(t)}
-              >
-                Detach
-              </button>
+              {editor && (
+                <button
+                  type="button"
+                  class="button link"
+                  aria-label={`Detach ${t.tag_type} tag ${t.value}`}
+                  onClick={() => detach(t)}
+                >
+                  Detach
+                </button>
+              )}
             </li>
           ))}
         </ul>
       )}
-      <form class="row compact" onSubmit={attach} aria-label="Attach a tag">
-        <div class="field">
-          <label for={`${id}-type`}>Tag type</label>
-          <select id={`${id}-type`} value={type} onChange={(e) => setType(e.currentTarget.value)}>
-            {TAG_TYPES.map((t) => (
-              <option key={t} value={t}>
-                {t}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div class="field">
-          <label for={`${id}-value`}>Tag value</label>
-          <input
-            id={`${id}-value`}
-            class="mono"
-            required
-            value={value}
-            onInput={(e) => setValue(e.currentTarget.value)}
-          />
-        </div>
-        <div class="field submit">
-          <button type="submit" class="button secondary">
-            Attach tag
-          </button>
-        </div>
-      </form>
+      {editor && (
+        <form class="row compact" onSubmit={attach} aria-label="Attach a tag">
+          <div class="field">
+            <label for={`${id}-type`}>Tag type</label>
+            <select id={`${id}-type`} value={type} onChange={(e) => setType(e.currentTarget.value)}>
+              {TAG_TYPES.map((t) => (
+                <option key={t} value={t}>
+                  {t}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div class="field">
+            <label for={`${id}-value`}>Tag value</label>
+            <input
+              id={`${id}-value`}
+              class="mono"
+              required
+              value={value}
+              onInput={(e) => setValue(e.currentTarget.value)}
+            />
+          </div>
+          <div class="field submit">
+            <button type="submit" class="button secondary">
+              Attach tag
+            </button>
+          </div>
+        </form>
+      )}
       <ErrorAlert error={error} />
     </section>
   );

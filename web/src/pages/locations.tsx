@@ -5,7 +5,9 @@ import { ErrorAlert } from '../components/errors.js';
 import { PageHeader } from '../components/page.js';
 import { Pager, usePaged } from '../components/paging.js';
 import { plural } from '../format.js';
+import { touchesLocations, useLiveRefresh } from '../live.js';
 import { Link } from '../router.js';
+import { useCan } from '../session.js';
 import { hrefWith, setParams, useParams, useSearchParam } from '../url-state.js';
 import type { LocationDetails, LocationRecord, TreeHit } from './location-api.js';
 import { LocationPanel } from './location-details.js';
@@ -248,6 +250,7 @@ function CreateLocation({
 }
 
 export function LocationsPage() {
+  const can = useCan();
   const params = useParams();
   const search = useSearchParam();
   const selectedId = Number.parseInt(params.get('selected') ?? '', 10);
@@ -256,6 +259,8 @@ export function LocationsPage() {
   const [selectedName, setSelectedName] = useState<{ id: number; name: string } | null>(null);
   const [openPath, setOpenPath] = useState('');
   const treeChanged = () => setVersion((v) => v + 1);
+  // Reads move assets between locations: the counts follow, the open levels and the selection stay.
+  useLiveRefresh(treeChanged, touchesLocations);
 
   useEffect(() => {
     if (selected === null) {
@@ -280,19 +285,22 @@ export function LocationsPage() {
       <PageHeader title="Locations" />
       <p class="lead">
         Each location with the number of assets placed there now (not counting sub-locations). Open a location
-        to see what it contains; choose its name to edit, move, rename or delete it.
+        to see what it contains; choose its name to{' '}
+        {can('editor') ? 'edit, move, rename or delete it' : 'see its details'}.
       </p>
       <TreeVersion.Provider value={version}>
         <OpenPath.Provider value={openPath}>
           <div class="locations-layout">
             <div class="locations-tree">
-              <CreateLocation
-                selected={selectedName}
-                onCreated={(l) => {
-                  treeChanged();
-                  setParams({ selected: l.id });
-                }}
-              />
+              {can('editor') && (
+                <CreateLocation
+                  selected={selectedName}
+                  onCreated={(l) => {
+                    treeChanged();
+                    setParams({ selected: l.id });
+                  }}
+                />
+              )}
               <div class="card">
                 <form class="search" onSubmit={(e) => e.preventDefault()}>
                   <label for="location-search">Search locations</label>

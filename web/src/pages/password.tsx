@@ -1,8 +1,10 @@
 import { useState } from 'preact/hooks';
-import { api } from '../api.js';
+import { api, type Session } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
 import { PageHeader } from '../components/page.js';
 import { TextField } from '../components/text-field.js';
+import { useSession } from '../session.js';
+import { TwoFactorCard } from './two-factor.js';
 
 export function PasswordPage() {
   const [current, setCurrent] = useState('');
@@ -41,7 +43,7 @@ export function PasswordPage() {
   return (
     <main id="main" class="narrow">
       <PageHeader title="Change password" />
-      <form onSubmit={submit} class="card">
+      <form onSubmit={submit} class="card" aria-label="Change password">
         <TextField
           id="password-current"
           label="Current password"
@@ -80,6 +82,75 @@ export function PasswordPage() {
           Change password
         </button>
       </form>
+      <EmailForm />
+      <TwoFactorCard />
     </main>
+  );
+}
+
+/** The address the person signs in with, changed with their current password. */
+export function EmailForm() {
+  const { session, setSession } = useSession();
+  const [email, setEmail] = useState('');
+  const [current, setCurrent] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [done, setDone] = useState(false);
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setDone(false);
+    setBusy(true);
+    setError(null);
+    try {
+      const res = await api<{ data: Session }>('/internal/auth/email', {
+        method: 'POST',
+        body: { current_password: current, new_email: email },
+      });
+      setSession(res.data);
+      setEmail('');
+      setCurrent('');
+      setDone(true);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form onSubmit={submit} class="card" aria-labelledby="email-title">
+      <h2 id="email-title">Email address</h2>
+      <p>
+        You sign in as <strong>{session.user.email}</strong>.
+      </p>
+      <TextField
+        id="email-new"
+        label="New email address"
+        type="email"
+        autocomplete="email"
+        required
+        value={email}
+        onValue={setEmail}
+      />
+      <TextField
+        id="email-current-password"
+        label="Current password"
+        type="password"
+        autocomplete="current-password"
+        required
+        value={current}
+        onValue={setCurrent}
+      />
+      <ErrorAlert error={error} />
+      {done && (
+        <p class="alert alert-success" role="status">
+          Email changed: sign in with the new address from now on.
+        </p>
+      )}
+      <button type="submit" class="button primary" disabled={busy}>
+        Change email
+      </button>
+    </form>
   );
 }

@@ -1,21 +1,20 @@
-import { useState } from 'preact/hooks';
-import { api, type LocationOption, type Reader, type ScanPoint } from '../api.js';
+import { useEffect, useState } from 'preact/hooks';
+import { api, type Reader } from '../api.js';
 import { BrokerAddress } from '../components/broker-address.js';
 import { ErrorAlert } from '../components/errors.js';
-import { LocationPicker, locationLabel } from '../components/location-picker.js';
 import { PageHeader } from '../components/page.js';
 import { Pager, usePaged } from '../components/paging.js';
 import { MqttAccess, SecretsShown, type ShownSecrets } from '../components/reader-credentials.js';
+import { EditReader, FamilyField, familyLabel } from '../components/reader-edit.js';
+import { ReaderHealth } from '../components/reader-health.js';
 import { ReaderProblems } from '../components/reader-problems.js';
+import { AddScanPoint, ScanPointRow } from '../components/scan-points.js';
 import { TextField } from '../components/text-field.js';
 import { formatDateTime } from '../format.js';
+import { useCan } from '../session.js';
 
-const FAMILIES: { id: string; label: string }[] = [
-  { id: 'impinj-r700', label: 'Impinj R700' },
-  { id: 'zebra-fx', label: 'Zebra FX' },
-  { id: 'csl-cs463', label: 'CSL CS463' },
-  { id: 'generic-json', label: 'Generic JSON' },
-];
+/** How often the readers page reloads, for its health figures. */
+const HEALTH_REFRESH_MS = 15_000;
 
 function AddReader({ onAdded }: { onAdded(shown: ShownSecrets): void }) {
   const [name, setName] = useState('');
@@ -62,16 +61,7 @@ function AddReader({ onAdded }: { onAdded(shown: ShownSecrets): void }) {
           <label for="reader-name">Name</label>
           <input id="reader-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
         </div>
-        <div class="field">
-          <label for="reader-family">Family</label>
-          <select id="reader-family" value={family} onChange={(e) => setFamily(e.currentTarget.value)}>
-            {FAMILIES.map((f) => (
-              <option key={f.id} value={f.id}>
-                {f.label}
-              </option>
-            ))}
-          </select>
-        </div>
+        <FamilyField id="reader-family" value={family} onValue={setFamily} />
       </div>
       <div class="row">
         <div class="field">
@@ -109,93 +99,6 @@ function AddReader({ onAdded }: { onAdded(shown: ShownSecrets): void }) {
   );
 }
 
-function ScanPointRow({ reader, point, onChanged }: { reader: Reader; point: ScanPoint; onChanged(): void }) {
-  const [error, setError] = useState<unknown>(null);
-  const remove = async () => {
-    try {
-      await api(`/internal/readers/${reader.id}/scan-points/${point.id}`, { method: 'DELETE' });
-      onChanged();
-    } catch (e) {
-      setError(e);
-    }
-  };
-  const antenna = point.antenna === null ? 'Any antenna' : `Antenna ${point.antenna}`;
-  return (
-    <li>
-      <span>
-        {antenna} → {locationLabel({ name: point.location_name, external_key: point.location_external_key })}
-      </span>
-      <button
-        type="button"
-        class="button link"
-        aria-label={`Remove ${antenna} of ${reader.name}`}
-        onClick={remove}
-      >
-        Remove
-      </button>
-      <ErrorAlert error={error} />
-    </li>
-  );
-}
-
-function AddScanPoint({ reader, onAdded }: { reader: Reader; onAdded(): void }) {
-  const [antenna, setAntenna] = useState('');
-  const [location, setLocation] = useState<LocationOption | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const id = `reader-${reader.id}-sp`;
-
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    if (!location) {
-      setError(new Error('Choose the location this antenna covers.'));
-      return;
-    }
-    setBusy(true);
-    setError(null);
-    try {
-      await api(`/internal/readers/${reader.id}/scan-points`, {
-        method: 'POST',
-        body: { antenna: antenna === '' ? null : Number(antenna), location_id: location.id },
-      });
-      setAntenna('');
-      setLocation(null);
-      onAdded();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
-
-  return (
-    <form class="scan-point-form" onSubmit={submit} aria-label={`Map an antenna of ${reader.name}`}>
-      <div class="field antenna">
-        <label for={`${id}-antenna`}>Antenna</label>
-        <input
-          id={`${id}-antenna`}
-          type="number"
-          inputMode="numeric"
-          min={0}
-          max={65535}
-          placeholder="any"
-          aria-describedby={`${id}-antenna-hint`}
-          value={antenna}
-          onInput={(e) => setAntenna(e.currentTarget.value)}
-        />
-        <p class="hint" id={`${id}-antenna-hint`}>
-          Empty: every antenna of the reader.
-        </p>
-      </div>
-      <LocationPicker id={id} label="Location covered" value={location} onChange={setLocation} />
-      <ErrorAlert error={error} />
-      <button type="submit" class="button primary" disabled={busy}>
-        Map antenna
-      </button>
-    </form>
-  );
-}
-
 function ReaderCard({
   reader,
   onChanged,
@@ -206,7 +109,10 @@ function ReaderCard({
   onRotated(shown: ShownSecrets): void;
 }) {
   const [mapping, setMapping] = useState(false);
+  const [editing, setEditing] = useState(false);
   const [confirming, setConfirming] = useState(false);
+  // Readers and their credentials are administered; others see them and their counters.
+  const admin = useCan()('admin');
   const [error, setError] = useState<unknown>(null);
   const remove = async () => {
     try {
@@ -220,8 +126,30 @@ function ReaderCard({
     <article class="card reader" aria-labelledby={`reader-${reader.id}-name`}>
       <header class="reader-head">
         <h3 id={`reader-${reader.id}-name`}>{reader.name}</h3>
-        <span class="muted">{FAMILIES.find((f) => f.id === reader.family)?.label ?? reader.family}</span>
+        <span class="muted">{familyLabel(reader.family)}</span>
+        {admin && (
+          <button
+            type="button"
+            class="button link"
+            aria-label={`Edit reader ${reader.name}`}
+            aria-expanded={editing}
+            onClick={() => setEditing(!editing)}
+          >
+            Edit
+          </button>
+        )}
       </header>
+      {editing && (
+        <EditReader
+          reader={reader}
+          onSaved={(shown) => {
+            setEditing(false);
+            if (shown) onRotated(shown);
+            else onChanged();
+          }}
+          onCancel={() => setEditing(false)}
+        />
+      )}
       <dl class="facts">
         <div>
           <dt>Identity</dt>
@@ -238,6 +166,7 @@ function ReaderCard({
             {reader.mqtt_credentials ? '' : ' (revoked)'}
           </dd>
         </div>
+        <ReaderHealth reader={reader} />
         <div>
           <dt>Last message</dt>
           <dd>{formatDateTime(reader.last_message_at, 'never')}</dd>
@@ -258,7 +187,7 @@ function ReaderCard({
       {reader.bad_reads + reader.unknown_reads > 0 && (
         <ReaderProblems readerId={reader.id} readerName={reader.name} />
       )}
-      <MqttAccess reader={reader} onRotated={onRotated} onChanged={onChanged} />
+      {admin && <MqttAccess reader={reader} onRotated={onRotated} onChanged={onChanged} />}
       <h4>Scan points</h4>
       {reader.scan_points.length === 0 ? (
         <p class="muted">No antenna mapped yet: reads from this reader place nothing.</p>
@@ -269,37 +198,39 @@ function ReaderCard({
           ))}
         </ul>
       )}
-      <div class="card-actions">
-        <button
-          type="button"
-          class="button secondary"
-          aria-expanded={mapping}
-          aria-controls={`reader-${reader.id}-map`}
-          onClick={() => setMapping(!mapping)}
-        >
-          {mapping ? 'Close' : 'Map an antenna'}
-        </button>
-        {confirming ? (
-          <span class="confirm">
-            Delete “{reader.name}”?{' '}
-            <button type="button" class="button danger" onClick={remove}>
-              Yes, delete
-            </button>{' '}
-            <button type="button" class="button secondary" onClick={() => setConfirming(false)}>
-              Cancel
-            </button>
-          </span>
-        ) : (
+      {admin && (
+        <div class="card-actions">
           <button
             type="button"
-            class="button link"
-            aria-label={`Delete reader ${reader.name}`}
-            onClick={() => setConfirming(true)}
+            class="button secondary"
+            aria-expanded={mapping}
+            aria-controls={`reader-${reader.id}-map`}
+            onClick={() => setMapping(!mapping)}
           >
-            Delete reader
+            {mapping ? 'Close' : 'Map an antenna'}
           </button>
-        )}
-      </div>
+          {confirming ? (
+            <span class="confirm">
+              Delete “{reader.name}”?{' '}
+              <button type="button" class="button danger" onClick={remove}>
+                Yes, delete
+              </button>{' '}
+              <button type="button" class="button secondary" onClick={() => setConfirming(false)}>
+                Cancel
+              </button>
+            </span>
+          ) : (
+            <button
+              type="button"
+              class="button link"
+              aria-label={`Delete reader ${reader.name}`}
+              onClick={() => setConfirming(true)}
+            >
+              Delete reader
+            </button>
+          )}
+        </div>
+      )}
       <div id={`reader-${reader.id}-map`}>
         {mapping && (
           <AddScanPoint
@@ -317,8 +248,17 @@ function ReaderCard({
 }
 
 export function ReadersPage() {
+  const can = useCan();
   const readers = usePaged<Reader>('/internal/readers', {}, 10, { urlPage: true });
   const [shown, setShown] = useState<ShownSecrets | null>(null);
+  // Health moves by the minute: refresh while the page is in view (not in a background tab).
+  const { reload } = readers;
+  useEffect(() => {
+    const timer = setInterval(() => {
+      if (document.visibilityState === 'visible') reload();
+    }, HEALTH_REFRESH_MS);
+    return () => clearInterval(timer);
+  }, [reload]);
   const show = (secrets: ShownSecrets) => {
     setShown(secrets);
     readers.reload();
@@ -327,7 +267,7 @@ export function ReadersPage() {
     <main id="main">
       <PageHeader title="Readers and scan points" />
       <BrokerAddress />
-      <AddReader onAdded={show} />
+      {can('admin') && <AddReader onAdded={show} />}
       {shown && <SecretsShown shown={shown} onDone={() => setShown(null)} />}
       <section aria-labelledby="readers-title">
         <h2 id="readers-title">Readers</h2>

@@ -1,0 +1,110 @@
+/**
+ * The baseline of bench/api.mjs: bare Fastify + `pg` answering the benchmark's requests by
+ * calling the same services (hence the same SQL and row mapping) with no auth, no rate
+ * limit, no validation, no transaction around reads and no row-level security.
+ */
+import Fastify from 'fastify';
+import pg from 'pg';
+import { OrganizationService } from '../dist/src/accounts/service.js';
+import { AssetService } from '../dist/src/assets/service.js';
+import { LocationService } from '../dist/src/locations/service.js';
+import { TrackingService } from '../dist/src/tracking/service.js';
+
+/** The Database interface with nothing around the work: no role, no organization transaction. */
+function bareDatabase(url, orgId, { transactional }) {
+  // The views read the organization from a setting: set it for the session, once.
+  const pool = new pg.Pool({ connectionString: url, max: 20, options: `-c tagtrail.org_id=${orgId}` });
+  const inClient = async (fn) => {
+    const client = await pool.connect();
+    try {
+      if (!transactional) return await fn(client);
+      await client.query('BEGIN');
+      try {
+        const result = await fn(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK');
+        throw err;
+      }
+    } finally {
+      client.release();
+    }
+  };
+  return {
+    pool,
+    withOrg: (_org, fn) => inClient(fn),
+    readWithOrg: (_org, fn) => inClient(fn),
+    system: inClient,
+    close: () => pool.end(),
+  };
+}
+
+const ARRAYS = new Set([
+  'location_id',
+  'location_external_key',
+  'external_key',
+  'asset_id',
+  'asset_external_key',
+]);
+const NUMBERS = new Set(['location_id', 'asset_id', 'limit', 'offset']);
+
+/** What the route schemas make of a query string, for the few parameters the cases use. */
+function parseQuery(query) {
+  const out = { limit: 50, offset: 0, include_deleted: false };
+  for (const [key, raw] of Object.entries(query)) {
+    const values = (Array.isArray(raw) ? raw : [raw]).map((v) =>
+      NUMBERS.has(key) ? Number(v) : v === 'true' ? true : v === 'false' ? false : v,
+    );
+    out[key] = ARRAYS.has(key) ? values : values[0];
+  }
+  return out;
+}
+
+export async function baselineApp(url, orgId) {
+  const reads = bareDatabase(url, orgId, { transactional: false });
+  const writes = bareDatabase(url, orgId, { transactional: true });
+  const orgs = new OrganizationService(reads);
+  const assets = new AssetService(reads);
+  const assetWrites = new AssetService(writes);
+  // Writes name who made them (the activity log); the baseline's caller is a fixed one.
+  const caller = { orgId, actor: { type: 'cli', name: 'bench' } };
+  const locations = new LocationService(reads);
+  const tracking = new TrackingService(reads);
+  const app = Fastify();
+  app.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, (_req, body, done) => {
+    try {
+      done(null, JSON.parse(body));
+    } catch (err) {
+      done(err);
+    }
+  });
+  app.get('/api/v1/orgs/me', async () => {
+    const org = await orgs.get(orgId);
+    return { data: { id: org.id, name: org.name, scopes: ['assets:read'], api_key_id: 'bench' } };
+  });
+  app.get('/api/v1/assets/:id', async (req) => ({ data: await assets.get(orgId, Number(req.params.id)) }));
+  app.get('/api/v1/assets', (req) => assets.list(orgId, parseQuery(req.query)));
+  app.get('/api/v1/locations/:id/descendants', (req) =>
+    locations.descendants(orgId, Number(req.params.id), parseQuery(req.query)),
+  );
+  app.get('/api/v1/reports/asset-locations', (req) => tracking.report(orgId, parseQuery(req.query)));
+  app.get('/api/v1/assets/:id/history', (req) =>
+    tracking.history(orgId, Number(req.params.id), parseQuery(req.query)),
+  );
+  app.post('/api/v1/assets', async (req, reply) => {
+    const created = await assetWrites.create(caller, req.body);
+    return reply.code(201).header('location', `/api/v1/assets/${created.id}`).send({ data: created });
+  });
+  app.patch('/api/v1/assets/:id', async (req) => ({
+    data: await assetWrites.update(caller, Number(req.params.id), req.body),
+  }));
+  return {
+    app,
+    close: async () => {
+      await app.close();
+      await reads.close();
+      await writes.close();
+    },
+  };
+}

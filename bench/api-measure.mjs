@@ -1,0 +1,70 @@
+/**
+ * What bench/api.mjs measures besides autocannon's figures: latency per method as the
+ * server saw it, and CPU time per request of the server process and of PostgreSQL.
+ */
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** Per-method latency as the server saw it (from the request's arrival to the end of the response). */
+export function serverTimings(app) {
+  const byMethod = new Map();
+  app.server.on('request', (req, res) => {
+    const start = process.hrtime.bigint();
+    res.on('finish', () => {
+      const key = req.method === 'GET' ? 'GET' : req.method;
+      if (!byMethod.has(key)) byMethod.set(key, []);
+      byMethod.get(key).push(Number(process.hrtime.bigint() - start) / 1e6);
+    });
+  });
+  return {
+    reset: () => byMethod.clear(),
+    summary: () =>
+      [...byMethod].map(([method, times]) => {
+        times.sort((a, b) => a - b);
+        const at = (p) => times[Math.min(times.length - 1, Math.floor(times.length * p))];
+        return `${method} n=${times.length} p50 ${at(0.5).toFixed(1)} ms p99 ${at(0.99).toFixed(1)} ms`;
+      }),
+  };
+}
+
+/**
+ * CPU time spent so far by this process (both servers; autocannon runs in a child) and, on
+ * the embedded server, by PostgreSQL (the postmaster, its live children, and the children
+ * it has reaped). On a shared machine req/s follows the load of other work; CPU time per
+ * request much less so, hence printed beside it.
+ */
+export function cpuClock(postmasterPid) {
+  const tick = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+  // Fields after the command name (which may hold spaces): state is [0], utime [11], cutime [13].
+  const stat = (pid) => {
+    try {
+      const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return text.slice(text.lastIndexOf(')') + 2).split(' ');
+    } catch {
+      return undefined;
+    }
+  };
+  const postgres = () => {
+    if (!postmasterPid) return undefined;
+    const own = stat(postmasterPid);
+    let ms = (Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14])) * tick;
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      const f = stat(entry);
+      if (f && Number(f[1]) === postmasterPid) ms += (Number(f[11]) + Number(f[12])) * tick;
+    }
+    return ms;
+  };
+  return () => {
+    const usage = process.cpuUsage();
+    return { node: (usage.user + usage.system) / 1000, pg: postgres() };
+  };
+}
+
+export const total = (r) => r.nodeMs + (r.pgMs ?? 0);
+export const cpu = (r) =>
+  ` cpu ${total(r).toFixed(2)} ms/req${r.pgMs === undefined ? '' : ` (node ${r.nodeMs.toFixed(2)} pg ${r.pgMs.toFixed(2)})`}`;
+export const fmt = (r) =>
+  `${r.rps.toFixed(0).padStart(6)} req/s p50 ${String(r.p50).padStart(4)} p99 ${String(r.p99).padStart(4)}${
+    r.non2xx || r.errors ? ` (!${r.non2xx} non-2xx, ${r.errors} errors)` : ''
+  }`;

@@ -1,0 +1,184 @@
+/**
+ * What the TypeScript benchmarks (ingest, webhooks, import) share to set a run up: the
+ * PostgreSQL server their fresh databases live on, a site of tagged assets and locations,
+ * fixed readers mapped onto it, and the wait until the service has stored every read.
+ * Kept apart so the benchmarks differ only in what they measure.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { MqttClient } from 'mqtt';
+import pg from 'pg';
+import { cliCaller } from '../src/caller.js';
+import { startEmbeddedPostgres } from '../src/db/embedded.js';
+import type { Database } from '../src/db/pool.js';
+import { connectMqtt } from '../src/ingest/mqtt-connection.js';
+import { ReaderService } from '../src/ingest/readers-service.js';
+
+export interface BenchPostgres {
+  /** A URL with the rights to create and drop databases. */
+  adminUrl: string;
+  urlFor(db: string): string;
+  /** The embedded server's data directory (its postmaster.pid names the server process); null for an external one. */
+  dataDir: string | null;
+  stop(): Promise<void>;
+}
+
+/**
+ * The server at `externalUrl` when set (TEST_DATABASE_URL by default; the .mjs benchmarks pass
+ * BENCH_DATABASE_URL), else an embedded PostgreSQL in a temporary directory.
+ */
+export async function benchPostgres(
+  externalUrl: string | undefined = process.env.TEST_DATABASE_URL,
+): Promise<BenchPostgres> {
+  const external = externalUrl;
+  if (external) {
+    return {
+      adminUrl: external,
+      dataDir: null,
+      urlFor(db) {
+        const url = new URL(external);
+        url.pathname = `/${db}`;
+        return url.toString();
+      },
+      stop: async () => undefined,
+    };
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'tagtrail-bench-pg-'));
+  const embedded = await startEmbeddedPostgres(dir);
+  return {
+    adminUrl: embedded.adminUrl,
+    urlFor: (db) => embedded.urlFor(db),
+    dataDir: dir,
+    async stop() {
+      await embedded.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** One statement on its own connection (CREATE/DROP DATABASE cannot run inside the pool's). */
+export async function adminQuery(url: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The RFID tag of bench asset `a` (ASSET-a). */
+export const epc = (a: number) => `E28011700000${a.toString(16).toUpperCase().padStart(12, '0')}`;
+
+/**
+ * One organization, `locations` locations (LOC-1..) and `assets` assets (ASSET-0..) with one
+ * RFID tag each (epc), written in bulk SQL: the services would take minutes for 10,000 assets.
+ * Returns the location ids in LOC order.
+ */
+export async function seedTaggedSite(
+  db: Database,
+  counts: { locations: number; assets: number },
+): Promise<{ orgId: number; locations: number[] }> {
+  const org = await db.pool.query<{ id: number }>(
+    `INSERT INTO organizations (name) VALUES ('bench') RETURNING id`,
+  );
+  const orgId = org.rows[0]!.id;
+  const locations = await db.pool.query<{ id: number }>(
+    `INSERT INTO locations (org_id, external_key, name, valid_from)
+     SELECT $1, 'LOC-' || i, 'Location ' || i, now() - interval '1 day' FROM generate_series(1, $2) i
+     ORDER BY i RETURNING id`,
+    [orgId, counts.locations],
+  );
+  await db.pool.query(
+    `WITH a AS (
+       INSERT INTO assets (org_id, external_key, name, valid_from)
+       SELECT $1, 'ASSET-' || i, 'Asset ' || i, now() - interval '1 day' FROM generate_series(0, $2 - 1) i
+       RETURNING id, (substring(external_key FROM 7))::int AS n)
+     INSERT INTO tags (org_id, tag_type, value, asset_id) SELECT $1, 'rfid', v.value, a.id
+     FROM a JOIN unnest($3::text[]) WITH ORDINALITY AS v(value, n) ON v.n = a.n + 1`,
+    [orgId, counts.assets, Array.from({ length: counts.assets }, (_, a) => epc(a))],
+  );
+  // A running service has planner statistics for its tables; a fresh bulk load does not yet.
+  await db.pool.query('ANALYZE');
+  return { orgId, locations: locations.rows.map((r) => r.id) };
+}
+
+export interface BenchReaders {
+  topics: string[];
+  readerIds: number[];
+  logins: Array<{ username: string; password: string }>;
+}
+
+/**
+ * `count` generic-json readers on `${topicPrefix}/reader-<r>`, reader r's antennas 1..antennas
+ * mapped onto locations[r * antennas ..], each topic served before this returns.
+ */
+export async function registerReaders(
+  db: Database,
+  ingest: { serving(topic: string): Promise<void> },
+  site: { orgId: number; locations: number[] },
+  options: { count: number; antennas: number; topicPrefix: string },
+): Promise<BenchReaders> {
+  const readers = new ReaderService(db);
+  const caller = cliCaller(site.orgId);
+  const out: BenchReaders = { topics: [], readerIds: [], logins: [] };
+  for (let r = 0; r < options.count; r++) {
+    const topic = `${options.topicPrefix}/reader-${r}`;
+    const { reader, mqtt } = await readers.create(caller, {
+      family: 'generic-json',
+      identity: `reader-${r}`,
+      topic,
+    });
+    for (let antenna = 1; antenna <= options.antennas; antenna++) {
+      const locationId = site.locations[r * options.antennas + antenna - 1]!;
+      await readers.addScanPoint(caller, reader.id, { antenna, locationId });
+    }
+    out.topics.push(topic);
+    out.readerIds.push(reader.id);
+    out.logins.push(mqtt);
+    await ingest.serving(topic);
+  }
+  return out;
+}
+
+/** One MQTT connection per reader, logged in as it (the embedded broker requires it). */
+export async function connectReaders(mqttUrl: string, readers: BenchReaders): Promise<MqttClient[]> {
+  const clients: MqttClient[] = [];
+  for (const login of readers.logins) {
+    clients.push(
+      await connectMqtt(mqttUrl, `${login.username}-bench`, {
+        reconnectPeriod: 500,
+        username: login.username,
+        password: login.password,
+      }),
+    );
+  }
+  return clients;
+}
+
+/**
+ * Polls until the readers' good_reads add up to `total`: every published read is stored.
+ * `progress` hears the count every five seconds or so.
+ */
+export async function waitForStoredReads(
+  db: Database,
+  readerIds: number[],
+  total: number,
+  progress?: (stored: number) => void,
+): Promise<void> {
+  let stored = 0;
+  let lastReport = Date.now();
+  while (stored < total) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const { rows } = await db.pool.query<{ n: string }>(
+      'SELECT coalesce(sum(good_reads), 0) AS n FROM readers WHERE id = ANY($1::bigint[])',
+      [readerIds],
+    );
+    stored = Number(rows[0]!.n);
+    if (progress && Date.now() - lastReport > 5000) {
+      lastReport = Date.now();
+      progress(stored);
+    }
+  }
+}

@@ -1,0 +1,154 @@
+import type { Tx } from '../db/pool.js';
+import type { EventType } from './outbox.js';
+
+/** A delivery a worker has leased, with what it needs to send it. */
+export interface ClaimedDelivery {
+  id: number;
+  endpointId: number;
+  eventId: number;
+  subject: string;
+  attempts: number;
+  createdAt: Date;
+  url: string;
+  secret: string;
+  event: { id: number; org_id: number; type: EventType; occurred_at: Date; payload: object };
+}
+
+/**
+ * Leases due deliveries: the oldest due first, only the head of each (endpoint, subject)
+ * queue (so one subject's events reach a receiver in order), and per endpoint no more
+ * than its free slots (`busy` holds each endpoint's sends in flight here), so one slow
+ * receiver cannot take every slot. The lease lets a crashed worker's deliveries be
+ * retried by anyone once it runs out.
+ */
+export async function claimDeliveries(
+  tx: Tx,
+  options: { limit: number; perEndpoint: number; leaseMs: number; busy: Map<number, number> },
+): Promise<ClaimedDelivery[]> {
+  const { rows } = await tx.query(
+    `WITH due AS (
+       SELECT d.id, d.endpoint_id, d.event_id FROM webhook_deliveries d
+       WHERE d.state = 'pending' AND d.next_attempt_at <= now()
+         AND (d.leased_until IS NULL OR d.leased_until < now())
+         AND NOT EXISTS (
+           SELECT 1 FROM webhook_deliveries p
+           WHERE p.endpoint_id = d.endpoint_id AND p.subject = d.subject AND p.state = 'pending'
+             AND p.event_id < d.event_id)
+       ORDER BY d.next_attempt_at, d.id
+       LIMIT $1 * 4
+     ),
+     ranked AS (
+       SELECT due.id, row_number() OVER (PARTITION BY due.endpoint_id ORDER BY due.event_id) AS n,
+              $2 - coalesce(b.n, 0) AS free
+       FROM due
+       JOIN webhook_endpoints w ON w.id = due.endpoint_id AND w.deleted_at IS NULL AND w.disabled_at IS NULL
+       LEFT JOIN unnest($3::bigint[], $4::int[]) AS b(endpoint_id, n) ON b.endpoint_id = due.endpoint_id
+     ),
+     chosen AS (SELECT id FROM ranked WHERE n <= free ORDER BY id LIMIT $1)
+     UPDATE webhook_deliveries d SET leased_until = now() + make_interval(secs => $5::float8 / 1000)
+     FROM chosen, webhook_endpoints w, events e
+     WHERE d.id = chosen.id AND w.id = d.endpoint_id AND e.id = d.event_id
+       AND d.state = 'pending' AND (d.leased_until IS NULL OR d.leased_until < now())
+     RETURNING d.id, d.endpoint_id, d.event_id, d.subject, d.attempts, d.created_at, w.url, w.secret,
+               e.org_id, e.type, e.occurred_at, e.payload`,
+    [
+      options.limit,
+      options.perEndpoint,
+      [...options.busy.keys()],
+      [...options.busy.values()],
+      options.leaseMs,
+    ],
+  );
+  return rows
+    .map((r) => ({
+      id: r.id,
+      endpointId: r.endpoint_id,
+      eventId: r.event_id,
+      subject: r.subject,
+      attempts: r.attempts,
+      createdAt: r.created_at,
+      url: r.url,
+      secret: r.secret,
+      event: {
+        id: r.event_id,
+        org_id: r.org_id,
+        type: r.type,
+        occurred_at: r.occurred_at,
+        payload: r.payload,
+      },
+    }))
+    .sort((a, b) => a.eventId - b.eventId);
+}
+
+export interface AttemptOutcome {
+  status: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
+/** 2xx answers: the deliveries are done and their endpoints healthy again, in two statements. */
+export async function markDelivered(
+  tx: Tx,
+  done: Array<{ delivery: ClaimedDelivery; outcome: AttemptOutcome }>,
+): Promise<void> {
+  if (done.length === 0) return;
+  await tx.query(
+    `UPDATE webhook_deliveries d SET state = 'delivered', attempts = d.attempts + 1, leased_until = NULL,
+       last_attempt_at = now_ms(), delivered_at = now_ms(), last_status = v.status, last_error = NULL,
+       last_duration_ms = v.duration
+     FROM unnest($1::bigint[], $2::int[], $3::int[]) AS v(id, status, duration)
+     WHERE d.id = v.id`,
+    [
+      done.map((x) => x.delivery.id),
+      done.map((x) => x.outcome.status),
+      done.map((x) => x.outcome.durationMs),
+    ],
+  );
+  await tx.query(
+    'UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ANY($1::bigint[]) AND failing_since IS NOT NULL',
+    [[...new Set(done.map((x) => x.delivery.endpointId))]],
+  );
+}
+
+/**
+ * A failed attempt: retried at `retryAt`, or given up (`retryAt` null). The subject's
+ * later deliveries wait with it (they are not due before it), so the claim query does
+ * not keep finding them blocked. The endpoint is disabled, with the reason, once it has
+ * failed without a success for `disableAfterMs`.
+ */
+export async function markFailed(
+  tx: Tx,
+  d: ClaimedDelivery,
+  outcome: AttemptOutcome,
+  retryAt: Date | null,
+  disableAfterMs: number,
+): Promise<void> {
+  const error = (outcome.error ?? `HTTP ${outcome.status}`).slice(0, 500);
+  await tx.query(
+    `UPDATE webhook_deliveries SET state = $2, attempts = attempts + 1, leased_until = NULL,
+       next_attempt_at = coalesce($3, next_attempt_at), last_attempt_at = now_ms(),
+       last_status = $4, last_error = $5, last_duration_ms = $6
+     WHERE id = $1`,
+    [d.id, retryAt ? 'pending' : 'failed', retryAt, outcome.status, error, outcome.durationMs],
+  );
+  if (retryAt) {
+    await tx.query(
+      `UPDATE webhook_deliveries SET next_attempt_at = $4
+       WHERE endpoint_id = $1 AND subject = $2 AND state = 'pending' AND event_id > $3 AND next_attempt_at < $4`,
+      [d.endpointId, d.subject, d.eventId, retryAt],
+    );
+  }
+  await tx.query(
+    `UPDATE webhook_endpoints SET
+       failing_since = coalesce(failing_since, now_ms()),
+       disabled_at = CASE WHEN failing_since < now_ms() - make_interval(secs => $2::float8 / 1000)
+                          THEN now_ms() ELSE disabled_at END,
+       disabled_reason = CASE WHEN failing_since < now_ms() - make_interval(secs => $2::float8 / 1000)
+                          THEN 'Disabled automatically: every delivery failed since '
+                               || to_char(failing_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+                               || '; last error: ' || $3
+                          ELSE disabled_reason END
+     WHERE id = $1 AND disabled_at IS NULL`,
+    [d.endpointId, disableAfterMs, error],
+  );
+}

@@ -1,0 +1,226 @@
+import type { Database } from '../db/pool.js';
+import { type ClaimedDelivery, claimDeliveries, markDelivered, markFailed } from './deliveries-repository.js';
+import { eventBody, wireEventId } from './outbox.js';
+import { type SendResult, sendWebhook } from './sender.js';
+import { signedHeaders } from './signing.js';
+
+export interface DeliveryPolicy {
+  /** One attempt's bound: connect, send, answer. */
+  timeoutMs: number;
+  /** Sends in flight per endpoint in this process: a slow receiver holds no more. */
+  perEndpoint: number;
+  /** Deliveries held (claimed, not yet recorded) in this process. */
+  maxInFlight: number;
+  /** Deliveries claimed ahead per endpoint send slot (a local queue, so claims come in batches). */
+  prefetch: number;
+  /** First retry after this; each later one waits twice as long, up to retryMaxMs. */
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** A delivery is retried until it is this old, then given up. */
+  retryWindowMs: number;
+  /** An endpoint failing without a success for this long is disabled. */
+  disableAfterMs: number;
+  /** TAGTRAIL_WEBHOOK_ALLOW_PRIVATE. */
+  allowPrivate: boolean;
+  /** Looking for due retries when nothing else wakes the worker. */
+  pollMs: number;
+}
+
+export const DEFAULT_DELIVERY_POLICY: DeliveryPolicy = {
+  timeoutMs: 10_000,
+  perEndpoint: 8,
+  maxInFlight: 512,
+  prefetch: 8,
+  retryBaseMs: 5_000,
+  retryMaxMs: 3600_000,
+  retryWindowMs: 24 * 3600_000,
+  disableAfterMs: 24 * 3600_000,
+  allowPrivate: false,
+  pollMs: 1_000,
+};
+
+/** When to try again after `attempts` failures, with ±20% jitter so retries do not come in waves. */
+export function retryDelay(
+  attempts: number,
+  policy: Pick<DeliveryPolicy, 'retryBaseMs' | 'retryMaxMs'>,
+): number {
+  const plain = Math.min(policy.retryMaxMs, policy.retryBaseMs * 2 ** Math.max(0, attempts - 1));
+  return Math.round(plain * (0.8 + Math.random() * 0.4));
+}
+
+/**
+ * Sends pending deliveries (at least once: a delivery is marked done only after the
+ * receiver's 2xx; a crash before that leaves it pending, retried when its lease ends).
+ * Runs beside ingest and never inside its transactions; wake() is called when new
+ * deliveries may exist, and a timer catches due retries.
+ */
+export class DeliveryWorker {
+  /** Claimed and not yet recorded, per endpoint (what the claim query must not exceed). */
+  private readonly held = new Map<number, number>();
+  /** Claimed and waiting for a send slot, per endpoint. */
+  private readonly queues = new Map<number, ClaimedDelivery[]>();
+  /** Sends in flight per endpoint. */
+  private readonly active = new Map<number, number>();
+  /** Outcomes waiting to be recorded, in one transaction for all of them. */
+  private results: Array<{ delivery: ClaimedDelivery; outcome: SendResult }> = [];
+  private flushing: Promise<void> | undefined;
+  private inFlight = 0;
+  private running = false;
+  private pumping = false;
+  private again = false;
+  private timer: NodeJS.Timeout | undefined;
+  private idle: Array<() => void> = [];
+
+  constructor(
+    private readonly db: Database,
+    private readonly policy: DeliveryPolicy = DEFAULT_DELIVERY_POLICY,
+    private readonly onError: (err: unknown) => void = () => undefined,
+  ) {}
+
+  start(): void {
+    this.running = true;
+    this.schedule();
+    this.wake();
+  }
+
+  /** Stops claiming; what is claimed is sent and recorded first. */
+  async stop(): Promise<void> {
+    this.running = false;
+    clearTimeout(this.timer);
+    if (this.inFlight > 0 || this.pumping) await new Promise<void>((resolve) => this.idle.push(resolve));
+  }
+
+  wake(): void {
+    if (!this.running) return;
+    if (this.pumping) {
+      this.again = true;
+      return;
+    }
+    this.pumping = true;
+    void this.pump().finally(() => {
+      this.pumping = false;
+      // A wake that came in while stopping must not skip settle(): stop() waits on it.
+      if (this.again && this.running) {
+        this.again = false;
+        this.wake();
+      } else {
+        this.again = false;
+        this.settle();
+      }
+    });
+  }
+
+  private schedule(): void {
+    if (!this.running) return;
+    this.timer = setTimeout(() => {
+      this.wake();
+      this.schedule();
+    }, this.policy.pollMs);
+    this.timer.unref();
+  }
+
+  private settle(): void {
+    if (this.inFlight > 0 || this.pumping) return;
+    const waiting = this.idle;
+    this.idle = [];
+    for (const resolve of waiting) resolve();
+  }
+
+  private async pump(): Promise<void> {
+    while (this.running) {
+      const free = this.policy.maxInFlight - this.inFlight;
+      if (free <= 0) return;
+      let claimed: ClaimedDelivery[];
+      try {
+        claimed = await this.db.system((tx) =>
+          claimDeliveries(tx, {
+            limit: free,
+            perEndpoint: this.policy.perEndpoint * this.policy.prefetch,
+            // Long enough for a full local queue to be sent at the endpoint's slowest;
+            // a crashed worker's deliveries are retried by others once it runs out.
+            leaseMs: this.policy.timeoutMs * (this.policy.prefetch + 1) + 1_000,
+            busy: this.held,
+          }),
+        );
+      } catch (err) {
+        this.onError(err);
+        return;
+      }
+      if (claimed.length === 0) return;
+      for (const d of claimed) {
+        this.inFlight++;
+        this.held.set(d.endpointId, (this.held.get(d.endpointId) ?? 0) + 1);
+        const queue = this.queues.get(d.endpointId) ?? [];
+        this.queues.set(d.endpointId, queue);
+        queue.push(d);
+      }
+      for (const endpointId of new Set(claimed.map((d) => d.endpointId))) this.drain(endpointId);
+    }
+  }
+
+  /** Starts sends for the endpoint up to its slots. */
+  private drain(endpointId: number): void {
+    const queue = this.queues.get(endpointId);
+    while (queue && queue.length > 0 && (this.active.get(endpointId) ?? 0) < this.policy.perEndpoint) {
+      const d = queue.shift()!;
+      this.active.set(endpointId, (this.active.get(endpointId) ?? 0) + 1);
+      void this.attempt(d).then((outcome) => {
+        this.active.set(endpointId, (this.active.get(endpointId) ?? 1) - 1);
+        this.results.push({ delivery: d, outcome });
+        this.flush();
+        this.drain(endpointId);
+      });
+    }
+    if (queue && queue.length === 0) this.queues.delete(endpointId);
+  }
+
+  private attempt(d: ClaimedDelivery): Promise<SendResult> {
+    const body = eventBody(d.event);
+    return sendWebhook(d.url, body, signedHeaders(d.secret, wireEventId(d.eventId), body), {
+      timeoutMs: this.policy.timeoutMs,
+      allowPrivate: this.policy.allowPrivate,
+    });
+  }
+
+  /**
+   * Records the outcomes gathered so far in one transaction (one at a time; those that
+   * arrive meanwhile go in the next). Only then are the deliveries released: the next
+   * event of each subject is claimable once its predecessor is recorded.
+   */
+  private flush(): void {
+    if (this.flushing || this.results.length === 0) return;
+    const batch = this.results;
+    this.results = [];
+    this.flushing = this.record(batch)
+      .catch((err) => {
+        // Not recorded: the leases run out and the deliveries are sent again (at least once).
+        this.onError(err);
+      })
+      .finally(() => {
+        this.flushing = undefined;
+        for (const { delivery } of batch) {
+          this.inFlight--;
+          const n = (this.held.get(delivery.endpointId) ?? 1) - 1;
+          if (n === 0) this.held.delete(delivery.endpointId);
+          else this.held.set(delivery.endpointId, n);
+        }
+        this.flush();
+        if (this.running) this.wake();
+        else this.settle();
+      });
+  }
+
+  private record(batch: Array<{ delivery: ClaimedDelivery; outcome: SendResult }>): Promise<void> {
+    return this.db.system(async (tx) => {
+      await markDelivered(
+        tx,
+        batch.filter((x) => x.outcome.ok),
+      );
+      for (const { delivery: d, outcome } of batch.filter((x) => !x.outcome.ok)) {
+        const retryAt = Date.now() + retryDelay(d.attempts + 1, this.policy);
+        const giveUp = retryAt > d.createdAt.getTime() + this.policy.retryWindowMs;
+        await markFailed(tx, d, outcome, giveUp ? null : new Date(retryAt), this.policy.disableAfterMs);
+      }
+    });
+  }
+}

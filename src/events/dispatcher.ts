@@ -1,0 +1,85 @@
+import type { Database } from '../db/pool.js';
+
+/** The live views' channel: one message per organization per dispatch (src/events/live-hub.ts). */
+export const LIVE_CHANNEL = 'tagtrail_events';
+
+/** What changed in one organization, as the live views hear it. */
+export interface LiveChange {
+  org_id: number;
+  types: string[];
+  asset_ids: number[];
+  location_ids: number[];
+  /** More assets changed than are listed: a view should simply reload what it shows. */
+  truncated: boolean;
+}
+
+// NOTIFY payloads are limited to 8000 bytes.
+const MAX_LISTED_IDS = 300;
+
+/**
+ * Moves a batch of new events on: one webhook delivery for every endpoint that wants each
+ * event, then marks them dispatched, and tells the live views what changed. One
+ * dispatcher at a time (a transaction-scoped advisory lock), taking events in id order:
+ * one subject's events are numbered in commit order, so its deliveries are created in
+ * order too. Returns the number of events dispatched (0: nothing to do, or another
+ * instance is dispatching).
+ */
+export async function dispatchEvents(db: Database, limit = 2000): Promise<number> {
+  return db.system(async (tx) => {
+    const lock = await tx.query<{ ok: boolean }>(
+      "SELECT pg_try_advisory_xact_lock(hashtext('tagtrail.events.dispatch')) AS ok",
+    );
+    if (!lock.rows[0]?.ok) return 0;
+    const { rows } = await tx.query<{ id: number }>(
+      'SELECT id FROM events WHERE dispatched_at IS NULL ORDER BY id LIMIT $1',
+      [limit],
+    );
+    if (rows.length === 0) return 0;
+    const ids = rows.map((r) => r.id);
+    // Endpoints filtered to a subtree match an event concerning any location under their root.
+    await tx.query(
+      `WITH RECURSIVE batch AS (SELECT * FROM events WHERE id = ANY($1::bigint[])),
+       wanted AS (
+         SELECT w.id, w.org_id, w.location_id, w.event_types FROM webhook_endpoints w
+         WHERE w.org_id IN (SELECT DISTINCT org_id FROM batch) AND w.deleted_at IS NULL AND w.disabled_at IS NULL
+       ),
+       subtree(endpoint_id, org_id, location_id) AS (
+         SELECT id, org_id, location_id FROM wanted WHERE location_id IS NOT NULL
+         UNION ALL
+         SELECT s.endpoint_id, s.org_id, l.id FROM subtree s
+         JOIN locations l ON l.org_id = s.org_id AND l.parent_id = s.location_id
+       )
+       INSERT INTO webhook_deliveries (org_id, endpoint_id, event_id, subject)
+       SELECT e.org_id, w.id, e.id, e.subject FROM batch e
+       JOIN wanted w ON w.org_id = e.org_id AND e.type = ANY(w.event_types)
+       WHERE w.location_id IS NULL
+          OR EXISTS (SELECT 1 FROM subtree s WHERE s.endpoint_id = w.id AND s.location_id = ANY(e.location_ids))
+       ORDER BY e.id, w.id
+       ON CONFLICT (endpoint_id, event_id) DO NOTHING`,
+      [ids],
+    );
+    await tx.query('UPDATE events SET dispatched_at = now_ms() WHERE id = ANY($1::bigint[])', [ids]);
+    const changes = await tx.query<LiveChange>(
+      `SELECT org_id, array_agg(DISTINCT type) AS types,
+              (array_agg(DISTINCT split_part(subject, ':', 2)::bigint)
+                 FILTER (WHERE subject LIKE 'asset:%'))[1:${MAX_LISTED_IDS}] AS asset_ids,
+              (array_agg(DISTINCT l))[1:${MAX_LISTED_IDS}] AS location_ids,
+              count(DISTINCT subject) > ${MAX_LISTED_IDS} AS truncated
+       FROM events LEFT JOIN LATERAL unnest(location_ids) AS l ON true
+       WHERE id = ANY($1::bigint[]) GROUP BY org_id`,
+      [ids],
+    );
+    for (const c of changes.rows) {
+      const message: LiveChange = {
+        org_id: Number(c.org_id),
+        types: c.types,
+        asset_ids: (c.asset_ids ?? []).map(Number),
+        location_ids: (c.location_ids ?? []).filter((l) => l !== null).map(Number),
+        truncated: c.truncated,
+      };
+      // Delivered to listeners when this transaction commits, with the deliveries.
+      await tx.query('SELECT pg_notify($1, $2)', [LIVE_CHANNEL, JSON.stringify(message)]);
+    }
+    return ids.length;
+  });
+}

@@ -1,0 +1,97 @@
+import { lookup } from 'node:dns/promises';
+import { BlockList, isIP } from 'node:net';
+
+/**
+ * Request forgery guard for webhook URLs (docs/events.md "Where deliveries may go"): only
+ * https, and never an address of loopback, private, link-local or other special ranges,
+ * unless the operator allows them (TAGTRAIL_WEBHOOK_ALLOW_PRIVATE, which also allows
+ * http). The check runs when an endpoint is saved and again on every delivery, on the
+ * addresses the name resolves to then: the connection goes to the checked address, so a
+ * name that re-resolves to an internal address (DNS rebinding) gains nothing.
+ */
+const forbidden = new BlockList();
+for (const [net, prefix] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const) {
+  forbidden.addSubnet(net, prefix, 'ipv4');
+}
+for (const [net, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['64:ff9b::', 96],
+  ['100::', 64],
+  ['2001:db8::', 32],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+] as const) {
+  forbidden.addSubnet(net, prefix, 'ipv6');
+}
+
+/** Whether an IP address is outside the public internet (loopback, private, …). */
+export function isPrivateAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 4) return forbidden.check(address, 'ipv4');
+  if (family !== 6) return true;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return forbidden.check(mapped[1]!, 'ipv4');
+  return forbidden.check(address, 'ipv6');
+}
+
+/** Why a URL may not be an endpoint, or null when it may. Does not resolve names. */
+export function urlProblem(raw: string, allowPrivate: boolean): string | null {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return 'must be an absolute URL';
+  }
+  if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) {
+    return allowPrivate ? 'must be an http or https URL' : 'must be an https URL';
+  }
+  if (url.username || url.password) return 'must not carry a user name or password';
+  if (url.hash) return 'must not have a fragment';
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (allowPrivate) return null;
+  if (isIP(host) && isPrivateAddress(host)) return 'must not point to a loopback or private address';
+  if (host === 'localhost' || host.endsWith('.localhost') || !host.includes('.')) {
+    return 'must not point to a loopback or private address';
+  }
+  return null;
+}
+
+/**
+ * The address a delivery connects to: the first the host resolves to, when every one of
+ * them is allowed. Throws with the reason otherwise.
+ */
+export async function resolveDeliveryAddress(
+  hostname: string,
+  allowPrivate: boolean,
+): Promise<{ address: string; family: 4 | 6 }> {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  const found = isIP(host)
+    ? [{ address: host, family: isIP(host) as 4 | 6 }]
+    : (await lookup(host, { all: true, verbatim: true })).map((a) => ({
+        address: a.address,
+        family: a.family as 4 | 6,
+      }));
+  if (found.length === 0) throw new Error(`${host} does not resolve`);
+  if (!allowPrivate) {
+    const bad = found.find((a) => isPrivateAddress(a.address));
+    if (bad) throw new Error(`${host} resolves to ${bad.address}, a loopback or private address`);
+  }
+  return found[0]!;
+}

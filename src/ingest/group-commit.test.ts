@@ -1,0 +1,228 @@
+import { describe, expect, it } from 'vitest';
+import { type BatchReport, GroupCommit } from './group-commit.js';
+import { Limiter } from './limiter.js';
+
+/** A store that records each transaction's items and finishes it when told to. */
+function gatedStore(fail: (items: string[]) => Error | undefined = () => undefined) {
+  const transactions: string[][] = [];
+  const gates: Array<() => void> = [];
+  return {
+    transactions,
+    open: () => {
+      for (const g of gates.splice(0)) g();
+    },
+    async store(_orgId: number, items: string[]): Promise<string[]> {
+      transactions.push(items);
+      await new Promise<void>((resolve) => gates.push(resolve));
+      const err = fail(items);
+      if (err) throw err;
+      return items.map((i) => `stored ${i}`);
+    },
+  };
+}
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('GroupCommit', () => {
+  it('stores what arrives while a transaction runs together in the next one, each settling after its own', async () => {
+    const store = gatedStore();
+    const reports: BatchReport[] = [];
+    const gc = new GroupCommit<string, string>({
+      store: store.store,
+      maxTransactions: 1,
+      onBatch: (r) => reports.push(r),
+    });
+    const first = gc.submit(1, 'a');
+    const rest = ['b', 'c', 'd'].map((x) => gc.submit(1, x));
+    let restDone = false;
+    void Promise.all(rest).then(() => {
+      restDone = true;
+    });
+    await tick();
+    expect(store.transactions).toEqual([['a']]);
+    store.open();
+    expect(await first).toBe('stored a');
+    await tick();
+    // The three waited for the first transaction and went in one; none settled before it committed.
+    expect(store.transactions).toEqual([['a'], ['b', 'c', 'd']]);
+    expect(restDone).toBe(false);
+    store.open();
+    expect(await Promise.all(rest)).toEqual(['stored b', 'stored c', 'stored d']);
+    expect(reports.map((r) => [r.items, r.committed])).toEqual([
+      [1, true],
+      [3, true],
+    ]);
+    await gc.idle();
+  });
+
+  it('keeps a batch to one organization and within its item and weight limits', async () => {
+    const store = gatedStore();
+    const gc = new GroupCommit<string, string>({
+      store: store.store,
+      maxTransactions: 1,
+      maxItems: 3,
+      maxWeight: 10,
+      weight: (item) => Number(item.split(':')[1]),
+    });
+    const all = [
+      gc.submit(1, 'first:1'),
+      gc.submit(1, 'a:4'),
+      gc.submit(2, 'other-org:1'),
+      gc.submit(1, 'b:4'),
+      gc.submit(1, 'c:4'),
+      gc.submit(1, 'd:1'),
+      gc.submit(1, 'e:1'),
+      gc.submit(1, 'huge:50'),
+    ];
+    for (let i = 0; i < 8 && store.transactions.length < 6; i++) {
+      await tick();
+      store.open();
+      await tick();
+    }
+    await Promise.all(all);
+    expect(store.transactions).toEqual([
+      ['first:1'],
+      // weight 4 + 4 = 8; c would make 12, and d waits behind c
+      ['a:4', 'b:4'],
+      ['other-org:1'],
+      // three items at most
+      ['c:4', 'd:1', 'e:1'],
+      // heavier than the limit: alone
+      ['huge:50'],
+    ]);
+  });
+
+  it('retries a failed batch in halves, so only the bad item fails', async () => {
+    const store = gatedStore((items) => (items.includes('bad') ? new Error('invalid input') : undefined));
+    const gc = new GroupCommit<string, string>({ store: store.store, maxTransactions: 1 });
+    const block = gc.submit(1, 'block');
+    const items = ['a', 'b', 'bad', 'c', 'd'];
+    const results = items.map((i) =>
+      gc.submit(1, i).then(
+        (v) => v,
+        (err: Error) => `failed: ${err.message}`,
+      ),
+    );
+    const opener = setInterval(store.open, 1);
+    try {
+      await block;
+      expect(await Promise.all(results)).toEqual([
+        'stored a',
+        'stored b',
+        'failed: invalid input',
+        'stored c',
+        'stored d',
+      ]);
+    } finally {
+      clearInterval(opener);
+    }
+    // Every good item committed exactly once.
+    const committed = store.transactions.filter((t) => !t.includes('bad')).flat();
+    expect(committed.sort()).toEqual(['a', 'b', 'block', 'c', 'd']);
+  });
+
+  it('fails the whole batch at once when the database is unavailable', async () => {
+    const outage = new Error('connection terminated');
+    const store = gatedStore(() => outage);
+    const gc = new GroupCommit<string, string>({
+      store: store.store,
+      maxTransactions: 1,
+      isUnavailable: (err) => err === outage,
+    });
+    const block = gc.submit(1, 'block').catch((err: Error) => err);
+    const results = ['a', 'b', 'c'].map((i) => gc.submit(1, i).catch((err: Error) => err));
+    const opener = setInterval(store.open, 1);
+    try {
+      expect(await block).toBe(outage);
+      expect(await Promise.all(results)).toEqual([outage, outage, outage]);
+    } finally {
+      clearInterval(opener);
+    }
+    // No splitting: one transaction for the blocker, one for the three.
+    expect(store.transactions).toEqual([['block'], ['a', 'b', 'c']]);
+  });
+
+  it('runs at most maxTransactions at once, one per organization', async () => {
+    const store = gatedStore();
+    const gc = new GroupCommit<string, string>({ store: store.store, maxTransactions: 2, maxItems: 1 });
+    const all = [gc.submit(1, 'a'), gc.submit(1, 'b'), gc.submit(2, 'c'), gc.submit(3, 'd')];
+    await tick();
+    // Organization 1's second batch waits for its first, though a slot is free for it.
+    expect(store.transactions).toEqual([['a'], ['c']]);
+    store.open();
+    await tick();
+    await tick();
+    expect(store.transactions.slice(2).sort()).toEqual([['b'], ['d']]);
+    const opener = setInterval(store.open, 1);
+    try {
+      await Promise.all(all);
+    } finally {
+      clearInterval(opener);
+    }
+    expect(store.transactions).toHaveLength(4);
+  });
+});
+
+describe('GroupCommit lanes', () => {
+  it('runs the lanes of one organization side by side, each lane in order', async () => {
+    const store = gatedStore();
+    const gc = new GroupCommit<string, string>({
+      store: store.store,
+      maxTransactions: 4,
+      lane: (item) => Number(item.split(':')[0]),
+    });
+    const all = ['0:a', '1:b', '0:c', '1:d', '0:e'].map((i) => gc.submit(1, i));
+    await tick();
+    expect(store.transactions).toEqual([['0:a'], ['1:b']]);
+    store.open();
+    await Promise.all(all.slice(0, 2));
+    await tick();
+    expect(store.transactions.slice(2)).toEqual([['0:c', '0:e'], ['1:d']]);
+    store.open();
+    await Promise.all(all);
+  });
+});
+
+describe('Limiter with a weight budget', () => {
+  it('holds back what would pass the budget, in arrival order, and lets an oversized item through alone', async () => {
+    const limiter = new Limiter(10, 100);
+    const order: string[] = [];
+    await limiter.acquire(60);
+    const b = limiter.acquire(50).then(() => order.push('b'));
+    const c = limiter.acquire(10).then(() => order.push('c'));
+    await tick();
+    // c would fit, but b came first.
+    expect(order).toEqual([]);
+    expect(limiter.inFlightWeight).toBe(60);
+    limiter.release(60);
+    await Promise.all([b, c]);
+    expect(order).toEqual(['b', 'c']);
+    expect(limiter.inFlightWeight).toBe(60);
+    limiter.release(50);
+    limiter.release(10);
+    await limiter.idle();
+    await limiter.acquire(500);
+    expect(limiter.inFlightWeight).toBe(500);
+    const next = limiter.acquire(1).then(() => order.push('after oversized'));
+    await tick();
+    expect(order).toEqual(['b', 'c']);
+    limiter.release(500);
+    await next;
+    expect(order.at(-1)).toBe('after oversized');
+  });
+
+  it('bounds the count as before', async () => {
+    const limiter = new Limiter(2);
+    await limiter.acquire();
+    await limiter.acquire();
+    let third = false;
+    const p = limiter.acquire().then(() => {
+      third = true;
+    });
+    await tick();
+    expect(third).toBe(false);
+    limiter.release();
+    await p;
+    expect(limiter.inFlight).toBe(2);
+  });
+});

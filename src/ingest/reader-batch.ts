@@ -1,0 +1,170 @@
+import type { Tx } from '../db/pool.js';
+import { assetsByTagKeys, matchKey, scanPointsOfReaders } from '../tracking/resolve.js';
+import { placeSightings, type Sighting } from '../tracking/sightings.js';
+import type { AdapterResult } from './adapters/types.js';
+import { claimDigests } from './message-digests.js';
+import { bumpReaderCounters } from './reader-counters.js';
+import { type ClockPolicy, type IngestOutcome, observedAt, type ReaderRef, storableText } from './service.js';
+
+/** A reader message, parsed, waiting to be stored with others of its organization. */
+export interface ReaderMessage {
+  reader: ReaderRef;
+  payload: Buffer | string;
+  parsed: AdapterResult;
+  source: 'mqtt' | 'webhook';
+  receivedAt: number;
+  /**
+   * The payload's digest when a repeat of it is a redelivery, not a new observation
+   * (IngestService: carriesReaderTimes); null when every copy is stored.
+   */
+  digest: Buffer | null;
+}
+
+/**
+ * Stores reader messages of one organization in the caller's transaction, with a fixed
+ * number of statements whatever their number: one per lookup (scan points, tags), the
+ * sightings' few set-based statements, one for the raw log and two for the readers'
+ * counters. Outcomes are per message, in order, exactly as if each had been stored alone;
+ * a redelivered message (its digest already claimed) is stored and counted not at all.
+ */
+export async function storeReaderMessages(
+  tx: Tx,
+  orgId: number,
+  messages: ReaderMessage[],
+  clock: ClockPolicy,
+): Promise<IngestOutcome[]> {
+  const keys = messages.map((m) => m.parsed.reads.map((r) => matchKey(r.tagType ?? 'rfid', r.tagValue)));
+  const claimed = messages.filter((m) => m.digest !== null);
+  // The claims and both lookups are written at once (the pool pipelines): one round trip.
+  const [firsts, points, assets] = await Promise.all([
+    claimDigests(
+      tx,
+      orgId,
+      claimed.map((m) => ({ readerId: m.reader.id, digest: m.digest!, receivedAt: m.receivedAt })),
+    ),
+    scanPointsOfReaders(tx, orgId, [...new Set(messages.map((m) => m.reader.id))]),
+    assetsByTagKeys(tx, orgId, [...new Set(keys.flat())]),
+  ]);
+  // A redelivery of a message already stored (or earlier in this batch) is skipped whole.
+  const repeats = new Set(claimed.filter((_, i) => !firsts[i]));
+  const outcomes: IngestOutcome[] = [];
+  const sightings: Sighting[] = [];
+  /** The message each sighting came from, to count what was stored per message. */
+  const owner = new Map<Sighting, number>();
+  messages.forEach((m, index) => {
+    if (repeats.has(m)) {
+      outcomes.push({ good: 0, bad: 0, unknown: 0, errors: [], duplicate: true });
+      return;
+    }
+    const outcome: IngestOutcome = {
+      good: 0,
+      bad: m.parsed.errors.length,
+      unknown: 0,
+      errors: [...m.parsed.errors],
+    };
+    outcomes.push(outcome);
+    const readerPoints = points.get(m.reader.id);
+    m.parsed.reads.forEach((read, i) => {
+      const assetId = assets.get(keys[index]![i]!);
+      const locationId = readerPoints?.get(read.antenna) ?? readerPoints?.get(null);
+      if (assetId === undefined) outcome.unknown++;
+      else if (locationId === undefined) {
+        outcome.bad++;
+        outcome.errors.push(`no scan point for antenna ${read.antenna ?? '(none)'}`);
+      } else {
+        const s: Sighting = {
+          assetId,
+          locationId,
+          at: observedAt(read.readerTime, m.receivedAt, clock),
+          source: { type: 'reader', reader_id: m.reader.id, antenna: read.antenna },
+        };
+        sightings.push(s);
+        owner.set(s, index);
+      }
+    });
+  });
+  const stored = await placeSightings(tx, orgId, sightings);
+  for (const s of sightings) if (stored(s)) outcomes[owner.get(s)!]!.good++;
+  const kept = messages.flatMap((m, i) => (repeats.has(m) ? [] : [{ m, o: outcomes[i]! }]));
+  if (kept.length > 0) {
+    await logMessages(
+      tx,
+      orgId,
+      kept.map((k) => k.m),
+      kept.map((k) => k.o),
+    );
+    await countOnReaders(
+      tx,
+      orgId,
+      kept.map((k) => k.m),
+      kept.map((k) => k.o),
+    );
+  }
+  return outcomes;
+}
+
+/** The raw log rows of the messages, in one statement. */
+async function logMessages(
+  tx: Tx,
+  orgId: number,
+  messages: ReaderMessage[],
+  outcomes: IngestOutcome[],
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO raw_messages (received_at, org_id, reader_id, source, payload, good_reads, bad_reads, unknown_reads, errors)
+     SELECT v.received_at, $1, v.reader_id, v.source, v.payload, v.good, v.bad, v.unknown,
+       CASE WHEN v.errors IS NULL THEN NULL ELSE ARRAY(SELECT json_array_elements_text(v.errors::json)) END
+     FROM unnest($2::timestamptz[], $3::bigint[], $4::text[], $5::text[], $6::int[], $7::int[], $8::int[], $9::text[])
+       AS v(received_at, reader_id, source, payload, good, bad, unknown, errors)`,
+    [
+      orgId,
+      messages.map((m) => new Date(m.receivedAt)),
+      messages.map((m) => m.reader.id),
+      messages.map((m) => m.source),
+      messages.map((m) => storableText(m.payload)),
+      outcomes.map((o) => o.good),
+      outcomes.map((o) => o.bad),
+      outcomes.map((o) => o.unknown),
+      // A ragged array of arrays does not fit text[][]; each message's errors go as JSON.
+      outcomes.map((o) =>
+        o.errors.length ? JSON.stringify(o.errors.slice(0, 100).map(storableText)) : null,
+      ),
+    ],
+  );
+}
+
+/**
+ * Adds the outcomes to the readers' counters. The rows are locked in id order first: two
+ * batches naming the same readers then never wait for each other in a cycle.
+ */
+async function countOnReaders(
+  tx: Tx,
+  orgId: number,
+  messages: ReaderMessage[],
+  outcomes: IngestOutcome[],
+): Promise<void> {
+  const totals = new Map<number, { at: number; good: number; bad: number; unknown: number }>();
+  messages.forEach((m, i) => {
+    const o = outcomes[i]!;
+    const t = totals.get(m.reader.id);
+    if (t) {
+      t.at = Math.max(t.at, m.receivedAt);
+      t.good += o.good;
+      t.bad += o.bad;
+      t.unknown += o.unknown;
+    } else totals.set(m.reader.id, { at: m.receivedAt, good: o.good, bad: o.bad, unknown: o.unknown });
+  });
+  const ids = [...totals.keys()].sort((a, b) => a - b);
+  await tx.query(
+    'SELECT 1 FROM readers WHERE org_id = $1 AND id = ANY($2::bigint[]) ORDER BY id FOR UPDATE',
+    [orgId, ids],
+  );
+  await bumpReaderCounters(
+    tx,
+    orgId,
+    ids.map((id) => {
+      const t = totals.get(id)!;
+      return { readerId: id, receivedAt: t.at, good: t.good, bad: t.bad, unknown: t.unknown };
+    }),
+  );
+}

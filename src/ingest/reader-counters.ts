@@ -1,0 +1,90 @@
+import type { Tx } from '../db/pool.js';
+
+/** What stored messages add to one reader's row (several of one reader summed). */
+export interface ReaderCounts {
+  readerId: number;
+  /** Receipt time (epoch ms); of several messages, the latest (a batch lasts milliseconds). */
+  receivedAt: number;
+  good: number;
+  bad: number;
+  unknown: number;
+}
+
+/**
+ * Adds stored messages' reads to their readers' counters, last message time and
+ * per-minute buckets (migration 0015), one statement for every reader of a batch (one
+ * entry per reader). The bucket of a message's minute is added to when it is the latest
+ * or the one before; a newer minute rotates the buckets (the latest becomes the previous
+ * one when it is the minute just before, else both start over). A message of an older
+ * minute still counts in the totals. Every expression reads the row as it was before
+ * this UPDATE, so the CASEs agree with one another. The caller locks the rows (in id
+ * order) when batches may race.
+ */
+export async function bumpReaderCounters(tx: Tx, orgId: number, counts: ReaderCounts[]): Promise<void> {
+  if (counts.length === 0) return;
+  await tx.query(
+    `UPDATE readers r SET
+       last_message_at = greatest(r.last_message_at, b.at),
+       good_reads = r.good_reads + b.good, bad_reads = r.bad_reads + b.bad,
+       unknown_reads = r.unknown_reads + b.unknown,
+       last_error_at = CASE WHEN b.bad > 0 THEN greatest(r.last_error_at, b.at) ELSE r.last_error_at END,
+       rate_minute = greatest(r.rate_minute, b.m),
+       rate_reads = CASE WHEN r.rate_minute IS NULL OR b.m > r.rate_minute THEN b.n
+         WHEN b.m = r.rate_minute THEN r.rate_reads + b.n ELSE r.rate_reads END,
+       rate_errors = CASE WHEN r.rate_minute IS NULL OR b.m > r.rate_minute THEN b.bad
+         WHEN b.m = r.rate_minute THEN r.rate_errors + b.bad ELSE r.rate_errors END,
+       rate_prev_reads = CASE WHEN b.m = r.rate_minute + interval '1 minute' THEN r.rate_reads
+         WHEN r.rate_minute IS NULL OR b.m > r.rate_minute THEN 0
+         WHEN b.m = r.rate_minute - interval '1 minute' THEN r.rate_prev_reads + b.n ELSE r.rate_prev_reads END,
+       rate_prev_errors = CASE WHEN b.m = r.rate_minute + interval '1 minute' THEN r.rate_errors
+         WHEN r.rate_minute IS NULL OR b.m > r.rate_minute THEN 0
+         WHEN b.m = r.rate_minute - interval '1 minute' THEN r.rate_prev_errors + b.bad ELSE r.rate_prev_errors END
+     FROM (SELECT id, at, date_trunc('minute', at) AS m, good, bad, unknown, good + bad + unknown AS n
+           FROM unnest($2::bigint[], $3::timestamptz[], $4::integer[], $5::integer[], $6::integer[])
+             AS v(id, at, good, bad, unknown)) b
+     WHERE r.org_id = $1 AND r.id = b.id`,
+    [
+      orgId,
+      counts.map((c) => c.readerId),
+      counts.map((c) => new Date(c.receivedAt)),
+      counts.map((c) => c.good),
+      counts.map((c) => c.bad),
+      counts.map((c) => c.unknown),
+    ],
+  );
+}
+
+/** The per-minute buckets as stored on the reader's row. */
+export interface RateBuckets {
+  /** Start of the latest bucket; null before the first message. */
+  minute: Date | null;
+  reads: number;
+  errors: number;
+  prevReads: number;
+  prevErrors: number;
+}
+
+const MINUTE_MS = 60_000;
+
+/**
+ * Reads and errors in the last 60 seconds, estimated from the two buckets as a sliding
+ * window: all of the current minute's count, plus the previous minute's count weighted by
+ * the share of that minute still inside the window. A reader silent for two minutes is at 0.
+ */
+export function perMinute(buckets: RateBuckets, now: number): { reads: number; errors: number } {
+  if (!buckets.minute) return { reads: 0, errors: 0 };
+  const current = Math.floor(now / MINUTE_MS) * MINUTE_MS;
+  const stillIn = 1 - (now - current) / MINUTE_MS;
+  const latest = buckets.minute.getTime();
+  const round = (x: number) => Math.round(x * 10) / 10;
+  if (latest === current) {
+    return {
+      reads: round(buckets.reads + buckets.prevReads * stillIn),
+      errors: round(buckets.errors + buckets.prevErrors * stillIn),
+    };
+  }
+  if (latest === current - MINUTE_MS) {
+    return { reads: round(buckets.reads * stillIn), errors: round(buckets.errors * stillIn) };
+  }
+  return { reads: 0, errors: 0 };
+}

@@ -1,0 +1,110 @@
+import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { HttpMetrics } from '../http/metrics.js';
+import type { IngestInstruments } from '../ingest/instruments.js';
+import { ingestInstruments } from './ingest.js';
+
+/** The counts pg.Pool keeps (its totalCount, idleCount and waitingCount). */
+export interface PoolCounts {
+  readonly totalCount: number;
+  readonly idleCount: number;
+  readonly waitingCount: number;
+}
+
+/** Seconds: the API answers in milliseconds; exports and imports may take many seconds. */
+const HTTP_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/**
+ * Every series of docs/metrics.md in one registry per service (not prom-client's global
+ * one, so several services in one process, as in tests, keep their own counts). Gauges of
+ * state owned elsewhere (the pool, the broker) are read when scraped, never pushed.
+ */
+export class ServiceMetrics {
+  readonly registry = new Registry();
+  readonly ingest: IngestInstruments;
+  readonly http: HttpMetrics;
+
+  constructor(options: { processMetrics?: boolean } = {}) {
+    const registers = [this.registry];
+    // Node's own series (CPU, memory, event loop lag, GC) under their usual names, which
+    // ready-made Node.js dashboards expect.
+    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    this.ingest = ingestInstruments(this.registry);
+    const requests = new Histogram({
+      name: 'tagtrail_http_request_duration_seconds',
+      help: 'HTTP requests by method, route pattern and status, and how long each took to answer',
+      labelNames: ['method', 'route', 'status'] as const,
+      buckets: HTTP_BUCKETS,
+      registers,
+    });
+    this.http = {
+      observeRequest: ({ method, route, status, seconds }) =>
+        requests.observe({ method, route, status: String(status) }, seconds),
+      render: async () => ({ contentType: this.registry.contentType, body: await this.registry.metrics() }),
+    };
+  }
+
+  /** The database pools whose connections and waiting clients are reported (summed). */
+  watchPool(...pools: PoolCounts[]): void {
+    const pool = {
+      get totalCount() {
+        return pools.reduce((n, p) => n + p.totalCount, 0);
+      },
+      get idleCount() {
+        return pools.reduce((n, p) => n + p.idleCount, 0);
+      },
+      get waitingCount() {
+        return pools.reduce((n, p) => n + p.waitingCount, 0);
+      },
+    };
+    this.gauge(
+      'tagtrail_db_pool_connections',
+      'Connections the database pool holds, busy and idle',
+      () => pool.totalCount,
+    );
+    this.gauge(
+      'tagtrail_db_pool_idle_connections',
+      'Connections of the pool not in use',
+      () => pool.idleCount,
+    );
+    this.gauge(
+      'tagtrail_db_pool_waiting_clients',
+      'Transactions waiting for a pool connection because every connection is busy',
+      () => pool.waitingCount,
+    );
+  }
+
+  /** The embedded broker: how many readers are logged in to it. */
+  watchBroker(connectedReaders: () => number): void {
+    this.gauge(
+      'tagtrail_broker_connected_readers',
+      'Readers logged in to the embedded MQTT broker',
+      connectedReaders,
+    );
+  }
+
+  /** The consumer of an external broker (MQTT_URL). */
+  watchConsumer(connected: () => boolean): void {
+    this.gauge(
+      'tagtrail_mqtt_consumer_connected',
+      '1 while the ingest consumer is connected to the external broker, else 0',
+      () => (connected() ? 1 : 0),
+    );
+  }
+
+  /**
+   * A gauge read at each scrape. Registered only once its source is known, so a series
+   * that does not apply (the embedded broker's readers with an external broker) is absent
+   * rather than a misleading 0.
+   */
+  private gauge(name: string, help: string, read: () => number): void {
+    this.registry.removeSingleMetric(name);
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  }
+}

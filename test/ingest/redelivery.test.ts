@@ -1,0 +1,240 @@
+/**
+ * Issue 12, item 3: a reader message delivered twice (MQTT is at least once) has its effect
+ * once when it is the same observation (its reads carry the reader's own times and its bytes
+ * repeat from the same reader), and is a new observation otherwise (docs/ingest.md,
+ * "Redeliveries").
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Read } from '../../src/ingest/adapters/types.js';
+import { claimDigests, payloadDigest } from '../../src/ingest/message-digests.js';
+import type { Reader } from '../../src/ingest/readers-service.js';
+import { dropExpiredDigests } from '../../src/ingest/retention.js';
+import {
+  carriesReaderTimes,
+  DEFAULT_CLOCK_POLICY,
+  digestWindowMs,
+  IngestService,
+} from '../../src/ingest/service.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { genericJson, ingestFixture, unique } from './helpers.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await buildTestApp();
+});
+afterAll(() => t?.close());
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const ref = (r: Reader) => ({ id: r.id, orgId: r.orgId, family: r.family });
+const digests = async (readerId: number) => {
+  const { rows } = await t.database.db.pool.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM message_digests WHERE reader_id = $1',
+    [readerId],
+  );
+  return rows[0]!.n;
+};
+const lastSeen = async (assetId: number) => {
+  const { rows } = await t.database.db.pool.query<{ at: Date }>(
+    'SELECT max(last_seen_at) AS at FROM stays WHERE asset_id = $1',
+    [assetId],
+  );
+  return rows[0]!.at.getTime();
+};
+
+describe('which messages are one observation', () => {
+  const read = (readerTime: number | null): Read => ({
+    antenna: 1,
+    tagValue: 'E2000000000000000000A001',
+    rssi: null,
+    readerTime,
+  });
+  const now = Date.parse('2031-03-15T10:30:00Z');
+
+  it('is one when every read carries a trusted reader time', () => {
+    expect(carriesReaderTimes([read(now - 1000), read(now - 60_000)], now, DEFAULT_CLOCK_POLICY)).toBe(true);
+    // At the bounds themselves the reader's time is still trusted.
+    const { maxFutureSkewMs, maxPastSkewMs } = DEFAULT_CLOCK_POLICY;
+    expect(carriesReaderTimes([read(now + maxFutureSkewMs)], now, DEFAULT_CLOCK_POLICY)).toBe(true);
+    expect(carriesReaderTimes([read(now - maxPastSkewMs)], now, DEFAULT_CLOCK_POLICY)).toBe(true);
+  });
+
+  it('is new each time when any read is placed at our receipt, or there are no reads', () => {
+    const { maxFutureSkewMs, maxPastSkewMs } = DEFAULT_CLOCK_POLICY;
+    expect(carriesReaderTimes([read(now), read(null)], now, DEFAULT_CLOCK_POLICY)).toBe(false);
+    expect(carriesReaderTimes([read(now + maxFutureSkewMs + 1)], now, DEFAULT_CLOCK_POLICY)).toBe(false);
+    expect(carriesReaderTimes([read(now - maxPastSkewMs - 1)], now, DEFAULT_CLOCK_POLICY)).toBe(false);
+    expect(carriesReaderTimes([], now, DEFAULT_CLOCK_POLICY)).toBe(false);
+  });
+
+  it('keeps a digest as long as the same reader times could be trusted again', () => {
+    expect(digestWindowMs(DEFAULT_CLOCK_POLICY)).toBe(7 * 24 * 3600_000 + 5 * 60_000);
+  });
+});
+
+describe('a message delivered again', () => {
+  it('with reader times, from the same reader: stored, counted and applied once', async () => {
+    const f = await ingestFixture(t);
+    const [dock, shelf] = [await f.location(), await f.location()];
+    const asset = await f.asset('E2000000000000000000A101');
+    const { reader } = await f.reader('generic-json', [
+      [1, dock],
+      [2, shelf],
+    ]);
+    const ingest = new IngestService(t.database.db);
+    const at = Date.now() - 60_000;
+    const message = genericJson([
+      ['E2000000000000000000A101', 1, iso(at)],
+      ['E20000000000000000000BAD', 1, iso(at)],
+    ]);
+    const first = await ingest.readerMessage(ref(reader), message, 'mqtt');
+    expect(first).toMatchObject({ good: 1, unknown: 1 });
+    expect(first.duplicate).toBeUndefined();
+    // In between, the asset moved on (a later read at the shelf).
+    await ingest.readerMessage(
+      ref(reader),
+      genericJson([['E2000000000000000000A101', 2, iso(at + 1000)]]),
+      'mqtt',
+    );
+
+    // Redelivered as a Buffer (as MQTT hands it over) and as the webhook would: same bytes.
+    const again = await ingest.readerMessage(ref(reader), Buffer.from(message), 'mqtt');
+    expect(again).toEqual({ good: 0, bad: 0, unknown: 0, errors: [], duplicate: true });
+    expect(await ingest.readerMessage(ref(reader), message, 'webhook')).toMatchObject({ duplicate: true });
+
+    expect(await f.readerCounters(reader.id)).toEqual({ good: 2, bad: 0, unknown: 1 });
+    expect((await f.rawMessages(reader.id)).map((m) => m.payload)).toEqual([
+      message,
+      expect.stringContaining('A101'),
+    ]);
+    expect(await f.currentLocation(asset)).toBe(shelf);
+    expect((await f.history(asset)).map((h) => h.location_id)).toEqual([shelf, dock]);
+    expect(await digests(reader.id)).toBe(2);
+  });
+
+  it('with reader times, from another reader: a message of its own', async () => {
+    const f = await ingestFixture(t);
+    const dock = await f.location();
+    await f.asset('E2000000000000000000A201');
+    const one = (await f.reader('generic-json', [[null, dock]])).reader;
+    const other = (await f.reader('generic-json', [[null, dock]])).reader;
+    const ingest = new IngestService(t.database.db);
+    const message = genericJson([['E2000000000000000000A201', 1, iso(Date.now() - 5_000)]]);
+    expect(await ingest.readerMessage(ref(one), message, 'mqtt')).toMatchObject({ good: 1 });
+    expect(await ingest.readerMessage(ref(other), message, 'mqtt')).toMatchObject({ good: 1 });
+    expect((await f.readerCounters(one.id)).good).toBe(1);
+    expect((await f.readerCounters(other.id)).good).toBe(1);
+  });
+
+  it('without reader times: a new observation each time, counted, and last-seen advances', async () => {
+    const f = await ingestFixture(t);
+    const dock = await f.location();
+    const asset = await f.asset('E2000000000000000000A301');
+    const { reader } = await f.reader('generic-json', [[null, dock]]);
+    const ingest = new IngestService(t.database.db);
+    const message = genericJson([['E2000000000000000000A301', 1, null]]);
+    const t0 = Date.now() - 2_000;
+    await ingest.readerMessage(ref(reader), message, 'mqtt', t0);
+    expect(await lastSeen(asset)).toBe(t0);
+    const again = await ingest.readerMessage(ref(reader), message, 'mqtt', t0 + 1_000);
+    expect(again).toMatchObject({ good: 1 });
+    expect(again.duplicate).toBeUndefined();
+    expect(await lastSeen(asset)).toBe(t0 + 1_000);
+    expect((await f.readerCounters(reader.id)).good).toBe(2);
+    expect(await f.rawMessages(reader.id)).toHaveLength(2);
+    expect(await digests(reader.id)).toBe(0);
+  });
+
+  it('with a reader time not trusted (a clock never set), or malformed: counted each time', async () => {
+    const f = await ingestFixture(t);
+    const dock = await f.location();
+    await f.asset('E2000000000000000000A401');
+    const { reader } = await f.reader('generic-json', [[null, dock]]);
+    const ingest = new IngestService(t.database.db);
+    const stale = genericJson([['E2000000000000000000A401', 1, '1970-01-02T00:00:00Z']]);
+    const malformed = '{"reads": [{"tag": "E2000';
+    for (let i = 0; i < 2; i++) {
+      await ingest.readerMessage(ref(reader), stale, 'mqtt');
+      await ingest.readerMessage(ref(reader), malformed, 'mqtt');
+    }
+    expect(await f.readerCounters(reader.id)).toEqual({ good: 2, bad: 2, unknown: 0 });
+    expect(await f.rawMessages(reader.id)).toHaveLength(4);
+  });
+
+  it('delivered many times at once (several consumers): exactly one of them stores it', async () => {
+    const f = await ingestFixture(t);
+    const dock = await f.location();
+    await f.asset('E2000000000000000000A501');
+    const { reader } = await f.reader('generic-json', [[null, dock]]);
+    const ingest = new IngestService(t.database.db);
+    const message = genericJson([['E2000000000000000000A501', 1, iso(Date.now() - 1_000)]]);
+    const outcomes = await Promise.all(
+      Array.from({ length: 6 }, () => ingest.readerMessage(ref(reader), message, 'mqtt')),
+    );
+    expect(outcomes.filter((o) => !o.duplicate)).toHaveLength(1);
+    expect(await f.readerCounters(reader.id)).toEqual({ good: 1, bad: 0, unknown: 0 });
+    expect(await f.rawMessages(reader.id)).toHaveLength(1);
+  });
+});
+
+describe('digest claims and their window', () => {
+  it('claim a batch at once; a digest twice in a batch or claimed before is refused', async () => {
+    const f = await ingestFixture(t);
+    const dock = await f.location();
+    const [a, b] = [
+      (await f.reader('generic-json', [[null, dock]])).reader,
+      (await f.reader('generic-json', [[null, dock]])).reader,
+    ];
+    const now = Date.now();
+    const x = payloadDigest(unique('x'));
+    const y = payloadDigest(Buffer.from(unique('y')));
+    const claim = (claims: Array<[number, Buffer]>) =>
+      t.database.db.withOrg(f.orgId, (tx) =>
+        claimDigests(
+          tx,
+          f.orgId,
+          claims.map(([readerId, digest]) => ({ readerId, digest, receivedAt: now })),
+        ),
+      );
+    expect(await claim([])).toEqual([]);
+    expect(
+      await claim([
+        [b.id, y],
+        [a.id, x],
+        [a.id, x],
+        [b.id, x],
+      ]),
+    ).toEqual([true, true, false, true]);
+    expect(
+      await claim([
+        [a.id, y],
+        [b.id, y],
+      ]),
+    ).toEqual([true, false]);
+    expect(payloadDigest('same')).toEqual(payloadDigest(Buffer.from('same')));
+    expect(payloadDigest('same')).toHaveLength(16);
+  });
+
+  it('are deleted once past the window, in batches, and the rest kept', async () => {
+    const f = await ingestFixture(t);
+    const dock = await f.location();
+    const { reader } = await f.reader('generic-json', [[null, dock]]);
+    const now = Date.now();
+    const window = digestWindowMs(DEFAULT_CLOCK_POLICY);
+    const ages = [window + 3_600_000, window + 1, window + 1, window + 1, window - 1, 0];
+    await t.database.db.withOrg(f.orgId, (tx) =>
+      claimDigests(
+        tx,
+        f.orgId,
+        ages.map((age, i) => ({
+          readerId: reader.id,
+          digest: payloadDigest(`m${i}`),
+          receivedAt: now - age,
+        })),
+      ),
+    );
+    // Other tests' digests are younger than this clock's window: only these four expire.
+    expect(await dropExpiredDigests(t.database.db, window, now, 3)).toBe(4);
+    expect(await digests(reader.id)).toBe(2);
+    expect(await dropExpiredDigests(t.database.db, window, now, 3)).toBe(0);
+  });
+});

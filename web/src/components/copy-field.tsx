@@ -1,0 +1,42 @@
+import { useRef, useState } from 'preact/hooks';
+
+/**
+ * A read-only value with a Copy button, for secrets and links shown once (API keys,
+ * invitation links). Where the clipboard is blocked, the value is selected for Ctrl+C.
+ */
+export function CopyField({ id, label, value }: { id: string; label: string; value: string }) {
+  const [copied, setCopied] = useState<'no' | 'yes' | 'failed'>('no');
+  const field = useRef<HTMLInputElement>(null);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(value);
+      setCopied('yes');
+    } catch {
+      field.current?.select();
+      setCopied('failed');
+    }
+  };
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <div class="copy-row">
+        <input
+          id={id}
+          ref={field}
+          class="mono"
+          readOnly
+          value={value}
+          onFocus={(e) => e.currentTarget.select()}
+        />
+        <button type="button" class="button primary" onClick={copy}>
+          {copied === 'yes' ? 'Copied' : 'Copy'}
+        </button>
+      </div>
+      <p class="hint" role="status">
+        {copied === 'yes' && 'Copied to the clipboard.'}
+        {copied === 'failed' &&
+          `Copying is blocked here; the ${label.toLowerCase()} is selected, press Ctrl+C (⌘C) to copy it.`}
+      </p>
+    </div>
+  );
+}

@@ -1,0 +1,88 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, type InvitationPreview, type Session } from '../api.js';
+import { ErrorAlert } from '../components/errors.js';
+import { PageHeader } from '../components/page.js';
+import { formatDateTime } from '../format.js';
+import { navigate } from '../router.js';
+
+/** The token of the link `/invitation#<token>`: in the fragment, which is never sent to the server. */
+const tokenOfLink = () => window.location.hash.replace(/^#/, '');
+
+/**
+ * The page an invitation link opens: what it invites to, and a password to accept it with.
+ * Accepting signs the person in (as themselves, even if another account was signed in here).
+ */
+export function InvitationPage({ onSession }: { onSession(session: Session): void }) {
+  const [token] = useState(tokenOfLink);
+  const [preview, setPreview] = useState<InvitationPreview | null>(null);
+  const [lookupError, setLookupError] = useState<unknown>(null);
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+
+  useEffect(() => {
+    api<{ data: InvitationPreview }>('/internal/invitations/lookup', {
+      method: 'POST',
+      body: { token },
+      expectUnauthorized: true,
+    })
+      .then((res) => setPreview(res.data))
+      .catch(setLookupError);
+  }, [token]);
+
+  const accept = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const res = await api<{ data: Session }>('/internal/invitations/accept', {
+        method: 'POST',
+        body: { token, password },
+        expectUnauthorized: true,
+      });
+      onSession(res.data);
+      navigate('/locations', { replace: true });
+    } catch (e) {
+      setError(e);
+      setBusy(false);
+    }
+  };
+
+  return (
+    <main class="auth-card" id="main">
+      <p class="auth-brand">tagtrail</p>
+      <PageHeader title="Accept the invitation" />
+      <ErrorAlert error={lookupError} />
+      {preview && (
+        <form onSubmit={accept} aria-describedby={error ? 'accept-error' : undefined}>
+          <p>
+            You are invited to <strong>{preview.organization.name}</strong> as <strong>{preview.role}</strong>
+            , with the address <strong>{preview.email}</strong>. The link works until{' '}
+            {formatDateTime(preview.expires_at)}.
+          </p>
+          <input type="email" hidden readOnly autocomplete="username" value={preview.email} />
+          <div class="field">
+            <label for="accept-password">Choose a password</label>
+            <input
+              id="accept-password"
+              type="password"
+              autocomplete="new-password"
+              required
+              minLength={8}
+              aria-describedby="accept-password-hint"
+              value={password}
+              onInput={(e) => setPassword(e.currentTarget.value)}
+            />
+            <p class="hint" id="accept-password-hint">
+              At least 8 characters; a few unrelated words make a good one.
+            </p>
+          </div>
+          <ErrorAlert error={error} id="accept-error" />
+          <button type="submit" class="button primary" disabled={busy}>
+            {busy ? 'Creating your account…' : 'Create my account'}
+          </button>
+        </form>
+      )}
+    </main>
+  );
+}

@@ -1,0 +1,343 @@
+import { useState } from 'preact/hooks';
+import { api, type Invitation, type IssuedInvitation, type Member, type Role } from '../api.js';
+import { ConfirmedAction } from '../components/confirm.js';
+import { CopyField } from '../components/copy-field.js';
+import { ErrorAlert } from '../components/errors.js';
+import { PageHeader } from '../components/page.js';
+import { Pager, usePaged } from '../components/paging.js';
+import { ResetLinkButton } from '../components/reset-link.js';
+import { ShownOncePanel } from '../components/shown-once.js';
+import { TextField } from '../components/text-field.js';
+import { formatDate, formatDateTime } from '../format.js';
+import { navigate } from '../router.js';
+import { useSession } from '../session.js';
+import { TwoFactorRequirement } from './two-factor.js';
+import { TwoFactorReset } from './two-factor-recovery.js';
+
+const ROLES: { id: Role; label: string; what: string }[] = [
+  { id: 'viewer', label: 'Viewer', what: 'reads everything, changes nothing' },
+  { id: 'editor', label: 'Editor', what: 'also locations, assets, tags, imports and handheld inventories' },
+  { id: 'admin', label: 'Admin', what: 'also members, API keys and readers' },
+];
+
+function RoleSelect({
+  id,
+  value,
+  onValue,
+  label,
+}: {
+  id: string;
+  value: Role;
+  onValue(r: Role): void;
+  label: string;
+}) {
+  return (
+    <select id={id} aria-label={label} value={value} onChange={(e) => onValue(e.currentTarget.value as Role)}>
+      {ROLES.map((r) => (
+        <option key={r.id} value={r.id}>
+          {r.label}
+        </option>
+      ))}
+    </select>
+  );
+}
+
+/** The link of a new or resent invitation, shown once for the admin to pass on. */
+function InvitationLink({ issued, onDone }: { issued: IssuedInvitation; onDone(): void }) {
+  return (
+    <ShownOncePanel
+      titleId="link-title"
+      title={`Invitation link for ${issued.data.email}`}
+      doneLabel="Done"
+      onDone={onDone}
+    >
+      {issued.emailed ? (
+        <p class="alert alert-success" role="status">
+          Emailed to {issued.data.email}.
+        </p>
+      ) : (
+        issued.email_error && (
+          <p class="alert alert-error" role="alert">
+            The mail could not be sent ({issued.email_error}); pass the link on yourself.
+          </p>
+        )
+      )}
+      <p>
+        {issued.emailed
+          ? 'The same link, should the mail not arrive'
+          : `Send this link to ${issued.data.email}`}
+        . It works once, until {formatDateTime(issued.data.expires_at)}, and is shown{' '}
+        <strong>only now</strong>: resending makes a new one.
+      </p>
+      <CopyField id="invitation-link" label="Invitation link" value={issued.url} />
+    </ShownOncePanel>
+  );
+}
+
+function InviteForm({ onIssued }: { onIssued(issued: IssuedInvitation): void }) {
+  const [email, setEmail] = useState('');
+  const [role, setRole] = useState<Role>('viewer');
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      onIssued(
+        await api<IssuedInvitation>('/internal/invitations', { method: 'POST', body: { email, role } }),
+      );
+      setEmail('');
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form class="card" onSubmit={submit} aria-labelledby="invite-title">
+      <h2 id="invite-title">Invite a person</h2>
+      <TextField id="invite-email" label="Email" type="email" value={email} onValue={setEmail} required />
+      <fieldset class="field">
+        <legend>Role</legend>
+        {ROLES.map((r) => (
+          <label key={r.id} class="choice">
+            <input
+              type="radio"
+              name="invite-role"
+              value={r.id}
+              checked={role === r.id}
+              onChange={() => setRole(r.id)}
+            />{' '}
+            <strong>{r.label}</strong>: {r.what}
+          </label>
+        ))}
+      </fieldset>
+      <ErrorAlert error={error} />
+      <button type="submit" class="button primary" disabled={busy}>
+        Create invitation link
+      </button>
+    </form>
+  );
+}
+
+function MemberRow({ member, onChanged }: { member: Member; onChanged(): void }) {
+  const { session, setSession } = useSession();
+  const [confirming, setConfirming] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const you = String(member.id) === String(session.user.id);
+  const act = async (call: () => Promise<unknown>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await call();
+      onChanged();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const changeRole = (role: Role) =>
+    act(async () => {
+      await api(`/internal/members/${member.id}/role`, { method: 'POST', body: { role } });
+      // Stepping down takes this page away: follow the session's new role.
+      if (you) setSession({ ...session, user: { ...session.user, role } });
+    });
+  const remove = () =>
+    act(async () => {
+      await api(`/internal/members/${member.id}`, { method: 'DELETE', expectUnauthorized: you });
+      if (you) {
+        setSession(null);
+        navigate('/sign-in', { replace: true });
+      }
+    });
+  return (
+    <tr>
+      <th scope="row">
+        {member.email}
+        {you && <span class="muted"> (you)</span>}
+      </th>
+      <td>
+        <RoleSelect
+          id={`role-${member.id}`}
+          label={`Role of ${member.email}`}
+          value={member.role}
+          onValue={(role) => role !== member.role && changeRole(role)}
+        />
+      </td>
+      <td>{formatDate(member.created_at)}</td>
+      <td>
+        <span class={`badge badge-${member.two_factor ? 'active' : 'expired'}`}>
+          {member.two_factor ? 'on' : 'off'}
+        </span>
+      </td>
+      <td class="actions">
+        <ConfirmedAction
+          label="Remove"
+          ariaLabel={`Remove ${member.email}`}
+          asking={confirming}
+          onAsking={setConfirming}
+          question={`Remove ${member.email}? Their sessions end now.`}
+          yes="Yes, remove"
+          busy={busy}
+          onYes={remove}
+        />{' '}
+        {!you && <ResetLinkButton userId={member.id} email={member.email} />}{' '}
+        {!you && member.two_factor && (
+          <TwoFactorReset userId={member.id} email={member.email} onDone={onChanged} />
+        )}
+        <ErrorAlert error={error} />
+      </td>
+    </tr>
+  );
+}
+
+function InvitationRow({
+  item,
+  onChanged,
+  onIssued,
+}: {
+  item: Invitation;
+  onChanged(): void;
+  onIssued(issued: IssuedInvitation): void;
+}) {
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const act = async (call: () => Promise<void>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await call();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const resend = () =>
+    act(async () => {
+      onIssued(await api<IssuedInvitation>(`/internal/invitations/${item.id}/resend`, { method: 'POST' }));
+    });
+  const revoke = () =>
+    act(async () => {
+      await api(`/internal/invitations/${item.id}`, { method: 'DELETE' });
+      onChanged();
+    });
+  return (
+    <tr>
+      <th scope="row">{item.email}</th>
+      <td>{item.role}</td>
+      <td>{item.invited_by ?? '—'}</td>
+      <td>
+        <span class={`badge badge-${item.status === 'pending' ? 'active' : 'expired'}`}>{item.status}</span>{' '}
+        {formatDateTime(item.expires_at)}
+      </td>
+      <td class="actions">
+        <button
+          type="button"
+          class="button secondary"
+          disabled={busy}
+          onClick={resend}
+          aria-label={`Resend to ${item.email}`}
+        >
+          Resend
+        </button>{' '}
+        <button
+          type="button"
+          class="button secondary"
+          disabled={busy}
+          onClick={revoke}
+          aria-label={`Revoke invitation of ${item.email}`}
+        >
+          Revoke
+        </button>
+        <ErrorAlert error={error} />
+      </td>
+    </tr>
+  );
+}
+
+export function MembersPage() {
+  const members = usePaged<Member>('/internal/members', {}, 50);
+  const invitations = usePaged<Invitation>('/internal/invitations', {}, 50);
+  const [issued, setIssued] = useState<IssuedInvitation | null>(null);
+  const show = (next: IssuedInvitation) => {
+    setIssued(next);
+    invitations.reload();
+  };
+  return (
+    <main id="main">
+      <PageHeader title="Members" />
+      {issued ? (
+        <InvitationLink issued={issued} onDone={() => setIssued(null)} />
+      ) : (
+        <InviteForm onIssued={show} />
+      )}
+      <section aria-labelledby="members-title">
+        <h2 id="members-title">People</h2>
+        <ErrorAlert error={members.error} />
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Email</th>
+                <th scope="col">Role</th>
+                <th scope="col">Joined</th>
+                <th scope="col">Two-factor</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {members.rows.map((m) => (
+                <MemberRow key={`${m.id}-${m.role}`} member={m} onChanged={members.reload} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+        <Pager paged={members} label="Members" />
+      </section>
+      <TwoFactorRequirement />
+      <section aria-labelledby="invitations-title">
+        <h2 id="invitations-title">Open invitations</h2>
+        <ErrorAlert error={invitations.error} />
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Email</th>
+                <th scope="col">Role</th>
+                <th scope="col">Invited by</th>
+                <th scope="col">Link expires</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {invitations.rows.map((i) => (
+                <InvitationRow
+                  key={`${i.id}-${i.sent_at}`}
+                  item={i}
+                  onChanged={invitations.reload}
+                  onIssued={show}
+                />
+              ))}
+              {!invitations.loading && invitations.rows.length === 0 && (
+                <tr>
+                  <td colSpan={5} class="empty">
+                    No open invitations.
+                  </td>
+                </tr>
+              )}
+            </tbody>
+          </table>
+        </div>
+        <Pager paged={invitations} label="Invitations" />
+      </section>
+    </main>
+  );
+}

@@ -1,0 +1,249 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, type Session } from '../api.js';
+import { ErrorAlert } from '../components/errors.js';
+import { TextField } from '../components/text-field.js';
+import { useSession } from '../session.js';
+import { RecoveryCodesPanel, RegenerateRecoveryCodes } from './two-factor-recovery.js';
+
+interface TotpStatus {
+  enabled: boolean;
+  enabled_at: string | null;
+  required: boolean;
+  recovery_codes_left: number;
+}
+
+interface Enrolment {
+  secret: string;
+  otpauth_uri: string;
+  /** The URI as a QR code: an SVG `data:` URL. */
+  otpauth_qr: string;
+}
+
+/**
+ * Two-factor sign-in on the account page (docs/web-app.md "Accounts"): start enrolment,
+ * confirm it with a code from the app (which answers the recovery codes, shown once), make
+ * new recovery codes, or turn it off with the password and a code.
+ */
+export function TwoFactorCard() {
+  const { session, setSession } = useSession();
+  const [status, setStatus] = useState<TotpStatus | null>(null);
+  const [enrolment, setEnrolment] = useState<Enrolment | null>(null);
+  const [code, setCode] = useState('');
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const [shownCodes, setShownCodes] = useState<string[] | null>(null);
+
+  useEffect(() => {
+    api<{ data: TotpStatus }>('/internal/account/totp')
+      .then((res) => setStatus(res.data))
+      .catch(setError);
+  }, []);
+
+  const run = async (work: () => Promise<void>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await work();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const start = () =>
+    run(async () => {
+      const res = await api<{ data: Enrolment }>('/internal/account/totp/enrolment', { method: 'POST' });
+      setEnrolment(res.data);
+    });
+
+  const confirm = (event: Event) => {
+    event.preventDefault();
+    return run(async () => {
+      const res = await api<{ data: TotpStatus & { recovery_codes: string[] } }>(
+        '/internal/account/totp/confirm',
+        { method: 'POST', body: { code } },
+      );
+      const { recovery_codes, ...next } = res.data;
+      setStatus(next);
+      setShownCodes(recovery_codes);
+      setEnrolment(null);
+      setCode('');
+      // The session may have been limited to enrolment: it is not any more.
+      if (session.totp_enrolment_required) {
+        setSession((await api<{ data: Session }>('/internal/session')).data);
+      }
+    });
+  };
+
+  const disable = (event: Event) => {
+    event.preventDefault();
+    return run(async () => {
+      await api('/internal/account/totp/disable', {
+        method: 'POST',
+        body: { current_password: password, code },
+      });
+      setStatus((await api<{ data: TotpStatus }>('/internal/account/totp')).data);
+      setPassword('');
+      setCode('');
+    });
+  };
+
+  const codeField = (
+    <div class="field">
+      <label for="totp-code">Code from the app</label>
+      <input
+        id="totp-code"
+        inputMode="numeric"
+        autocomplete="one-time-code"
+        pattern="[0-9]{6}"
+        maxLength={6}
+        required
+        value={code}
+        onInput={(e) => setCode(e.currentTarget.value.trim())}
+      />
+    </div>
+  );
+
+  return (
+    <section class="card" aria-labelledby="totp-title">
+      <h2 id="totp-title">Two-factor sign-in</h2>
+      {session.totp_enrolment_required && (
+        <p class="alert alert-warning" role="status">
+          {session.organization.name} requires two-factor sign-in: set it up to go on using tagtrail.
+        </p>
+      )}
+      {status === null ? (
+        <ErrorAlert error={error} />
+      ) : status.enabled && shownCodes ? (
+        <RecoveryCodesPanel
+          codes={shownCodes}
+          onDone={() => {
+            setShownCodes(null);
+            api<{ data: TotpStatus }>('/internal/account/totp')
+              .then((res) => setStatus(res.data))
+              .catch(setError);
+          }}
+        />
+      ) : status.enabled ? (
+        <>
+          <form onSubmit={disable}>
+            <p>
+              On: signing in needs a code from your authenticator app.
+              {status.required && ' Your organization requires it, so it cannot be turned off.'}
+            </p>
+            {!status.required && (
+              <>
+                <TextField
+                  id="totp-password"
+                  label="Current password"
+                  type="password"
+                  autocomplete="current-password"
+                  required
+                  value={password}
+                  onValue={setPassword}
+                />
+                {codeField}
+                <ErrorAlert error={error} />
+                <button type="submit" class="button" disabled={busy}>
+                  Turn off two-factor sign-in
+                </button>
+              </>
+            )}
+          </form>
+          <RegenerateRecoveryCodes left={status.recovery_codes_left} onCodes={setShownCodes} />
+        </>
+      ) : enrolment ? (
+        <form onSubmit={confirm}>
+          <p>
+            Add this account to an authenticator app: scan the QR code, paste the link into it, or type the
+            secret. Then enter the code it shows.
+          </p>
+          <img
+            class="totp-qr"
+            src={enrolment.otpauth_qr}
+            width={200}
+            height={200}
+            alt="QR code of the otpauth link below, for an authenticator app to scan"
+          />
+          <div class="field">
+            <label for="totp-secret">Secret</label>
+            <input
+              id="totp-secret"
+              readOnly
+              value={enrolment.secret}
+              onFocus={(e) => e.currentTarget.select()}
+            />
+          </div>
+          <div class="field">
+            <label for="totp-uri">Link (otpauth)</label>
+            <input
+              id="totp-uri"
+              readOnly
+              value={enrolment.otpauth_uri}
+              onFocus={(e) => e.currentTarget.select()}
+            />
+          </div>
+          {codeField}
+          <ErrorAlert error={error} />
+          <button type="submit" class="button primary" disabled={busy}>
+            Turn on
+          </button>
+        </form>
+      ) : (
+        <>
+          <p>Off: your password alone signs you in. With it on, signing in also needs a code from an app.</p>
+          <ErrorAlert error={error} />
+          <button type="button" class="button primary" disabled={busy} onClick={start}>
+            Set up two-factor sign-in
+          </button>
+        </>
+      )}
+    </section>
+  );
+}
+
+/** The administrators' switch on the Members page: require two-factor sign-in of everybody. */
+export function TwoFactorRequirement() {
+  const { setSession } = useSession();
+  const [required, setRequired] = useState<boolean | null>(null);
+  const [error, setError] = useState<unknown>(null);
+
+  useEffect(() => {
+    api<{ data: { required: boolean } }>('/internal/members/two-factor')
+      .then((res) => setRequired(res.data.required))
+      .catch(setError);
+  }, []);
+
+  const change = async (next: boolean) => {
+    setError(null);
+    try {
+      const res = await api<{ data: { required: boolean } }>('/internal/members/two-factor', {
+        method: 'POST',
+        body: { required: next },
+      });
+      setRequired(res.data.required);
+      // An admin without two-factor sign-in who requires it is now limited to enrolment too.
+      if (res.data.required) setSession((await api<{ data: Session }>('/internal/session')).data);
+    } catch (e) {
+      setError(e);
+    }
+  };
+
+  return (
+    <section class="card" aria-labelledby="two-factor-title">
+      <h2 id="two-factor-title">Two-factor sign-in</h2>
+      <label class="checkbox">
+        <input
+          type="checkbox"
+          checked={required === true}
+          disabled={required === null}
+          onChange={(e) => change(e.currentTarget.checked)}
+        />
+        Require it of every member (those without it are sent to set it up after signing in)
+      </label>
+      <ErrorAlert error={error} />
+    </section>
+  );
+}
