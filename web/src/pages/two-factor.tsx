@@ -209,6 +209,7 @@ export function TwoFactorRequirement() {
   const { setSession } = useSession();
   const [required, setRequired] = useState<boolean | null>(null);
   const [error, setError] = useState<unknown>(null);
+  const [saving, setSaving] = useState(false);
 
   useEffect(() => {
     api<{ data: { required: boolean } }>('/internal/members/two-factor')
@@ -216,8 +217,13 @@ export function TwoFactorRequirement() {
       .catch(setError);
   }, []);
 
+  // The box shows the choice at once and stays disabled until the server answers: a
+  // controlled checkbox that waited for the answer would flip back on any re-render before it.
   const change = async (next: boolean) => {
+    const before = required;
     setError(null);
+    setRequired(next);
+    setSaving(true);
     try {
       const res = await api<{ data: { required: boolean } }>('/internal/members/two-factor', {
         method: 'POST',
@@ -227,7 +233,10 @@ export function TwoFactorRequirement() {
       // An admin without two-factor sign-in who requires it is now limited to enrolment too.
       if (res.data.required) setSession((await api<{ data: Session }>('/internal/session')).data);
     } catch (e) {
+      setRequired(before);
       setError(e);
+    } finally {
+      setSaving(false);
     }
   };
 
@@ -238,7 +247,8 @@ export function TwoFactorRequirement() {
         <input
           type="checkbox"
           checked={required === true}
-          disabled={required === null}
+          disabled={required === null || saving}
+          aria-busy={saving}
           onChange={(e) => change(e.currentTarget.checked)}
         />
         Require it of every member (those without it are sent to set it up after signing in)
