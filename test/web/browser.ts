@@ -96,10 +96,14 @@ export async function launch(baseUrl: string, expectedFailures: string[]): Promi
   // TAGTRAIL_TEST_API_DELAY_MS=N holds every /internal/ request N ms before it leaves the
   // browser, as a slow service or network would: the page's heading renders at once, its
   // data N ms later, so a test that reads the data without waiting for it fails every time.
+  // TAGTRAIL_TEST_API_JITTER_MS=N adds a random 0..N ms on top, per request, so answers come
+  // back in another order than asked (a page's second fetch finishing before its first, a
+  // re-render landing between a click and its answer), as on a busy machine.
   const apiDelay = Number(process.env.TAGTRAIL_TEST_API_DELAY_MS ?? '0');
-  if (apiDelay > 0) {
+  const apiJitter = Number(process.env.TAGTRAIL_TEST_API_JITTER_MS ?? '0');
+  if (apiDelay > 0 || apiJitter > 0) {
     await context.route(`${origin}/internal/**`, async (route) => {
-      await new Promise((resolve) => setTimeout(resolve, apiDelay));
+      await new Promise((resolve) => setTimeout(resolve, apiDelay + Math.random() * apiJitter));
       await route.continue().catch(() => undefined);
     });
   }
