@@ -130,6 +130,10 @@ describe.skipIf(!hasChromium)('members, invitations and roles in the web app', {
       (r) => r.url().endsWith('/role') && r.request().method() === 'POST',
     );
     await role.selectOption('editor');
+    // The choice shows at once and holds while the change is saved (the select no longer
+    // flips back to "viewer" on the re-render the request causes; TAGTRAIL_TEST_API_DELAY_MS
+    // holds the answer long enough to see it), and the select takes no second change meanwhile.
+    expect(await role.inputValue()).toBe('editor');
     expect((await changed).status()).toBe(200);
 
     const page = bea.page;

@@ -25,14 +25,23 @@ function RoleSelect({
   value,
   onValue,
   label,
+  disabled = false,
 }: {
   id: string;
   value: Role;
   onValue(r: Role): void;
   label: string;
+  disabled?: boolean;
 }) {
   return (
-    <select id={id} aria-label={label} value={value} onChange={(e) => onValue(e.currentTarget.value as Role)}>
+    <select
+      id={id}
+      aria-label={label}
+      value={value}
+      disabled={disabled}
+      aria-busy={disabled}
+      onChange={(e) => onValue(e.currentTarget.value as Role)}
+    >
       {ROLES.map((r) => (
         <option key={r.id} value={r.id}>
           {r.label}
@@ -126,25 +135,33 @@ function MemberRow({ member, onChanged }: { member: Member; onChanged(): void })
   const [confirming, setConfirming] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
+  // The role the select shows: the choice at once, back to the stored one if refused. A
+  // select bound to `member.role` alone would flip back on the re-render the request causes.
+  const [role, setRole] = useState<Role>(member.role);
   const you = String(member.id) === String(session.user.id);
-  const act = async (call: () => Promise<unknown>) => {
+  const act = async (call: () => Promise<unknown>): Promise<boolean> => {
     setBusy(true);
     setError(null);
     try {
       await call();
       onChanged();
+      return true;
     } catch (e) {
       setError(e);
+      return false;
     } finally {
       setBusy(false);
     }
   };
-  const changeRole = (role: Role) =>
-    act(async () => {
-      await api(`/internal/members/${member.id}/role`, { method: 'POST', body: { role } });
+  const changeRole = async (next: Role) => {
+    setRole(next);
+    const saved = await act(async () => {
+      await api(`/internal/members/${member.id}/role`, { method: 'POST', body: { role: next } });
       // Stepping down takes this page away: follow the session's new role.
-      if (you) setSession({ ...session, user: { ...session.user, role } });
+      if (you) setSession({ ...session, user: { ...session.user, role: next } });
     });
+    if (!saved) setRole(member.role);
+  };
   const remove = () =>
     act(async () => {
       await api(`/internal/members/${member.id}`, { method: 'DELETE', expectUnauthorized: you });
@@ -163,8 +180,9 @@ function MemberRow({ member, onChanged }: { member: Member; onChanged(): void })
         <RoleSelect
           id={`role-${member.id}`}
           label={`Role of ${member.email}`}
-          value={member.role}
-          onValue={(role) => role !== member.role && changeRole(role)}
+          value={role}
+          disabled={busy}
+          onValue={(next) => next !== role && changeRole(next)}
         />
       </td>
       <td>{formatDate(member.created_at)}</td>
