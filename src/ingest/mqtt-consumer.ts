@@ -45,6 +45,11 @@ export interface ConsumerStats {
   failed: number;
   /** Messages on a topic no live reader has (acknowledged and dropped). */
   unrouted: number;
+  /**
+   * Subscriptions of deleted readers that the persistent session still held, dropped: the
+   * broker acknowledged the unsubscribe, so nothing more arrives on them.
+   */
+  leftoversDropped: number;
 }
 
 /**
@@ -91,7 +96,7 @@ export class MqttConsumer {
   private readonly readyWaiters: Array<() => void> = [];
   private readonly attemptWaiters: Array<(ok: boolean) => void> = [];
   private isReady = false;
-  readonly stats: ConsumerStats = { stored: 0, failed: 0, unrouted: 0 };
+  readonly stats: ConsumerStats = { stored: 0, failed: 0, unrouted: 0, leftoversDropped: 0 };
 
   constructor(private readonly options: MqttConsumerOptions) {
     this.limiter = new Limiter(
@@ -282,7 +287,8 @@ export class MqttConsumer {
       // Our persistent session may still hold the subscription of a reader deleted while we were down.
       if (!this.subscribed.has(packet.topic)) {
         const topic = packet.topic;
-        this.client?.unsubscribe(this.filterFor(topic), () => {
+        this.client?.unsubscribe(this.filterFor(topic), (err) => {
+          if (!err) this.stats.leftoversDropped++;
           // A reader created on that topic meanwhile: subscribe again.
           if (directory.lookup(topic)) {
             this.subscribed.delete(topic);

@@ -110,7 +110,7 @@ describe('the MQTT consumer', () => {
     expect(new Set(ingest.stored)).toEqual(new Set(payloads));
     expect(ingest.maxActive).toBeGreaterThan(1);
     expect(ingest.maxActive).toBeLessThanOrEqual(4);
-    expect(c.stats).toEqual({ stored: 40, failed: 0, unrouted: 0 });
+    expect(c.stats).toEqual({ stored: 40, failed: 0, unrouted: 0, leftoversDropped: 0 });
   });
 
   it('leaves a message it could not store unacknowledged and gets it again by reconnecting', async () => {
@@ -223,19 +223,32 @@ describe('the MQTT consumer', () => {
     const first = await consumer(fakeIngest(), [topic], { clientId });
     await first.stop();
     // The reader was deleted while the service was down; the broker kept the subscription.
+    // Another reader's topic, live, carries a marker after it.
+    const live = unique('t');
     const ingest = fakeIngest();
-    const again = await consumer(ingest, [], { clientId });
+    const again = await consumer(ingest, [live], { clientId });
     const pub = await reader();
     await pub.publishAsync(topic, 'orphan', { qos: 1 });
     await waitFor(
       async () => again.stats.unrouted,
       (n) => n === 1,
     );
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Once the broker has acknowledged the unsubscribe (not after a guessed pause, which a
+    // loaded machine outlasted), nothing more is delivered on that topic.
+    await waitFor(
+      async () => again.stats.leftoversDropped,
+      (n) => n === 1,
+    );
     await pub.publishAsync(topic, 'orphan-2', { qos: 1 });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The broker forwards one publisher's messages to a subscriber in order: once the marker
+    // published after 'orphan-2' is stored, 'orphan-2' would have arrived before it.
+    await pub.publishAsync(live, 'marker', { qos: 1 });
+    await waitFor(
+      async () => ingest.stored,
+      (s) => s.includes('marker'),
+    );
     expect(again.stats.unrouted).toBe(1);
-    expect(ingest.calls).toEqual([]);
+    expect(ingest.calls).toEqual(['marker']);
   });
 
   it('uses $share/<group>/ filters when a shared group is configured', () => {
