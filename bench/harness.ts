@@ -4,7 +4,8 @@
  * fixed readers mapped onto it, and the wait until the service has stored every read.
  * Kept apart so the benchmarks differ only in what they measure.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
+import { appendFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { MqttClient } from 'mqtt';
@@ -45,7 +46,16 @@ export async function benchPostgres(
     };
   }
   const dir = await mkdtemp(join(tmpdir(), 'tagtrail-bench-pg-'));
-  const embedded = await startEmbeddedPostgres(dir);
+  let embedded = await startEmbeddedPostgres(dir);
+  if (process.env.BENCH_PG_STATS) {
+    // Statement statistics for profiling (BENCH_PG_STATS=1): the library loads at start only.
+    await embedded.stop();
+    await appendFile(
+      join(dir, 'postgres', 'postgresql.auto.conf'),
+      "shared_preload_libraries = 'pg_stat_statements'\npg_stat_statements.track = 'all'\n",
+    );
+    embedded = await startEmbeddedPostgres(dir);
+  }
   return {
     adminUrl: embedded.adminUrl,
     urlFor: (db) => embedded.urlFor(db),
@@ -181,4 +191,44 @@ export async function waitForStoredReads(
       progress(stored);
     }
   }
+}
+
+/**
+ * CPU milliseconds spent so far by an embedded PostgreSQL: the postmaster, its reaped
+ * children and its live ones (each backend, the WAL writer, the checkpointer, …), from
+ * /proc (Linux). Null for an external server or where /proc is not there. On a shared
+ * machine reads per second follow the load of other work; CPU per read much less so.
+ */
+export function postgresCpuMs(dataDir: string | null): (() => number) | null {
+  if (!dataDir) return null;
+  let postmaster: number;
+  let tickMs: number;
+  try {
+    postmaster = Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    tickMs = 1000 / 100; // USER_HZ: 100 on every Linux this runs on
+    readFileSync(`/proc/${postmaster}/stat`);
+  } catch {
+    return null;
+  }
+  // Fields after the command name (which may hold spaces): ppid [1], utime [11], stime [12],
+  // cutime [13], cstime [14].
+  const stat = (pid: string | number) => {
+    try {
+      const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return text.slice(text.lastIndexOf(')') + 2).split(' ');
+    } catch {
+      return undefined;
+    }
+  };
+  return () => {
+    const own = stat(postmaster);
+    if (!own) return 0;
+    let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      const f = stat(entry);
+      if (f && Number(f[1]) === postmaster) ticks += Number(f[11]) + Number(f[12]);
+    }
+    return ticks * tickMs;
+  };
 }

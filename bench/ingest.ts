@@ -30,6 +30,7 @@ import {
   benchPostgres,
   connectReaders,
   epc,
+  postgresCpuMs,
   registerReaders,
   seedTaggedSite,
   waitForStoredReads,
@@ -89,6 +90,8 @@ interface Result {
    * moves, less disturbed by other load on the machine than reads per second.
    */
   cpuMicrosPerRead: number;
+  /** The same for the embedded PostgreSQL (every process of the server); null on an external one. */
+  pgCpuMicrosPerRead: number | null;
   /**
    * With `node --expose-gc`: the highest live memory (V8 heap and buffers, each sample
    * after a full collection) above the live memory when publishing began; null without.
@@ -191,6 +194,12 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
 
     clients.push(...(await connectReaders(running.mqttUrl, readers)));
     const before = await sizes(db.pool);
+    const pgStats = Boolean(process.env.BENCH_PG_STATS);
+    if (pgStats) {
+      await db.pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+      await db.pool.query('SELECT pg_stat_statements_reset()');
+    }
+    const pgCpu = postgresCpuMs(dbServer.dataDir);
     log(`${population}: publishing ${READS} reads of ${ASSETS} assets in ${messages.length} messages`);
     const rssAtStart = process.memoryUsage.rss();
     let peakRss = rssAtStart;
@@ -214,6 +223,7 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
     if (liveAtStart !== null) sampleLive(1000);
     const started = process.hrtime.bigint();
     const cpuAtStart = process.cpuUsage();
+    const pgCpuAtStart = pgCpu?.() ?? 0;
     const published = publishAll(messages, (m) =>
       clients[m.reader]!.publishAsync(topics[m.reader]!, m.payload, { qos: 1 }),
     );
@@ -221,6 +231,8 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
     await waitForStoredReads(db, readerIds, READS, (stored) => log(`  ${stored} reads stored`));
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const cpu = process.cpuUsage(cpuAtStart);
+    const pgCpuMs = pgCpu ? pgCpu() - pgCpuAtStart : null;
+    if (pgStats) await printStatements(db.pool, population);
     clearInterval(sampler);
     clearTimeout(liveSampler);
     peakRss = Math.max(peakRss, process.memoryUsage.rss());
@@ -252,6 +264,7 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
       rssRiseBytes: peakRss - rssAtStart,
       liveRiseBytes: peakLive === null || liveAtStart === null ? null : peakLive - liveAtStart,
       cpuMicrosPerRead: Math.round(((cpu.user + cpu.system) / READS) * 10) / 10,
+      pgCpuMicrosPerRead: pgCpuMs === null ? null : Math.round(((pgCpuMs * 1000) / READS) * 10) / 10,
       staysBytesPerMillionReads: perMillion(after.stays - before.stays),
       rawLogBytesPerMillionReads: perMillion(after.raw - before.raw),
       stays: Number(staysCount.rows[0]!.n),
@@ -265,6 +278,25 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
       const c = await connectMqtt(mqttUrl, consumerClientId(instance), { clean: true, reconnectPeriod: 0 });
       await c.endAsync();
     }
+  }
+}
+
+/** With BENCH_PG_STATS: the statements that took the server's time during the run, on stderr. */
+async function printStatements(pool: pg.Pool, population: Population): Promise<void> {
+  const { rows } = await pool.query<{ ms: number; calls: string; rows: string; query: string }>(
+    `SELECT round(total_exec_time::numeric, 1)::float AS ms, calls, rows,
+            regexp_replace(left(query, 160), '\\s+', ' ', 'g') AS query
+     FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'
+     ORDER BY total_exec_time DESC LIMIT 20`,
+  );
+  const total = rows.reduce((sum, r) => sum + r.ms, 0);
+  process.stderr.write(
+    `${population}: statements by execution time (top 20, ${total.toFixed(0)} ms in all)\n`,
+  );
+  for (const r of rows) {
+    process.stderr.write(
+      `${r.ms.toFixed(0).padStart(8)} ms ${String(r.calls).padStart(7)} calls ${String(r.rows).padStart(8)} rows  ${r.query}\n`,
+    );
   }
 }
 
@@ -344,6 +376,7 @@ async function main() {
       'peak RSS',
       'RSS rise',
       'node CPU µs/read',
+      'pg CPU µs/read',
       'live rise',
       'stays per 1M reads',
       'raw log per 1M reads',
@@ -358,6 +391,7 @@ async function main() {
       mib(r.peakRssBytes),
       mib(r.rssRiseBytes),
       String(r.cpuMicrosPerRead),
+      r.pgCpuMicrosPerRead === null ? '-' : String(r.pgCpuMicrosPerRead),
       r.liveRiseBytes === null ? '-' : mib(r.liveRiseBytes),
       mib(r.staysBytesPerMillionReads),
       mib(r.rawLogBytesPerMillionReads),
