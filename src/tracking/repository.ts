@@ -1,4 +1,5 @@
 import type { Tx } from '../db/pool.js';
+import type { StayRange } from './late-reads.js';
 import { placeRead, type Stay } from './stays.js';
 
 interface StayRow {
@@ -194,4 +195,92 @@ export async function lockLocations(tx: Tx, orgId: number, ids: number[]): Promi
     [orgId, ids],
   );
   return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * For each asset, the stays its late reads between `from` and `to` can touch (StayRange):
+ * from the second-latest stay starting at or before `from` through the first starting
+ * after `to`, in one statement for every asset. An asset with more than `limit` stays in
+ * that range is left out (its reads go read by read: the range is held in memory).
+ */
+export async function loadStayRanges(
+  tx: Tx,
+  orgId: number,
+  ranges: Array<{ assetId: number; from: number; to: number }>,
+  limit: number,
+): Promise<Map<number, StayRange>> {
+  const out = new Map<number, StayRange>();
+  if (ranges.length === 0) return out;
+  const { rows } = await tx.query<StayRow & { asset_id: number; from_at: Date | null; to_at: Date | null }>(
+    `SELECT v.asset_id, b.from_at, b.to_at, s.id, s.location_id, s.started_at, s.last_seen_at
+     FROM unnest($2::bigint[], $3::timestamptz[], $4::timestamptz[]) AS v(asset_id, lo, hi)
+     CROSS JOIN LATERAL (
+       SELECT (SELECT started_at FROM stays WHERE org_id = $1 AND asset_id = v.asset_id AND started_at <= v.lo
+               ORDER BY started_at DESC OFFSET 1 LIMIT 1) AS from_at,
+              (SELECT started_at FROM stays WHERE org_id = $1 AND asset_id = v.asset_id AND started_at > v.hi
+               ORDER BY started_at LIMIT 1) AS to_at
+     ) b
+     CROSS JOIN LATERAL (
+       SELECT id, location_id, started_at, last_seen_at FROM stays
+       WHERE org_id = $1 AND asset_id = v.asset_id
+         AND started_at >= coalesce(b.from_at, '-infinity') AND started_at <= coalesce(b.to_at, 'infinity')
+       ORDER BY started_at LIMIT $5
+     ) s`,
+    [
+      orgId,
+      ranges.map((r) => r.assetId),
+      ranges.map((r) => new Date(r.from)),
+      ranges.map((r) => new Date(r.to)),
+      limit + 1,
+    ],
+  );
+  const counts = new Map<number, number>();
+  for (const r of rows) {
+    counts.set(r.asset_id, (counts.get(r.asset_id) ?? 0) + 1);
+    let range = out.get(r.asset_id);
+    if (!range) {
+      range = { stays: [], completeBefore: r.from_at === null, completeAfter: r.to_at === null };
+      out.set(r.asset_id, range);
+    }
+    range.stays.push(toStay(r));
+  }
+  for (const [assetId, n] of counts) if (n > limit) out.delete(assetId);
+  // An asset without any stay has an empty range, complete both ways.
+  for (const r of ranges) {
+    if (!counts.has(r.assetId)) out.set(r.assetId, { stays: [], completeBefore: true, completeAfter: true });
+  }
+  return out;
+}
+
+/** Applies in-memory placements (planLateReads) of any number of assets: deletes, updates, inserts. */
+export async function writeStayChanges(
+  tx: Tx,
+  orgId: number,
+  changes: {
+    deletes: number[];
+    updates: Array<{ id: number; startedAt: number; lastSeenAt: number }>;
+    inserts: Array<{ assetId: number; locationId: number; startedAt: number; lastSeenAt: number }>;
+  },
+): Promise<void> {
+  // Deletes first, so a unique (asset, started_at) never sees two rows at once.
+  if (changes.deletes.length > 0) {
+    await tx.query('DELETE FROM stays WHERE org_id = $1 AND id = ANY($2::bigint[])', [
+      orgId,
+      changes.deletes,
+    ]);
+  }
+  if (changes.updates.length > 0) {
+    await tx.query(
+      `UPDATE stays s SET started_at = v.started_at, last_seen_at = v.last_seen_at
+       FROM unnest($2::bigint[], $3::timestamptz[], $4::timestamptz[]) AS v(id, started_at, last_seen_at)
+       WHERE s.org_id = $1 AND s.id = v.id`,
+      [
+        orgId,
+        changes.updates.map((u) => u.id),
+        changes.updates.map((u) => new Date(u.startedAt)),
+        changes.updates.map((u) => new Date(u.lastSeenAt)),
+      ],
+    );
+  }
+  await appendStays(tx, orgId, changes.inserts);
 }

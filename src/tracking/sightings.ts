@@ -1,18 +1,27 @@
 import type { Tx } from '../db/pool.js';
 import { type Move, type ReadSource, recordMoves } from '../events/outbox.js';
+import { type LatePlan, planLateReads } from './late-reads.js';
 import {
   appendStays,
   extendStays,
+  loadStayRanges,
   lockAssets,
   lockLocations,
   type NewestStay,
   recordSighting,
   refreshCurrentLocation,
   setCurrentLocations,
+  writeStayChanges,
 } from './repository.js';
 
-/** Assets whose late reads are placed at once (their statements pipelined). */
+/** Assets whose late reads are placed read by read at once (their statements pipelined). */
 const LATE_ASSETS_AT_ONCE = 16;
+
+/**
+ * Most stays of one asset read to place its late reads in memory (the stays between its
+ * batch's first and last instant: as many as it moved in that time); beyond, read by read.
+ */
+const LATE_RANGE_STAYS = 1_000;
 
 /** One resolved observation: this asset was at this location at this instant (epoch ms). */
 export interface Sighting {
@@ -143,20 +152,7 @@ export async function placeSightings(
     readByRead.push(assetId);
     pastReads.push({ assetId, reads: compact(list, newest?.lastSeenAt ?? null) });
   }
-  // Assets are independent of each other: several are placed at once, so the pool's
-  // pipelining overlaps their round trips (a group may hold thousands of late reads). A
-  // few at a time, not all: a statement's read timeout runs from when it is sent, so a
-  // long queue of them behind one another could time out on a loaded server.
-  let nextPast = 0;
-  const placeLate = async () => {
-    for (let i = nextPast++; i < pastReads.length; i = nextPast++) {
-      const { assetId, reads } = pastReads[i]!;
-      for (const s of reads) await recordSighting(tx, orgId, assetId, s.locationId, s.at);
-    }
-  };
-  const settled = await Promise.allSettled(Array.from({ length: LATE_ASSETS_AT_ONCE }, placeLate));
-  const failed = settled.find((r) => r.status === 'rejected');
-  if (failed) throw failed.reason;
+  await placeLateReads(tx, orgId, pastReads);
   await extendStays(tx, orgId, extend);
   await appendStays(tx, orgId, append);
   // The newest stay of an appended asset is known here; the others are read back.
@@ -178,4 +174,59 @@ export async function placeSightings(
   }
   await recordMoves(tx, orgId, moves);
   return (s) => placeable.has(s.locationId) && live.has(s.assetId);
+}
+
+/**
+ * Places batches reaching into their assets' past: in memory on the stays around them
+ * (planLateReads), written back in a few statements for all of them; an asset the range
+ * cannot stand in for goes read by read in the database.
+ */
+async function placeLateReads(
+  tx: Tx,
+  orgId: number,
+  pastReads: Array<{ assetId: number; reads: Sighting[] }>,
+): Promise<void> {
+  if (pastReads.length === 0) return;
+  const ranges = await loadStayRanges(
+    tx,
+    orgId,
+    pastReads.map(({ assetId, reads }) => ({ assetId, from: reads[0]!.at, to: reads.at(-1)!.at })),
+    LATE_RANGE_STAYS,
+  );
+  const planned: {
+    deletes: number[];
+    updates: LatePlan['updates'];
+    inserts: Parameters<typeof writeStayChanges>[2]['inserts'];
+  } = {
+    deletes: [],
+    updates: [],
+    inserts: [],
+  };
+  const oneByOne: Array<{ assetId: number; reads: Sighting[] }> = [];
+  for (const late of pastReads) {
+    const range = ranges.get(late.assetId);
+    const plan = range ? planLateReads(range, late.reads) : null;
+    if (!plan) {
+      oneByOne.push(late);
+      continue;
+    }
+    planned.deletes.push(...plan.deletes);
+    planned.updates.push(...plan.updates);
+    for (const stay of plan.inserts) planned.inserts.push({ assetId: late.assetId, ...stay });
+  }
+  await writeStayChanges(tx, orgId, planned);
+  // Assets are independent of each other: several are placed at once, so the pool's
+  // pipelining overlaps their round trips. A few at a time, not all: a statement's read
+  // timeout runs from when it is sent, so a long queue of them behind one another could
+  // time out on a loaded server.
+  let next = 0;
+  const placeOne = async () => {
+    for (let i = next++; i < oneByOne.length; i = next++) {
+      const { assetId, reads } = oneByOne[i]!;
+      for (const s of reads) await recordSighting(tx, orgId, assetId, s.locationId, s.at);
+    }
+  };
+  const settled = await Promise.allSettled(Array.from({ length: LATE_ASSETS_AT_ONCE }, placeOne));
+  const failed = settled.find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
 }

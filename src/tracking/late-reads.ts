@@ -1,0 +1,79 @@
+import type { Sighting } from './sightings.js';
+import { applyChanges, placeRead, type Stay, windowAt } from './stays.js';
+
+/**
+ * Late reads (a batch reaching into an asset's past) placed in memory instead of one
+ * statement or more per read: the stays around the batch's instants are read once
+ * (loadStayRanges), each read is placed by placeRead on that list as it would be on the
+ * table, and the difference is written back in three set-based statements for every asset
+ * of the group. The result is the one placing the reads one by one in the database gives;
+ * where it could differ (below) the asset's reads go read by read instead.
+ */
+
+/** The stays of one asset around a batch of its late reads, as loadStayRanges reads them. */
+export interface StayRange {
+  /**
+   * In start order: from the second-latest stay starting at or before the batch's first
+   * instant (or the asset's first stay) through the first stay starting after its last
+   * instant (or the asset's last stay).
+   */
+  stays: Stay[];
+  /** No stored stay starts before the first of `stays` (fewer than two started by the first read). */
+  completeBefore: boolean;
+  /** No stored stay starts after the last of `stays`. */
+  completeAfter: boolean;
+}
+
+/** What placing the reads changes: applied deletes first, then updates, then inserts. */
+export interface LatePlan {
+  deletes: number[];
+  updates: Array<{ id: number; startedAt: number; lastSeenAt: number }>;
+  inserts: Array<{ locationId: number; startedAt: number; lastSeenAt: number }>;
+}
+
+/**
+ * Places `reads` (of one asset, in the order they are to be applied) on `range` in memory.
+ * Null when the range cannot stand in for the table: a read whose window (placeRead's two
+ * latest stays at or before it and the first after it) would reach past the loaded stays
+ * after earlier reads merged some away, or updates the database could not apply in one
+ * statement (a stay taking the start another updated stay still holds: the unique
+ * (asset, started_at) index is checked row by row). The caller then places the reads one
+ * by one in the database.
+ */
+export function planLateReads(range: StayRange, reads: readonly Sighting[]): LatePlan | null {
+  let stays = range.stays.map((s) => ({ ...s }));
+  let nextId = 0;
+  for (const read of reads) {
+    const before = stays.filter((s) => s.startedAt <= read.at).length;
+    const after = stays.length - before;
+    if (before < 2 && !range.completeBefore) return null;
+    if (after < 1 && !range.completeAfter) return null;
+    const changes = placeRead({ locationId: read.locationId, at: read.at }, windowAt(stays, read.at));
+    if (changes.length > 0) stays = applyChanges(stays, changes, () => --nextId);
+  }
+  const original = new Map(range.stays.map((s) => [s.id, s]));
+  const plan: LatePlan = { deletes: [], updates: [], inserts: [] };
+  const kept = new Set<number>();
+  for (const s of stays) {
+    if (s.id < 0) {
+      plan.inserts.push({ locationId: s.locationId, startedAt: s.startedAt, lastSeenAt: s.lastSeenAt });
+      continue;
+    }
+    kept.add(s.id);
+    const old = original.get(s.id)!;
+    if (old.startedAt !== s.startedAt || old.lastSeenAt !== s.lastSeenAt) {
+      plan.updates.push({ id: s.id, startedAt: s.startedAt, lastSeenAt: s.lastSeenAt });
+    }
+  }
+  for (const s of range.stays) if (!kept.has(s.id)) plan.deletes.push(s.id);
+  // An update moving a stay's start onto the start another updated stay has until its own
+  // update runs would trip the unique index within the one statement.
+  const heldBefore = new Map(plan.updates.map((u) => [original.get(u.id)!.startedAt, u.id] as const));
+  for (const u of plan.updates) {
+    const holder = heldBefore.get(u.startedAt);
+    if (holder !== undefined && holder !== u.id) return null;
+  }
+  // The index allows one stay per instant; placeRead keeps to that, and this checks it.
+  if (new Set(stays.map((s) => s.startedAt)).size !== stays.length) return null;
+  return plan;
+}
