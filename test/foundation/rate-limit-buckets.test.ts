@@ -18,6 +18,8 @@ const echoRoute: FastifyPluginAsync = async (app) => {
   }));
 };
 
+const STILL = Date.parse('2026-01-01T00:00:00Z');
+
 /** A fresh client address per test, so the per-address buckets do not leak between tests. */
 let addressCounter = 0;
 const nextAddress = () => `10.0.${Math.floor(++addressCounter / 250)}.${(addressCounter % 250) + 1}`;
@@ -26,7 +28,10 @@ describe('rate limiting per API key (memory store)', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await buildTestApp({
-      rateLimit: new MemoryRateLimitStore({ limit: LIMIT, windowSeconds: WINDOW_SECONDS }),
+      // Time stands still for these buckets, so the exact Retry-After below does not depend
+      // on how long a loaded machine takes over the requests before it (refill over time is
+      // src/http/rate-limit/memory-store.test.ts's, on a clock moved by hand).
+      rateLimit: new MemoryRateLimitStore({ limit: LIMIT, windowSeconds: WINDOW_SECONDS }, () => STILL),
       routes: [echoRoute],
     });
   });
