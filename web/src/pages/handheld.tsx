@@ -47,18 +47,24 @@ export function HandheldPage() {
   };
 
   // A scanned or typed location: its external key when one matches exactly, else a tag.
+  // Scans can follow each other faster than the lookups answer, and answers can come back
+  // out of order: only the latest scan's answer chooses the location.
+  const lookups = useRef(0);
   const resolveLocation = async (event: Event) => {
     event.preventDefault();
     const value = locationText.trim();
     if (!value) return;
+    const mine = ++lookups.current;
     setLocationError(null);
     try {
       const page = await api<Page<LocationOption>>('/internal/locations', { query: { q: value, limit: 20 } });
+      if (mine !== lookups.current) return;
       const exact = page.data.find((l) => l.external_key === value);
       choose(exact ? { kind: 'id', location: exact } : { kind: 'tag', tag: value });
-      setLocationText('');
+      // Only what was looked up: a code scanned into the field meanwhile stays there.
+      setLocationText((text) => (text.trim() === value ? '' : text));
     } catch (e) {
-      setLocationError(e);
+      if (mine === lookups.current) setLocationError(e);
     }
   };
 
@@ -86,6 +92,7 @@ export function HandheldPage() {
       itemField.current?.focus();
       return;
     }
+    const submitted = items;
     setBusy(true);
     setError(null);
     try {
@@ -93,13 +100,17 @@ export function HandheldPage() {
         method: 'POST',
         body: {
           location: chosen.kind === 'id' ? { id: chosen.location.id } : { tag: chosen.tag },
-          items: items.map((value) => (itemKind === 'tag' ? { tag: value } : { asset_external_key: value })),
+          items: submitted.map((value) =>
+            itemKind === 'tag' ? { tag: value } : { asset_external_key: value },
+          ),
         },
       });
       setResult(res.data);
-      // The unknown ones stay listed, so they can be checked, removed or scanned as the other kind.
+      // The unknown ones stay listed, so they can be checked, removed or scanned as the other
+      // kind; so do items scanned while the submission was on its way (not part of it).
       const unknown = new Set(res.data.unknown_items);
-      setItems(items.filter((i) => unknown.has(i)));
+      const sent = new Set(submitted);
+      setItems((current) => current.filter((i) => !sent.has(i) || unknown.has(i)));
       itemField.current?.focus();
     } catch (e) {
       setError(e);
