@@ -294,7 +294,10 @@ export function LocationsPage() {
             <div class="locations-tree">
               {can('editor') && (
                 <CreateLocation
-                  selected={selectedName}
+                  // Only the selected location's own name: the previous selection's, until the
+                  // new one's details answer, would offer "Under <the previous one>" and put the
+                  // new location there.
+                  selected={selectedName?.id === selected ? selectedName : null}
                   onCreated={(l) => {
                     treeChanged();
                     setParams({ selected: l.id });
