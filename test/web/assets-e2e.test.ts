@@ -142,8 +142,18 @@ describe.skipIf(!hasChromium)('assets in the web app', { timeout: 60_000 }, () =
     await page.getByRole('button', { name: 'Attach tag' }).click();
     const tags = page.locator('.tag-list');
     await expect.poll(() => tags.textContent()).toContain('BC-0008');
-    await page.getByRole('button', { name: 'Detach RFID E200-00AA' }).click();
+    // A double click detaches once: the button is disabled while its DELETE runs (it used to
+    // send a second one, whose 404 showed as an error next to the tags).
+    const detaches: string[] = [];
+    const onRequest = (r: { method(): string; url(): string }) => {
+      if (r.method() === 'DELETE' && r.url().includes('/tags/')) detaches.push(r.url());
+    };
+    page.on('request', onRequest);
+    await page.getByRole('button', { name: 'Detach RFID E200-00AA' }).dblclick();
     await expect.poll(() => tags.textContent()).not.toContain('E200-00AA');
+    page.off('request', onRequest);
+    expect(detaches).toHaveLength(1);
+    expect(await page.getByRole('region', { name: 'Tags', exact: true }).getByRole('alert').count()).toBe(0);
 
     await page.getByLabel('External key').fill('PJ 8');
     await page.getByRole('button', { name: 'Rename' }).click();

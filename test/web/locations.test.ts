@@ -180,8 +180,17 @@ describe('locations in the web app', { timeout: 90_000 }, () => {
     await tags.getByRole('button', { name: 'Attach tag' }).click();
     const detach = tags.getByRole('button', { name: 'Detach barcode tag SITE-GATE' });
     await detach.waitFor();
-    await detach.click();
+    // A double click detaches once: Detach is disabled while its DELETE runs.
+    const detaches: string[] = [];
+    const onRequest = (r: { method(): string; url(): string }) => {
+      if (r.method() === 'DELETE' && r.url().includes('/tags/')) detaches.push(r.url());
+    };
+    page.on('request', onRequest);
+    await detach.dblclick();
     await tags.getByText('No tags').waitFor();
+    page.off('request', onRequest);
+    expect(detaches).toHaveLength(1);
+    expect(await tags.getByRole('alert').count()).toBe(0);
   });
 
   it('keeps page, search and selection in the URL: reload and Back return to the same rows', async () => {

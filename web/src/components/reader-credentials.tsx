@@ -24,7 +24,11 @@ export function MqttAccess({
 }) {
   const [confirming, setConfirming] = useState<'rotate' | 'revoke' | null>(null);
   const [error, setError] = useState<unknown>(null);
+  // A second "Yes" while the first runs would replace the password again, so the one shown
+  // would not be the one in force, or show the second revoke's refusal.
+  const [busy, setBusy] = useState(false);
   const rotate = async () => {
+    setBusy(true);
     setError(null);
     try {
       const res = await api<{ data: Reader; mqtt_password: string }>(
@@ -35,9 +39,12 @@ export function MqttAccess({
       onRotated({ reader: res.data, mqttPassword: res.mqtt_password, webhookSecret: null });
     } catch (e) {
       setError(e);
+    } finally {
+      setBusy(false);
     }
   };
   const revoke = async () => {
+    setBusy(true);
     setError(null);
     try {
       await api(`/internal/readers/${reader.id}/mqtt-credentials`, { method: 'DELETE' });
@@ -45,6 +52,8 @@ export function MqttAccess({
       onChanged();
     } catch (e) {
       setError(e);
+    } finally {
+      setBusy(false);
     }
   };
   const newLabel = reader.mqtt_credentials ? 'New MQTT password' : 'Issue MQTT password';
@@ -77,7 +86,7 @@ export function MqttAccess({
           {reader.mqtt_credentials
             ? `Replace the MQTT password of “${reader.name}”? It is disconnected until configured with the new one.`
             : `Issue an MQTT password for “${reader.name}”?`}{' '}
-          <button type="button" class="button primary" onClick={rotate}>
+          <button type="button" class="button primary" disabled={busy} onClick={rotate}>
             Yes, {reader.mqtt_credentials ? 'replace' : 'issue'}
           </button>{' '}
           <button type="button" class="button secondary" onClick={() => setConfirming(null)}>
@@ -88,7 +97,7 @@ export function MqttAccess({
       {confirming === 'revoke' && (
         <span class="confirm">
           Revoke the MQTT access of “{reader.name}”? It is disconnected at once.{' '}
-          <button type="button" class="button danger" onClick={revoke}>
+          <button type="button" class="button danger" disabled={busy} onClick={revoke}>
             Yes, revoke
           </button>{' '}
           <button type="button" class="button secondary" onClick={() => setConfirming(null)}>

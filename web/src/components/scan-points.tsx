@@ -41,12 +41,16 @@ export function ScanPointRow({
   const [error, setError] = useState<unknown>(null);
   const [editing, setEditing] = useState(false);
   const admin = useCan()('admin');
+  const [busy, setBusy] = useState(false);
   const remove = async () => {
+    setBusy(true);
     try {
       await api(`/internal/readers/${reader.id}/scan-points/${point.id}`, { method: 'DELETE' });
       onChanged();
     } catch (e) {
       setError(e);
+    } finally {
+      setBusy(false);
     }
   };
   const antenna = point.antenna === null ? 'Any antenna' : `Antenna ${point.antenna}`;
@@ -70,6 +74,7 @@ export function ScanPointRow({
             type="button"
             class="button link"
             aria-label={`Remove ${antenna} of ${reader.name}`}
+            disabled={busy}
             onClick={remove}
           >
             Remove

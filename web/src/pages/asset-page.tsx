@@ -83,13 +83,17 @@ function TagList({ asset, onChanged }: { asset: AssetDetail; onChanged(): void }
       setBusy(false);
     }
   };
+  // Disabled while a detach runs: a second click would send the DELETE again and show its 404.
   const detach = async (tag: Tag) => {
+    setBusy(true);
     setError(null);
     try {
       await api(`/internal/assets/${asset.id}/tags/${tag.id}`, { method: 'DELETE' });
       onChanged();
     } catch (e) {
       setError(e);
+    } finally {
+      setBusy(false);
     }
   };
 
@@ -109,6 +113,7 @@ function TagList({ asset, onChanged }: { asset: AssetDetail; onChanged(): void }
                   type="button"
                   class="button link"
                   aria-label={`Detach ${tagTypeLabel(tag.tag_type)} ${tag.value}`}
+                  disabled={busy}
                   onClick={() => detach(tag)}
                 >
                   Detach

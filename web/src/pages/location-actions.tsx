@@ -22,10 +22,12 @@ export function RenameKey({ details, onChanged }: ActionProps) {
   const [confirming, setConfirming] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [done, setDone] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
   const id = `rename-${location.id}`;
   const descendants = plural(details.descendant_count, 'sub-location');
 
   const rename = async () => {
+    setBusy(true);
     setError(null);
     try {
       const res = await api<{ data: LocationRecord; descendant_count_affected: number }>(
@@ -40,6 +42,8 @@ export function RenameKey({ details, onChanged }: ActionProps) {
     } catch (e) {
       setConfirming(false);
       setError(e);
+    } finally {
+      setBusy(false);
     }
   };
 
@@ -78,7 +82,7 @@ export function RenameKey({ details, onChanged }: ActionProps) {
             Change <span class="mono">{location.external_key}</span> to <span class="mono">{key.trim()}</span>
             ? This affects {descendants} below it, whose parent key changes.
           </p>
-          <button type="button" class="button primary" onClick={rename}>
+          <button type="button" class="button primary" disabled={busy} onClick={rename}>
             Confirm rename
           </button>
           <button type="button" class="button secondary" onClick={() => setConfirming(false)}>
@@ -158,8 +162,10 @@ export function DeleteLocation({ details, onDeleted }: { details: LocationDetail
   const location = details.data;
   const [confirming, setConfirming] = useState(false);
   const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
 
   const remove = async () => {
+    setBusy(true);
     setError(null);
     try {
       await api(`/internal/locations/${location.id}`, { method: 'DELETE' });
@@ -167,6 +173,8 @@ export function DeleteLocation({ details, onDeleted }: { details: LocationDetail
     } catch (e) {
       setConfirming(false);
       setError(e);
+    } finally {
+      setBusy(false);
     }
   };
 
@@ -180,7 +188,7 @@ export function DeleteLocation({ details, onDeleted }: { details: LocationDetail
       {confirming ? (
         <div class="confirm">
           <span>Delete {location.name}?</span>
-          <button type="button" class="button danger" onClick={remove}>
+          <button type="button" class="button danger" disabled={busy} onClick={remove}>
             Delete for good
           </button>
           <button type="button" class="button secondary" onClick={() => setConfirming(false)}>

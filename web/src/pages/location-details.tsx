@@ -213,9 +213,13 @@ function Tags({
   const [type, setType] = useState<string>('rfid');
   const [value, setValue] = useState('');
   const [error, setError] = useState<unknown>(null);
+  // Attach and Detach are disabled while one runs: a second click would send it again (and
+  // show the second answer's "already attached" or 404).
+  const [busy, setBusy] = useState(false);
   const id = `tags-${location.id}`;
 
   const run = async (call: () => Promise<unknown>) => {
+    setBusy(true);
     setError(null);
     try {
       await call();
@@ -224,6 +228,8 @@ function Tags({
     } catch (e) {
       setError(e);
       return false;
+    } finally {
+      setBusy(false);
     }
   };
   const attach = async (event: Event) => {
@@ -250,6 +256,7 @@ function Tags({
                   type="button"
                   class="button link"
                   aria-label={`Detach ${t.tag_type} tag ${t.value}`}
+                  disabled={busy}
                   onClick={() => detach(t)}
                 >
                   Detach
@@ -282,7 +289,7 @@ function Tags({
             />
           </div>
           <div class="field submit">
-            <button type="submit" class="button secondary">
+            <button type="submit" class="button secondary" disabled={busy}>
               Attach tag
             </button>
           </div>

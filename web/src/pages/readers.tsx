@@ -114,12 +114,16 @@ function ReaderCard({
   // Readers and their credentials are administered; others see them and their counters.
   const admin = useCan()('admin');
   const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
   const remove = async () => {
+    setBusy(true);
     try {
       await api(`/internal/readers/${reader.id}`, { method: 'DELETE' });
       onChanged();
     } catch (e) {
       setError(e);
+    } finally {
+      setBusy(false);
     }
   };
   return (
@@ -212,7 +216,7 @@ function ReaderCard({
           {confirming ? (
             <span class="confirm">
               Delete “{reader.name}”?{' '}
-              <button type="button" class="button danger" onClick={remove}>
+              <button type="button" class="button danger" disabled={busy} onClick={remove}>
                 Yes, delete
               </button>{' '}
               <button type="button" class="button secondary" onClick={() => setConfirming(false)}>

@@ -202,13 +202,19 @@ function DeliveryLog({ endpoint }: { endpoint: Endpoint }) {
 function EndpointCard({ endpoint, onChanged }: { endpoint: Endpoint; onChanged(): void }) {
   const [open, setOpen] = useState(false);
   const [error, setError] = useState<unknown>(null);
+  // Enable/Disable and Delete wait for the answer: the label changes only once the list has
+  // reloaded, and a second click meanwhile would send the same change (or a second DELETE) again.
+  const [busy, setBusy] = useState(false);
   const change = async (run: () => Promise<unknown>) => {
+    setBusy(true);
     setError(null);
     try {
       await run();
       onChanged();
     } catch (e) {
       setError(e);
+    } finally {
+      setBusy(false);
     }
   };
   const titleId = `webhook-${endpoint.id}-title`;
@@ -231,6 +237,7 @@ function EndpointCard({ endpoint, onChanged }: { endpoint: Endpoint; onChanged()
         <button
           type="button"
           class="button secondary"
+          disabled={busy}
           onClick={() =>
             change(() =>
               api(`/internal/webhooks/${endpoint.id}`, {
@@ -248,6 +255,7 @@ function EndpointCard({ endpoint, onChanged }: { endpoint: Endpoint; onChanged()
         <button
           type="button"
           class="button danger"
+          disabled={busy}
           onClick={() => change(() => api(`/internal/webhooks/${endpoint.id}`, { method: 'DELETE' }))}
         >
           Delete
