@@ -60,9 +60,24 @@ describe.skipIf(!hasChromium)('spreadsheet import in the web app', { timeout: 90
     await page
       .getByLabel('CSV file')
       .setInputFiles({ name: 'crates.csv', mimeType: 'text/csv', buffer: Buffer.from(sheet()) });
+    // The check is held: meanwhile the file cannot be changed under it (its answer would be
+    // shown for the other file, and "Import N rows" would import that one).
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const importCall = (url: URL) => url.pathname === '/internal/import/assets';
+    await page.route(importCall, async (route) => {
+      await held;
+      await route.continue();
+    });
     await page.getByRole('button', { name: 'Check file' }).click();
+    await expect.poll(() => page.getByLabel('CSV file').isDisabled()).toBe(true);
+    release();
     const status = page.getByRole('status').filter({ hasText: 'Checked' });
     await status.waitFor();
+    await page.unroute(importCall);
+    expect(await page.getByLabel('CSV file').isDisabled()).toBe(false);
     expect(await status.textContent()).toContain(
       '1000 rows — 995 to create, 0 to change, 0 unchanged, 5 refused',
     );

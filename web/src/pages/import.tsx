@@ -251,10 +251,13 @@ function ImportCard({ kind }: { kind: Kind }) {
       </p>
       <div class="field">
         <label for="import-file">CSV file</label>
+        {/* Fixed while a check or import runs: its answer would otherwise be shown for the
+            file chosen meanwhile, and "Import N rows" would import that other file. */}
         <input
           id="import-file"
           type="file"
           accept=".csv,text/csv"
+          disabled={progress !== null}
           onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)}
         />
       </div>
@@ -262,6 +265,7 @@ function ImportCard({ kind }: { kind: Kind }) {
         <input
           type="checkbox"
           checked={allOrNothing}
+          disabled={progress !== null}
           onChange={(e) => setAllOrNothing(e.currentTarget.checked)}
         />
         Import only if every row is accepted
