@@ -137,13 +137,19 @@ function AddEndpoint({ onAdded }: { onAdded(url: string, secret: string): void }
 function DeliveryLog({ endpoint }: { endpoint: Endpoint }) {
   const log = usePaged<Delivery>(`/internal/webhooks/${endpoint.id}/deliveries`, {}, 20);
   const [error, setError] = useState<unknown>(null);
+  // The delivery being sent again: its button is disabled until the answer, so a double
+  // click does not queue it twice.
+  const [sending, setSending] = useState<number | null>(null);
   const redeliver = async (d: Delivery) => {
+    setSending(d.id);
     setError(null);
     try {
       await api(`/internal/webhooks/${endpoint.id}/deliveries/${d.id}/redeliver`, { method: 'POST' });
       log.reload();
     } catch (e) {
       setError(e);
+    } finally {
+      setSending(null);
     }
   };
   return (
@@ -179,7 +185,12 @@ function DeliveryLog({ endpoint }: { endpoint: Endpoint }) {
               <td>{d.last_status ?? d.last_error ?? '—'}</td>
               <td>{d.last_duration_ms === null ? '—' : `${d.last_duration_ms} ms`}</td>
               <td>
-                <button type="button" class="button secondary" onClick={() => redeliver(d)}>
+                <button
+                  type="button"
+                  class="button secondary"
+                  disabled={sending === d.id}
+                  onClick={() => redeliver(d)}
+                >
                   Send again
                 </button>
               </td>
