@@ -77,8 +77,26 @@ describe('list state in the URL', { timeout: 90_000 }, () => {
     expect(await page.getByRole('columnheader', { name: 'Last seen' }).getAttribute('aria-sort')).toBe(
       'descending',
     );
-    await page.getByRole('button', { name: 'Next' }).click();
+    // The next page's answer held: meanwhile the status numbers the rows still shown (it
+    // used to say "26–50 of 30", the new page's offset with the old page's rows).
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const nextPage = (url: URL) =>
+      url.pathname === '/internal/assets' && url.searchParams.get('offset') === '25';
+    await page.route(nextPage, async (route) => {
+      await held;
+      await route.continue();
+    });
+    const next = page.getByRole('button', { name: 'Next' });
+    await next.click();
+    // Disabled while the page loads: the click has been rendered.
+    await expect.poll(() => next.isDisabled()).toBe(true);
+    expect(await status()).toBe('1–25 of 30');
+    release();
     await expect.poll(status).toBe('26–30 of 30');
+    await page.unroute(nextPage);
     expect(param('page')).toBe('2');
     await browser.screenshot('lists-assets-sorted-page-2');
     expect(await seriousAxeViolations(page)).toEqual([]);

@@ -5,7 +5,10 @@ import { offsetOf, setParams, useParams } from '../url-state.js';
 export interface Paged<T> {
   rows: T[];
   total: number;
+  /** The offset asked for (the URL's page): Previous and Next step from it. */
   offset: number;
+  /** The offset `rows` were loaded at: until the next page answers, still the previous one. */
+  rowsOffset: number;
   limit: number;
   loading: boolean;
   error: unknown;
@@ -36,7 +39,7 @@ export function usePaged<T>(
     },
     [urlPage, limit],
   );
-  const [page, setPage] = useState<Page<T> | null>(null);
+  const [page, setPage] = useState<{ result: Page<T>; offset: number } | null>(null);
   const [loading, setLoading] = useState(path !== null);
   const [error, setError] = useState<unknown>(null);
   const [version, setVersion] = useState(0);
@@ -63,7 +66,7 @@ export function usePaged<T>(
           setOffset(Math.max(0, Math.floor((result.total_count - 1) / limit) * limit), true);
           return;
         }
-        setPage(result);
+        setPage({ result, offset });
         setError(null);
       })
       .catch((e: unknown) => {
@@ -79,9 +82,10 @@ export function usePaged<T>(
 
   const reload = useCallback(() => setVersion((v) => v + 1), []);
   return {
-    rows: page?.data ?? [],
-    total: page?.total_count ?? 0,
+    rows: page?.result.data ?? [],
+    total: page?.result.total_count ?? 0,
     offset,
+    rowsOffset: page?.offset ?? 0,
     limit,
     loading,
     error,
@@ -92,9 +96,11 @@ export function usePaged<T>(
 
 /** Previous / Next and "x–y of total", for any paged list. */
 export function Pager({ paged, label }: { paged: Paged<unknown>; label: string }) {
-  const { offset, limit, total, rows, loading } = paged;
-  const first = total === 0 ? 0 : offset + 1;
-  const last = offset + rows.length;
+  const { offset, rowsOffset, limit, total, rows, loading } = paged;
+  // The rows shown, numbered where they were loaded: right after Next the previous page's
+  // rows are still there, and "26–50 of 30" (the new offset with the old rows) is wrong.
+  const first = total === 0 ? 0 : rowsOffset + 1;
+  const last = rowsOffset + rows.length;
   if (total === 0 && offset === 0) return null;
   return (
     <nav class="pager" aria-label={`${label} pages`}>
