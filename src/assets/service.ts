@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Caller } from '../caller.js';
+import { commitBehind, inOneWrite, releaseBeforeFlush } from '../db/commit.js';
 import type { Database, Tx } from '../db/pool.js';
 import { conflict, notFound } from '../errors.js';
-import { assetEvent, recordEvents } from '../events/outbox.js';
+import { assetEvent, recordEvents, recordEventWithRowKey } from '../events/outbox.js';
 import { toWire } from '../http/timestamps.js';
-import { isAutoKeyForm, lockKeyspace, nextAutoKey } from '../master-data/auto-key.js';
+import { assignAutoKey, isAutoKeyForm, lockKeyspace } from '../master-data/auto-key.js';
 import { KeyedLimiter } from '../master-data/keyed-limiter.js';
 import { containsPattern, exclusivePair, listEnvelope, parseSort } from '../master-data/list-query.js';
 import { enforceReadOnly } from '../master-data/read-only.js';
@@ -129,17 +130,21 @@ export class AssetService {
         await recordEvents(tx, orgId, [assetEvent('asset.created', created)]);
         return created;
       }
-      await lockKeyspace(tx, 'assets', orgId);
-      const assigned = await nextAutoKey(tx, 'assets', orgId);
-      // The key alone changes: updated_at stays the creation instant, as reloaded.
-      await tx.query('UPDATE assets SET external_key = $3 WHERE org_id = $1 AND id = $2', [
-        orgId,
-        id,
-        assigned,
-      ]);
-      const keyed = { ...created, external_key: assigned };
-      await recordEvents(tx, orgId, [assetEvent('asset.created', keyed)]);
-      return keyed;
+      // Under the keyspace lock only what must be: the lock, the slot's choice with the key
+      // set (the key alone changes: updated_at stays the creation instant, as reloaded), the
+      // event and the COMMIT leave in one write, so the lock is held for the server's work
+      // alone, without a round trip to this process, and released before the COMMIT's WAL
+      // flush, which the answer still waits for (releaseBeforeFlush, src/db/commit.ts).
+      const assigned = await inOneWrite(tx, () => {
+        const sent = Promise.all([
+          lockKeyspace(tx, 'assets', orgId),
+          assignAutoKey(tx, 'assets', orgId, id),
+          recordEventWithRowKey(tx, orgId, assetEvent('asset.created', created), 'assets', id),
+        ]);
+        commitBehind(tx);
+        return sent;
+      });
+      return { ...created, external_key: assigned[1] };
     });
   }
 
@@ -196,6 +201,10 @@ export class AssetService {
     await this.db.withOrg(caller, async (tx) => {
       // Read before the delete (which locks the row): the event shows what was deleted.
       const before = await findLiveAsset(tx, orgId, id);
+      // Freeing an auto key's slot takes the keyspace lock (migration 0009's trigger).
+      if (before && isAutoKeyForm('assets', before.external_key)) {
+        await tx.query(`SELECT ${releaseBeforeFlush(tx)}`);
+      }
       if (!before || !(await softDeleteAsset(tx, orgId, id))) throw notFound('asset');
       await detachAllTags(tx, orgId, asset(id));
       await refreshTagValues(tx, orgId, asset(id), false);

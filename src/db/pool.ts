@@ -1,6 +1,14 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import type { Caller } from '../caller.js';
+import {
+  commitThenFlush,
+  committing,
+  commitUnawaited,
+  flushAfterCommit,
+  guarded,
+  streamOf,
+} from './commit.js';
 import { DatabaseUnavailableError, isDatabaseUnavailable } from './unavailable.js';
 
 // Surrogate ids live in 1..2147483647 and counts fit easily: int8 as number is exact here.
@@ -110,28 +118,6 @@ async function connect(pool: pg.Pool): Promise<pg.PoolClient> {
   }
 }
 
-/** The socket under a pooled client (node-postgres keeps it on its connection). */
-function streamOf(client: pg.PoolClient): { cork(): void; uncork(): void } | undefined {
-  const stream = (client as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } })
-    .connection?.stream;
-  return stream?.cork && stream.uncork ? (stream as { cork(): void; uncork(): void }) : undefined;
-}
-
-/**
- * Ends a READ ONLY transaction and returns its connection to the pool without waiting for
- * the answer: the pool is pipelined, so whoever takes the connection next writes behind
- * the COMMIT. The socket stays corked until the event loop's check phase so that the COMMIT
- * goes out in the same write as the next user's prologue, when there is one by then. A
- * COMMIT that fails does so because the connection is gone, which the pool notices.
- */
-function commitUnawaited(client: pg.PoolClient): void {
-  const stream = streamOf(client);
-  stream?.cork();
-  client.query('COMMIT').catch(() => undefined);
-  client.release();
-  if (stream) setImmediate(() => stream.uncork());
-}
-
 /**
  * Runs `fn` in a transaction opened by `prologue`. The pool is in pipeline mode: the
  * prologue is written and `fn`'s first statements follow it on the wire without waiting for
@@ -180,6 +166,7 @@ async function inTransaction<T>(
     }
     // A transaction of the scope that did not send the check waits for the one that did.
     const verdict = guard ? undefined : state?.verdict;
+    if (guard || verdict) guarded.add(client);
     let work: Promise<T>;
     try {
       work = fn(client);
@@ -193,14 +180,21 @@ async function inTransaction<T>(
       const failed = await started;
       if (failed) throw failed;
       await verdict;
-      if (readOnly) {
+      guarded.delete(client);
+      const flush = flushAfterCommit.delete(client);
+      const sent = committing.get(client);
+      committing.delete(client);
+      if (readOnly && !sent) {
         commitUnawaited(client);
         return result;
       }
-      await client.query('COMMIT');
+      await (sent ?? (flush ? commitThenFlush(client, false) : client.query('COMMIT')));
       client.release();
       return result;
     } catch (err) {
+      guarded.delete(client);
+      flushAfterCommit.delete(client);
+      committing.delete(client);
       const failedToStart = await started;
       if (failedToStart && isDatabaseUnavailable(failedToStart)) {
         client.release(failedToStart);

@@ -74,6 +74,26 @@ export async function recordEvents(tx: Tx, orgId: number, events: NewEvent[]): P
   );
 }
 
+/**
+ * recordEvents for one event about row `id` of `table`, whose payload's external_key is
+ * the one the row has when the statement runs: for a create whose key is set earlier in
+ * the same transaction by a statement whose answer has not come back yet (an auto key).
+ */
+export async function recordEventWithRowKey(
+  tx: Tx,
+  orgId: number,
+  event: NewEvent,
+  table: 'assets' | 'locations',
+  id: number,
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO events (org_id, type, occurred_at, subject, location_ids, payload)
+     SELECT $1, $2, now_ms(), $3, $4::bigint[], jsonb_set($5::jsonb, '{external_key}', to_jsonb(r.external_key))
+     FROM ${table} r WHERE r.org_id = $1 AND r.id = $6`,
+    [orgId, event.type, event.subject, event.locationIds ?? [], JSON.stringify(event.payload), id],
+  );
+}
+
 /** One change of an asset's current location; `from` null is its first sighting. */
 export interface Move {
   assetId: number;

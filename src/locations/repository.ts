@@ -1,5 +1,7 @@
+import { releaseBeforeFlush } from '../db/commit.js';
 import type { Tx } from '../db/pool.js';
 import { toWire, toWireOrNull } from '../http/timestamps.js';
+import type { LockOptions } from '../master-data/auto-key.js';
 import { containsPattern, EFFECTIVE, type SortKey } from '../master-data/list-query.js';
 import { tagsForOwners } from '../tags/repository.js';
 import type { Location } from './schemas.js';
@@ -34,11 +36,13 @@ const TREE_LOCK_CLASS = 7110;
 
 /**
  * Serialises the organization's tree mutations (re-parent, create under a parent, delete)
- * until the transaction ends, so two concurrent moves cannot build a cycle and a delete
- * cannot miss a child being added. Lock order: keyspace, then tree, then rows.
+ * until the transaction commits, so two concurrent moves cannot build a cycle and a delete
+ * cannot miss a child being added. Lock order: keyspace, then tree, then rows. Released
+ * before the COMMIT's WAL flush unless `heldThroughFlush`, as lockKeyspace.
  */
-export async function lockTree(tx: Tx, orgId: number): Promise<void> {
-  await tx.query('SELECT pg_advisory_xact_lock($1, $2)', [TREE_LOCK_CLASS, orgId]);
+export async function lockTree(tx: Tx, orgId: number, options: LockOptions = {}): Promise<void> {
+  const early = options.heldThroughFlush ? '' : `, ${releaseBeforeFlush(tx)}`;
+  await tx.query(`SELECT pg_advisory_xact_lock($1, $2)${early}`, [TREE_LOCK_CLASS, orgId]);
 }
 
 /** The database clock truncated to the millisecond (the wire's precision). */

@@ -1,3 +1,4 @@
+import { releaseBeforeFlush } from '../db/commit.js';
 import type { Tx } from '../db/pool.js';
 
 export type KeyedTable = 'assets' | 'locations';
@@ -5,12 +6,31 @@ export type KeyedTable = 'assets' | 'locations';
 const PREFIX: Record<KeyedTable, string> = { assets: 'ASSET', locations: 'LOC' };
 const LOCK_CLASS: Record<KeyedTable, number> = { assets: 7101, locations: 7102 };
 
+/** How long the lock is held: see lockKeyspace. */
+export interface LockOptions {
+  /**
+   * Hold the lock until the COMMIT's WAL flush, as any lock is by default. Imports do: they
+   * hold it for their whole run, which one fsync more or less does not change, and so rows
+   * that a crash could still lose are visible only for single-row writes.
+   */
+  heldThroughFlush?: boolean;
+}
+
 /**
  * Serialises creates and renames of one organization's keys of one kind until the
- * transaction ends, so "lowest unused slot" cannot hand the same key to two creates.
+ * transaction commits, so "lowest unused slot" cannot hand the same key to two creates.
+ * The COMMIT releases it before its WAL flush, which the transaction's end waits for
+ * instead (releaseBeforeFlush, src/db/pool.ts): the organization's writes queue on the
+ * lock for each other's work, not for one fsync each.
  */
-export async function lockKeyspace(tx: Tx, table: KeyedTable, orgId: number): Promise<void> {
-  await tx.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_CLASS[table], orgId]);
+export async function lockKeyspace(
+  tx: Tx,
+  table: KeyedTable,
+  orgId: number,
+  options: LockOptions = {},
+): Promise<void> {
+  const early = options.heldThroughFlush ? '' : `, ${releaseBeforeFlush(tx)}`;
+  await tx.query(`SELECT pg_advisory_xact_lock($1, $2)${early}`, [LOCK_CLASS[table], orgId]);
 }
 
 /** Whether `key` has the form of an auto key (the slot expression of migration 0002). */
@@ -60,4 +80,40 @@ export async function nextAutoKey(tx: Tx, table: KeyedTable, orgId: number): Pro
     [orgId, table, mark],
   );
   return formatAutoKey(table, rows[0]!.slot);
+}
+
+/**
+ * nextAutoKey's choice and the setting of row `id`'s key to it, with the watermark moved,
+ * in one statement, so that it can be sent behind lockKeyspace without waiting for the
+ * lock (its snapshot is taken when it starts, once the lock is granted, so it sees every
+ * create that held the lock before) and the COMMIT behind it: the lock is then held for
+ * the server's work alone. Returns the key.
+ */
+export async function assignAutoKey(tx: Tx, table: KeyedTable, orgId: number, id: number): Promise<string> {
+  const live = `org_id = $1 AND deleted_at IS NULL AND auto_slot IS NOT NULL AND auto_slot > (SELECT m FROM mark)`;
+  const { rows } = await tx.query<{ key: string }>(
+    `WITH mark AS MATERIALIZED (
+       SELECT coalesce((SELECT dense_upto FROM auto_key_watermarks WHERE org_id = $1 AND kind = $2), 0) AS m),
+     found AS MATERIALIZED (
+       SELECT coalesce(
+         (SELECT s.expected FROM (
+            SELECT auto_slot, (SELECT m FROM mark) + row_number() OVER (ORDER BY auto_slot) AS expected
+            FROM ${table} WHERE ${live}) s
+          WHERE s.auto_slot <> s.expected LIMIT 1),
+         (SELECT coalesce(max(auto_slot), (SELECT m FROM mark)) + 1 FROM ${table} WHERE ${live})
+       )::integer AS slot),
+     advanced AS (
+       INSERT INTO auto_key_watermarks AS w (org_id, kind, dense_upto) SELECT $1, $2, slot FROM found
+       ON CONFLICT (org_id, kind) DO UPDATE SET dense_upto = excluded.dense_upto
+       WHERE w.dense_upto = (SELECT m FROM mark)),
+     keyed AS (
+       UPDATE ${table} SET external_key = $3 || CASE WHEN found.slot < 10000
+         THEN lpad(found.slot::text, 4, '0') ELSE found.slot::text END
+       FROM found WHERE org_id = $1 AND id = $4
+       RETURNING external_key)
+     SELECT external_key AS key FROM keyed`,
+    [orgId, table, `${PREFIX[table]}-`, id],
+  );
+  if (!rows[0]) throw new Error(`${table} ${id} vanished before its key was assigned`);
+  return rows[0].key;
 }

@@ -61,7 +61,7 @@ export async function planAssets(
   rows: ParsedRow[],
   lock: boolean,
 ): Promise<AssetPlan> {
-  if (lock) await lockKeyspace(tx, 'assets', orgId);
+  if (lock) await lockKeyspace(tx, 'assets', orgId, { heldThroughFlush: true });
   const state = await readState<Current>(tx, 'assets', orgId, rows, COLUMNS, lock);
   const results: RowResult[] = [];
   const writes: Write[] = [];

@@ -126,8 +126,8 @@ export async function planLocations(
   lock: boolean,
 ): Promise<LocationPlan> {
   if (lock) {
-    await lockKeyspace(tx, 'locations', orgId);
-    await lockTree(tx, orgId);
+    await lockKeyspace(tx, 'locations', orgId, { heldThroughFlush: true });
+    await lockTree(tx, orgId, { heldThroughFlush: true });
   }
   // The whole tree's keys and parents: a parent may be any live location, and moves are
   // checked for cycles against it.
