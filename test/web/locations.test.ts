@@ -64,7 +64,29 @@ describe('locations in the web app', { timeout: 90_000 }, () => {
     await expectAccessible('empty');
     await create('Site', 'SITE', 'top');
     expect(new URL(page.url()).searchParams.get('selected')).toBe(String(await idOf('SITE')));
+    // The page asks for a new selection's details twice, for its panel and for the form's
+    // "Under …" choice. The second answer held (as on a slow network), the form must not
+    // offer the previous selection meanwhile: it did, and the next location went under Site
+    // (with TAGTRAIL_TEST_API_JITTER_MS=1500 this suite saw 'SiteBay' instead of 'SiteHallBay').
+    const asked = new Map<string, number>();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const details = /\/internal\/locations\/\d+$/;
+    await page.route(details, async (route) => {
+      const path = new URL(route.request().url()).pathname;
+      const n = (asked.get(path) ?? 0) + 1;
+      asked.set(path, n);
+      if (n === 2) await held;
+      // Unrouted meanwhile, the request has gone on through the other handlers.
+      await route.continue().catch(() => undefined);
+    });
     await create('Hall', 'HALL', 'under');
+    expect(await page.getByRole('radio', { name: 'Under Site' }).count()).toBe(0);
+    release();
+    await page.getByRole('radio', { name: 'Under Hall' }).waitFor();
+    await page.unroute(details);
     await create('Bay', 'BAY', 'under');
     await expect
       .poll(() => panel().getByRole('navigation', { name: 'Path' }).textContent())
