@@ -52,6 +52,17 @@ export interface EmbeddedBrokerOptions {
   tls?: { cert: Buffer; key: Buffer; port: number };
 }
 
+/**
+ * How much of a reader's socket is buffered for Aedes, which parses what one read gives and
+ * reads again only once every PUBLISH of it is handled (stored and acknowledged): so also
+ * how many of a reader's messages one group commit can take. Node's default (16 KiB on 20,
+ * 64 KiB from 22) is a few messages of 100 reads, and the per-transaction work was then half
+ * of PostgreSQL's CPU per read (docs/ingest.md, "Profiles"); 1 MiB is about 125 such
+ * messages. It is memory per reader with a backlog (50 readers: 50 MiB at most), beside the
+ * in-flight bound (IN_FLIGHT) of what is parsed and waiting to commit.
+ */
+const SOCKET_READ_BYTES = 1024 * 1024;
+
 /** The Aedes hooks for `access` and `onPublish`. */
 function brokerHooks(options: EmbeddedBrokerOptions): AedesOptions {
   const { onPublish, access } = options;
@@ -98,10 +109,13 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
     socket.once('close', () => sockets.delete(socket));
     aedes.handle(socket);
   };
-  const server = createServer(handle);
+  const server = createServer({ highWaterMark: SOCKET_READ_BYTES }, handle);
   // TLS sockets reach Aedes once the handshake is done; a failed handshake never does.
   const tlsServer = options.tls
-    ? createTlsServer({ cert: options.tls.cert, key: options.tls.key }, handle)
+    ? createTlsServer(
+        { cert: options.tls.cert, key: options.tls.key, highWaterMark: SOCKET_READ_BYTES },
+        handle,
+      )
     : undefined;
   const closeAedes = () => new Promise<void>((resolve) => aedes.close(() => resolve()));
   const listen = (srv: Server, port: number) =>
