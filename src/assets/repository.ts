@@ -156,7 +156,13 @@ const CHANGE_CASTS: Record<keyof AssetChanges, string> = {
 };
 
 /** Applies the changes (possibly none) to a live asset and advances updated_at. */
-export async function updateAsset(tx: Tx, orgId: number, id: number, changes: AssetChanges): Promise<void> {
+/** Applies `changes` to a live asset and returns its row as read after (null: none). */
+export async function updateAsset(
+  tx: Tx,
+  orgId: number,
+  id: number,
+  changes: AssetChanges,
+): Promise<AssetRow | null> {
   const values: unknown[] = [orgId, id];
   const sets = [`updated_at = ${ADVANCE_UPDATED_AT}`];
   for (const [column, cast] of Object.entries(CHANGE_CASTS) as [keyof AssetChanges, string][]) {
@@ -165,10 +171,14 @@ export async function updateAsset(tx: Tx, orgId: number, id: number, changes: As
     values.push(column === 'metadata' ? JSON.stringify(value) : value);
     sets.push(`${column} = $${values.length}${cast}`);
   }
-  await tx.query(
-    `UPDATE assets SET ${sets.join(', ')} WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL`,
+  const { rows } = await tx.query<AssetRow>(
+    `WITH a AS (
+       UPDATE assets SET ${sets.join(', ')} WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL
+       RETURNING *)
+     SELECT ${ASSET_COLUMNS} FROM a ${LOCATION_JOIN}`,
     values,
   );
+  return rows[0] ?? null;
 }
 
 export async function setExternalKey(tx: Tx, orgId: number, id: number, key: string): Promise<void> {
