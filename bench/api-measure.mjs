@@ -4,6 +4,21 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+
+/**
+ * Socket writes made by this process (both servers: their HTTP answers and their database
+ * and LISTEN connections; autocannon runs in a child). A count, so the load of other work
+ * does not move it; on loopback each write runs the kernel's TCP path for both ends.
+ */
+let socketWrites = 0;
+for (const method of ['_write', '_writev']) {
+  const original = net.Socket.prototype[method];
+  net.Socket.prototype[method] = function counted(...args) {
+    socketWrites++;
+    return original.apply(this, args);
+  };
+}
 
 /** Per-method latency as the server saw it (from the request's arrival to the end of the response). */
 export function serverTimings(app) {
@@ -57,13 +72,14 @@ export function cpuClock(postmasterPid) {
   };
   return () => {
     const usage = process.cpuUsage();
-    return { node: (usage.user + usage.system) / 1000, pg: postgres() };
+    return { node: (usage.user + usage.system) / 1000, pg: postgres(), writes: socketWrites };
   };
 }
 
 export const total = (r) => r.nodeMs + (r.pgMs ?? 0);
 export const cpu = (r) =>
-  ` cpu ${total(r).toFixed(2)} ms/req${r.pgMs === undefined ? '' : ` (node ${r.nodeMs.toFixed(2)} pg ${r.pgMs.toFixed(2)})`}`;
+  ` cpu ${total(r).toFixed(2)} ms/req${r.pgMs === undefined ? '' : ` (node ${r.nodeMs.toFixed(2)} pg ${r.pgMs.toFixed(2)})`}` +
+  ` ${r.writes.toFixed(2)} writes/req`;
 export const fmt = (r) =>
   `${r.rps.toFixed(0).padStart(6)} req/s p50 ${String(r.p50).padStart(4)} p99 ${String(r.p99).padStart(4)}${
     r.non2xx || r.errors ? ` (!${r.non2xx} non-2xx, ${r.errors} errors)` : ''

@@ -19,8 +19,9 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import pg from 'pg';
@@ -42,6 +43,7 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '2' },
     only: { type: 'string' },
     'no-mixed': { type: 'boolean', default: false },
+    profile: { type: 'string' },
   },
 });
 const ASSETS = Number(args.assets);
@@ -107,12 +109,38 @@ async function seed(pool, orgId) {
 
 let cpuNow = cpuClock(undefined);
 
-async function load(url, requests, headers) {
+/**
+ * `--profile <dir>`: a V8 CPU profile of this process (both servers live in it; autocannon
+ * does not) over each measured load, written as <dir>/<case>-<side>-r<round>.cpuprofile
+ * for bench/profile-summary.mjs or Chrome's DevTools. Profiling costs CPU: the figures of a
+ * profiled run are not comparable with an unprofiled one.
+ */
+async function profiled(name, work) {
+  if (!args.profile) return work();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 200 });
+  await session.post('Profiler.start');
+  try {
+    return await work();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    mkdirSync(args.profile, { recursive: true });
+    writeFileSync(join(args.profile, `${name}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
+  }
+}
+
+async function load(url, requests, headers, profileName) {
   const before = cpuNow();
-  const result = await loadOnly(url, requests, headers);
+  const result = await (profileName
+    ? profiled(profileName, () => loadOnly(url, requests, headers))
+    : loadOnly(url, requests, headers));
   const after = cpuNow();
   result.nodeMs = (after.node - before.node) / result.total;
   result.pgMs = before.pg === undefined ? undefined : (after.pg - before.pg) / result.total;
+  result.writes = (after.writes - before.writes) / result.total;
   return result;
 }
 
@@ -222,13 +250,13 @@ async function main() {
     ].filter(([id]) => !args.only || args.only.split(',').includes(id));
 
     console.log(`\n${'request'.padEnd(32)} ${'tagtrail'.padEnd(36)} ${'baseline'.padEnd(36)} ratio`);
-    for (const [, label, requests] of cases) {
+    for (const [id, label, requests] of cases) {
       for (let round = 0; round < ROUNDS; round++) {
         const results = [];
-        for (const [, base, headers] of sides) {
+        for (const [side, base, headers] of sides) {
           // Not counted: the first requests of a route run before the JIT has compiled its code.
           if (round === 0 && WARMUP > 0) await loadOnly(base, requests, headers, WARMUP);
-          results.push(await load(base, requests, headers));
+          results.push(await load(base, requests, headers, `${id}-${side}-r${round + 1}`));
         }
         const ratio = ((results[0].rps / results[1].rps) * 100).toFixed(0);
         console.log(
@@ -237,7 +265,7 @@ async function main() {
         // Baseline CPU over tagtrail CPU per request: the req/s ratio a saturated machine would show.
         const cpuRatio = (total(results[1]) / total(results[0])) * 100;
         console.log(
-          `${''.padEnd(32)}${cpu(results[0]).padEnd(37)}${cpu(results[1]).padEnd(37)}${cpuRatio.toFixed(0)}% by cpu`,
+          `${''.padEnd(32)}${cpu(results[0]).padEnd(55)}${cpu(results[1]).padEnd(55)}${cpuRatio.toFixed(0)}% by cpu`,
         );
       }
     }

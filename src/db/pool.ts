@@ -9,6 +9,7 @@ import {
   guarded,
   streamOf,
 } from './commit.js';
+import { joiningOpening, payOwedCommits, payOwedOnConnect, rawConnect, takeOwedCommit } from './opening.js';
 import { DatabaseUnavailableError, isDatabaseUnavailable } from './unavailable.js';
 
 // Surrogate ids live in 1..2147483647 and counts fit easily: int8 as number is exact here.
@@ -112,7 +113,7 @@ export async function withTransactionGuard<T>(
 
 async function connect(pool: pg.Pool): Promise<pg.PoolClient> {
   try {
-    return await pool.connect();
+    return await rawConnect(pool);
   } catch (err) {
     throw isDatabaseUnavailable(err) ? new DatabaseUnavailableError(err) : err;
   }
@@ -134,35 +135,49 @@ async function inTransaction<T>(
   const state = orgId === undefined ? undefined : guards.getStore();
   for (let attempt = 1; ; attempt++) {
     const client = await connect(pool);
-    // The prologue and the statements `fn` sends before its first await leave in one write:
+    const opening = takeOwedCommit(client) ? `COMMIT; ${prologue}` : prologue;
+    // The opening and the statements `fn` sends before its first await leave in one write:
     // on a loaded machine each socket write (a loopback TCP send) costs more than the query.
     const stream = streamOf(client);
     stream?.cork();
     let guard: TransactionGuard | undefined;
     if (state && !state.verdict && state.guard.orgId === orgId) guard = state.guard;
-    const begun = client.query(prologue);
-    const checked = guard ? client.query<Record<string, unknown>>(guard.query) : undefined;
-    // Fails as well when the prologue did; the prologue's error is the one reported.
-    checked?.catch(() => undefined);
-    // Never rejects: the prologue's error, if any, is looked at once `fn` is done.
-    const started = begun.then(
-      async () => {
-        if (!guard || !checked) return undefined;
-        try {
-          guard.verify((await checked).rows);
-          return undefined;
-        } catch (err) {
-          return err as Error;
-        }
-      },
-      (err: Error) => err,
-    );
-    if (guard && state) {
-      state.verdict = started.then((err) => {
-        if (err) throw err;
-      });
-      // Looked at by withTransactionGuard; not a rejection nobody handles meanwhile.
-      state.verdict.catch(() => undefined);
+    // Never rejects: the opening's error, if any, is looked at once `fn` is done.
+    let started: Promise<Error | undefined> | undefined;
+    let sendOpening: () => void = () => undefined;
+    if (guard) {
+      const begun = client.query(opening);
+      const checked = client.query<Record<string, unknown>>(guard.query);
+      // Fails as well when the opening did; the opening's error is the one reported.
+      checked.catch(() => undefined);
+      const check = guard;
+      started = begun.then(
+        async () => {
+          try {
+            check.verify((await checked).rows);
+            return undefined;
+          } catch (err) {
+            return err as Error;
+          }
+        },
+        (err: Error) => err,
+      );
+      if (state) {
+        state.verdict = started.then((err) => {
+          if (err) throw err;
+        });
+        // Looked at by withTransactionGuard; not a rejection nobody handles meanwhile.
+        state.verdict.catch(() => undefined);
+      }
+    } else {
+      ({ sendOpening } = joiningOpening(client, opening, (sent, joined) => {
+        // Joined with fn's first statement, an error other than a lost connection is that
+        // statement's: fn sees it, and handles it or not, as it would have on its own.
+        started = sent.then(
+          () => undefined,
+          (err: Error) => (!joined || isDatabaseUnavailable(err) ? err : undefined),
+        );
+      }));
     }
     // A transaction of the scope that did not send the check waits for the one that did.
     const verdict = guard ? undefined : state?.verdict;
@@ -173,6 +188,8 @@ async function inTransaction<T>(
     } catch (err) {
       work = Promise.reject(err);
     } finally {
+      // fn sent nothing before its first await: the opening goes on its own.
+      sendOpening();
       stream?.uncork();
     }
     try {
@@ -278,6 +295,8 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
   const pool = newPool(url, options);
   // Lazily filled like any pg.Pool: an instance that serves no organization's work opens none.
   const appPool = newPool(urlAsRole(url, APP_ROLE), options);
+  // Only inTransaction may take a connection with a read's COMMIT still owed (./opening.ts).
+  payOwedOnConnect(appPool);
   return {
     pool,
     appPool,
@@ -307,6 +326,7 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
       }
     },
     close: async () => {
+      payOwedCommits();
       await Promise.all([pool.end(), appPool.end()]);
     },
   };

@@ -1,0 +1,110 @@
+#!/usr/bin/env node
+/**
+ * Where a CPU profile of bench/api.mjs (`--profile <dir>`) spent its time.
+ *
+ *   node bench/profile-summary.mjs <file.cpuprofile> [--top 40] [--per 1234] [--match text]
+ *
+ * Prints self time by function and by package or source file, and total (inclusive) time
+ * of the functions whose name or file contains `--match`. With `--per n` (the requests the
+ * load made), times are also given in microseconds per request.
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+
+const { values: args, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    top: { type: 'string', default: '40' },
+    per: { type: 'string' },
+    match: { type: 'string', multiple: true },
+    callers: { type: 'string', multiple: true },
+  },
+});
+const profile = JSON.parse(readFileSync(positionals[0], 'utf8'));
+const TOP = Number(args.top);
+const per = args.per ? Number(args.per) : undefined;
+
+const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+const parent = new Map();
+for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+// Self time per node from the samples and their time deltas (microseconds).
+const self = new Map();
+for (let i = 0; i < profile.samples.length; i++) {
+  const id = profile.samples[i];
+  self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+}
+const totalUs = [...self.values()].reduce((a, b) => a + b, 0);
+const idleIds = new Set(
+  profile.nodes.filter((n) => ['(idle)', '(program)'].includes(n.callFrame.functionName)).map((n) => n.id),
+);
+const idleUs = [...idleIds].reduce((a, id) => a + (self.get(id) ?? 0), 0);
+const busyUs = totalUs - idleUs;
+
+function where(frame) {
+  const url = frame.url || '';
+  const nm = url.match(/node_modules\/((?:@[^/]+\/)?[^/]+)/);
+  if (nm) return nm[1];
+  if (url.startsWith('node:')) return url;
+  const dist = url.match(/\/(dist\/[^?]+|bench\/[^?]+)/);
+  if (dist) return dist[1];
+  return url || '(native)';
+}
+const label = (frame) => `${frame.functionName || '(anonymous)'} ${where(frame)}:${frame.lineNumber + 1}`;
+
+const fmt = (us) => {
+  const pct = ((us / busyUs) * 100).toFixed(1).padStart(5);
+  return `${pct}% ${(us / 1000).toFixed(0).padStart(6)} ms${per ? ` ${(us / per).toFixed(1).padStart(6)} us/req` : ''}`;
+};
+const print = (title, map) => {
+  console.log(`\n${title}`);
+  for (const [k, us] of [...map].sort((a, b) => b[1] - a[1]).slice(0, TOP)) console.log(`${fmt(us)}  ${k}`);
+};
+
+console.log(
+  `profile: ${(totalUs / 1000).toFixed(0)} ms sampled, busy ${(busyUs / 1000).toFixed(0)} ms (idle and program ${(idleUs / 1000).toFixed(0)} ms)`,
+);
+const byFn = new Map();
+const byWhere = new Map();
+for (const [id, us] of self) {
+  if (idleIds.has(id)) continue;
+  const frame = nodes.get(id).callFrame;
+  byFn.set(label(frame), (byFn.get(label(frame)) ?? 0) + us);
+  byWhere.set(where(frame), (byWhere.get(where(frame)) ?? 0) + us);
+}
+print('self time by function', byFn);
+print('self time by package or file', byWhere);
+
+for (const text of args.match ?? []) {
+  // Inclusive: each sample counted once for every distinct matching frame on its stack.
+  const inclusive = new Map();
+  for (const [id, us] of self) {
+    const seen = new Set();
+    for (let n = id; n !== undefined; n = parent.get(n)) {
+      const frame = nodes.get(n).callFrame;
+      const key = label(frame);
+      if (!seen.has(key) && key.includes(text)) {
+        seen.add(key);
+        inclusive.set(key, (inclusive.get(key) ?? 0) + us);
+      }
+    }
+  }
+  print(`total time of frames matching "${text}"`, inclusive);
+}
+
+// `--callers text`: for self time in frames matching `text`, the call paths that led there
+// (the nearest few frames above, outside Node's internals).
+for (const text of args.callers ?? []) {
+  const paths = new Map();
+  for (const [id, us] of self) {
+    if (!label(nodes.get(id).callFrame).includes(text)) continue;
+    const chain = [];
+    for (let n = parent.get(id); n !== undefined && chain.length < 5; n = parent.get(n)) {
+      const frame = nodes.get(n).callFrame;
+      if (frame.url.startsWith('node:') || !frame.url) continue;
+      chain.push(label(frame));
+    }
+    const key = chain.join(' < ');
+    paths.set(key, (paths.get(key) ?? 0) + us);
+  }
+  print(`callers of "${text}"`, paths);
+}
