@@ -4,8 +4,9 @@ import { readFileSync } from 'node:fs';
  * The transaction wrapper alone, two builds side by side in one process on one database:
  * `concurrency` callers loop on one read (GET /orgs/me's query through `readWithOrg`, or
  * GET /assets/{id}'s through AssetService.get) for `duration` seconds, the builds alternated
- * `rounds` times. Prints op/s, CPU per op of this process and of PostgreSQL, and socket
- * writes per op (counted, so unmoved by the load of other work on the machine).
+ * `rounds` times. Prints op/s, CPU per op of this process and of PostgreSQL, socket writes
+ * per op and messages (client.query calls, each answered on its own) per op; the last two
+ * are counts, unmoved by the load of other work on the machine.
  *
  *   node bench/db-wrapper.mjs --a /path/to/other/checkout --b . [--what me|get] [--duration 3]
  *
@@ -14,6 +15,7 @@ import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import pg from 'pg';
 import { cpuClock } from './api-measure.mjs';
 
 const { values: args } = parseArgs({
@@ -28,6 +30,13 @@ const { values: args } = parseArgs({
 });
 
 let writes = 0;
+// Statements sent: each client.query is one message with its own Sync, one answer to wait for.
+let queries = 0;
+const pgQuery = pg.Client.prototype.query;
+pg.Client.prototype.query = function counted(...rest) {
+  queries++;
+  return pgQuery.apply(this, rest);
+};
 for (const method of ['_write', '_writev']) {
   const original = net.Socket.prototype[method];
   net.Socket.prototype[method] = function counted(...rest) {
@@ -101,6 +110,7 @@ try {
       stop = Date.now() + Number(args.duration) * 1000;
       const before = cpuNow();
       const writesBefore = writes;
+      const queriesBefore = queries;
       const counts = await Promise.all(Array.from({ length: Number(args.concurrency) }, loop));
       const after = cpuNow();
       const ops = counts.reduce((x, y) => x + y, 0);
@@ -109,7 +119,7 @@ try {
       console.log(
         `round ${round} ${build.label.padEnd(40)} ${(ops / Number(args.duration)).toFixed(0).padStart(6)} op/s ` +
           `cpu ${(node + (pgMs ?? 0)).toFixed(3)} ms/op (node ${node.toFixed(3)}${pgMs === undefined ? '' : ` pg ${pgMs.toFixed(3)}`}) ` +
-          `writes ${((writes - writesBefore) / ops).toFixed(2)}/op  load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}`,
+          `writes ${((writes - writesBefore) / ops).toFixed(2)}/op queries ${((queries - queriesBefore) / ops).toFixed(2)}/op  load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}`,
       );
       await db.close();
     }

@@ -76,14 +76,20 @@ export async function findLiveAsset(
   id: number,
   options: { lock?: boolean } = {},
 ): Promise<Asset | null> {
-  const { rows } = await tx.query<AssetRow>(
-    `SELECT ${ASSET_COLUMNS} FROM assets a ${LOCATION_JOIN}
-     WHERE a.org_id = $1 AND a.id = $2 AND a.deleted_at IS NULL
-     ${options.lock ? 'FOR UPDATE OF a' : ''}`,
-    [orgId, id],
-  );
-  const [asset] = await withTags(tx, orgId, rows);
-  return asset ?? null;
+  // Both statements leave together (the pool pipelines): the tags are asked for by the id
+  // requested, not by the row found, so they need not wait for the asset's answer. With
+  // `lock`, the tags are read once the row is locked, as before.
+  const [{ rows }, tags] = await Promise.all([
+    tx.query<AssetRow>(
+      `SELECT ${ASSET_COLUMNS} FROM assets a ${LOCATION_JOIN}
+       WHERE a.org_id = $1 AND a.id = $2 AND a.deleted_at IS NULL
+       ${options.lock ? 'FOR UPDATE OF a' : ''}`,
+      [orgId, id],
+    ),
+    tagsForOwners(tx, orgId, 'asset', [id]),
+  ]);
+  const row = rows[0];
+  return row ? toAsset(row, tags.get(row.id) ?? []) : null;
 }
 
 /** The live asset other than `exceptId` that holds `key`, or null. */
