@@ -44,6 +44,7 @@ const { values: args } = parseArgs({
     only: { type: 'string' },
     'no-mixed': { type: 'boolean', default: false },
     profile: { type: 'string' },
+    log: { type: 'string' },
   },
 });
 const ASSETS = Number(args.assets);
@@ -196,7 +197,10 @@ async function main() {
       scopes: ['assets:read', 'assets:write', 'locations:read', 'locations:write', 'tracking:read'],
     });
 
-    const service = await buildServer(services, { bodyLimit: 1048576 });
+    // `--log <file>`: the request log on, at info, written to <file> as the service writes it
+    // to standard output (pino's asynchronous destination); without it logging is off.
+    const logger = args.log ? { level: 'info', file: args.log } : undefined;
+    const service = await buildServer(services, { bodyLimit: 1048576, logger });
     await service.listen({ host: '127.0.0.1', port: 0 });
     closers.push(() => service.close());
     const baseline = await baselineApp(url, org.id);
