@@ -248,6 +248,10 @@ export class LocationService {
   delete(caller: Caller, id: number): Promise<void> {
     const orgId = caller.orgId;
     return this.db.withOrg(caller, async (tx) => {
+      // Freeing an auto key's slot takes the keyspace lock (migration 0009's trigger): taken
+      // here first, in the lock order (keyspace, tree), or a create under a parent that
+      // holds the keyspace lock and waits for the tree would deadlock with this delete.
+      await lockKeyspace(tx, 'locations', orgId);
       await lockTree(tx, orgId);
       const location = await this.mustFind(tx, orgId, id, true);
       const children = await countLiveChildren(tx, orgId, id);
