@@ -1,7 +1,8 @@
 /**
  * How much POST /api/v1/assets serialises the creates of one organization (issue 11): the
  * keyspace lock (src/master-data/auto-key.ts) is taken only where an auto key could be
- * involved, and a create without a key takes it only to choose the slot and commit.
+ * involved, and a create without a key takes it only to choose the slot and commit (and
+ * releases it before the commit's WAL flush: test/master-data/keyspace-flush.test.ts).
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -102,7 +103,7 @@ describe('POST /api/v1/assets and the keyspace lock', { timeout: 90_000 }, () =>
       await holder.query('SELECT pg_advisory_unlock($1, $2)', [ASSETS_LOCK_CLASS, other.id]);
     }
     const keys = (await pending).map((a) => a.external_key).sort();
-    expect(keys).toEqual(Array.from({ length: count }, (_, i) => `ASSET-000${i + 1}`));
+    expect(keys).toEqual(Array.from({ length: count }, (_, i) => `ASSET-${String(i + 1).padStart(4, '0')}`));
   });
 
   it('a create with a key of the ASSET-NNNN form still serialises with keyless creates', async () => {
