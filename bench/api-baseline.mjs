@@ -37,6 +37,7 @@ function bareDatabase(url, orgId, { transactional }) {
     pool,
     withOrg: (_org, fn) => inClient(fn),
     readWithOrg: (_org, fn) => inClient(fn),
+    readOne: (_org, text, values) => pool.query(text, values),
     system: inClient,
     close: () => pool.end(),
   };

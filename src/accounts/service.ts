@@ -1,6 +1,6 @@
 import type { Database } from '../db/pool.js';
 import { ApiError, fieldError } from '../errors.js';
-import { findOrganization, insertOrganization, type Organization } from './repository.js';
+import { FIND_ORGANIZATION, insertOrganization, type Organization } from './repository.js';
 
 export class OrganizationService {
   constructor(private readonly db: Database) {}
@@ -16,7 +16,8 @@ export class OrganizationService {
   }
 
   async get(orgId: number): Promise<Organization> {
-    const org = await this.db.readWithOrg(orgId, (tx) => findOrganization(tx, orgId));
+    // One statement: sent with the organization's setting in one message (Database.readOne).
+    const org = (await this.db.readOne<Organization>(orgId, FIND_ORGANIZATION, [orgId])).rows[0];
     if (!org) throw new ApiError('not_found', 'organization not found');
     return org;
   }

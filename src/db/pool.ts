@@ -9,7 +9,14 @@ import {
   guarded,
   streamOf,
 } from './commit.js';
-import { joiningOpening, payOwedCommits, payOwedOnConnect, rawConnect, takeOwedCommit } from './opening.js';
+import {
+  inlineParameters,
+  joiningOpening,
+  payOwedCommits,
+  payOwedOnConnect,
+  rawConnect,
+  takeOwedCommit,
+} from './opening.js';
 import { DatabaseUnavailableError, isDatabaseUnavailable } from './unavailable.js';
 
 // Surrogate ids live in 1..2147483647 and counts fit easily: int8 as number is exact here.
@@ -63,6 +70,19 @@ export interface Database {
    * durable; the COMMIT leaves in the same socket write as the connection's next statements.
    */
   readWithOrg<T>(orgId: number, fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * One SELECT for the organization, as the restricted role: `readWithOrg` with a single
+   * statement, sent with `set_config` in one simple-query message and no BEGIN or COMMIT
+   * (the statements of one message are one implicit transaction, which the setting lasts
+   * for). Row-level security applies as in `readWithOrg`. `text` must be one statement that
+   * only reads; with parameters that cannot be written as literals it runs through
+   * `readWithOrg` instead.
+   */
+  readOne<R extends pg.QueryResultRow>(
+    orgId: number,
+    text: string,
+    values: unknown[],
+  ): Promise<pg.QueryResult<R>>;
   /** A transaction without an organization: for operator commands and auth lookups. */
   system<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** One round trip within `timeoutMs`; rejects with DatabaseUnavailableError otherwise. */
@@ -235,14 +255,52 @@ async function inTransaction<T>(
 }
 
 /**
+ * `statement` (parameters already inlined) behind `set_config` in one message: the server
+ * runs the message as one implicit transaction, so the setting holds for the statement and
+ * ends with it; an owed COMMIT (./opening.ts) goes first, as its own transaction.
+ */
+async function readImplicit<R extends pg.QueryResultRow>(
+  pool: pg.Pool,
+  orgId: number,
+  statement: string,
+): Promise<pg.QueryResult<R>> {
+  checkOrgId(orgId);
+  for (let attempt = 1; ; attempt++) {
+    const client = await connect(pool);
+    const commit = takeOwedCommit(client) ? 'COMMIT; ' : '';
+    try {
+      const results = (await client.query(
+        `${commit}SELECT set_config('tagtrail.org_id', '${orgId}', true); ${statement}`,
+      )) as unknown as pg.QueryResult<R>[];
+      client.release();
+      return results[results.length - 1]!;
+    } catch (err) {
+      if (isDatabaseUnavailable(err)) {
+        // Nothing was committed but a read: once more on a new connection, as inTransaction does.
+        client.release(err as Error);
+        if (attempt === 1) continue;
+        throw new DatabaseUnavailableError(err);
+      }
+      // The implicit transaction rolled back; the connection is clean.
+      client.release();
+      throw err;
+    }
+  }
+}
+
+/**
  * Opens a transaction as the restricted role with the organization set (row-level
  * security) and, for a Caller, its actor (`tagtrail.actor`, read by the activity triggers).
  */
 const orgOf = (scope: number | Caller): number => (typeof scope === 'number' ? scope : scope.orgId);
 
+function checkOrgId(orgId: number): void {
+  if (!Number.isSafeInteger(orgId) || orgId < 1) throw new Error(`invalid organization id ${orgId}`);
+}
+
 function orgPrologue(begin: string, scope: number | Caller): string {
   const orgId = orgOf(scope);
-  if (!Number.isSafeInteger(orgId) || orgId < 1) throw new Error(`invalid organization id ${orgId}`);
+  checkOrgId(orgId);
   // One round trip; orgId is a checked integer and the actor an escaped literal.
   const actor =
     typeof scope === 'number' ? '' : `, set_config('tagtrail.actor', ${actorLiteral(scope)}, true)`;
@@ -297,14 +355,22 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
   const appPool = newPool(urlAsRole(url, APP_ROLE), options);
   // Only inTransaction may take a connection with a read's COMMIT still owed (./opening.ts).
   payOwedOnConnect(appPool);
+  const readWithOrg = <T>(orgId: number, fn: (tx: Tx) => Promise<T>): Promise<T> =>
+    inTransaction(appPool, orgPrologue('BEGIN READ ONLY', orgId), fn, true, orgId);
   return {
     pool,
     appPool,
     withOrg(scope, fn) {
       return inTransaction(appPool, orgPrologue('BEGIN', scope), fn, false, orgOf(scope));
     },
-    readWithOrg(orgId, fn) {
-      return inTransaction(appPool, orgPrologue('BEGIN READ ONLY', orgId), fn, true, orgId);
+    readWithOrg,
+    readOne<R extends pg.QueryResultRow>(orgId: number, text: string, values: unknown[]) {
+      const statement = inlineParameters(text, values);
+      // A key confirmation in scope (step 9) rides on a transaction's opening: give it one.
+      if (statement === undefined || text.trimEnd().endsWith(';') || guards.getStore()) {
+        return readWithOrg(orgId, (tx) => tx.query<R>(text, values));
+      }
+      return readImplicit<R>(appPool, orgId, statement);
     },
     system(fn) {
       return inTransaction(pool, 'BEGIN', fn);

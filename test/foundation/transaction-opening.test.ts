@@ -143,6 +143,29 @@ describe('organization transactions on the wire', () => {
     expect(await find(orgA, orgA)).toEqual([{ id: orgA, name: 'A' }]);
   });
 
+  it('readOne sends set_config and its statement as one message, with no transaction left behind', async () => {
+    await find(orgA, orgA);
+    sent.length = 0;
+    const text = 'SELECT id, name FROM organizations WHERE id = $1';
+    expect((await single.readOne(orgA, text, [orgA])).rows).toEqual([{ id: orgA, name: 'A' }]);
+    // Row-level security decides as in readWithOrg.
+    expect((await single.readOne(orgA, text, [orgB])).rows).toEqual([]);
+    expect((await single.readOne(orgB, 'SELECT count(*)::int AS n FROM organizations', [])).rows).toEqual([
+      { n: 1 },
+    ]);
+    expect(sent).toEqual([
+      `COMMIT; SELECT set_config('tagtrail.org_id', '${orgA}', true); SELECT id, name FROM organizations WHERE id = '${orgA}'`,
+      `SELECT set_config('tagtrail.org_id', '${orgA}', true); SELECT id, name FROM organizations WHERE id = '${orgB}'`,
+      `SELECT set_config('tagtrail.org_id', '${orgB}', true); SELECT count(*)::int AS n FROM organizations`,
+    ]);
+    // The setting ended with the message's implicit transaction, as did a failed one's.
+    await expect(single.readOne(orgA, 'SELECT 1 / $1::int', [0])).rejects.toMatchObject({ code: '22012' });
+    const { rows } = await single.appPool.query<{ org: string | null; open: boolean }>(
+      "SELECT nullif(current_setting('tagtrail.org_id', true), '') AS org, now() <> statement_timestamp() AS open",
+    );
+    expect(rows[0]).toEqual({ org: null, open: false });
+  });
+
   it('means the same with the parameters written as literals', async () => {
     const cases: [string, unknown[]][] = [
       ['SELECT $1::int + 1 AS v', [41]],
