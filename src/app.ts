@@ -121,7 +121,7 @@ export function buildServer(services: AppServices, options: AppOptions): Promise
         LocationSchema,
       ],
       routes: [
-        getOrgMeRoute(services.organizations),
+        getOrgMeRoute,
         assetRoutes(services.assets),
         tagRoutes('asset', services.tags),
         tagRoutes('location', services.tags),

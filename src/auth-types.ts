@@ -7,6 +7,8 @@
 /** The authenticated caller of a public endpoint. */
 export interface Principal {
   orgId: number;
+  /** The organization's name as of the key's check (held current like the key itself). */
+  orgName: string;
   keyId: string;
   /** The key's name, recorded in the activity log as who made a change. */
   keyName: string;

@@ -9,7 +9,7 @@ import {
 import { type Database, withTransactionGuard } from '../db/pool.js';
 import { ApiError } from '../errors.js';
 import type { ApiKeyCache } from './key-cache.js';
-import { type ApiKeyRecord, FIND_API_KEY, findApiKey, touchApiKey } from './repository.js';
+import { type AuthKeyRecord, FIND_API_KEY, findApiKey, touchApiKey } from './repository.js';
 import type { TokenClaims, TokenCodec, VerifyResult } from './tokens.js';
 
 export type { CredentialHeaders, Principal };
@@ -76,7 +76,7 @@ export class ApiKeyAuthenticator implements PublicAuthenticator {
     return this.cache?.close() ?? Promise.resolve();
   }
 
-  private async record(orgId: number, id: string): Promise<ApiKeyRecord | null> {
+  private async record(orgId: number, id: string): Promise<AuthKeyRecord | null> {
     const cached = await this.cache?.get(id);
     if (cached) return cached.orgId === orgId ? cached : null;
     const ticket = this.cache?.startRead();
@@ -102,17 +102,23 @@ export class ApiKeyAuthenticator implements PublicAuthenticator {
   }
 
   /** The principal of a record, or the 401 that refuses it. */
-  private decide(verified: VerifyResult, record: ApiKeyRecord | null): Principal {
+  private decide(verified: VerifyResult, record: AuthKeyRecord | null): Principal {
     if (!record || record.environment !== this.tokens.environment) throw unauthorized(AUTH_DETAIL.invalid);
     if (record.revokedAt) throw unauthorized(AUTH_DETAIL.revoked);
     if (!verified.ok || (record.expiresAt && record.expiresAt.getTime() <= Date.now())) {
       throw unauthorized(AUTH_DETAIL.expired);
     }
     this.touch(record.orgId, record.id);
-    return { orgId: record.orgId, keyId: record.id, keyName: record.name, scopes: new Set(record.scopes) };
+    return {
+      orgId: record.orgId,
+      orgName: record.orgName,
+      keyId: record.id,
+      keyName: record.name,
+      scopes: new Set(record.scopes),
+    };
   }
 
-  private admit(verified: VerifyResult, record: ApiKeyRecord): Principal | undefined {
+  private admit(verified: VerifyResult, record: AuthKeyRecord): Principal | undefined {
     try {
       return this.decide(verified, record);
     } catch {
@@ -124,10 +130,11 @@ export class ApiKeyAuthenticator implements PublicAuthenticator {
    * The check of a cached record folded into the work's first transaction: the record is
    * read again in that transaction's snapshot, taken after the request arrived, so a
    * revocation committed before it, on any instance, is seen there (the same promise as the
-   * LISTEN barrier, without its round trip). Work that runs no transaction is confirmed
-   * through the barrier instead.
+   * LISTEN barrier, without its round trip). Work that runs no transaction (GET /orgs/me)
+   * reads the record once more after it, in a snapshot of its own: this mode does not trust
+   * the listener, so that check does not either.
    */
-  private confirmation(verified: VerifyResult, cached: ApiKeyRecord): KeyConfirmation {
+  private confirmation(verified: VerifyResult, cached: AuthKeyRecord): KeyConfirmation {
     const stale = () => {
       this.cache?.forget(cached.id);
       return new StaleKeyError();
@@ -136,19 +143,16 @@ export class ApiKeyAuthenticator implements PublicAuthenticator {
       orgId: cached.orgId,
       query: { ...FIND_API_KEY, values: [cached.orgId, cached.id] },
       verify: (rows: unknown[]) => {
-        if (!sameRecord(rows[0] as ApiKeyRecord | undefined, cached)) throw stale();
+        if (!sameRecord(rows[0] as AuthKeyRecord | undefined, cached)) throw stale();
       },
     };
+    const read = () => this.db.readWithOrg(cached.orgId, (tx) => findApiKey(tx, cached.orgId, cached.id));
     const settle = async () => {
-      if (!sameRecord((await this.record(cached.orgId, cached.id)) ?? undefined, cached)) throw stale();
+      if (!sameRecord((await read()) ?? undefined, cached)) throw stale();
     };
     return {
       run: (work) => withTransactionGuard(guard, settle, work),
-      fresh: async () =>
-        this.decide(
-          verified,
-          await this.db.readWithOrg(cached.orgId, (tx) => findApiKey(tx, cached.orgId, cached.id)),
-        ),
+      fresh: async () => this.decide(verified, await read()),
     };
   }
 
@@ -163,12 +167,13 @@ export class ApiKeyAuthenticator implements PublicAuthenticator {
 }
 
 /** Whether the database's record still is the cached one, in everything a request depends on. */
-function sameRecord(now: ApiKeyRecord | undefined, cached: ApiKeyRecord): boolean {
+function sameRecord(now: AuthKeyRecord | undefined, cached: AuthKeyRecord): boolean {
   const time = (d: Date | null) => (d === null ? null : d.getTime());
   return (
     now !== undefined &&
     now.id === cached.id &&
     now.orgId === cached.orgId &&
+    now.orgName === cached.orgName &&
     now.name === cached.name &&
     now.environment === cached.environment &&
     time(now.revokedAt) === time(cached.revokedAt) &&

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { ApiKeyRecord } from './repository.js';
+import type { AuthKeyRecord } from './repository.js';
 
 /** The channel migration 0020 announces key changes on: a key's id, or '*' for all. */
 export const KEY_CHANNEL = 'tagtrail_api_keys';
@@ -32,7 +32,7 @@ export interface KeyCacheOptions {
  * active again.
  */
 export class ApiKeyCache {
-  private readonly records = new Map<string, ApiKeyRecord>();
+  private readonly records = new Map<string, AuthKeyRecord>();
   /** Bumped on every invalidation and on losing the listener: a read that started earlier is not stored. */
   private generation = 0;
   private listener: pg.Client | undefined;
@@ -73,7 +73,7 @@ export class ApiKeyCache {
    * The record of `id` if one is cached and still current when the barrier returns;
    * undefined means "read the database".
    */
-  async get(id: string): Promise<ApiKeyRecord | undefined> {
+  async get(id: string): Promise<AuthKeyRecord | undefined> {
     if (!this.listener) {
       this.ensureListening();
       return undefined;
@@ -92,7 +92,7 @@ export class ApiKeyCache {
    * The record of `id` as held, without a barrier: only for a caller that confirms it in
    * the snapshot of its own work (KeyConfirmation). Nothing while the listener is down.
    */
-  peek(id: string): ApiKeyRecord | undefined {
+  peek(id: string): AuthKeyRecord | undefined {
     if (!this.listener) {
       this.ensureListening();
       return undefined;
@@ -112,7 +112,7 @@ export class ApiKeyCache {
   }
 
   /** Keeps a record read after `startRead` returned `ticket`, unless anything changed meanwhile. */
-  store(ticket: number | undefined, record: ApiKeyRecord): void {
+  store(ticket: number | undefined, record: AuthKeyRecord): void {
     if (ticket === undefined || ticket !== this.generation || !this.listener) return;
     if (this.records.size >= this.maxRecords) this.records.clear();
     this.records.set(record.id, record);

@@ -12,6 +12,16 @@ export interface ApiKeyRecord {
   lastUsedAt: Date | null;
 }
 
+/**
+ * A key as authentication reads it: with its organization's name, so that the principal
+ * answers GET /orgs/me without a query of its own. The name is held in the key cache
+ * under the same LISTEN barrier as revocation: migration 0053 announces a rename on the
+ * key channel.
+ */
+export interface AuthKeyRecord extends ApiKeyRecord {
+  orgName: string;
+}
+
 /** A key as the keys page lists it: with who minted it, removed from the organization or not. */
 export interface ApiKeyListed extends ApiKeyRecord {
   createdBy: { id: number; email: string; removed: boolean } | null;
@@ -45,19 +55,20 @@ export async function insertApiKey(tx: Tx, orgId: number, key: NewApiKey): Promi
   return rows[0]!;
 }
 
-export async function findApiKey(tx: Tx, orgId: number, id: string): Promise<ApiKeyRecord | null> {
-  const { rows } = await tx.query<ApiKeyRecord>(
-    `SELECT ${COLUMNS} FROM api_keys WHERE org_id = $1 AND id = $2`,
-    [orgId, id],
-  );
+// Row-level security applies to the organization as to the key: both are the org's own.
+const FIND_TEXT = `SELECT k.id, k.org_id AS "orgId", k.name, k.scopes, k.environment,
+  k.created_at AS "createdAt", k.expires_at AS "expiresAt", k.revoked_at AS "revokedAt",
+  k.last_used_at AS "lastUsedAt", o.name AS "orgName"
+  FROM api_keys k JOIN organizations o ON o.id = k.org_id
+  WHERE k.org_id = $1 AND k.id = $2`;
+
+export async function findApiKey(tx: Tx, orgId: number, id: string): Promise<AuthKeyRecord | null> {
+  const { rows } = await tx.query<AuthKeyRecord>(FIND_TEXT, [orgId, id]);
   return rows[0] ?? null;
 }
 
 /** `findApiKey` as a named statement (org_id $1, id $2), to ride behind a transaction's prologue. */
-export const FIND_API_KEY = {
-  name: 'tagtrail_find_api_key',
-  text: `SELECT ${COLUMNS} FROM api_keys WHERE org_id = $1 AND id = $2`,
-};
+export const FIND_API_KEY = { name: 'tagtrail_find_api_key', text: FIND_TEXT };
 
 export async function listApiKeys(
   tx: Tx,

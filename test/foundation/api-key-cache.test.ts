@@ -98,6 +98,18 @@ describe('API key cache across instances', () => {
     expect(cacheOf(second).has(kept.id)).toBe(true);
     expect(cacheOf(second).has(revoked.id)).toBe(false);
   });
+
+  it("shows an organization's new name on the next request to either instance", async () => {
+    // No route renames an organization today; an operator's UPDATE must still be seen at once.
+    const org = await t.createOrg('Before');
+    const first = await warm(t.app, t.services, org);
+    const other = await warm(secondApp, second, org);
+    for (const name of ['After', 'After again']) {
+      await t.database.db.pool.query('UPDATE organizations SET name = $2 WHERE id = $1', [org.id, name]);
+      expect((await me(t.app, first.token)).json().data.name).toBe(name);
+      expect((await me(secondApp, other.token)).json().data.name).toBe(name);
+    }
+  });
 });
 
 describe('API key cache when the LISTEN connection is lost', () => {
