@@ -226,3 +226,51 @@ describe('Limiter with a weight budget', () => {
     expect(limiter.inFlight).toBe(2);
   });
 });
+
+describe('long queues (thousands of one-read messages waiting)', () => {
+  it('GroupCommit starts the free lane whose oldest item came first, and keeps each lane in order', async () => {
+    const store = gatedStore();
+    const gc = new GroupCommit<string, string>({
+      store: store.store,
+      maxTransactions: 1,
+      maxItems: 7,
+      lane: (item) => Number(item.split(':')[0]),
+    });
+    const all = [gc.submit(1, '0:block'), gc.submit(1, '2:x'), gc.submit(1, '1:y')];
+    for (let i = 0; i < 3000; i++) all.push(gc.submit(1, `0:${i}`));
+    await tick();
+    store.open();
+    await tick();
+    // Lane 2's item came before lane 1's: it goes first once the slot is free.
+    expect(store.transactions.slice(1, 2)).toEqual([['2:x']]);
+    const opener = setInterval(store.open, 0);
+    try {
+      await Promise.all(all);
+    } finally {
+      clearInterval(opener);
+    }
+    const lane0 = store.transactions.flat().filter((i) => i.startsWith('0:') && i !== '0:block');
+    expect(lane0).toEqual(Array.from({ length: 3000 }, (_, i) => `0:${i}`));
+    expect(store.transactions.every((t) => t.length <= 7)).toBe(true);
+    expect(gc.queued).toBe(0);
+    await gc.idle();
+  });
+
+  it('Limiter serves thousands of waiters in arrival order', async () => {
+    const limiter = new Limiter(3);
+    const order: number[] = [];
+    const held = await Promise.all([limiter.acquire(), limiter.acquire(), limiter.acquire()]);
+    expect(held).toHaveLength(3);
+    const waiters = Array.from({ length: 5000 }, (_, i) =>
+      limiter.acquire().then(() => {
+        order.push(i);
+        limiter.release();
+      }),
+    );
+    for (let i = 0; i < 3; i++) limiter.release();
+    await Promise.all(waiters);
+    expect(order).toEqual(Array.from({ length: 5000 }, (_, i) => i));
+    await limiter.idle();
+    expect(limiter.inFlight).toBe(0);
+  });
+});

@@ -52,8 +52,8 @@ export interface GroupCommitOptions<I, O> {
 
 interface Pending<I, O> {
   orgId: number;
-  /** Organization and lane: items of one key go in one transaction at a time. */
-  key: string;
+  /** Submission order: of the lanes free to run, the one with the oldest item goes first. */
+  seq: number;
   item: I;
   weight: number;
   submittedAt: number;
@@ -61,15 +61,29 @@ interface Pending<I, O> {
   reject: (err: unknown) => void;
 }
 
-export class GroupCommit<I, O> {
-  private readonly queue: Array<Pending<I, O>> = [];
-  private running = 0;
+/** One lane's items waiting, oldest first (from `head` on: taking a batch is not a shift per item). */
+interface Lane<I, O> {
+  key: string;
+  items: Array<Pending<I, O>>;
+  head: number;
   /**
-   * Lanes with a transaction running. One at a time per lane: a second one would mostly
+   * A transaction of the lane is running. One at a time per lane: a second one would mostly
    * wait for the first's row locks (the same reader, mostly the same assets), and could
    * commit newer reads before older ones, which then take the slow path for late reads.
    */
-  private readonly busy = new Set<string>();
+  busy: boolean;
+}
+
+export class GroupCommit<I, O> {
+  /**
+   * The lanes with items waiting or a transaction running, by organization and lane. Kept
+   * per lane so that a message submitted while its lane is busy costs no scan of what
+   * waits: with one read per message thousands of messages wait, mostly for busy lanes.
+   */
+  private readonly lanes = new Map<string, Lane<I, O>>();
+  private waiting = 0;
+  private seq = 0;
+  private running = 0;
   private readonly idleWaiters: Array<() => void> = [];
   private readonly maxItems: number;
   private readonly maxWeight: number;
@@ -90,70 +104,89 @@ export class GroupCommit<I, O> {
 
   /** Items waiting for a transaction. */
   get queued(): number {
-    return this.queue.length;
+    return this.waiting;
   }
 
   /** Resolves with the item's outcome once the transaction holding it committed. */
   submit(orgId: number, item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
-      this.queue.push({
+      const key = `${orgId}/${this.options.lane?.(item) ?? 0}`;
+      let lane = this.lanes.get(key);
+      if (!lane) {
+        lane = { key, items: [], head: 0, busy: false };
+        this.lanes.set(key, lane);
+      }
+      lane.items.push({
         orgId,
-        key: `${orgId}/${this.options.lane?.(item) ?? 0}`,
+        seq: this.seq++,
         item,
         weight: Math.max(1, this.options.weight?.(item) ?? 1),
         submittedAt: Date.now(),
         resolve,
         reject,
       });
-      this.pump();
+      this.waiting++;
+      if (!lane.busy) this.pump();
     });
   }
 
   /** Resolves when nothing is queued or being stored. */
   idle(): Promise<void> {
-    if (this.running === 0 && this.queue.length === 0) return Promise.resolve();
+    if (this.running === 0 && this.waiting === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   private pump(): void {
     while (this.running < this.maxTransactions) {
-      const head = this.queue.find((p) => !this.busy.has(p.key));
-      if (!head) break;
-      const batch = this.take(head.key);
+      // Of the lanes not running, the one whose oldest item came first.
+      let next: Lane<I, O> | undefined;
+      for (const lane of this.lanes.values()) {
+        if (lane.busy || lane.head === lane.items.length) continue;
+        if (!next || lane.items[lane.head]!.seq < next.items[next.head]!.seq) next = lane;
+      }
+      if (!next) break;
+      const lane = next;
+      const batch = this.take(lane);
       this.running++;
-      this.busy.add(head.key);
+      lane.busy = true;
       void this.run(batch).finally(() => {
         this.running--;
-        this.busy.delete(head.key);
+        lane.busy = false;
+        if (lane.head === lane.items.length) this.lanes.delete(lane.key);
         this.pump();
-        if (this.running === 0 && this.queue.length === 0) {
+        if (this.running === 0 && this.waiting === 0) {
           for (const done of this.idleWaiters.splice(0)) done();
         }
       });
     }
   }
 
-  /** The lane's oldest items, within the limits, in order. */
-  private take(key: string): Array<Pending<I, O>> {
-    const batch: Array<Pending<I, O>> = [];
+  /**
+   * The lane's oldest items, within the limits, in order. Once one item does not fit,
+   * later ones wait too: a lane's items are committed in the order they came.
+   */
+  private take(lane: Lane<I, O>): Array<Pending<I, O>> {
+    const { items } = lane;
+    let end = lane.head;
     let weight = 0;
-    let kept = 0;
-    // Once one item of the lane does not fit, later ones wait too: a lane's items are
-    // committed in the order they came.
-    let full = false;
-    for (let i = 0; i < this.queue.length; i++) {
-      const p = this.queue[i]!;
-      if (!full && p.key === key) {
-        full = batch.length >= this.maxItems || (batch.length > 0 && weight + p.weight > this.maxWeight);
-      }
-      if (!full && p.key === key) {
-        batch.push(p);
-        weight += p.weight;
-      } else {
-        this.queue[kept++] = p;
-      }
+    while (end < items.length && end - lane.head < this.maxItems) {
+      const p = items[end]!;
+      if (end > lane.head && weight + p.weight > this.maxWeight) break;
+      weight += p.weight;
+      end++;
     }
-    this.queue.length = kept;
+    const batch = items.slice(lane.head, end);
+    lane.head = end;
+    // Drop what was taken once it is most of the array, so a lane's array stays bounded
+    // by what waits (copying the rest then costs no more than the items taken).
+    if (lane.head === items.length) {
+      items.length = 0;
+      lane.head = 0;
+    } else if (lane.head > 1024 && lane.head * 2 > items.length) {
+      items.splice(0, lane.head);
+      lane.head = 0;
+    }
+    this.waiting -= batch.length;
     return batch;
   }
 

@@ -23,7 +23,13 @@ export const silentLogger: IngestLogger = {
 export class Limiter {
   private active = 0;
   private weight = 0;
+  /**
+   * Waiters in order, from `head` on. Not shifted one by one: the embedded broker hands
+   * over every PUBLISH of a socket read at once, thousands of one-read messages, and
+   * shifting a long array copies what is behind the first.
+   */
   private readonly waiting: Array<{ weight: number; resolve: () => void }> = [];
+  private head = 0;
   private readonly idleWaiters: Array<() => void> = [];
 
   constructor(
@@ -46,7 +52,7 @@ export class Limiter {
 
   /** Resolves once a slot and `weight` are taken; release() them when the work is done. */
   acquire(weight = 0): Promise<void> {
-    if (this.waiting.length === 0 && this.fits(weight)) {
+    if (this.head === this.waiting.length && this.fits(weight)) {
       this.take(weight);
       return Promise.resolve();
     }
@@ -56,10 +62,18 @@ export class Limiter {
   release(weight = 0): void {
     this.active--;
     this.weight -= weight;
-    while (this.waiting.length > 0 && this.fits(this.waiting[0]!.weight)) {
-      const next = this.waiting.shift()!;
+    while (this.head < this.waiting.length && this.fits(this.waiting[this.head]!.weight)) {
+      const next = this.waiting[this.head]!;
+      this.waiting[this.head++] = undefined as never;
       this.take(next.weight);
       next.resolve();
+    }
+    if (this.head === this.waiting.length) {
+      this.waiting.length = 0;
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.waiting.length) {
+      this.waiting.splice(0, this.head);
+      this.head = 0;
     }
     if (this.active === 0) for (const done of this.idleWaiters.splice(0)) done();
   }
