@@ -26,12 +26,15 @@ export interface ReaderMessage {
  * sightings' few set-based statements, one for the raw log and two for the readers'
  * counters. Outcomes are per message, in order, exactly as if each had been stored alone;
  * a redelivered message (its digest already claimed) is stored and counted not at all.
+ * With `commit`, the COMMIT is sent behind the last statement (the caller sends nothing
+ * after); it throws StaleCounts when the batch must be run again with `countFirst: false`.
  */
 export async function storeReaderMessages(
   tx: Tx,
   orgId: number,
   messages: ReaderMessage[],
   clock: ClockPolicy,
+  options: { countFirst?: boolean; commit?: boolean } = {},
 ): Promise<IngestOutcome[]> {
   const keys = messages.map((m) => m.parsed.reads.map((r) => matchKey(r.tagType ?? 'rfid', r.tagValue)));
   const claimed = messages.filter((m) => m.digest !== null);
@@ -83,24 +86,60 @@ export async function storeReaderMessages(
       }
     });
   });
-  const stored = await placeSightings(tx, orgId, sightings);
-  for (const s of sightings) if (stored(s)) outcomes[owner.get(s)!]!.good++;
   const kept = messages.flatMap((m, i) => (repeats.has(m) ? [] : [{ m, o: outcomes[i]! }]));
-  if (kept.length > 0) {
-    await logMessages(
-      tx,
-      orgId,
-      kept.map((k) => k.m),
-      kept.map((k) => k.o),
-    );
-    await countOnReaders(
-      tx,
-      orgId,
-      kept.map((k) => k.m),
-      kept.map((k) => k.o),
-    );
+  const logAndCount = async () => {
+    if (kept.length === 0) return;
+    const sent = [
+      logMessages(
+        tx,
+        orgId,
+        kept.map((k) => k.m),
+        kept.map((k) => k.o),
+      ),
+      countOnReaders(
+        tx,
+        orgId,
+        kept.map((k) => k.m),
+        kept.map((k) => k.o),
+      ),
+    ];
+    for (const p of sent) p.catch(() => undefined);
+    await Promise.all(sent);
+  };
+  if (options.countFirst === false) {
+    // After a StaleCounts: the outcomes as placed, written after the placing.
+    const stored = await placeSightings(tx, orgId, sightings);
+    for (const s of sightings) if (stored(s)) outcomes[owner.get(s)!]!.good++;
+    await logAndCount();
+    return outcomes;
   }
+  // Every sighting counts as stored, which it is unless its asset or location was deleted
+  // since the lookups above: the raw log rows and the readers' counters are then written
+  // before the asset locks are taken (the lanes wait for one another there), in the same
+  // write as the locks. Should one not be stored, the transaction is rolled back and run
+  // again with the outcomes counted after the placing (StaleCounts).
+  for (const s of sightings) outcomes[owner.get(s)!]!.good++;
+  const logged = logAndCount();
+  logged.catch(() => undefined);
+  await placeSightings(tx, orgId, sightings, {
+    whenLocked: (stored) => {
+      if (!sightings.every(stored)) throw new StaleCounts();
+    },
+    commit: options.commit,
+  });
+  await logged;
   return outcomes;
+}
+
+/**
+ * A batch's outcomes, counted before its locks, proved wrong once they were held (an asset
+ * or location was deleted in between): the caller runs the batch again with
+ * `countFirst: false`. Nothing was written that the rollback does not take back.
+ */
+export class StaleCounts extends Error {
+  constructor() {
+    super('an asset or location of the batch was deleted while it was being stored');
+  }
 }
 
 /** The raw log rows of the messages, in one statement. */
@@ -135,7 +174,8 @@ async function logMessages(
 
 /**
  * Adds the outcomes to the readers' counters. The rows are locked in id order first: two
- * batches naming the same readers then never wait for each other in a cycle.
+ * batches naming the same readers then never wait for each other in a cycle. Everything
+ * is sent before the first await, so a caller may send its next statements behind it.
  */
 async function countOnReaders(
   tx: Tx,
@@ -155,11 +195,13 @@ async function countOnReaders(
     } else totals.set(m.reader.id, { at: m.receivedAt, good: o.good, bad: o.bad, unknown: o.unknown });
   });
   const ids = [...totals.keys()].sort((a, b) => a - b);
-  await tx.query(
+  // Both at once: the server runs the update once the locks are held.
+  const locked = tx.query(
     'SELECT 1 FROM readers WHERE org_id = $1 AND id = ANY($2::bigint[]) ORDER BY id FOR UPDATE',
     [orgId, ids],
   );
-  await bumpReaderCounters(
+  locked.catch(() => undefined);
+  const bumped = bumpReaderCounters(
     tx,
     orgId,
     ids.map((id) => {
@@ -167,4 +209,7 @@ async function countOnReaders(
       return { readerId: id, receivedAt: t.at, good: t.good, bad: t.bad, unknown: t.unknown };
     }),
   );
+  bumped.catch(() => undefined);
+  await locked;
+  await bumped;
 }

@@ -7,7 +7,7 @@ import type { Read, ReaderFamily } from './adapters/types.js';
 import { type BatchReport, GroupCommit, type GroupCommitOptions } from './group-commit.js';
 import { type IngestInstruments, type MessageSource, NO_INSTRUMENTS } from './instruments.js';
 import { payloadDigest } from './message-digests.js';
-import { type ReaderMessage, storeReaderMessages } from './reader-batch.js';
+import { type ReaderMessage, StaleCounts, storeReaderMessages } from './reader-batch.js';
 import type { ScanRecord } from './records.js';
 
 export interface IngestOutcome {
@@ -105,8 +105,7 @@ export class IngestService {
     groupCommit: GroupCommitLimits = {},
   ) {
     this.batches = new GroupCommit<ReaderMessage, IngestOutcome>({
-      store: (orgId, messages) =>
-        this.db.withOrg(orgId, (tx) => storeReaderMessages(tx, orgId, messages, this.clock)),
+      store: (orgId, messages) => this.storeBatch(orgId, messages),
       // Reads, plus one so that a message without any still counts.
       weight: (m) => m.parsed.reads.length + 1,
       // A reader's messages stay in order; readers of one organization are stored side by
@@ -125,6 +124,24 @@ export class IngestService {
       },
       ...groupCommit,
     });
+  }
+
+  /**
+   * One group's transaction: its COMMIT leaves behind its last statement. Counted before
+   * its asset locks (storeReaderMessages); in the rare case an asset or location was
+   * deleted meanwhile, once more counted after the placing.
+   */
+  private async storeBatch(orgId: number, messages: ReaderMessage[]): Promise<IngestOutcome[]> {
+    try {
+      return await this.db.withOrg(orgId, (tx) =>
+        storeReaderMessages(tx, orgId, messages, this.clock, { commit: true }),
+      );
+    } catch (err) {
+      if (!(err instanceof StaleCounts)) throw err;
+      return this.db.withOrg(orgId, (tx) =>
+        storeReaderMessages(tx, orgId, messages, this.clock, { countFirst: false, commit: true }),
+      );
+    }
   }
 
   /**

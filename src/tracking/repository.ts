@@ -69,8 +69,9 @@ export interface NewestStay {
 
 /**
  * Locks the assets' rows in id order (no deadlocks between batches); returns the live
- * ones with their newest stay (null before the first sighting). The stays are read in a
- * second statement, after the locks are held: in READ COMMITTED it sees what a batch
+ * ones with their newest stay (null before the first sighting). The stays are read by a
+ * second statement, sent with the first without waiting for it (one round trip): the
+ * server runs it once the locks are held, and in READ COMMITTED it then sees what a batch
  * that held a lock before us committed (a join in the locking statement would not).
  */
 export async function lockAssets(
@@ -78,20 +79,26 @@ export async function lockAssets(
   orgId: number,
   assetIds: number[],
 ): Promise<Map<number, NewestStay | null>> {
-  const locked = await tx.query<{ id: number }>(
+  if (assetIds.length === 0) return new Map();
+  const locking = tx.query<{ id: number }>(
     `SELECT id FROM assets WHERE org_id = $1 AND id = ANY($2::bigint[]) AND deleted_at IS NULL
      ORDER BY id FOR UPDATE`,
     [orgId, assetIds],
   );
-  const live = new Map<number, NewestStay | null>(locked.rows.map((r) => [r.id, null]));
-  if (live.size === 0) return live;
-  const { rows } = await tx.query<{ asset_id: number; id: number; location_id: number; last_seen_at: Date }>(
+  const newest = tx.query<{ asset_id: number; id: number; location_id: number; last_seen_at: Date }>(
     `SELECT DISTINCT ON (asset_id) asset_id, id, location_id, last_seen_at FROM stays
      WHERE org_id = $1 AND asset_id = ANY($2::bigint[]) ORDER BY asset_id, started_at DESC`,
-    [orgId, [...live.keys()]],
+    [orgId, assetIds],
   );
-  for (const r of rows)
-    live.set(r.asset_id, { id: r.id, locationId: r.location_id, lastSeenAt: r.last_seen_at.getTime() });
+  // Fails too when the lock did; the lock's error is the one to report.
+  newest.catch(() => undefined);
+  const locked = await locking;
+  const live = new Map<number, NewestStay | null>(locked.rows.map((r) => [r.id, null]));
+  // A deleted asset's stays are read as well (the list was sent before the locks answered).
+  for (const r of (await newest).rows) {
+    if (live.has(r.asset_id))
+      live.set(r.asset_id, { id: r.id, locationId: r.location_id, lastSeenAt: r.last_seen_at.getTime() });
+  }
   return live;
 }
 

@@ -1,3 +1,4 @@
+import { commitBehind } from '../db/commit.js';
 import type { Tx } from '../db/pool.js';
 import { type Move, type ReadSource, recordMoves } from '../events/outbox.js';
 import { type LatePlan, planLateReads } from './late-reads.js';
@@ -102,27 +103,55 @@ export async function storeSightings(tx: Tx, orgId: number, sightings: Sighting[
   return sightings.filter(stored).length;
 }
 
+/** What a caller storing several messages at once asks of placeSightings. */
+export interface PlaceOptions {
+  /**
+   * Called once the locks are held, with the predicate placeSightings returns, before
+   * anything is written; throwing there writes nothing more (the caller rolls back).
+   */
+  whenLocked?: (stored: (s: Sighting) => boolean) => void;
+  /**
+   * Sends the transaction's COMMIT behind the last write (commitBehind), so the asset locks
+   * are held for the server's work alone: the caller sends nothing after placeSightings.
+   */
+  commit?: boolean;
+}
+
 /**
  * storeSightings, telling which sightings were stored: not those of an asset or at a
  * location deleted meanwhile. Callers storing several messages at once count per message.
+ * Every statement that need not wait for an answer is sent without waiting (the pool
+ * pipelines): the locks and the newest stays in one round trip, the writes in another.
  */
 export async function placeSightings(
   tx: Tx,
   orgId: number,
   sightings: Sighting[],
+  options: PlaceOptions = {},
 ): Promise<(s: Sighting) => boolean> {
-  if (sightings.length === 0) return () => false;
+  if (sightings.length === 0) {
+    options.whenLocked?.(() => false);
+    if (options.commit) commitBehind(tx);
+    return () => false;
+  }
   // A location being deleted holds its row lock while it counts the assets placed there;
   // this share lock waits for that and then sees it deleted, or makes the delete see us.
-  const placeable = await lockLocations(tx, orgId, [...new Set(sightings.map((s) => s.locationId))]);
+  // Then the assets, in the same write: an asset seen only at a deleted location is
+  // locked and left alone.
+  const placing = lockLocations(tx, orgId, [...new Set(sightings.map((s) => s.locationId))]);
+  const locking = lockAssets(tx, orgId, [...new Set(sightings.map((s) => s.assetId))]);
+  locking.catch(() => undefined);
+  const placeable = await placing;
+  const live = await locking;
+  const stored = (s: Sighting) => placeable.has(s.locationId) && live.has(s.assetId);
+  options.whenLocked?.(stored);
   const byAsset = new Map<number, Sighting[]>();
   for (const s of sightings) {
-    if (!placeable.has(s.locationId)) continue;
+    if (!stored(s)) continue;
     const list = byAsset.get(s.assetId);
     if (list) list.push(s);
     else byAsset.set(s.assetId, [s]);
   }
-  const live = await lockAssets(tx, orgId, [...byAsset.keys()]);
   const extend: Array<{ stayId: number; lastSeenAt: number }> = [];
   const append: Array<{ assetId: number; locationId: number; startedAt: number; lastSeenAt: number }> = [];
   const current: Array<{ assetId: number; locationId: number; lastSeenAt: number }> = [];
@@ -130,7 +159,6 @@ export async function placeSightings(
   const moves: Move[] = [];
   const pastReads: Array<{ assetId: number; reads: Sighting[] }> = [];
   for (const [assetId, list] of byAsset) {
-    if (!live.has(assetId)) continue;
     const newest = live.get(assetId) ?? null;
     list.sort((a, b) => a.at - b.at);
     const plan = planAppend(list, newest);
@@ -152,28 +180,38 @@ export async function placeSightings(
     readByRead.push(assetId);
     pastReads.push({ assetId, reads: compact(list, newest?.lastSeenAt ?? null) });
   }
-  await placeLateReads(tx, orgId, pastReads);
-  await extendStays(tx, orgId, extend);
-  await appendStays(tx, orgId, append);
-  // The newest stay of an appended asset is known here; the others are read back.
-  await setCurrentLocations(tx, orgId, current);
-  // Late reads rewrite history; they are an event only where the current location changed.
-  for (const change of await refreshCurrentLocation(tx, orgId, readByRead)) {
-    const from = live.get(change.assetId)?.locationId ?? null;
-    if (from === change.locationId) continue;
-    const read = byAsset
-      .get(change.assetId)
-      ?.find((s) => s.at === change.startedAt && s.locationId === change.locationId);
-    moves.push({
-      assetId: change.assetId,
-      from,
-      to: change.locationId,
-      at: change.startedAt,
-      source: read?.source ?? null,
-    });
+  // The appending assets' writes go at once; the late reads' assets are others, so their
+  // statements may follow in any order.
+  const writes = [
+    extendStays(tx, orgId, extend),
+    appendStays(tx, orgId, append),
+    // The newest stay of an appended asset is known here; the others are read back below.
+    setCurrentLocations(tx, orgId, current),
+  ];
+  for (const w of writes) w.catch(() => undefined);
+  if (readByRead.length > 0) {
+    await placeLateReads(tx, orgId, pastReads);
+    // Late reads rewrite history; they are an event only where the current location changed.
+    for (const change of await refreshCurrentLocation(tx, orgId, readByRead)) {
+      const from = live.get(change.assetId)?.locationId ?? null;
+      if (from === change.locationId) continue;
+      const read = byAsset
+        .get(change.assetId)
+        ?.find((s) => s.at === change.startedAt && s.locationId === change.locationId);
+      moves.push({
+        assetId: change.assetId,
+        from,
+        to: change.locationId,
+        at: change.startedAt,
+        source: read?.source ?? null,
+      });
+    }
   }
-  await recordMoves(tx, orgId, moves);
-  return (s) => placeable.has(s.locationId) && live.has(s.assetId);
+  const recorded = recordMoves(tx, orgId, moves);
+  recorded.catch(() => undefined);
+  if (options.commit) commitBehind(tx);
+  await Promise.all([...writes, recorded]);
+  return stored;
 }
 
 /**

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BatchReport } from '../../src/ingest/group-commit.js';
 import { IngestService } from '../../src/ingest/service.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { untilSessions } from '../helpers/database.js';
 import { genericJson, ingestFixture } from './helpers.js';
 
 let t: TestApp;
@@ -142,5 +143,43 @@ describe('group commit of reader messages', () => {
     expect(h1).toEqual(h2);
     expect(await f.currentLocation(batched)).toBe(places[2]);
     expect(await f.currentLocation(alone)).toBe(places[2]);
+  });
+  it('counts a read of an asset deleted while its batch waits for the asset lock as unknown, everywhere', async () => {
+    const f = await ingestFixture(t);
+    const place = await f.location();
+    const [gone, kept] = [await f.asset(tag(200)), await f.asset(tag(201))];
+    const r = await f.reader('generic-json', [[null, place]]);
+    const ref = { id: r.reader.id, orgId: f.orgId, family: 'generic-json' as const };
+    const ingest = new IngestService(t.database.db);
+    const at = iso(Date.now() - 60_000);
+    // The batch is counted before it takes its asset locks; the delete lands in between.
+    const client = await t.database.db.pool.connect();
+    let outcome: Awaited<ReturnType<IngestService['readerMessage']>>;
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT id FROM assets WHERE id = $1 FOR UPDATE', [gone]);
+      const stored = ingest.readerMessage(
+        ref,
+        genericJson([
+          [tag(200), 1, at],
+          [tag(201), 1, at],
+        ]),
+        'mqtt',
+      );
+      await untilSessions(t.database.db, "wait_event_type = 'Lock'", 'the batch waiting for the asset');
+      await client.query('UPDATE assets SET deleted_at = now() WHERE id = $1', [gone]);
+      await client.query('COMMIT');
+      outcome = await stored;
+    } finally {
+      client.release();
+    }
+    expect(outcome).toEqual({ good: 1, bad: 0, unknown: 1, errors: [] });
+    expect(await f.readerCounters(r.reader.id)).toEqual({ good: 1, bad: 0, unknown: 1 });
+    expect(await f.rawMessages(r.reader.id)).toEqual([
+      expect.objectContaining({ good_reads: 1, bad_reads: 0, unknown_reads: 1 }),
+    ]);
+    expect(await f.currentLocation(kept)).toBe(place);
+    const stays = await t.database.db.pool.query('SELECT 1 FROM stays WHERE asset_id = $1', [gone]);
+    expect(stays.rowCount).toBe(0);
   });
 });
