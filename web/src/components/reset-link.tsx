@@ -3,6 +3,7 @@ import { api } from '../api.js';
 import { formatDateTime } from '../format.js';
 import { CopyField } from './copy-field.js';
 import { ErrorAlert } from './errors.js';
+import { useAction } from './use-action.js';
 
 interface IssuedReset {
   data: { email: string; expires_at: string };
@@ -16,27 +17,17 @@ interface IssuedReset {
  */
 export function ResetLinkButton({ userId, email }: { userId: number | string; email: string }) {
   const [issued, setIssued] = useState<IssuedReset | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const issue = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      setIssued(await api<IssuedReset>(`/internal/members/${userId}/password-reset`, { method: 'POST' }));
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const issue = useAction(async () => {
+    setIssued(await api<IssuedReset>(`/internal/members/${userId}/password-reset`, { method: 'POST' }));
+  });
   return (
     <>
       <button
         type="button"
         class="button secondary"
         aria-label={`Password reset link for ${email}`}
-        disabled={busy}
-        onClick={issue}
+        disabled={issue.busy}
+        onClick={issue.run}
       >
         Reset link
       </button>
@@ -49,7 +40,7 @@ export function ResetLinkButton({ userId, email }: { userId: number | string; em
           <CopyField id={`reset-link-${userId}`} label={`Reset link for ${email}`} value={issued.url} />
         </div>
       )}
-      <ErrorAlert error={error} />
+      <ErrorAlert error={issue.error} />
     </>
   );
 }

@@ -3,6 +3,7 @@ import { ApiError, api, type Session, type SignUpState } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
 import { PageHeader } from '../components/page.js';
 import { TextField } from '../components/text-field.js';
+import { submitting, useAction } from '../components/use-action.js';
 import { Link, navigate } from '../router.js';
 
 /** Where to go after signing in: the page that asked for it, or the location tree. */
@@ -16,21 +17,15 @@ function next(): string {
  * why not (a 401 here is an answer, not a lost session).
  */
 function useCredentialsForm(path: string, onSession: (session: Session) => void, destination: () => string) {
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = (body: Record<string, unknown>) => async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+  const { error, busy, run } = useAction(
+    async (body: Record<string, unknown>) => {
       const res = await api<{ data: Session }>(path, { method: 'POST', body, expectUnauthorized: true });
       onSession(res.data);
       navigate(destination(), { replace: true });
-    } catch (e) {
-      setError(e);
-      setBusy(false);
-    }
-  };
+    },
+    { busyAfterSuccess: true },
+  );
+  const submit = (body: Record<string, unknown>) => submitting(() => run(body));
   return { error, busy, submit };
 }
 

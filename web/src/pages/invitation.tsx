@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, type InvitationPreview, type Session } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
 import { PageHeader } from '../components/page.js';
+import { submitting, useAction } from '../components/use-action.js';
 import { formatDateTime } from '../format.js';
 import { navigate } from '../router.js';
 
@@ -17,8 +18,6 @@ export function InvitationPage({ onSession }: { onSession(session: Session): voi
   const [preview, setPreview] = useState<InvitationPreview | null>(null);
   const [lookupError, setLookupError] = useState<unknown>(null);
   const [password, setPassword] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
 
   useEffect(() => {
     api<{ data: InvitationPreview }>('/internal/invitations/lookup', {
@@ -30,11 +29,8 @@ export function InvitationPage({ onSession }: { onSession(session: Session): voi
       .catch(setLookupError);
   }, [token]);
 
-  const accept = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+  const { error, busy, run } = useAction(
+    async () => {
       const res = await api<{ data: Session }>('/internal/invitations/accept', {
         method: 'POST',
         body: { token, password },
@@ -42,11 +38,9 @@ export function InvitationPage({ onSession }: { onSession(session: Session): voi
       });
       onSession(res.data);
       navigate('/locations', { replace: true });
-    } catch (e) {
-      setError(e);
-      setBusy(false);
-    }
-  };
+    },
+    { busyAfterSuccess: true },
+  );
 
   return (
     <main class="auth-card" id="main">
@@ -54,7 +48,7 @@ export function InvitationPage({ onSession }: { onSession(session: Session): voi
       <PageHeader title="Accept the invitation" />
       <ErrorAlert error={lookupError} />
       {preview && (
-        <form onSubmit={accept} aria-describedby={error ? 'accept-error' : undefined}>
+        <form onSubmit={submitting(run)} aria-describedby={error ? 'accept-error' : undefined}>
           <p>
             You are invited to <strong>{preview.organization.name}</strong> as <strong>{preview.role}</strong>
             , with the address <strong>{preview.email}</strong>. The link works until{' '}

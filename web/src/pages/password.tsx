@@ -3,6 +3,7 @@ import { api, type Session } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
 import { PageHeader } from '../components/page.js';
 import { TextField } from '../components/text-field.js';
+import { useAction } from '../components/use-action.js';
 import { useSession } from '../session.js';
 import { TwoFactorCard } from './two-factor.js';
 
@@ -10,34 +11,24 @@ export function PasswordPage() {
   const [current, setCurrent] = useState('');
   const [next, setNext] = useState('');
   const [repeat, setRepeat] = useState('');
-  const [error, setError] = useState<unknown>(null);
   const [done, setDone] = useState(false);
-  const [busy, setBusy] = useState(false);
 
-  const submit = async (event: Event) => {
+  const change = useAction(async () => {
+    await api('/internal/auth/password', {
+      method: 'POST',
+      body: { current_password: current, new_password: next },
+      expectUnauthorized: true,
+    });
+    setCurrent('');
+    setNext('');
+    setRepeat('');
+    setDone(true);
+  });
+  const submit = (event: Event) => {
     event.preventDefault();
     setDone(false);
-    if (next !== repeat) {
-      setError(new Error('The two new passwords differ.'));
-      return;
-    }
-    setBusy(true);
-    setError(null);
-    try {
-      await api('/internal/auth/password', {
-        method: 'POST',
-        body: { current_password: current, new_password: next },
-        expectUnauthorized: true,
-      });
-      setCurrent('');
-      setNext('');
-      setRepeat('');
-      setDone(true);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
+    if (next !== repeat) change.setError(new Error('The two new passwords differ.'));
+    else void change.run();
   };
 
   return (
@@ -72,13 +63,13 @@ export function PasswordPage() {
           value={repeat}
           onValue={setRepeat}
         />
-        <ErrorAlert error={error} />
+        <ErrorAlert error={change.error} />
         {done && (
           <p class="alert alert-success" role="status">
             Password changed. Your other sessions have been signed out.
           </p>
         )}
-        <button type="submit" class="button primary" disabled={busy}>
+        <button type="submit" class="button primary" disabled={change.busy}>
           Change password
         </button>
       </form>
@@ -93,29 +84,22 @@ export function EmailForm() {
   const { session, setSession } = useSession();
   const [email, setEmail] = useState('');
   const [current, setCurrent] = useState('');
-  const [error, setError] = useState<unknown>(null);
   const [done, setDone] = useState(false);
-  const [busy, setBusy] = useState(false);
 
-  const submit = async (event: Event) => {
+  const change = useAction(async () => {
+    const res = await api<{ data: Session }>('/internal/auth/email', {
+      method: 'POST',
+      body: { current_password: current, new_email: email },
+    });
+    setSession(res.data);
+    setEmail('');
+    setCurrent('');
+    setDone(true);
+  });
+  const submit = (event: Event) => {
     event.preventDefault();
     setDone(false);
-    setBusy(true);
-    setError(null);
-    try {
-      const res = await api<{ data: Session }>('/internal/auth/email', {
-        method: 'POST',
-        body: { current_password: current, new_email: email },
-      });
-      setSession(res.data);
-      setEmail('');
-      setCurrent('');
-      setDone(true);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
+    void change.run();
   };
 
   return (
@@ -142,13 +126,13 @@ export function EmailForm() {
         value={current}
         onValue={setCurrent}
       />
-      <ErrorAlert error={error} />
+      <ErrorAlert error={change.error} />
       {done && (
         <p class="alert alert-success" role="status">
           Email changed: sign in with the new address from now on.
         </p>
       )}
-      <button type="submit" class="button primary" disabled={busy}>
+      <button type="submit" class="button primary" disabled={change.busy}>
         Change email
       </button>
     </form>

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
 import { PageHeader } from '../components/page.js';
+import { submitting, useAction } from '../components/use-action.js';
 import { Link } from '../router.js';
 
 /** The token of the link `/reset-password#<token>`: in the fragment, never sent to the server. */
@@ -11,27 +12,16 @@ const tokenOfLink = () => window.location.hash.replace(/^#/, '');
 export function ResetPasswordPage() {
   const [token] = useState(tokenOfLink);
   const [password, setPassword] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   const [done, setDone] = useState(false);
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      await api('/internal/auth/password-reset', {
-        method: 'POST',
-        body: { token, new_password: password },
-        expectUnauthorized: true,
-      });
-      setDone(true);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { error, busy, run } = useAction(async () => {
+    await api('/internal/auth/password-reset', {
+      method: 'POST',
+      body: { token, new_password: password },
+      expectUnauthorized: true,
+    });
+    setDone(true);
+  });
 
   return (
     <main class="auth-card" id="main">
@@ -47,7 +37,7 @@ export function ResetPasswordPage() {
           </p>
         </>
       ) : (
-        <form onSubmit={submit}>
+        <form onSubmit={submitting(run)}>
           <div class="field">
             <label for="reset-password">New password</label>
             <input

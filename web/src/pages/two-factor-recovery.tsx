@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { ConfirmedAction } from '../components/confirm.js';
 import { ErrorAlert } from '../components/errors.js';
+import { submitting, useAction } from '../components/use-action.js';
 
 /**
  * The recovery codes just made, shown once (only their hashes are kept): each signs in
@@ -48,27 +49,16 @@ export function RecoveryCodesPanel({ codes, onDone }: { codes: string[]; onDone(
 /** Ten new recovery codes for a current code from the app; the old ones stop working. */
 export function RegenerateRecoveryCodes({ left, onCodes }: { left: number; onCodes(codes: string[]): void }) {
   const [code, setCode] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const res = await api<{ data: { recovery_codes: string[] } }>('/internal/account/totp/recovery-codes', {
-        method: 'POST',
-        body: { code },
-      });
-      setCode('');
-      onCodes(res.data.recovery_codes);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { run, busy, error } = useAction(async () => {
+    const res = await api<{ data: { recovery_codes: string[] } }>('/internal/account/totp/recovery-codes', {
+      method: 'POST',
+      body: { code },
+    });
+    setCode('');
+    onCodes(res.data.recovery_codes);
+  });
   return (
-    <form onSubmit={submit} aria-labelledby="recovery-left">
+    <form onSubmit={submitting(run)} aria-labelledby="recovery-left">
       <p id="recovery-left">
         <strong>{left}</strong> of 10 recovery codes left.
         {left <= 3 && ' Make new ones before they run out.'}
@@ -100,21 +90,11 @@ export function RegenerateRecoveryCodes({ left, onCodes }: { left: number; onCod
  */
 export function TwoFactorReset({ userId, email, onDone }: { userId: number; email: string; onDone(): void }) {
   const [confirming, setConfirming] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const reset = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      await api(`/internal/members/${userId}/two-factor`, { method: 'DELETE' });
-      setConfirming(false);
-      onDone();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const reset = useAction(async () => {
+    await api(`/internal/members/${userId}/two-factor`, { method: 'DELETE' });
+    setConfirming(false);
+    onDone();
+  });
   return (
     <>
       <ConfirmedAction
@@ -124,10 +104,10 @@ export function TwoFactorReset({ userId, email, onDone }: { userId: number; emai
         onAsking={setConfirming}
         question={`Reset two-factor sign-in of ${email}? Their sessions end now; they sign in with the password and set it up again where it is required.`}
         yes="Yes, reset"
-        busy={busy}
-        onYes={reset}
+        busy={reset.busy}
+        onYes={reset.run}
       />
-      <ErrorAlert error={error} />
+      <ErrorAlert error={reset.error} />
     </>
   );
 }

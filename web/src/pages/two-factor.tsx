@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, type Session } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
 import { TextField } from '../components/text-field.js';
+import { useAction } from '../components/use-action.js';
 import { useSession } from '../session.js';
 import { RecoveryCodesPanel, RegenerateRecoveryCodes } from './two-factor-recovery.js';
 
@@ -30,8 +31,8 @@ export function TwoFactorCard() {
   const [enrolment, setEnrolment] = useState<Enrolment | null>(null);
   const [code, setCode] = useState('');
   const [password, setPassword] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  // One action at a time (start, confirm, turn off); a failed load shows in its alert too.
+  const { run, busy, error, setError } = useAction((work: () => Promise<void>) => work());
   const [shownCodes, setShownCodes] = useState<string[] | null>(null);
 
   useEffect(() => {
@@ -39,18 +40,6 @@ export function TwoFactorCard() {
       .then((res) => setStatus(res.data))
       .catch(setError);
   }, []);
-
-  const run = async (work: () => Promise<void>) => {
-    setBusy(true);
-    setError(null);
-    try {
-      await work();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
 
   const start = () =>
     run(async () => {

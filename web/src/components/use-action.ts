@@ -1,0 +1,111 @@
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+
+/**
+ * One user action that sends a request (save, revoke, attach …) and the state a page shows
+ * of it: whether it runs (its buttons are disabled) and the error of its last run. The
+ * rules are docs/web-app.md's "Requests in flight": a second run while one is in flight is
+ * ignored, so a double click (or Enter pressed twice before the button re-renders disabled)
+ * sends once; the error of the previous run is cleared when the next starts; and nothing is
+ * set once the component is gone (a save that navigates away, a row removed by its own
+ * delete).
+ */
+
+export interface ActionState {
+  busy: boolean;
+  error: unknown;
+}
+
+export interface ActionOptions {
+  /**
+   * The action leaves the page when it succeeds (sign-in, accept an invitation, delete):
+   * its buttons stay disabled until the page is gone, so they cannot be pressed again in
+   * the moment before.
+   */
+  busyAfterSuccess?: boolean;
+  /** Called with the error, before it is shown (put a control back, close a question). */
+  onError?(error: unknown): void;
+}
+
+/**
+ * The part without Preact, so it can be tested without a browser: `publish` is the
+ * component's state setter, and `dispose` is called when the component unmounts.
+ */
+export class ActionRunner<A extends unknown[]> {
+  private state: ActionState = { busy: false, error: null };
+  private running = false;
+  private alive = true;
+
+  constructor(
+    private readonly work: (...args: A) => Promise<unknown>,
+    private readonly publish: (state: ActionState) => void,
+    private readonly options: () => ActionOptions = () => ({}),
+  ) {}
+
+  /** Runs the action; true when it succeeded, false when it failed or another run was in flight. */
+  readonly run = async (...args: A): Promise<boolean> => {
+    if (this.running) return false;
+    this.running = true;
+    this.set({ busy: true, error: null });
+    try {
+      await this.work(...args);
+      this.running = false;
+      if (!this.options().busyAfterSuccess) this.set({ busy: false });
+      return true;
+    } catch (error) {
+      this.running = false;
+      if (this.alive) this.options().onError?.(error);
+      this.set({ busy: false, error });
+      return false;
+    }
+  };
+
+  /** Shows an error of the form's own (a check made before anything is sent); null clears it. */
+  readonly setError = (error: unknown): void => this.set({ error });
+
+  readonly dispose = (): void => {
+    this.alive = false;
+  };
+
+  private set(change: Partial<ActionState>): void {
+    if (!this.alive) return;
+    this.state = { ...this.state, ...change };
+    this.publish(this.state);
+  }
+}
+
+export interface Action<A extends unknown[]> extends ActionState {
+  run(...args: A): Promise<boolean>;
+  setError(error: unknown): void;
+}
+
+/**
+ * `fn` may change from render to render (it closes over the form's fields); the run always
+ * calls the latest one, and `run` and `setError` stay the same functions.
+ */
+export function useAction<A extends unknown[]>(
+  fn: (...args: A) => Promise<unknown>,
+  options: ActionOptions = {},
+): Action<A> {
+  const [state, setState] = useState<ActionState>({ busy: false, error: null });
+  const latest = useRef({ fn, options });
+  latest.current = { fn, options };
+  const runner = useMemo(
+    () =>
+      new ActionRunner<A>(
+        (...args) => latest.current.fn(...args),
+        setState,
+        () => latest.current.options,
+      ),
+    [],
+  );
+  useEffect(() => runner.dispose, [runner]);
+  return { ...state, run: runner.run, setError: runner.setError };
+}
+
+/** A form's onSubmit that runs `run` instead of the browser's submission. */
+export const submitting =
+  (run: () => unknown) =>
+  (event: Event): void => {
+    event.preventDefault();
+    void run();
+  };
