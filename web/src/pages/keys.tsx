@@ -7,6 +7,7 @@ import { PageHeader } from '../components/page.js';
 import { Pager, usePaged } from '../components/paging.js';
 import { ShownOncePanel } from '../components/shown-once.js';
 import { TextField } from '../components/text-field.js';
+import { submitting, useAction } from '../components/use-action.js';
 import { formatDate, formatDateTime } from '../format.js';
 
 type Access = 'none' | 'read' | 'write';
@@ -74,29 +75,18 @@ function MintForm({ onMinted }: { onMinted(name: string, token: string): void })
   });
   const [expiry, setExpiry] = useState<Expiry>('90');
   const [date, setDate] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setError(null);
-    setBusy(true);
-    try {
-      const res = await api<{ data: ApiKey; token: string }>('/internal/keys', {
-        method: 'POST',
-        body: { name, scopes: scopesFor(access), expires_at: expiresAt(expiry, date) },
-      });
-      onMinted(res.data.name, res.token);
-      setName('');
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { run, busy, error } = useAction(async () => {
+    const res = await api<{ data: ApiKey; token: string }>('/internal/keys', {
+      method: 'POST',
+      body: { name, scopes: scopesFor(access), expires_at: expiresAt(expiry, date) },
+    });
+    onMinted(res.data.name, res.token);
+    setName('');
+  });
 
   return (
-    <form class="card" onSubmit={submit} aria-labelledby="mint-title">
+    <form class="card" onSubmit={submitting(run)} aria-labelledby="mint-title">
       <h2 id="mint-title">Create an API key</h2>
       <div class="field name-field">
         <label for="key-name">Name</label>
@@ -168,20 +158,15 @@ function StatusBadge({ status }: { status: ApiKey['status'] }) {
 
 function KeyRow({ item, onRevoked }: { item: ApiKey; onRevoked(): void }) {
   const [confirming, setConfirming] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const revoke = async () => {
-    setBusy(true);
-    try {
-      await api(`/internal/keys/${encodeURIComponent(item.id)}/revoke`, { method: 'POST' });
-      setConfirming(false);
-      onRevoked();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const {
+    run: revoke,
+    busy,
+    error,
+  } = useAction(async () => {
+    await api(`/internal/keys/${encodeURIComponent(item.id)}/revoke`, { method: 'POST' });
+    setConfirming(false);
+    onRevoked();
+  });
   return (
     <tr>
       <th scope="row">{item.name}</th>

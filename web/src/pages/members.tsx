@@ -8,6 +8,7 @@ import { Pager, usePaged } from '../components/paging.js';
 import { ResetLinkButton } from '../components/reset-link.js';
 import { ShownOncePanel } from '../components/shown-once.js';
 import { TextField } from '../components/text-field.js';
+import { submitting, useAction } from '../components/use-action.js';
 import { formatDate, formatDateTime } from '../format.js';
 import { navigate } from '../router.js';
 import { useSession } from '../session.js';
@@ -86,25 +87,12 @@ function InvitationLink({ issued, onDone }: { issued: IssuedInvitation; onDone()
 function InviteForm({ onIssued }: { onIssued(issued: IssuedInvitation): void }) {
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<Role>('viewer');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      onIssued(
-        await api<IssuedInvitation>('/internal/invitations', { method: 'POST', body: { email, role } }),
-      );
-      setEmail('');
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { run, busy, error } = useAction(async () => {
+    onIssued(await api<IssuedInvitation>('/internal/invitations', { method: 'POST', body: { email, role } }));
+    setEmail('');
+  });
   return (
-    <form class="card" onSubmit={submit} aria-labelledby="invite-title">
+    <form class="card" onSubmit={submitting(run)} aria-labelledby="invite-title">
       <h2 id="invite-title">Invite a person</h2>
       <TextField id="invite-email" label="Email" type="email" value={email} onValue={setEmail} required />
       <fieldset class="field">
@@ -133,26 +121,18 @@ function InviteForm({ onIssued }: { onIssued(issued: IssuedInvitation): void }) 
 function MemberRow({ member, onChanged }: { member: Member; onChanged(): void }) {
   const { session, setSession } = useSession();
   const [confirming, setConfirming] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   // The role the select shows: the choice at once, back to the stored one if refused. A
   // select bound to `member.role` alone would flip back on the re-render the request causes.
   const [role, setRole] = useState<Role>(member.role);
   const you = String(member.id) === String(session.user.id);
-  const act = async (call: () => Promise<unknown>): Promise<boolean> => {
-    setBusy(true);
-    setError(null);
-    try {
-      await call();
-      onChanged();
-      return true;
-    } catch (e) {
-      setError(e);
-      return false;
-    } finally {
-      setBusy(false);
-    }
-  };
+  const {
+    run: act,
+    busy,
+    error,
+  } = useAction(async (call: () => Promise<unknown>) => {
+    await call();
+    onChanged();
+  });
   const changeRole = async (next: Role) => {
     setRole(next);
     const saved = await act(async () => {
@@ -221,19 +201,7 @@ function InvitationRow({
   onChanged(): void;
   onIssued(issued: IssuedInvitation): void;
 }) {
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const act = async (call: () => Promise<void>) => {
-    setBusy(true);
-    setError(null);
-    try {
-      await call();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { run: act, busy, error } = useAction((call: () => Promise<void>) => call());
   const resend = () =>
     act(async () => {
       onIssued(await api<IssuedInvitation>(`/internal/invitations/${item.id}/resend`, { method: 'POST' }));

@@ -6,6 +6,7 @@ import { LocationPicker } from '../components/location-picker.js';
 import { PageHeader } from '../components/page.js';
 import { Pager, usePaged } from '../components/paging.js';
 import { ShownOncePanel } from '../components/shown-once.js';
+import { submitting, useAction } from '../components/use-action.js';
 import { formatDateTime } from '../format.js';
 
 /** The event types an endpoint can ask for (docs/events.md). */
@@ -71,27 +72,16 @@ function AddEndpoint({ onAdded }: { onAdded(url: string, secret: string): void }
   const [url, setUrl] = useState('');
   const [types, setTypes] = useState<string[]>(['asset.moved']);
   const [location, setLocation] = useState<LocationOption | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const res = await api<{ data: Endpoint; secret: string }>('/internal/webhooks', {
-        method: 'POST',
-        body: { url, event_types: types, location_id: location?.id ?? null },
-      });
-      onAdded(res.data.url, res.secret);
-      setUrl('');
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { run, busy, error } = useAction(async () => {
+    const res = await api<{ data: Endpoint; secret: string }>('/internal/webhooks', {
+      method: 'POST',
+      body: { url, event_types: types, location_id: location?.id ?? null },
+    });
+    onAdded(res.data.url, res.secret);
+    setUrl('');
+  });
   return (
-    <form class="card" onSubmit={submit} aria-labelledby="add-webhook-title">
+    <form class="card" onSubmit={submitting(run)} aria-labelledby="add-webhook-title">
       <h2 id="add-webhook-title">Add an endpoint</h2>
       <div class="field">
         <label for="webhook-url">URL</label>
@@ -212,22 +202,16 @@ function DeliveryLog({ endpoint }: { endpoint: Endpoint }) {
 
 function EndpointCard({ endpoint, onChanged }: { endpoint: Endpoint; onChanged(): void }) {
   const [open, setOpen] = useState(false);
-  const [error, setError] = useState<unknown>(null);
   // Enable/Disable and Delete wait for the answer: the label changes only once the list has
   // reloaded, and a second click meanwhile would send the same change (or a second DELETE) again.
-  const [busy, setBusy] = useState(false);
-  const change = async (run: () => Promise<unknown>) => {
-    setBusy(true);
-    setError(null);
-    try {
-      await run();
-      onChanged();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const {
+    run: change,
+    busy,
+    error,
+  } = useAction(async (request: () => Promise<unknown>) => {
+    await request();
+    onChanged();
+  });
   const titleId = `webhook-${endpoint.id}-title`;
   return (
     <article class="card" aria-labelledby={titleId}>
