@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, type Reader } from '../api.js';
 import { ErrorAlert } from './errors.js';
+import { useAction } from './use-action.js';
 
 /**
  * Secrets shown once: after a reader is added, after its MQTT password is replaced, or
@@ -23,39 +24,24 @@ export function MqttAccess({
   onChanged(): void;
 }) {
   const [confirming, setConfirming] = useState<'rotate' | 'revoke' | null>(null);
-  const [error, setError] = useState<unknown>(null);
   // A second "Yes" while the first runs would replace the password again, so the one shown
   // would not be the one in force, or show the second revoke's refusal.
-  const [busy, setBusy] = useState(false);
-  const rotate = async () => {
-    setBusy(true);
-    setError(null);
-    try {
+  const { run, busy, error } = useAction((request: () => Promise<void>) => request());
+  const rotate = () =>
+    run(async () => {
       const res = await api<{ data: Reader; mqtt_password: string }>(
         `/internal/readers/${reader.id}/mqtt-credentials`,
         { method: 'POST' },
       );
       setConfirming(null);
       onRotated({ reader: res.data, mqttPassword: res.mqtt_password, webhookSecret: null });
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
-  const revoke = async () => {
-    setBusy(true);
-    setError(null);
-    try {
+    });
+  const revoke = () =>
+    run(async () => {
       await api(`/internal/readers/${reader.id}/mqtt-credentials`, { method: 'DELETE' });
       setConfirming(null);
       onChanged();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   const newLabel = reader.mqtt_credentials ? 'New MQTT password' : 'Issue MQTT password';
   return (
     <div class="card-actions">

@@ -3,6 +3,7 @@ import { api, type Reader } from '../api.js';
 import { ErrorAlert } from './errors.js';
 import type { ShownSecrets } from './reader-credentials.js';
 import { TextField } from './text-field.js';
+import { submitting, useAction } from './use-action.js';
 
 export const FAMILIES: { id: string; label: string }[] = [
   { id: 'impinj-r700', label: 'Impinj R700' },
@@ -56,39 +57,26 @@ export function EditReader({
   const [identity, setIdentity] = useState(reader.identity);
   const [topic, setTopic] = useState(reader.topic);
   const [webhook, setWebhook] = useState(reader.webhook);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   const id = `reader-${reader.id}-edit`;
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
+  const { run, busy, error } = useAction(async () => {
     const body: Record<string, unknown> = {};
     if (name !== reader.name) body.name = name;
     if (family !== reader.family) body.family = family;
     if (identity !== reader.identity) body.identity = identity;
     if (topic !== reader.topic) body.topic = topic;
     if (webhook !== reader.webhook) body.webhook = webhook;
-    setBusy(true);
-    setError(null);
-    try {
-      const res = await api<{ data: Reader; webhook_secret?: string }>(`/internal/readers/${reader.id}`, {
-        method: 'PATCH',
-        body,
-      });
-      onSaved(
-        res.webhook_secret
-          ? { reader: res.data, mqttPassword: null, webhookSecret: res.webhook_secret }
-          : null,
-      );
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+    const res = await api<{ data: Reader; webhook_secret?: string }>(`/internal/readers/${reader.id}`, {
+      method: 'PATCH',
+      body,
+    });
+    onSaved(
+      res.webhook_secret ? { reader: res.data, mqttPassword: null, webhookSecret: res.webhook_secret } : null,
+    );
+  });
 
   return (
-    <form class="reader-edit" onSubmit={submit} aria-label={`Edit reader ${reader.name}`}>
+    <form class="reader-edit" onSubmit={submitting(run)} aria-label={`Edit reader ${reader.name}`}>
       <div class="row">
         <TextField id={`${id}-name`} label="Name" required value={name} onValue={setName} />
         <FamilyField id={`${id}-family`} value={family} onValue={setFamily} />

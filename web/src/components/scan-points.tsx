@@ -3,6 +3,7 @@ import { api, type LocationOption, type Reader, type ScanPoint } from '../api.js
 import { useCan } from '../session.js';
 import { ErrorAlert } from './errors.js';
 import { LocationPicker, locationLabel } from './location-picker.js';
+import { submitting, useAction } from './use-action.js';
 
 /** A reader's scan points on its card: one row each (edit, remove), and the form that maps another antenna. */
 
@@ -38,21 +39,16 @@ export function ScanPointRow({
   point: ScanPoint;
   onChanged(): void;
 }) {
-  const [error, setError] = useState<unknown>(null);
   const [editing, setEditing] = useState(false);
   const admin = useCan()('admin');
-  const [busy, setBusy] = useState(false);
-  const remove = async () => {
-    setBusy(true);
-    try {
-      await api(`/internal/readers/${reader.id}/scan-points/${point.id}`, { method: 'DELETE' });
-      onChanged();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const {
+    run: remove,
+    busy,
+    error,
+  } = useAction(async () => {
+    await api(`/internal/readers/${reader.id}/scan-points/${point.id}`, { method: 'DELETE' });
+    onChanged();
+  });
   const antenna = point.antenna === null ? 'Any antenna' : `Antenna ${point.antenna}`;
   return (
     <li>
@@ -100,35 +96,21 @@ export function ScanPointRow({
 export function AddScanPoint({ reader, onAdded }: { reader: Reader; onAdded(): void }) {
   const [antenna, setAntenna] = useState('');
   const [location, setLocation] = useState<LocationOption | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   const id = `reader-${reader.id}-sp`;
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    if (!location) {
-      setError(new Error('Choose the location this antenna covers.'));
-      return;
-    }
-    setBusy(true);
-    setError(null);
-    try {
-      await api(`/internal/readers/${reader.id}/scan-points`, {
-        method: 'POST',
-        body: { antenna: antenna === '' ? null : Number(antenna), location_id: location.id },
-      });
-      setAntenna('');
-      setLocation(null);
-      onAdded();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { run, busy, error } = useAction(async () => {
+    if (!location) throw new Error('Choose the location this antenna covers.');
+    await api(`/internal/readers/${reader.id}/scan-points`, {
+      method: 'POST',
+      body: { antenna: antenna === '' ? null : Number(antenna), location_id: location.id },
+    });
+    setAntenna('');
+    setLocation(null);
+    onAdded();
+  });
 
   return (
-    <form class="scan-point-form" onSubmit={submit} aria-label={`Map an antenna of ${reader.name}`}>
+    <form class="scan-point-form" onSubmit={submitting(run)} aria-label={`Map an antenna of ${reader.name}`}>
       <AntennaField id={id} value={antenna} onValue={setAntenna} />
       <LocationPicker id={id} label="Location covered" value={location} onChange={setLocation} />
       <ErrorAlert error={error} />
@@ -153,31 +135,24 @@ export function EditScanPoint({
 }) {
   const [antenna, setAntenna] = useState(point.antenna === null ? '' : String(point.antenna));
   const [location, setLocation] = useState<LocationOption | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   const id = `reader-${reader.id}-sp-${point.id}`;
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
+  const { run, busy, error } = useAction(async () => {
     const body: Record<string, unknown> = {};
     const wanted = antenna === '' ? null : Number(antenna);
     if (wanted !== point.antenna) body.antenna = wanted;
     // No location picked: the point keeps its location.
     if (location && location.id !== point.location_id) body.location_id = location.id;
-    setBusy(true);
-    setError(null);
-    try {
-      await api(`/internal/readers/${reader.id}/scan-points/${point.id}`, { method: 'PATCH', body });
-      onSaved();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+    await api(`/internal/readers/${reader.id}/scan-points/${point.id}`, { method: 'PATCH', body });
+    onSaved();
+  });
 
   return (
-    <form class="scan-point-form" onSubmit={submit} aria-label={`Edit a scan point of ${reader.name}`}>
+    <form
+      class="scan-point-form"
+      onSubmit={submitting(run)}
+      aria-label={`Edit a scan point of ${reader.name}`}
+    >
       <AntennaField id={id} value={antenna} onValue={setAntenna} />
       <LocationPicker
         id={id}

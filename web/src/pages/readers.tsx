@@ -10,6 +10,7 @@ import { ReaderHealth } from '../components/reader-health.js';
 import { ReaderProblems } from '../components/reader-problems.js';
 import { AddScanPoint, ScanPointRow } from '../components/scan-points.js';
 import { TextField } from '../components/text-field.js';
+import { submitting, useAction } from '../components/use-action.js';
 import { formatDateTime } from '../format.js';
 import { useCan } from '../session.js';
 
@@ -22,39 +23,28 @@ function AddReader({ onAdded }: { onAdded(shown: ShownSecrets): void }) {
   const [identity, setIdentity] = useState('');
   const [topic, setTopic] = useState('');
   const [webhook, setWebhook] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const res = await api<{ data: Reader; webhook_secret?: string; mqtt_password: string }>(
-        '/internal/readers',
-        {
-          method: 'POST',
-          body: { name, family, identity, topic, webhook },
-        },
-      );
-      setName('');
-      setIdentity('');
-      setTopic('');
-      setWebhook(false);
-      onAdded({
-        reader: res.data,
-        mqttPassword: res.mqtt_password,
-        webhookSecret: res.webhook_secret ?? null,
-      });
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { run, busy, error } = useAction(async () => {
+    const res = await api<{ data: Reader; webhook_secret?: string; mqtt_password: string }>(
+      '/internal/readers',
+      {
+        method: 'POST',
+        body: { name, family, identity, topic, webhook },
+      },
+    );
+    setName('');
+    setIdentity('');
+    setTopic('');
+    setWebhook(false);
+    onAdded({
+      reader: res.data,
+      mqttPassword: res.mqtt_password,
+      webhookSecret: res.webhook_secret ?? null,
+    });
+  });
 
   return (
-    <form class="card" onSubmit={submit} aria-labelledby="add-reader-title">
+    <form class="card" onSubmit={submitting(run)} aria-labelledby="add-reader-title">
       <h2 id="add-reader-title">Add a reader</h2>
       <div class="row">
         <div class="field">
@@ -113,19 +103,14 @@ function ReaderCard({
   const [confirming, setConfirming] = useState(false);
   // Readers and their credentials are administered; others see them and their counters.
   const admin = useCan()('admin');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const remove = async () => {
-    setBusy(true);
-    try {
-      await api(`/internal/readers/${reader.id}`, { method: 'DELETE' });
-      onChanged();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const {
+    run: remove,
+    busy,
+    error,
+  } = useAction(async () => {
+    await api(`/internal/readers/${reader.id}`, { method: 'DELETE' });
+    onChanged();
+  });
   return (
     <article class="card reader" aria-labelledby={`reader-${reader.id}-name`}>
       <header class="reader-head">
