@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { type Asset, api, type TagType } from '../api.js';
 import { FieldMessage, FormAlert, FormErrors } from '../components/form-errors.js';
 import { TagFields } from '../components/tag-capture.js';
+import { submitting, useAction } from '../components/use-action.js';
 
 /**
  * Creating and editing an asset. The rules are the API's (the same service runs behind
@@ -90,19 +91,15 @@ export function AssetForm({
   const [meta, setMeta] = useState<MetaRow[]>(asset ? metaRowsOf(asset.metadata) : []);
   const [tags, setTags] = useState<TagRow[]>(editing ? [] : [{ uid: rowId(), type: 'rfid', value: '' }]);
   const [metaProblems, setMetaProblems] = useState(new Map<number, string>());
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const { run, busy, error } = useAction(() => save());
   const errors = new FormErrors(error, (field) => INLINE.test(field));
   const prefix = asset ? `asset-${asset.id}` : 'new-asset';
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
+  // Declared after the hook that calls it: the action runs the latest render's save.
+  async function save() {
     const { metadata, problems } = metadataOf(meta);
     setMetaProblems(problems);
-    if (problems.size > 0) {
-      setError(new Error('Some metadata rows cannot be read; see the rows marked below.'));
-      return;
-    }
+    if (problems.size > 0) throw new Error('Some metadata rows cannot be read; see the rows marked below.');
     const body: Record<string, unknown> = { name };
     const from = validFrom === '' ? undefined : fromLocalInput(validFrom);
     const to = validTo === '' ? null : fromLocalInput(validTo);
@@ -127,19 +124,11 @@ export function AssetForm({
       const filled = tags.filter((t) => t.value !== '');
       if (filled.length > 0) body.tags = filled.map((t) => ({ tag_type: t.type, value: t.value }));
     }
-    setBusy(true);
-    setError(null);
-    try {
-      const res = asset
-        ? await api<{ data: Asset }>(`/internal/assets/${asset.id}`, { method: 'PATCH', body })
-        : await api<{ data: Asset }>('/internal/assets', { method: 'POST', body });
-      onSaved(res.data);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+    const res = asset
+      ? await api<{ data: Asset }>(`/internal/assets/${asset.id}`, { method: 'PATCH', body })
+      : await api<{ data: Asset }>('/internal/assets', { method: 'POST', body });
+    onSaved(res.data);
+  }
 
   const setMetaRow = (i: number, change: Partial<MetaRow>) =>
     setMeta(meta.map((row, j) => (j === i ? { ...row, ...change } : row)));
@@ -149,7 +138,7 @@ export function AssetForm({
   const input = (field: string, id: string, hint?: string) => errors.input(field, id, hint);
 
   return (
-    <form class="card asset-form" onSubmit={submit} aria-labelledby={`${prefix}-title`} noValidate>
+    <form class="card asset-form" onSubmit={submitting(run)} aria-labelledby={`${prefix}-title`} noValidate>
       <h2 id={`${prefix}-title`}>{editing ? 'Edit details' : 'What it is'}</h2>
       <div class="row">
         <div class="field">

@@ -6,6 +6,7 @@ import { ErrorAlert } from '../components/errors.js';
 import { FieldMessage, FormAlert, FormErrors } from '../components/form-errors.js';
 import { PageHeader } from '../components/page.js';
 import { TAG_TYPES, TagFields } from '../components/tag-capture.js';
+import { submitting, useAction } from '../components/use-action.js';
 import { formatDateTime } from '../format.js';
 import { useLiveRefresh } from '../live.js';
 import { Link, navigate } from '../router.js';
@@ -62,40 +63,27 @@ function TagList({ asset, onChanged }: { asset: AssetDetail; onChanged(): void }
   const can = useCan();
   const [type, setType] = useState<TagType>('rfid');
   const [value, setValue] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  // Attach and Detach share one action: disabled while either runs, a second click would
+  // send the DELETE again and show its 404.
+  const { run, busy, error } = useAction((request: () => Promise<unknown>) => request());
   const errors = new FormErrors(error, (f) => f === 'tag_type' || f === 'value');
 
-  const attach = async (event: Event) => {
+  const attach = (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+    void run(async () => {
       await api<{ data: Tag }>(`/internal/assets/${asset.id}/tags`, {
         method: 'POST',
         body: { tag_type: type, value },
       });
       setValue('');
       onChanged();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
-  // Disabled while a detach runs: a second click would send the DELETE again and show its 404.
-  const detach = async (tag: Tag) => {
-    setBusy(true);
-    setError(null);
-    try {
+  const detach = (tag: Tag) =>
+    run(async () => {
       await api(`/internal/assets/${asset.id}/tags/${tag.id}`, { method: 'DELETE' });
       onChanged();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   return (
     <section class="card" aria-labelledby="tags-title">
@@ -221,43 +209,29 @@ function Details({ asset, onSaved }: { asset: AssetDetail; onSaved(asset: Asset)
 
 function KeyAndDelete({ asset, onRenamed }: { asset: AssetDetail; onRenamed(asset: Asset): void }) {
   const [key, setKey] = useState(asset.external_key);
-  const [error, setError] = useState<unknown>(null);
   const [confirming, setConfirming] = useState(false);
-  const [deleteError, setDeleteError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const errors = new FormErrors(error, (f) => f === 'external_key');
-
-  const rename = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const res = await api<{ data: Asset }>(`/internal/assets/${asset.id}/rename`, {
-        method: 'POST',
-        body: { external_key: key },
-      });
-      onRenamed(res.data);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
-  const remove = async () => {
-    setBusy(true);
-    try {
+  const rename = useAction(async () => {
+    const res = await api<{ data: Asset }>(`/internal/assets/${asset.id}/rename`, {
+      method: 'POST',
+      body: { external_key: key },
+    });
+    onRenamed(res.data);
+  });
+  // Its error is shown under the question, apart from the rename's.
+  const remove = useAction(
+    async () => {
       await api(`/internal/assets/${asset.id}`, { method: 'DELETE' });
       navigate('/assets', { state: { deleted: asset.name } });
-    } catch (e) {
-      setDeleteError(e);
-      setBusy(false);
-    }
-  };
+    },
+    { busyAfterSuccess: true },
+  );
+  const busy = rename.busy || remove.busy;
+  const errors = new FormErrors(rename.error, (f) => f === 'external_key');
 
   return (
     <section class="card" aria-labelledby="key-title">
       <h2 id="key-title">Key and removal</h2>
-      <form onSubmit={rename} noValidate class="row compact">
+      <form onSubmit={submitting(rename.run)} noValidate class="row compact">
         <div class="field">
           <label for="rename-key">External key</label>
           <input
@@ -288,9 +262,9 @@ function KeyAndDelete({ asset, onRenamed }: { asset: AssetDetail; onRenamed(asse
         question={`Delete “${asset.name}”? Its tags are released and its key can be used again; it cannot be restored.`}
         yes="Yes, delete"
         busy={busy}
-        onYes={remove}
+        onYes={remove.run}
       />
-      <ErrorAlert error={deleteError} />
+      <ErrorAlert error={remove.error} />
     </section>
   );
 }
