@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, type LocationOption } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
 import { LocationPicker, locationLabel } from '../components/location-picker.js';
+import { useAction } from '../components/use-action.js';
 import { plural } from '../format.js';
 import type { LocationDetails, LocationRecord } from './location-api.js';
 
@@ -20,16 +21,16 @@ export function RenameKey({ details, onChanged }: ActionProps) {
   const location = details.data;
   const [key, setKey] = useState(location.external_key);
   const [confirming, setConfirming] = useState(false);
-  const [error, setError] = useState<unknown>(null);
   const [done, setDone] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
   const id = `rename-${location.id}`;
   const descendants = plural(details.descendant_count, 'sub-location');
 
-  const rename = async () => {
-    setBusy(true);
-    setError(null);
-    try {
+  const {
+    run: rename,
+    busy,
+    error,
+  } = useAction(
+    async () => {
       const res = await api<{ data: LocationRecord; descendant_count_affected: number }>(
         `/internal/locations/${location.id}/rename`,
         { method: 'POST', body: { external_key: key.trim() } },
@@ -39,13 +40,9 @@ export function RenameKey({ details, onChanged }: ActionProps) {
         `Key changed to ${res.data.external_key}; ${plural(res.descendant_count_affected, 'sub-location')} kept their own keys.`,
       );
       onChanged(res.data);
-    } catch (e) {
-      setConfirming(false);
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+    },
+    { onError: () => setConfirming(false) },
+  );
 
   return (
     <form
@@ -107,26 +104,20 @@ export function RenameKey({ details, onChanged }: ActionProps) {
 export function MoveLocation({ details, onChanged }: ActionProps) {
   const location = details.data;
   const [parent, setParent] = useState<LocationOption | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   const id = `move-${location.id}`;
 
-  const move = async (parentId: number | null) => {
-    setBusy(true);
-    setError(null);
-    try {
-      const res = await api<{ data: LocationRecord }>(`/internal/locations/${location.id}`, {
-        method: 'PATCH',
-        body: { parent_id: parentId },
-      });
-      setParent(null);
-      onChanged(res.data);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const {
+    run: move,
+    busy,
+    error,
+  } = useAction(async (parentId: number | null) => {
+    const res = await api<{ data: LocationRecord }>(`/internal/locations/${location.id}`, {
+      method: 'PATCH',
+      body: { parent_id: parentId },
+    });
+    setParent(null);
+    onChanged(res.data);
+  });
 
   const where = details.path.length
     ? details.path.map((p) => p.name).join(' › ')
@@ -161,22 +152,18 @@ export function MoveLocation({ details, onChanged }: ActionProps) {
 export function DeleteLocation({ details, onDeleted }: { details: LocationDetails; onDeleted(): void }) {
   const location = details.data;
   const [confirming, setConfirming] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
 
-  const remove = async () => {
-    setBusy(true);
-    setError(null);
-    try {
+  const {
+    run: remove,
+    busy,
+    error,
+  } = useAction(
+    async () => {
       await api(`/internal/locations/${location.id}`, { method: 'DELETE' });
       onDeleted();
-    } catch (e) {
-      setConfirming(false);
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+    },
+    { onError: () => setConfirming(false) },
+  );
 
   return (
     <section class="card" aria-labelledby={`delete-${location.id}-title`}>

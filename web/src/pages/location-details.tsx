@@ -3,6 +3,7 @@ import { api } from '../api.js';
 import { RecordActivity } from '../components/activity-list.js';
 import { ErrorAlert } from '../components/errors.js';
 import { Pager, usePaged } from '../components/paging.js';
+import { submitting, useAction } from '../components/use-action.js';
 import { formatDateTime } from '../format.js';
 import { Link } from '../router.js';
 import { useCan } from '../session.js';
@@ -122,12 +123,9 @@ function EditLocation({ location, onSaved }: { location: LocationRecord; onSaved
   const initialTo = toLocalInput(location.valid_to);
   const [validFrom, setValidFrom] = useState(initialFrom);
   const [validTo, setValidTo] = useState(initialTo);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   const id = `edit-${location.id}`;
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
+  const { run, busy, error } = useAction(async () => {
     // A merge patch of what changed; updated_at makes a concurrent edit an explicit refusal.
     const body: Record<string, unknown> = { updated_at: location.updated_at };
     if (name !== location.name) body.name = name;
@@ -136,20 +134,12 @@ function EditLocation({ location, onSaved }: { location: LocationRecord; onSaved
     if (active !== location.is_active) body.is_active = active;
     if (validFrom !== initialFrom) body.valid_from = fromLocalInput(validFrom);
     if (validTo !== initialTo) body.valid_to = validTo === '' ? null : fromLocalInput(validTo);
-    setBusy(true);
-    setError(null);
-    try {
-      await api(`/internal/locations/${location.id}`, { method: 'PATCH', body });
-      onSaved();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+    await api(`/internal/locations/${location.id}`, { method: 'PATCH', body });
+    onSaved();
+  });
 
   return (
-    <form class="card" onSubmit={submit} aria-labelledby={`${id}-title`}>
+    <form class="card" onSubmit={submitting(run)} aria-labelledby={`${id}-title`}>
       <h3 id={`${id}-title`}>Details</h3>
       <div class="field">
         <label for={`${id}-name`}>Name</label>
@@ -212,26 +202,14 @@ function Tags({
 }) {
   const [type, setType] = useState<string>('rfid');
   const [value, setValue] = useState('');
-  const [error, setError] = useState<unknown>(null);
   // Attach and Detach are disabled while one runs: a second click would send it again (and
   // show the second answer's "already attached" or 404).
-  const [busy, setBusy] = useState(false);
+  const { run, busy, error } = useAction(async (request: () => Promise<unknown>) => {
+    await request();
+    onChanged();
+  });
   const id = `tags-${location.id}`;
 
-  const run = async (call: () => Promise<unknown>) => {
-    setBusy(true);
-    setError(null);
-    try {
-      await call();
-      onChanged();
-      return true;
-    } catch (e) {
-      setError(e);
-      return false;
-    } finally {
-      setBusy(false);
-    }
-  };
   const attach = async (event: Event) => {
     event.preventDefault();
     const body = { tag_type: type, value: value.trim() };

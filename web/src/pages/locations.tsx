@@ -4,6 +4,7 @@ import { api, type TreeNode } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
 import { PageHeader } from '../components/page.js';
 import { Pager, usePaged } from '../components/paging.js';
+import { submitting, useAction } from '../components/use-action.js';
 import { plural } from '../format.js';
 import { touchesLocations, useLiveRefresh } from '../live.js';
 import { Link } from '../router.js';
@@ -164,32 +165,21 @@ function CreateLocation({
   const [key, setKey] = useState('');
   const [description, setDescription] = useState('');
   const [under, setUnder] = useState(true);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
+  const { run, busy, error } = useAction(async () => {
     const body: Record<string, unknown> = { name };
     if (key.trim()) body.external_key = key.trim();
     if (description.trim()) body.description = description;
     if (selected && under) body.parent_id = selected.id;
-    setBusy(true);
-    setError(null);
-    try {
-      const res = await api<{ data: LocationRecord }>('/internal/locations', { method: 'POST', body });
-      setName('');
-      setKey('');
-      setDescription('');
-      onCreated(res.data);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+    const res = await api<{ data: LocationRecord }>('/internal/locations', { method: 'POST', body });
+    setName('');
+    setKey('');
+    setDescription('');
+    onCreated(res.data);
+  });
 
   return (
-    <form class="card" onSubmit={submit} aria-labelledby="create-location-title">
+    <form class="card" onSubmit={submitting(run)} aria-labelledby="create-location-title">
       <h2 id="create-location-title">New location</h2>
       <div class="row">
         <div class="field">
