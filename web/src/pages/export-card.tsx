@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { ApiError, withQuery } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
+import { submitting, useAction } from '../components/use-action.js';
 import type { Kind, RowError } from './import.js';
 
 /** Saves a body the page made (an export, the refused rows) as a file download. */
@@ -20,43 +21,32 @@ export function ExportCard({ kind }: { kind: Kind }) {
   const [q, setQ] = useState('');
   const [active, setActive] = useState('');
   const [includeDeleted, setIncludeDeleted] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
 
-  const exportCsv = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const url = withQuery(`/internal/export/${kind}`, {
-        q: q || undefined,
-        is_active: active || undefined,
-        include_deleted: includeDeleted ? 'true' : undefined,
-      });
-      const res = await fetch(url, { headers: { accept: 'text/csv' } });
-      if (!res.ok) {
-        const body = (await res.json().catch(() => ({}))) as {
-          error?: { type?: string; detail?: string; fields?: RowError[] };
-        };
-        throw new ApiError(
-          res.status,
-          body.error?.type ?? 'error',
-          body.error?.detail ?? res.statusText,
-          body.error?.fields ?? [],
-        );
-      }
-      const name =
-        /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '')?.[1] ?? `${kind}.csv`;
-      download(name, await res.blob());
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
+  const { run, busy, error } = useAction(async () => {
+    const url = withQuery(`/internal/export/${kind}`, {
+      q: q || undefined,
+      is_active: active || undefined,
+      include_deleted: includeDeleted ? 'true' : undefined,
+    });
+    const res = await fetch(url, { headers: { accept: 'text/csv' } });
+    if (!res.ok) {
+      const body = (await res.json().catch(() => ({}))) as {
+        error?: { type?: string; detail?: string; fields?: RowError[] };
+      };
+      throw new ApiError(
+        res.status,
+        body.error?.type ?? 'error',
+        body.error?.detail ?? res.statusText,
+        body.error?.fields ?? [],
+      );
     }
-  };
+    const name =
+      /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '')?.[1] ?? `${kind}.csv`;
+    download(name, await res.blob());
+  });
 
   return (
-    <form class="card" aria-labelledby="export-title" onSubmit={exportCsv}>
+    <form class="card" aria-labelledby="export-title" onSubmit={submitting(run)}>
       <h2 id="export-title">Export {kind}</h2>
       <p class="hint">
         Every {kind === 'assets' ? 'asset' : 'location'} the list shows with these filters, as CSV that

@@ -3,6 +3,7 @@ import { api, type HandheldResult, type LocationOption, type Page } from '../api
 import { ErrorAlert } from '../components/errors.js';
 import { LocationPicker, locationLabel } from '../components/location-picker.js';
 import { PageHeader } from '../components/page.js';
+import { useAction } from '../components/use-action.js';
 import { plural } from '../format.js';
 
 type ChosenLocation = { kind: 'id'; location: LocationOption } | { kind: 'tag'; tag: string };
@@ -34,11 +35,33 @@ export function HandheldPage() {
   const [itemText, setItemText] = useState('');
   const [itemKind, setItemKind] = useState<ItemKind>('tag');
   const [items, setItems] = useState<string[]>([]);
-  const [error, setError] = useState<unknown>(null);
   const [result, setResult] = useState<HandheldResult | null>(null);
-  const [busy, setBusy] = useState(false);
   const itemField = useRef<HTMLInputElement>(null);
   const locationField = useRef<HTMLInputElement>(null);
+
+  const {
+    run: send,
+    busy,
+    error,
+    setError,
+  } = useAction(async (where: ChosenLocation, submitted: string[]) => {
+    const res = await api<{ data: HandheldResult }>('/internal/handheld', {
+      method: 'POST',
+      body: {
+        location: where.kind === 'id' ? { id: where.location.id } : { tag: where.tag },
+        items: submitted.map((value) =>
+          itemKind === 'tag' ? { tag: value } : { asset_external_key: value },
+        ),
+      },
+    });
+    setResult(res.data);
+    // The unknown ones stay listed, so they can be checked, removed or scanned as the other
+    // kind; so do items scanned while the submission was on its way (not part of it).
+    const unknown = new Set(res.data.unknown_items);
+    const sent = new Set(submitted);
+    setItems((current) => current.filter((i) => !sent.has(i) || unknown.has(i)));
+    itemField.current?.focus();
+  });
 
   const choose = (next: ChosenLocation | null) => {
     setChosen(next);
@@ -81,7 +104,7 @@ export function HandheldPage() {
     setResult(null);
   };
 
-  const submit = async () => {
+  const submit = () => {
     if (!chosen) {
       setError(new Error('Scan or choose the location first.'));
       locationField.current?.focus();
@@ -92,31 +115,7 @@ export function HandheldPage() {
       itemField.current?.focus();
       return;
     }
-    const submitted = items;
-    setBusy(true);
-    setError(null);
-    try {
-      const res = await api<{ data: HandheldResult }>('/internal/handheld', {
-        method: 'POST',
-        body: {
-          location: chosen.kind === 'id' ? { id: chosen.location.id } : { tag: chosen.tag },
-          items: submitted.map((value) =>
-            itemKind === 'tag' ? { tag: value } : { asset_external_key: value },
-          ),
-        },
-      });
-      setResult(res.data);
-      // The unknown ones stay listed, so they can be checked, removed or scanned as the other
-      // kind; so do items scanned while the submission was on its way (not part of it).
-      const unknown = new Set(res.data.unknown_items);
-      const sent = new Set(submitted);
-      setItems((current) => current.filter((i) => !sent.has(i) || unknown.has(i)));
-      itemField.current?.focus();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
+    void send(chosen, items);
   };
 
   return (
