@@ -285,6 +285,53 @@ describe.skipIf(!hasChromium)('assets in the web app', { timeout: 60_000 }, () =
     await phone.close();
   });
 
+  it('an edit keeps what was typed while the asset changes, and says when someone else changed a field', async () => {
+    await page.goto(`${base}/assets/${assetId}`);
+    const details = page.locator('section[aria-labelledby="details-title"]');
+    await details.getByRole('button', { name: 'Edit details' }).click();
+    const description = page.getByLabel('Description');
+    await description.fill('yellow, two wheels');
+    // A tag attached on the page changes the asset (its updated_at) but no field of the form:
+    // the draft stays (the form was keyed by updated_at and lost it), and it saves.
+    await page.getByLabel('New tag type').selectOption('barcode');
+    await page.getByLabel('New tag value').fill('BC-0010');
+    await page.getByRole('button', { name: 'Attach tag' }).click();
+    await expect.poll(() => page.locator('.tag-list').textContent()).toContain('BC-0010');
+    expect(await description.inputValue()).toBe('yellow, two wheels');
+    expect(await page.getByText('changed by someone else').count()).toBe(0);
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await expect.poll(() => details.locator('.facts').textContent()).toContain('yellow, two wheels');
+
+    // Someone else changes the description while the name is being edited here: the page
+    // follows the live stream, the name typed stays, and the form says why it cannot save.
+    await details.getByRole('button', { name: 'Edit details' }).click();
+    const name = page.getByLabel('Name', { exact: true });
+    await name.fill('Pallet jack, yellow');
+    const current = (await internal('GET', `/internal/assets/${assetId}`)).body.data;
+    const patched = await internal('PATCH', `/internal/assets/${assetId}`, {
+      description: 'painted blue',
+      updated_at: current.updated_at,
+    });
+    expect(patched.status).toBe(200);
+    const notice = page.getByRole('alert').filter({ hasText: 'changed by someone else' });
+    await notice.waitFor();
+    expect(await notice.textContent()).toContain('(description)');
+    expect(await name.inputValue()).toBe('Pallet jack, yellow');
+    expect(await description.inputValue()).toBe('yellow, two wheels');
+    const save = page.getByRole('button', { name: 'Save changes' });
+    expect(await save.isDisabled()).toBe(true);
+    await browser.screenshot('asset-edit-conflict');
+    await expectNoSeriousAxe(page, 'edit form after a change elsewhere');
+
+    await notice.getByRole('button', { name: 'Load the new version' }).click();
+    await expect.poll(() => description.inputValue()).toBe('painted blue');
+    expect(await name.inputValue()).toBe('Pallet jack');
+    await expect.poll(() => page.evaluate('document.activeElement?.id')).toBe(`asset-${assetId}-name`);
+    expect(await page.getByText('changed by someone else').count()).toBe(0);
+    expect(await save.isDisabled()).toBe(false);
+    await page.getByRole('button', { name: 'Cancel' }).click();
+  });
+
   it('deletes the asset after confirming', async () => {
     await page.goto(`${base}/assets/${assetId}`);
     await page.getByRole('button', { name: 'Delete asset' }).click();

@@ -215,6 +215,52 @@ describe('locations in the web app', { timeout: 90_000 }, () => {
     expect(await tags.getByRole('alert').count()).toBe(0);
   });
 
+  it('the Details form keeps what was typed while the location changes, and says when someone else changed a field', async () => {
+    const id = await idOf('SITE');
+    await page.goto(`${base}/locations?selected=${id}`);
+    await expect.poll(() => panel().locator('h2').textContent()).toBe('Site');
+    const details = panel().locator('form', {
+      has: page.getByRole('heading', { name: 'Details', exact: true }),
+    });
+    const name = details.getByLabel('Name', { exact: true });
+    const description = details.getByLabel('Description');
+    await description.fill('main gate');
+    // A tag attached in the panel changes the location (its updated_at), no field of the form:
+    // the draft stays (the form was keyed by updated_at and lost it), and it saves.
+    const tags = panel().locator('section', { has: page.getByRole('heading', { name: 'Tags' }) });
+    await tags.getByLabel('Tag type').selectOption('barcode');
+    await tags.getByLabel('Tag value').fill('SITE-DOOR');
+    await tags.getByRole('button', { name: 'Attach tag' }).click();
+    await tags.getByRole('button', { name: 'Detach barcode tag SITE-DOOR' }).waitFor();
+    expect(await description.inputValue()).toBe('main gate');
+    await details.getByRole('button', { name: 'Save details' }).click();
+    await expect.poll(() => panel().locator('p', { hasText: 'main gate' }).count()).toBe(1);
+
+    // Someone else changes the description while the name is being edited here: the panel
+    // follows the live stream, the name typed stays, and the form says why it cannot save.
+    await name.fill('Main site');
+    const current = (await site.internal('GET', `/internal/locations/${id}`)).body.data;
+    const patched = await site.internal('PATCH', `/internal/locations/${id}`, {
+      description: 'north gate',
+      updated_at: current.updated_at,
+    });
+    expect(patched.status).toBe(200);
+    const notice = details.getByRole('alert').filter({ hasText: 'changed by someone else' });
+    await notice.waitFor();
+    expect(await notice.textContent()).toContain('(description)');
+    expect(await name.inputValue()).toBe('Main site');
+    expect(await description.inputValue()).toBe('main gate');
+    expect(await details.getByRole('button', { name: 'Save details' }).isDisabled()).toBe(true);
+    await expectAccessible('details-conflict');
+
+    await notice.getByRole('button', { name: 'Load the new version' }).click();
+    await expect.poll(() => description.inputValue()).toBe('north gate');
+    expect(await name.inputValue()).toBe('Site');
+    await expect.poll(() => page.evaluate('document.activeElement?.id')).toBe(`edit-${id}-name`);
+    expect(await details.getByRole('alert').count()).toBe(0);
+    expect(await details.getByRole('button', { name: 'Save details' }).isDisabled()).toBe(false);
+  });
+
   it('keeps page, search and selection in the URL: reload and Back return to the same rows', async () => {
     await database.db.pool.query(
       `INSERT INTO locations (org_id, external_key, name)

@@ -102,7 +102,10 @@ export async function startWebSite(options: {
           method,
           headers: {
             ...(session ? { cookie: session.cookie, 'x-csrf-token': session.csrf } : {}),
-            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+            // A PATCH is a JSON merge patch, as the app sends it.
+            ...(body === undefined
+              ? {}
+              : { 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json' }),
           },
           body: body === undefined ? undefined : JSON.stringify(body),
         });

@@ -1,8 +1,23 @@
-import { useState } from 'preact/hooks';
-import { type Asset, api, type TagType } from '../api.js';
+import { useRef, useState } from 'preact/hooks';
+import { type Asset, api } from '../api.js';
+import { DraftConflict } from '../components/draft-conflict.js';
 import { FieldMessage, FormAlert, FormErrors } from '../components/form-errors.js';
 import { TagFields } from '../components/tag-capture.js';
 import { submitting, useAction } from '../components/use-action.js';
+import { useDraft } from '../components/use-draft.js';
+import {
+  type AssetFields,
+  BLANK,
+  comparable,
+  type Editable,
+  FIELD_LABELS,
+  fieldsOf,
+  fromLocalInput,
+  type MetaRow,
+  metadataOf,
+  rowId,
+  type TagRow,
+} from './asset-fields.js';
 
 /**
  * Creating and editing an asset. The rules are the API's (the same service runs behind
@@ -10,62 +25,6 @@ import { submitting, useAction } from '../components/use-action.js';
  * types into the body (metadata rows into an object, local times into RFC 3339) and shows
  * the API's answer next to each field.
  */
-
-/** Rows carry an id of their own, so removing one keeps the others' inputs in place. */
-let rowIds = 0;
-const rowId = () => ++rowIds;
-
-interface MetaRow {
-  uid: number;
-  key: string;
-  value: string;
-}
-
-interface TagRow {
-  uid: number;
-  type: TagType;
-  value: string;
-}
-
-/** `2026-01-02T03:04:05` in the browser's zone, what a datetime-local input holds. */
-export function toLocalInput(iso: string | null): string {
-  if (!iso) return '';
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return '';
-  const pad = (n: number) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
-}
-
-/** A datetime-local value as an instant; undefined when it is not one. */
-function fromLocalInput(text: string): string | undefined {
-  const d = new Date(text);
-  return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
-}
-
-const metaRowsOf = (metadata: Record<string, unknown>): MetaRow[] =>
-  Object.entries(metadata).map(([key, value]) => ({ uid: rowId(), key, value: JSON.stringify(value) }));
-
-/** Rows into the metadata object, or the problem of each row that cannot be read. */
-function metadataOf(rows: MetaRow[]): { metadata: Record<string, unknown>; problems: Map<number, string> } {
-  const metadata: Record<string, unknown> = {};
-  const problems = new Map<number, string>();
-  for (const [i, row] of rows.entries()) {
-    if (row.key === '' && row.value.trim() === '') continue;
-    if (row.key === '') problems.set(i, 'Give the value a key.');
-    else if (Object.hasOwn(metadata, row.key)) problems.set(i, `The key “${row.key}” is used twice.`);
-    else {
-      try {
-        metadata[row.key] = JSON.parse(row.value);
-      } catch {
-        problems.set(
-          i,
-          'Not a JSON value: write text in quotes ("red"), numbers, true, false, null, [..] or {..}.',
-        );
-      }
-    }
-  }
-  return { metadata, problems };
-}
 
 /** Fields the form shows inline; the rest of an error goes to the alert. */
 const INLINE =
@@ -82,13 +41,14 @@ export function AssetForm({
   onCancel?(): void;
 }) {
   const editing = asset !== undefined;
-  const [name, setName] = useState(asset?.name ?? '');
+  // An edit keeps what was typed when the asset changes meanwhile (the live stream, a tag
+  // attached on the page); a change to these fields made elsewhere is a conflict to resolve.
+  const draft = useDraft<Editable, AssetFields>(asset ?? BLANK, fieldsOf, comparable);
+  const { name, description, active, validFrom, validTo, meta } = draft.value;
+  const setMeta = (rows: MetaRow[]) => draft.update({ meta: rows });
+  const conflict = draft.conflict.length > 0;
+  const nameField = useRef<HTMLInputElement>(null);
   const [key, setKey] = useState('');
-  const [description, setDescription] = useState(asset?.description ?? '');
-  const [active, setActive] = useState(asset?.is_active ?? true);
-  const [validFrom, setValidFrom] = useState(toLocalInput(asset?.valid_from ?? null));
-  const [validTo, setValidTo] = useState(toLocalInput(asset?.valid_to ?? null));
-  const [meta, setMeta] = useState<MetaRow[]>(asset ? metaRowsOf(asset.metadata) : []);
   const [tags, setTags] = useState<TagRow[]>(editing ? [] : [{ uid: rowId(), type: 'rfid', value: '' }]);
   const [metaProblems, setMetaProblems] = useState(new Map<number, string>());
   const { run, busy, error } = useAction(() => save());
@@ -110,10 +70,11 @@ export function AssetForm({
         description: description === '' ? null : description,
         is_active: active,
         metadata,
-        updated_at: asset.updated_at,
+        updated_at: draft.base.updated_at,
       });
-      if (validFrom !== toLocalInput(asset.valid_from)) body.valid_from = from ?? validFrom;
-      if (validTo !== toLocalInput(asset.valid_to)) body.valid_to = to ?? validTo;
+      const was = fieldsOf(draft.base);
+      if (validFrom !== was.validFrom) body.valid_from = from ?? validFrom;
+      if (validTo !== was.validTo) body.valid_to = to ?? validTo;
     } else {
       if (key !== '') body.external_key = key;
       if (description !== '') body.description = description;
@@ -145,8 +106,9 @@ export function AssetForm({
           <label for={`${prefix}-name`}>Name</label>
           <input
             id={`${prefix}-name`}
+            ref={nameField}
             value={name}
-            onInput={(e) => setName(e.currentTarget.value)}
+            onInput={(e) => draft.update({ name: e.currentTarget.value })}
             {...input('name', `${prefix}-name`)}
           />
           <FieldMessage errors={errors} field="name" id={`${prefix}-name`} />
@@ -175,13 +137,17 @@ export function AssetForm({
           id={`${prefix}-description`}
           rows={2}
           value={description}
-          onInput={(e) => setDescription(e.currentTarget.value)}
+          onInput={(e) => draft.update({ description: e.currentTarget.value })}
           {...input('description', `${prefix}-description`)}
         />
         <FieldMessage errors={errors} field="description" id={`${prefix}-description`} />
       </div>
       <label class="checkbox">
-        <input type="checkbox" checked={active} onChange={(e) => setActive(e.currentTarget.checked)} />
+        <input
+          type="checkbox"
+          checked={active}
+          onChange={(e) => draft.update({ active: e.currentTarget.checked })}
+        />
         Active
       </label>
       <FieldMessage errors={errors} field="is_active" id={`${prefix}-active`} />
@@ -193,7 +159,7 @@ export function AssetForm({
             type="datetime-local"
             step={1}
             value={validFrom}
-            onInput={(e) => setValidFrom(e.currentTarget.value)}
+            onInput={(e) => draft.update({ validFrom: e.currentTarget.value })}
             {...input('valid_from', `${prefix}-valid-from`, `${prefix}-valid-from-hint`)}
           />
           <p class="hint" id={`${prefix}-valid-from-hint`}>
@@ -208,7 +174,7 @@ export function AssetForm({
             type="datetime-local"
             step={1}
             value={validTo}
-            onInput={(e) => setValidTo(e.currentTarget.value)}
+            onInput={(e) => draft.update({ validTo: e.currentTarget.value })}
             {...input('valid_to', `${prefix}-valid-to`, `${prefix}-valid-to-hint`)}
           />
           <p class="hint" id={`${prefix}-valid-to-hint`}>
@@ -314,9 +280,24 @@ export function AssetForm({
         </fieldset>
       )}
 
+      <DraftConflict
+        id={`${prefix}-conflict`}
+        what="asset"
+        changed={draft.conflict.map((f) => FIELD_LABELS[f])}
+        onLoad={() => {
+          draft.loadTheirs();
+          setMetaProblems(new Map());
+          nameField.current?.focus();
+        }}
+      />
       <FormAlert errors={errors} />
       <div class="card-actions">
-        <button type="submit" class="button primary" disabled={busy}>
+        <button
+          type="submit"
+          class="button primary"
+          disabled={busy || conflict}
+          aria-describedby={conflict ? `${prefix}-conflict` : undefined}
+        >
           {editing ? 'Save changes' : 'Create asset'}
         </button>
         {onCancel && (

@@ -340,7 +340,7 @@ export function AssetPage({ assetId }: { assetId: string }) {
         <WhereNow asset={asset} />
       </section>
       <TagList asset={asset} onChanged={changed} />
-      <Details key={asset.updated_at} asset={asset} onSaved={changed} />
+      <Details asset={asset} onSaved={changed} />
       {can('editor') && <KeyAndDelete key={asset.external_key} asset={asset} onRenamed={changed} />}
       <Timeline assetId={id} version={version} />
       <RecordActivity type="asset" id={id} version={version} />

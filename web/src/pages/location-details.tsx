@@ -1,10 +1,13 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { RecordActivity } from '../components/activity-list.js';
+import { DraftConflict } from '../components/draft-conflict.js';
 import { ErrorAlert } from '../components/errors.js';
 import { Pager, usePaged } from '../components/paging.js';
 import { submitting, useAction } from '../components/use-action.js';
+import { useDraft } from '../components/use-draft.js';
 import { formatDateTime } from '../format.js';
+import { useLiveRefresh } from '../live.js';
 import { Link } from '../router.js';
 import { useCan } from '../session.js';
 import { hrefWith } from '../url-state.js';
@@ -47,6 +50,12 @@ export function LocationPanel({
       live = false;
     };
   }, [id, version]);
+  // An edit made elsewhere (another person, an integration) shows here, and the Details form
+  // says so instead of keeping a stale version silently.
+  useLiveRefresh(
+    () => setVersion((v) => v + 1),
+    (c) => c.types.includes('location.updated') && c.location_ids.includes(id),
+  );
 
   // Chosen in the tree on a narrow screen, the panel is below it: bring its heading into
   // view and focus, so the choice visibly (and audibly) leads somewhere.
@@ -100,7 +109,7 @@ export function LocationPanel({
         </div>
       </dl>
       {l.description && <p>{l.description}</p>}
-      {editor && <EditLocation key={`${l.id}-${l.updated_at}`} location={l} onSaved={changed} />}
+      {editor && <EditLocation key={l.id} location={l} onSaved={changed} />}
       <Tags location={l} onChanged={changed} editor={editor} />
       <AssetsHere location={l} />
       <RecordActivity type="location" id={l.id} version={version} heading="h3" />
@@ -115,35 +124,65 @@ export function LocationPanel({
   );
 }
 
+/** What the Details form edits, as its inputs hold it. */
+interface LocationFields {
+  name: string;
+  description: string;
+  active: boolean;
+  validFrom: string;
+  validTo: string;
+}
+
+const fieldsOf = (l: LocationRecord): LocationFields => ({
+  name: l.name,
+  description: l.description ?? '',
+  active: l.is_active,
+  validFrom: toLocalInput(l.valid_from),
+  validTo: toLocalInput(l.valid_to),
+});
+
+const FIELD_LABELS: Record<keyof LocationFields, string> = {
+  name: 'name',
+  description: 'description',
+  active: 'active',
+  validFrom: 'valid from',
+  validTo: 'valid to',
+};
+
+/** Keeps what was typed when the location changes meanwhile (useDraft). */
 function EditLocation({ location, onSaved }: { location: LocationRecord; onSaved(): void }) {
-  const [name, setName] = useState(location.name);
-  const [description, setDescription] = useState(location.description ?? '');
-  const [active, setActive] = useState(location.is_active);
-  const initialFrom = toLocalInput(location.valid_from);
-  const initialTo = toLocalInput(location.valid_to);
-  const [validFrom, setValidFrom] = useState(initialFrom);
-  const [validTo, setValidTo] = useState(initialTo);
+  const draft = useDraft(location, fieldsOf);
+  const { name, description, active, validFrom, validTo } = draft.value;
   const id = `edit-${location.id}`;
+  const nameField = useRef<HTMLInputElement>(null);
 
   const { run, busy, error } = useAction(async () => {
-    // A merge patch of what changed; updated_at makes a concurrent edit an explicit refusal.
-    const body: Record<string, unknown> = { updated_at: location.updated_at };
-    if (name !== location.name) body.name = name;
-    if (description !== (location.description ?? ''))
-      body.description = description === '' ? null : description;
-    if (active !== location.is_active) body.is_active = active;
-    if (validFrom !== initialFrom) body.valid_from = fromLocalInput(validFrom);
-    if (validTo !== initialTo) body.valid_to = validTo === '' ? null : fromLocalInput(validTo);
+    // A merge patch of what changed since the version the draft started from; its
+    // updated_at makes an edit made elsewhere meanwhile an explicit refusal.
+    const was = fieldsOf(draft.base);
+    const body: Record<string, unknown> = { updated_at: draft.base.updated_at };
+    if (name !== was.name) body.name = name;
+    if (description !== was.description) body.description = description === '' ? null : description;
+    if (active !== was.active) body.is_active = active;
+    if (validFrom !== was.validFrom) body.valid_from = fromLocalInput(validFrom);
+    if (validTo !== was.validTo) body.valid_to = validTo === '' ? null : fromLocalInput(validTo);
     await api(`/internal/locations/${location.id}`, { method: 'PATCH', body });
     onSaved();
   });
+  const conflict = draft.conflict.length > 0;
 
   return (
     <form class="card" onSubmit={submitting(run)} aria-labelledby={`${id}-title`}>
       <h3 id={`${id}-title`}>Details</h3>
       <div class="field">
         <label for={`${id}-name`}>Name</label>
-        <input id={`${id}-name`} required value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        <input
+          id={`${id}-name`}
+          ref={nameField}
+          required
+          value={name}
+          onInput={(e) => draft.update({ name: e.currentTarget.value })}
+        />
       </div>
       <div class="field">
         <label for={`${id}-description`}>Description</label>
@@ -151,11 +190,15 @@ function EditLocation({ location, onSaved }: { location: LocationRecord; onSaved
           id={`${id}-description`}
           rows={2}
           value={description}
-          onInput={(e) => setDescription(e.currentTarget.value)}
+          onInput={(e) => draft.update({ description: e.currentTarget.value })}
         />
       </div>
       <label class="checkbox">
-        <input type="checkbox" checked={active} onChange={(e) => setActive(e.currentTarget.checked)} />
+        <input
+          type="checkbox"
+          checked={active}
+          onChange={(e) => draft.update({ active: e.currentTarget.checked })}
+        />
         Active
       </label>
       <div class="row">
@@ -165,7 +208,7 @@ function EditLocation({ location, onSaved }: { location: LocationRecord; onSaved
             id={`${id}-from`}
             type="datetime-local"
             value={validFrom}
-            onInput={(e) => setValidFrom(e.currentTarget.value)}
+            onInput={(e) => draft.update({ validFrom: e.currentTarget.value })}
           />
         </div>
         <div class="field">
@@ -175,15 +218,29 @@ function EditLocation({ location, onSaved }: { location: LocationRecord; onSaved
             type="datetime-local"
             value={validTo}
             aria-describedby={`${id}-to-hint`}
-            onInput={(e) => setValidTo(e.currentTarget.value)}
+            onInput={(e) => draft.update({ validTo: e.currentTarget.value })}
           />
           <p class="hint" id={`${id}-to-hint`}>
             Empty: no end. Times are in your time zone.
           </p>
         </div>
       </div>
+      <DraftConflict
+        id={`${id}-conflict`}
+        what="location"
+        changed={draft.conflict.map((f) => FIELD_LABELS[f])}
+        onLoad={() => {
+          draft.loadTheirs();
+          nameField.current?.focus();
+        }}
+      />
       <ErrorAlert error={error} />
-      <button type="submit" class="button primary" disabled={busy}>
+      <button
+        type="submit"
+        class="button primary"
+        disabled={busy || conflict}
+        aria-describedby={conflict ? `${id}-conflict` : undefined}
+      >
         Save details
       </button>
     </form>
