@@ -1,6 +1,6 @@
 import { useRef, useState } from 'preact/hooks';
 import { type Asset, api } from '../api.js';
-import { DraftConflict } from '../components/draft-conflict.js';
+import { DraftConflict, saveAttributes } from '../components/draft-conflict.js';
 import { FieldMessage, FormAlert, FormErrors } from '../components/form-errors.js';
 import { TagFields } from '../components/tag-capture.js';
 import { submitting, useAction } from '../components/use-action.js';
@@ -46,7 +46,6 @@ export function AssetForm({
   const draft = useDraft<Editable, AssetFields>(asset ?? BLANK, fieldsOf, comparable);
   const { name, description, active, validFrom, validTo, meta } = draft.value;
   const setMeta = (rows: MetaRow[]) => draft.update({ meta: rows });
-  const conflict = draft.conflict.length > 0;
   const nameField = useRef<HTMLInputElement>(null);
   const [key, setKey] = useState('');
   const [tags, setTags] = useState<TagRow[]>(editing ? [] : [{ uid: rowId(), type: 'rfid', value: '' }]);
@@ -283,21 +282,14 @@ export function AssetForm({
       <DraftConflict
         id={`${prefix}-conflict`}
         what="asset"
-        changed={draft.conflict.map((f) => FIELD_LABELS[f])}
-        onLoad={() => {
-          draft.loadTheirs();
-          setMetaProblems(new Map());
-          nameField.current?.focus();
-        }}
+        draft={draft}
+        labels={FIELD_LABELS}
+        first={nameField}
+        onLoaded={() => setMetaProblems(new Map())}
       />
       <FormAlert errors={errors} />
       <div class="card-actions">
-        <button
-          type="submit"
-          class="button primary"
-          disabled={busy || conflict}
-          aria-describedby={conflict ? `${prefix}-conflict` : undefined}
-        >
+        <button type="submit" class="button primary" {...saveAttributes(draft, busy, `${prefix}-conflict`)}>
           {editing ? 'Save changes' : 'Create asset'}
         </button>
         {onCancel && (

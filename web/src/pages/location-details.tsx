@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { RecordActivity } from '../components/activity-list.js';
-import { DraftConflict } from '../components/draft-conflict.js';
+import { DraftConflict, saveAttributes } from '../components/draft-conflict.js';
 import { ErrorAlert } from '../components/errors.js';
 import { Pager, usePaged } from '../components/paging.js';
 import { submitting, useAction } from '../components/use-action.js';
@@ -169,7 +169,6 @@ function EditLocation({ location, onSaved }: { location: LocationRecord; onSaved
     await api(`/internal/locations/${location.id}`, { method: 'PATCH', body });
     onSaved();
   });
-  const conflict = draft.conflict.length > 0;
 
   return (
     <form class="card" onSubmit={submitting(run)} aria-labelledby={`${id}-title`}>
@@ -228,19 +227,12 @@ function EditLocation({ location, onSaved }: { location: LocationRecord; onSaved
       <DraftConflict
         id={`${id}-conflict`}
         what="location"
-        changed={draft.conflict.map((f) => FIELD_LABELS[f])}
-        onLoad={() => {
-          draft.loadTheirs();
-          nameField.current?.focus();
-        }}
+        draft={draft}
+        labels={FIELD_LABELS}
+        first={nameField}
       />
       <ErrorAlert error={error} />
-      <button
-        type="submit"
-        class="button primary"
-        disabled={busy || conflict}
-        aria-describedby={conflict ? `${id}-conflict` : undefined}
-      >
+      <button type="submit" class="button primary" {...saveAttributes(draft, busy, `${id}-conflict`)}>
         Save details
       </button>
     </form>
