@@ -53,8 +53,9 @@ export async function claimDigests(
   const { rows } = await tx.query<{ claimed: number; keys: string | null }>(
     `WITH ins AS (
        INSERT INTO message_digests (reader_id, digest, org_id, seen_at)
-       SELECT c.r, substring($3::bytea FROM (c.i::int - 1) * ${DIGEST_BYTES} + 1 FOR ${DIGEST_BYTES}), $1, c.s
-       FROM unnest($2::bigint[], $4::timestamptz[]) WITH ORDINALITY AS c(r, s, i)
+       SELECT c.r, substring($3::bytea FROM (c.i::int - 1) * ${DIGEST_BYTES} + 1 FOR ${DIGEST_BYTES}), $1,
+         timestamptz 'epoch' + c.ms * interval '1 millisecond'
+       FROM unnest($2::bigint[], $4::bigint[]) WITH ORDINALITY AS c(r, ms, i)
        ORDER BY 1, 2
        ON CONFLICT DO NOTHING
        RETURNING reader_id, digest)
@@ -65,7 +66,7 @@ export async function claimDigests(
       orgId,
       claims.map((c) => c.readerId),
       Buffer.concat(claims.map((c) => c.digest)),
-      claims.map((c) => new Date(c.receivedAt)),
+      claims.map((c) => Math.floor(c.receivedAt)),
       claims.length,
     ],
   );

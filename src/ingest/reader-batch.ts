@@ -1,6 +1,8 @@
+import { isUtf8 } from 'node:buffer';
 import type { Tx } from '../db/pool.js';
 import { assetsByTagKeys, matchKey, scanPointsOfReaders } from '../tracking/resolve.js';
 import { placeSightings, type Sighting } from '../tracking/sightings.js';
+import { MAX_PAYLOAD_BYTES } from './adapters/payload.js';
 import type { AdapterResult } from './adapters/types.js';
 import { claimDigests } from './message-digests.js';
 import { bumpReaderCounters } from './reader-counters.js';
@@ -39,13 +41,15 @@ export async function storeReaderMessages(
   const keys = messages.map((m) => m.parsed.reads.map((r) => matchKey(r.tagType ?? 'rfid', r.tagValue)));
   const claimed = messages.filter((m) => m.digest !== null);
   // The claims and both lookups are written at once (the pool pipelines): one round trip.
-  const [firsts, points, assets] = await Promise.all([
+  // The scan points first: their statement, all literals, joins the transaction's opening
+  // (src/db/opening.ts); the claims' binary parameter could not.
+  const [points, firsts, assets] = await Promise.all([
+    scanPointsOfReaders(tx, orgId, [...new Set(messages.map((m) => m.reader.id))]),
     claimDigests(
       tx,
       orgId,
       claimed.map((m) => ({ readerId: m.reader.id, digest: m.digest!, receivedAt: m.receivedAt })),
     ),
-    scanPointsOfReaders(tx, orgId, [...new Set(messages.map((m) => m.reader.id))]),
     assetsByTagKeys(tx, orgId, [...new Set(keys.flat())]),
   ]);
   // A redelivery of a message already stored (or earlier in this batch) is skipped whole.
@@ -142,25 +146,53 @@ export class StaleCounts extends Error {
   }
 }
 
-/** The raw log rows of the messages, in one statement. */
+/**
+ * The bytes the raw log stores of a payload: storableText's, taken as they are when they
+ * already are that (valid UTF-8 without NUL, within the size limit), which is the rule.
+ */
+function storableBytes(payload: Buffer | string): Buffer {
+  if (
+    typeof payload !== 'string' &&
+    payload.byteLength <= MAX_PAYLOAD_BYTES &&
+    payload.indexOf(0) === -1 &&
+    isUtf8(payload)
+  ) {
+    return payload;
+  }
+  return Buffer.from(storableText(payload), 'utf8');
+}
+
+/**
+ * The raw log rows of the messages, in one statement. The payloads go as one binary
+ * parameter, each cut out by its offset and length (no text[] literal to escape and build
+ * per payload, nor for the server to parse); the receipt times as epoch milliseconds.
+ */
 async function logMessages(
   tx: Tx,
   orgId: number,
   messages: ReaderMessage[],
   outcomes: IngestOutcome[],
 ): Promise<void> {
+  const bodies = messages.map((m) => storableBytes(m.payload));
+  const starts: number[] = [];
+  let offset = 1;
+  for (const b of bodies) {
+    starts.push(offset);
+    offset += b.byteLength;
+  }
   await tx.query(
     `INSERT INTO raw_messages (received_at, org_id, reader_id, source, payload, good_reads, bad_reads, unknown_reads, errors)
-     SELECT v.received_at, $1, v.reader_id, v.source, v.payload, v.good, v.bad, v.unknown,
+     SELECT timestamptz 'epoch' + v.received_ms * interval '1 millisecond', $1, v.reader_id, v.source,
+       convert_from(substring($5::bytea FROM v.start FOR v.len), 'UTF8'), v.good, v.bad, v.unknown,
        CASE WHEN v.errors IS NULL THEN NULL ELSE ARRAY(SELECT json_array_elements_text(v.errors::json)) END
-     FROM unnest($2::timestamptz[], $3::bigint[], $4::text[], $5::text[], $6::int[], $7::int[], $8::int[], $9::text[])
-       AS v(received_at, reader_id, source, payload, good, bad, unknown, errors)`,
+     FROM unnest($2::bigint[], $3::bigint[], $4::text[], $10::int[], $11::int[], $6::int[], $7::int[], $8::int[], $9::text[])
+       AS v(received_ms, reader_id, source, start, len, good, bad, unknown, errors)`,
     [
       orgId,
-      messages.map((m) => new Date(m.receivedAt)),
+      messages.map((m) => Math.floor(m.receivedAt)),
       messages.map((m) => m.reader.id),
       messages.map((m) => m.source),
-      messages.map((m) => storableText(m.payload)),
+      bodies.length === 1 ? bodies[0]! : Buffer.concat(bodies),
       outcomes.map((o) => o.good),
       outcomes.map((o) => o.bad),
       outcomes.map((o) => o.unknown),
@@ -168,6 +200,8 @@ async function logMessages(
       outcomes.map((o) =>
         o.errors.length ? JSON.stringify(o.errors.slice(0, 100).map(storableText)) : null,
       ),
+      starts,
+      bodies.map((b) => b.byteLength),
     ],
   );
 }

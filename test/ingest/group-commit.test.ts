@@ -116,6 +116,34 @@ describe('group commit of reader messages', () => {
     }
   });
 
+  it('keeps each payload of a group in the raw log as storing it alone would: its text, its receipt', async () => {
+    const f = await ingestFixture(t);
+    const r = await f.reader('generic-json', [[null, await f.location()]]);
+    const ingest = new IngestService(t.database.db, undefined, undefined, { maxTransactions: 1 });
+    const ref = { id: r.reader.id, orgId: f.orgId, family: 'generic-json' as const };
+    const payloads: Array<[Buffer, string]> = [
+      [
+        Buffer.from('{"reads": [], "note": "caf\u00e9 \u{1F69A}"}'),
+        '{"reads": [], "note": "caf\u00e9 \u{1F69A}"}',
+      ],
+      [Buffer.from([0x7b, 0xff, 0x7d]), '{\uFFFD}'],
+      [Buffer.from('a\u0000b'), 'a\uFFFDb'],
+      [Buffer.from(''), ''],
+      [Buffer.from('{"reads": "\u00fc"}'), '{"reads": "\u00fc"}'],
+    ];
+    const base = Date.now() - 1000;
+    // Submitted at once: the first goes alone, the rest wait and share the next transaction.
+    await Promise.all(payloads.map(([p], i) => ingest.readerMessage(ref, p, 'mqtt', base + i)));
+    const { rows } = await t.database.db.pool.query<{ payload: string; ms: string }>(
+      `SELECT payload, (extract(epoch FROM received_at) * 1000)::bigint AS ms FROM raw_messages
+       WHERE reader_id = $1 ORDER BY received_at`,
+      [r.reader.id],
+    );
+    expect(rows.map((row) => [row.payload, Number(row.ms)])).toEqual(
+      payloads.map(([, text], i) => [text, base + i]),
+    );
+  });
+
   it('places a moving asset read in many messages of one batch as storing them one by one would, one stay per move', async () => {
     const f = await ingestFixture(t);
     const places = [await f.location(), await f.location(), await f.location()];
