@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { SessionSweeper } from './accounts/session-sweeper.js';
 import { ActivitySweeper } from './activity/sweeper.js';
 import { buildServer } from './app.js';
+import { AssetCountCompactor } from './assets/count-compactor.js';
 import type { Config } from './config.js';
 import { openDatabase } from './db/connect.js';
 import type { EmbeddedPostgres } from './db/embedded.js';
@@ -143,6 +144,9 @@ export async function startService(config: Config): Promise<RunningService> {
     const eventsRetention = new EventsRetention(opened.db, config.TAGTRAIL_EVENTS_RETENTION_DAYS, eventsLog);
     eventsRetention.start();
     started.push(() => eventsRetention.stop());
+    const assetCounts = new AssetCountCompactor(opened.db, app.log.child({ component: 'assets' }));
+    assetCounts.start();
+    started.push(() => assetCounts.stop());
     try {
       await app.listen({ port: config.PORT, host: config.HOST });
     } catch (err) {
@@ -167,6 +171,7 @@ export async function startService(config: Config): Promise<RunningService> {
           await events.stop();
           await activitySweeper.stop();
           await eventsRetention.stop();
+          await assetCounts.stop();
           await app.close();
           await broker?.stop();
           await services.close();

@@ -79,9 +79,35 @@ FROM assets_in_org a ${LOCATION_JOIN}
 WHERE ${predicate}
 ORDER BY ${orderBy(f.sort)}
 LIMIT ${param(f.limit)} OFFSET ${param(f.offset)}`;
-  const count = `SELECT count(*)::int AS total FROM assets_in_org a
+  const count = countedTotal(f)
+    ? countedTotalSql(f.isActive === undefined ? '' : 'AND a.is_active = $2')
+    : `SELECT count(*)::int AS total FROM assets_in_org a
 WHERE ${predicate}`;
   return { page: { text: page, values }, count: { text: count, values: whereValues } };
+}
+
+/** Whether the total is the organization's live, effective assets, by is_active at most. */
+function countedTotal(f: AssetListFilter): boolean {
+  return (
+    !f.includeDeleted &&
+    f.locationIds === undefined &&
+    f.locationKeys === undefined &&
+    f.externalKeys === undefined &&
+    f.searchPattern === undefined
+  );
+}
+
+/**
+ * The live assets as counted by migration 0054's delta rows, less those outside their
+ * validity window now: future-dated (assets_liveness) or expired (assets_expiry). The two
+ * are disjoint (valid_to > valid_from). Equal to counting the list's predicate, without
+ * reading every live row.
+ */
+function countedTotalSql(isActive: string): string {
+  const live = `a.org_id = $1 AND a.deleted_at IS NULL ${isActive}`;
+  return `SELECT ((SELECT coalesce(sum(a.n), 0) FROM asset_count_deltas a WHERE a.org_id = $1 ${isActive})
+  - (SELECT count(*) FROM assets_in_org a WHERE ${live} AND a.valid_from > now())
+  - (SELECT count(*) FROM assets_in_org a WHERE ${live} AND a.valid_to <= now()))::int AS total`;
 }
 
 export async function listAssets(
