@@ -1,7 +1,7 @@
 import type { ReaderDirectory } from './directory.js';
 import type { IngestInstruments } from './instruments.js';
 import { IN_FLIGHT, type IngestLogger, Limiter, LogThrottle, sleep } from './limiter.js';
-import type { IngestService } from './service.js';
+import type { IngestService, ReaderRef } from './service.js';
 
 export interface BrokerIngestTarget {
   directory: ReaderDirectory;
@@ -53,52 +53,87 @@ export class BrokerIngest {
     for (const w of this.attachWaiters.splice(0)) w.resolve();
   }
 
-  /** The broker's publish hook: resolves once stored (or not a reader topic); rejects to refuse. */
-  async handle(topic: string, payload: Buffer): Promise<void> {
+  /**
+   * The broker's publish hook: resolves once stored (or not a reader topic); rejects to
+   * refuse. Promise chains, not async functions: this runs for every PUBLISH, and with one
+   * read per message the frames of three nested async functions were a cost of their own.
+   */
+  handle(topic: string, payload: Buffer): Promise<void> {
     const receivedAt = Date.now();
     if (!this.target) {
-      if (this.closed) throw new IngestUnavailableError();
-      await new Promise<void>((resolve, reject) => this.attachWaiters.push({ resolve, reject }));
+      if (this.closed) return Promise.reject(new IngestUnavailableError());
+      return new Promise<void>((resolve, reject) => this.attachWaiters.push({ resolve, reject })).then(() =>
+        this.admit(topic, payload, receivedAt),
+      );
     }
-    if (this.closed) throw new IngestUnavailableError();
+    try {
+      return this.admit(topic, payload, receivedAt);
+    } catch (err) {
+      return Promise.reject(err); // as an async function would: the hook expects a rejection
+    }
+  }
+
+  /** Takes a slot of the in-flight bound (waiting for one when they are taken), then stores. */
+  private admit(topic: string, payload: Buffer, receivedAt: number): Promise<void> {
+    if (this.closed) return Promise.reject(new IngestUnavailableError());
     const target = this.target!;
     const reader = target.directory.lookup(topic);
-    if (!reader) return; // not a reader's topic: an ordinary message for whoever subscribed
-    await target.limiter.run(async () => {
-      if (this.closed) throw new IngestUnavailableError();
-      const delays = target.retryDelaysMs ?? [250, 1_000];
-      for (let attempt = 0; ; attempt++) {
-        try {
-          const outcome = await target.ingest.readerMessage(reader, payload, 'mqtt', receivedAt);
-          this.stats.stored++;
-          if (outcome.errors.length > 0) {
-            this.throttle.maybe(`bad:${reader.id}`, (suppressed) =>
-              target.logger.warn(
-                { readerId: reader.id, bad: outcome.bad, errors: outcome.errors.slice(0, 5), suppressed },
-                'reader message had bad reads (kept in the raw log)',
-              ),
-            );
-          }
-          return;
-        } catch (err) {
-          const delay = delays[attempt];
-          if (delay === undefined || this.closed) {
-            this.stats.failed++;
-            target.instruments?.messageFailed({ family: reader.family, source: 'mqtt' });
-            target.logger.error(
-              { err, readerId: reader.id, topic, attempts: attempt + 1 },
-              'storing a reader message failed; not acknowledged, the reader will send it again',
-            );
-            throw err;
-          }
-          target.logger.warn(
-            { err, readerId: reader.id, attempt: attempt + 1 },
-            'storing a reader message failed; retrying',
+    if (!reader) return Promise.resolve(); // not a reader's topic: an ordinary message for whoever subscribed
+    const weight = payload.byteLength;
+    const store = () => {
+      const stored = this.closed
+        ? Promise.reject(new IngestUnavailableError())
+        : this.attempt(target, reader, topic, payload, receivedAt, 0);
+      return stored.then(
+        () => target.limiter.release(weight),
+        (err: unknown) => {
+          target.limiter.release(weight);
+          throw err;
+        },
+      );
+    };
+    return target.limiter.acquire(weight).then(store);
+  }
+
+  /** One attempt to store; a failure is retried after the next delay, until there is none. */
+  private attempt(
+    target: BrokerIngestTarget,
+    reader: ReaderRef,
+    topic: string,
+    payload: Buffer,
+    receivedAt: number,
+    attempt: number,
+  ): Promise<void> {
+    return target.ingest.readerMessage(reader, payload, 'mqtt', receivedAt).then(
+      (outcome) => {
+        this.stats.stored++;
+        if (outcome.errors.length > 0) {
+          this.throttle.maybe(`bad:${reader.id}`, (suppressed) =>
+            target.logger.warn(
+              { readerId: reader.id, bad: outcome.bad, errors: outcome.errors.slice(0, 5), suppressed },
+              'reader message had bad reads (kept in the raw log)',
+            ),
           );
-          await sleep(delay);
         }
-      }
-    }, payload.byteLength);
+      },
+      (err: unknown) => {
+        const delay = (target.retryDelaysMs ?? [250, 1_000])[attempt];
+        if (delay === undefined || this.closed) {
+          this.stats.failed++;
+          target.instruments?.messageFailed({ family: reader.family, source: 'mqtt' });
+          target.logger.error(
+            { err, readerId: reader.id, topic, attempts: attempt + 1 },
+            'storing a reader message failed; not acknowledged, the reader will send it again',
+          );
+          throw err;
+        }
+        target.logger.warn(
+          { err, readerId: reader.id, attempt: attempt + 1 },
+          'storing a reader message failed; retrying',
+        );
+        return sleep(delay).then(() => this.attempt(target, reader, topic, payload, receivedAt, attempt + 1));
+      },
+    );
   }
 
   /** Refuses new messages and waits for those being stored. */

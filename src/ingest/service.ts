@@ -177,34 +177,42 @@ export class IngestService {
    * it is committed. Messages arriving while others are being stored are committed together
    * (group commit, below): the caller still learns only of its own message, after its commit.
    */
-  async readerMessage(
+  readerMessage(
     reader: ReaderRef,
     payload: Buffer | string,
     source: 'mqtt' | 'webhook',
     receivedAt = Date.now(),
   ): Promise<IngestOutcome> {
     // Parsed before queueing: the adapters never throw, and a bad payload is an outcome, not an error.
-    const parsed = parsePayload(reader.family, payload);
-    const once = carriesReaderTimes(parsed.reads, receivedAt, this.clock);
-    const outcome = await this.batches.submit(reader.orgId, {
-      reader,
-      payload,
-      parsed,
-      source,
-      receivedAt,
-      digest: once ? payloadDigest(payload) : null,
+    // A chain, not an async function: one frame fewer for every reader message.
+    let submitted: Promise<IngestOutcome>;
+    try {
+      const parsed = parsePayload(reader.family, payload);
+      const once = carriesReaderTimes(parsed.reads, receivedAt, this.clock);
+      submitted = this.batches.submit(reader.orgId, {
+        reader,
+        payload,
+        parsed,
+        source,
+        receivedAt,
+        digest: once ? payloadDigest(payload) : null,
+      });
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return submitted.then((outcome) => {
+      this.instruments.messageStored({
+        family: reader.family,
+        source,
+        good: outcome.good,
+        bad: outcome.bad,
+        unknown: outcome.unknown,
+        receivedAt,
+        committedAt: Date.now(),
+        duplicate: outcome.duplicate === true,
+      });
+      return outcome;
     });
-    this.instruments.messageStored({
-      family: reader.family,
-      source,
-      good: outcome.good,
-      bad: outcome.bad,
-      unknown: outcome.unknown,
-      receivedAt,
-      committedAt: Date.now(),
-      duplicate: outcome.duplicate === true,
-    });
-    return outcome;
   }
 
   /** Calls `listener` after every reader-message transaction (batch size and latency). */
