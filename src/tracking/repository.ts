@@ -67,21 +67,35 @@ export interface NewestStay {
   lastSeenAt: number;
 }
 
+/** An asset's validity window, as the server printed it (sent back as it came). */
+export interface AssetValidity {
+  validFrom: string;
+  validTo: string | null;
+}
+
+/** What lockAssets found under the locks. */
+export interface LockedAssets {
+  /** The live assets, each with its newest stay (null before the first sighting). */
+  newest: Map<number, NewestStay | null>;
+  /** Their validity, which their positions copy (migration 0043; setCurrentLocations). */
+  validity: Map<number, AssetValidity>;
+}
+
 /**
  * Locks the assets' rows in id order (no deadlocks between batches); returns the live
- * ones with their newest stay (null before the first sighting). The stays are read by a
- * second statement, sent with the first without waiting for it (one round trip): the
- * server runs it once the locks are held, and in READ COMMITTED it then sees what a batch
- * that held a lock before us committed (a join in the locking statement would not).
+ * ones with their newest stay and their validity. The stays are read by a second
+ * statement, sent with the first without waiting for it (one round trip): the server runs
+ * it once the locks are held, and in READ COMMITTED it then sees what a batch that held a
+ * lock before us committed (a join in the locking statement would not). The validity
+ * comes with the lock: the locked row is the latest, and no one changes it while we hold it.
  */
-export async function lockAssets(
-  tx: Tx,
-  orgId: number,
-  assetIds: number[],
-): Promise<Map<number, NewestStay | null>> {
-  if (assetIds.length === 0) return new Map();
-  const locking = tx.query<{ id: number }>(
-    `SELECT id FROM assets WHERE org_id = $1 AND id = ANY($2::bigint[]) AND deleted_at IS NULL
+export async function lockAssets(tx: Tx, orgId: number, assetIds: number[]): Promise<LockedAssets> {
+  const out: LockedAssets = { newest: new Map(), validity: new Map() };
+  if (assetIds.length === 0) return out;
+  // As text: handed back to PostgreSQL as it came, never parsed here.
+  const locking = tx.query<{ id: number; valid_from: string; valid_to: string | null }>(
+    `SELECT id, valid_from::text, valid_to::text FROM assets
+     WHERE org_id = $1 AND id = ANY($2::bigint[]) AND deleted_at IS NULL
      ORDER BY id FOR UPDATE`,
     [orgId, assetIds],
   );
@@ -92,14 +106,20 @@ export async function lockAssets(
   );
   // Fails too when the lock did; the lock's error is the one to report.
   newest.catch(() => undefined);
-  const locked = await locking;
-  const live = new Map<number, NewestStay | null>(locked.rows.map((r) => [r.id, null]));
+  for (const r of (await locking).rows) {
+    out.newest.set(r.id, null);
+    out.validity.set(r.id, { validFrom: r.valid_from, validTo: r.valid_to });
+  }
   // A deleted asset's stays are read as well (the list was sent before the locks answered).
   for (const r of (await newest).rows) {
-    if (live.has(r.asset_id))
-      live.set(r.asset_id, { id: r.id, locationId: r.location_id, lastSeenAt: r.last_seen_at.getTime() });
+    if (out.newest.has(r.asset_id))
+      out.newest.set(r.asset_id, {
+        id: r.id,
+        locationId: r.location_id,
+        lastSeenAt: r.last_seen_at.getTime(),
+      });
   }
-  return live;
+  return out;
 }
 
 /** Moves the last sighting of stays (by id) later, in one statement. */
@@ -139,17 +159,20 @@ export async function appendStays(
 
 /**
  * Puts known current locations and last sightings in asset_positions (migration 0042), in
- * one statement: the narrow table, not the assets row, takes this write of every read.
+ * one statement: the narrow table, not the assets row, takes this write of every read. The
+ * asset's validity goes with each row (lockAssets read it under the lock), so 0043's
+ * trigger, which would look it up for every proposed row (also those that update), does
+ * not fire (migration 0048); an update leaves the position's copy to that trigger's twin.
  */
 export async function setCurrentLocations(
   tx: Tx,
   orgId: number,
-  rows: Array<{ assetId: number; locationId: number; lastSeenAt: number }>,
+  rows: Array<{ assetId: number; locationId: number; lastSeenAt: number; validity: AssetValidity }>,
 ): Promise<void> {
   if (rows.length === 0) return;
   await tx.query(
-    `INSERT INTO asset_positions AS p (org_id, asset_id, location_id, last_seen_at)
-     SELECT $1, * FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[])
+    `INSERT INTO asset_positions AS p (org_id, asset_id, location_id, last_seen_at, valid_from, valid_to)
+     SELECT $1, * FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[], $5::timestamptz[], $6::timestamptz[])
      ON CONFLICT (asset_id) DO UPDATE SET location_id = excluded.location_id, last_seen_at = excluded.last_seen_at
        WHERE p.location_id IS DISTINCT FROM excluded.location_id OR p.last_seen_at IS DISTINCT FROM excluded.last_seen_at`,
     [
@@ -157,6 +180,8 @@ export async function setCurrentLocations(
       rows.map((r) => r.assetId),
       rows.map((r) => r.locationId),
       rows.map((r) => new Date(r.lastSeenAt)),
+      rows.map((r) => r.validity.validFrom),
+      rows.map((r) => r.validity.validTo),
     ],
   );
 }

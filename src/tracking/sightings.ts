@@ -142,7 +142,7 @@ export async function placeSightings(
   const locking = lockAssets(tx, orgId, [...new Set(sightings.map((s) => s.assetId))]);
   locking.catch(() => undefined);
   const placeable = await placing;
-  const live = await locking;
+  const { newest: live, validity } = await locking;
   const stored = (s: Sighting) => placeable.has(s.locationId) && live.has(s.assetId);
   options.whenLocked?.(stored);
   const byAsset = new Map<number, Sighting[]>();
@@ -154,7 +154,7 @@ export async function placeSightings(
   }
   const extend: Array<{ stayId: number; lastSeenAt: number }> = [];
   const append: Array<{ assetId: number; locationId: number; startedAt: number; lastSeenAt: number }> = [];
-  const current: Array<{ assetId: number; locationId: number; lastSeenAt: number }> = [];
+  const current: Parameters<typeof setCurrentLocations>[2] = [];
   const readByRead: number[] = [];
   const moves: Move[] = [];
   const pastReads: Array<{ assetId: number; reads: Sighting[] }> = [];
@@ -171,9 +171,11 @@ export async function placeSightings(
         from = stay.locationId;
       }
       const last = plan.inserts.at(-1);
-      if (last) current.push({ assetId, locationId: last.locationId, lastSeenAt: last.lastSeenAt });
-      else if (newest && plan.extendTo !== null) {
-        current.push({ assetId, locationId: newest.locationId, lastSeenAt: plan.extendTo });
+      const valid = validity.get(assetId)!;
+      if (last) {
+        current.push({ assetId, locationId: last.locationId, lastSeenAt: last.lastSeenAt, validity: valid });
+      } else if (newest && plan.extendTo !== null) {
+        current.push({ assetId, locationId: newest.locationId, lastSeenAt: plan.extendTo, validity: valid });
       }
       continue;
     }
