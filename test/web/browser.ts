@@ -64,7 +64,10 @@ export async function launch(baseUrl: string, expectedFailures: string[]): Promi
     timezoneId: 'UTC',
     permissions: ['clipboard-read', 'clipboard-write'],
   });
-  context.setDefaultTimeout(10_000);
+  // A bound on waiting for a state that must come, not a speed target: CI runs the suites
+  // two at a time beside the database servers on two cores, where a first page load has
+  // been seen to take most of 10 s.
+  context.setDefaultTimeout(20_000);
   const origin = new URL(baseUrl).origin;
   const foreignRequests: string[] = [];
   const consoleErrors: string[] = [];
