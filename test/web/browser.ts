@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rename, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,13 +17,38 @@ if (!hasChromium && process.env.CI) {
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const SCREENSHOTS = join(ROOT, 'test-results', 'screenshots');
 
-/** Compiles web/src to dist/web (what `npm run build` does for the web app). */
+/**
+ * Compiles web/src to dist/web (what `npm run build` does for the web app). Every browser
+ * suite calls this, two at a time, while the other's service serves dist/web to its
+ * browser: tsc rewrites each file in place, so a page could load a module half written
+ * ("does not provide an export named …"). The build goes to a directory of its own and
+ * each file is then renamed into place, which replaces it whole.
+ */
 export async function buildWeb(): Promise<void> {
-  await promisify(execFile)(
-    process.execPath,
-    [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'web/tsconfig.json')],
-    { cwd: ROOT },
-  );
+  const target = join(ROOT, 'dist/web');
+  await mkdir(join(ROOT, 'dist'), { recursive: true });
+  const scratch = await mkdtemp(join(ROOT, 'dist/.web-build-'));
+  try {
+    await promisify(execFile)(
+      process.execPath,
+      [
+        join(ROOT, 'node_modules/typescript/bin/tsc'),
+        '-p',
+        join(ROOT, 'web/tsconfig.json'),
+        '--outDir',
+        scratch,
+      ],
+      { cwd: ROOT },
+    );
+    for (const file of await readdir(scratch, { recursive: true })) {
+      const from = join(scratch, file);
+      if (!(await stat(from)).isFile()) continue;
+      await mkdir(dirname(join(target, file)), { recursive: true });
+      await rename(from, join(target, file));
+    }
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
 }
 
 export interface Browser {
