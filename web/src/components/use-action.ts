@@ -102,6 +102,17 @@ export function useAction<A extends unknown[]>(
   return { ...state, run: runner.run, setError: runner.setError };
 }
 
+/**
+ * An action that runs whichever request it is given, then has the page reload what it
+ * shows (`onChanged`): one per row or card whose buttons send different requests.
+ */
+export function useRequestThenReload(onChanged: () => void): Action<[request: () => Promise<unknown>]> {
+  return useAction(async (request: () => Promise<unknown>) => {
+    await request();
+    onChanged();
+  });
+}
+
 /** A form's onSubmit that runs `run` instead of the browser's submission. */
 export const submitting =
   (run: () => unknown) =>

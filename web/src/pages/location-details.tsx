@@ -4,7 +4,7 @@ import { RecordActivity } from '../components/activity-list.js';
 import { DraftConflict, saveAttributes } from '../components/draft-conflict.js';
 import { ErrorAlert } from '../components/errors.js';
 import { Pager, usePaged } from '../components/paging.js';
-import { submitting, useAction } from '../components/use-action.js';
+import { submitting, useAction, useRequestThenReload } from '../components/use-action.js';
 import { useDraft } from '../components/use-draft.js';
 import { formatDateTime } from '../format.js';
 import { useLiveRefresh } from '../live.js';
@@ -253,10 +253,7 @@ function Tags({
   const [value, setValue] = useState('');
   // Attach and Detach are disabled while one runs: a second click would send it again (and
   // show the second answer's "already attached" or 404).
-  const { run, busy, error } = useAction(async (request: () => Promise<unknown>) => {
-    await request();
-    onChanged();
-  });
+  const { run, busy, error } = useRequestThenReload(onChanged);
   const id = `tags-${location.id}`;
 
   const attach = async (event: Event) => {

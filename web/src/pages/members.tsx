@@ -8,7 +8,7 @@ import { Pager, usePaged } from '../components/paging.js';
 import { ResetLinkButton } from '../components/reset-link.js';
 import { ShownOncePanel } from '../components/shown-once.js';
 import { TextField } from '../components/text-field.js';
-import { submitting, useAction } from '../components/use-action.js';
+import { submitting, useAction, useRequestThenReload } from '../components/use-action.js';
 import { formatDate, formatDateTime } from '../format.js';
 import { navigate } from '../router.js';
 import { useSession } from '../session.js';
@@ -125,14 +125,7 @@ function MemberRow({ member, onChanged }: { member: Member; onChanged(): void })
   // select bound to `member.role` alone would flip back on the re-render the request causes.
   const [role, setRole] = useState<Role>(member.role);
   const you = String(member.id) === String(session.user.id);
-  const {
-    run: act,
-    busy,
-    error,
-  } = useAction(async (call: () => Promise<unknown>) => {
-    await call();
-    onChanged();
-  });
+  const { run: act, busy, error } = useRequestThenReload(onChanged);
   const changeRole = async (next: Role) => {
     setRole(next);
     const saved = await act(async () => {

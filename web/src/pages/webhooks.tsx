@@ -6,7 +6,7 @@ import { LocationPicker } from '../components/location-picker.js';
 import { PageHeader } from '../components/page.js';
 import { Pager, usePaged } from '../components/paging.js';
 import { ShownOncePanel } from '../components/shown-once.js';
-import { submitting, useAction } from '../components/use-action.js';
+import { submitting, useAction, useRequestThenReload } from '../components/use-action.js';
 import { formatDateTime } from '../format.js';
 
 /** The event types an endpoint can ask for (docs/events.md). */
@@ -204,14 +204,7 @@ function EndpointCard({ endpoint, onChanged }: { endpoint: Endpoint; onChanged()
   const [open, setOpen] = useState(false);
   // Enable/Disable and Delete wait for the answer: the label changes only once the list has
   // reloaded, and a second click meanwhile would send the same change (or a second DELETE) again.
-  const {
-    run: change,
-    busy,
-    error,
-  } = useAction(async (request: () => Promise<unknown>) => {
-    await request();
-    onChanged();
-  });
+  const { run: change, busy, error } = useRequestThenReload(onChanged);
   const titleId = `webhook-${endpoint.id}-title`;
   return (
     <article class="card" aria-labelledby={titleId}>
