@@ -57,7 +57,8 @@ export function buildAssetListSql(orgId: number, f: AssetListFilter): { page: Sq
   };
   const where = ['a.org_id = $1', EFFECTIVE('a')];
   if (!f.includeDeleted) where.push('a.deleted_at IS NULL');
-  if (f.isActive !== undefined) where.push(`a.is_active = ${param(f.isActive)}`);
+  const isActive = f.isActive === undefined ? undefined : `a.is_active = ${param(f.isActive)}`;
+  if (isActive) where.push(isActive);
   if (f.externalKeys) where.push(`a.external_key = ANY(${param(f.externalKeys, '::text[]')})`);
   // Placed assets are found through their positions' (org_id, location_id) index.
   if (f.locationIds) {
@@ -80,7 +81,7 @@ WHERE ${predicate}
 ORDER BY ${orderBy(f.sort)}
 LIMIT ${param(f.limit)} OFFSET ${param(f.offset)}`;
   const count = countedTotal(f)
-    ? countedTotalSql(f.isActive === undefined ? '' : 'AND a.is_active = $2')
+    ? countedTotalSql(isActive)
     : `SELECT count(*)::int AS total FROM assets_in_org a
 WHERE ${predicate}`;
   return { page: { text: page, values }, count: { text: count, values: whereValues } };
@@ -103,9 +104,10 @@ function countedTotal(f: AssetListFilter): boolean {
  * are disjoint (valid_to > valid_from). Equal to counting the list's predicate, without
  * reading every live row.
  */
-function countedTotalSql(isActive: string): string {
-  const live = `a.org_id = $1 AND a.deleted_at IS NULL ${isActive}`;
-  return `SELECT ((SELECT coalesce(sum(a.n), 0) FROM asset_count_deltas a WHERE a.org_id = $1 ${isActive})
+function countedTotalSql(isActive: string | undefined): string {
+  const active = isActive ? `AND ${isActive}` : '';
+  const live = `a.org_id = $1 AND a.deleted_at IS NULL ${active}`;
+  return `SELECT ((SELECT coalesce(sum(a.n), 0) FROM asset_count_deltas a WHERE a.org_id = $1 ${active})
   - (SELECT count(*) FROM assets_in_org a WHERE ${live} AND a.valid_from > now())
   - (SELECT count(*) FROM assets_in_org a WHERE ${live} AND a.valid_to <= now()))::int AS total`;
 }

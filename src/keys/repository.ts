@@ -27,8 +27,11 @@ export interface ApiKeyListed extends ApiKeyRecord {
   createdBy: { id: number; email: string; removed: boolean } | null;
 }
 
-const COLUMNS = `id, org_id AS "orgId", name, scopes, environment, created_at AS "createdAt",
-  expires_at AS "expiresAt", revoked_at AS "revokedAt", last_used_at AS "lastUsedAt"`;
+/** The record's columns of table or alias `t`. */
+const columnsOf = (t: string) => `${t}.id, ${t}.org_id AS "orgId", ${t}.name, ${t}.scopes, ${t}.environment,
+  ${t}.created_at AS "createdAt", ${t}.expires_at AS "expiresAt", ${t}.revoked_at AS "revokedAt",
+  ${t}.last_used_at AS "lastUsedAt"`;
+const COLUMNS = columnsOf('api_keys');
 
 /**
  * The minter, read where the key is shown (not where it authenticates). The key belongs to
@@ -56,9 +59,7 @@ export async function insertApiKey(tx: Tx, orgId: number, key: NewApiKey): Promi
 }
 
 // Row-level security applies to the organization as to the key: both are the org's own.
-const FIND_TEXT = `SELECT k.id, k.org_id AS "orgId", k.name, k.scopes, k.environment,
-  k.created_at AS "createdAt", k.expires_at AS "expiresAt", k.revoked_at AS "revokedAt",
-  k.last_used_at AS "lastUsedAt", o.name AS "orgName"
+const FIND_TEXT = `SELECT ${columnsOf('k')}, o.name AS "orgName"
   FROM api_keys k JOIN organizations o ON o.id = k.org_id
   WHERE k.org_id = $1 AND k.id = $2`;
 
