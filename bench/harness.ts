@@ -232,3 +232,43 @@ export function postgresCpuMs(dataDir: string | null): (() => number) | null {
     return ticks * tickMs;
   };
 }
+
+/** With BENCH_PG_STATS: the statements that took the server's time during the run, on stderr. */
+export async function printStatements(pool: pg.Pool, population: string): Promise<void> {
+  const { rows } = await pool.query<{ ms: number; calls: string; rows: string; query: string }>(
+    `SELECT round(total_exec_time::numeric, 1)::float AS ms, calls, rows,
+            regexp_replace(left(query, 160), '\\s+', ' ', 'g') AS query
+     FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'
+     ORDER BY total_exec_time DESC LIMIT 20`,
+  );
+  const total = rows.reduce((sum, r) => sum + r.ms, 0);
+  process.stderr.write(
+    `${population}: statements by execution time (top 20, ${total.toFixed(0)} ms in all)\n`,
+  );
+  for (const r of rows) {
+    process.stderr.write(
+      `${r.ms.toFixed(0).padStart(8)} ms ${String(r.calls).padStart(7)} calls ${String(r.rows).padStart(8)} rows  ${r.query}\n`,
+    );
+  }
+}
+
+/**
+ * Waits until the event dispatcher (webhooks, live views) has taken every event off its
+ * queue (migration 0055). Events are dispatched beside ingest, not in its transactions, so
+ * a run is only done with its events dispatched: the dispatch's CPU is part of a read's cost.
+ */
+export async function waitForDispatch(db: Database): Promise<void> {
+  for (;;) {
+    const { rows } = await db.pool.query<{ queued: boolean }>(
+      'SELECT EXISTS (SELECT 1 FROM event_queue) AS queued',
+    );
+    if (!rows[0]!.queued) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Events not yet dispatched (the queue's length). */
+export async function queuedEvents(db: Database): Promise<number> {
+  const { rows } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM event_queue');
+  return rows[0]!.n;
+}

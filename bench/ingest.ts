@@ -30,8 +30,11 @@ import {
   benchPostgres,
   epc,
   postgresCpuMs,
+  printStatements,
+  queuedEvents,
   registerReaders,
   seedTaggedSite,
+  waitForDispatch,
   waitForStoredReads,
 } from './harness.js';
 import { type CeilingMessage, type CeilingRead, copyCeiling, transactionCeiling } from './ingest-ceiling.js';
@@ -97,6 +100,12 @@ interface Result {
   serviceCpuMicrosPerRead: number;
   /** The same for the embedded PostgreSQL (every process of the server); null on an external one. */
   pgCpuMicrosPerRead: number | null;
+  /** Events not yet dispatched (webhooks, live views) when the last read was stored. */
+  eventsBehind: number;
+  /** Seconds from the first publish until the last event was dispatched. */
+  dispatchedSeconds: number;
+  /** CPU per read of the service and PostgreSQL together until the last event was dispatched. */
+  dispatchedCpuMicrosPerRead: number | null;
   /**
    * With `node --expose-gc`: the highest live memory (V8 heap and buffers, each sample
    * after a full collection) above the live memory when publishing began; null without.
@@ -237,6 +246,13 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
     const pgCpuMs = pgCpu ? pgCpu() - pgCpuAtStart : null;
     // For `node --cpu-prof`: the measured window in the profile's clock (µs), to cut it out.
     log(`${population}: measured from ${started / 1000n} to ${process.hrtime.bigint() / 1000n} µs (hrtime)`);
+    // The events of the run are dispatched beside ingest; what is left to dispatch when the
+    // reads are stored, then the CPU until it is done, so that the dispatch is counted.
+    const eventsBehind = await queuedEvents(db);
+    await waitForDispatch(db);
+    const dispatchedSeconds = Number(process.hrtime.bigint() - started) / 1e9;
+    const cpuDispatched = process.cpuUsage(cpuAtStart);
+    const pgCpuDispatchedMs = pgCpu ? pgCpu() - pgCpuAtStart : null;
     if (pgStats) await printStatements(db.pool, population);
     clearInterval(sampler);
     clearTimeout(liveSampler);
@@ -271,6 +287,14 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
       cpuMicrosPerRead: Math.round(((cpu.user + cpu.system + publishersCpuMicros) / READS) * 10) / 10,
       serviceCpuMicrosPerRead: Math.round(((cpu.user + cpu.system) / READS) * 10) / 10,
       pgCpuMicrosPerRead: pgCpuMs === null ? null : Math.round(((pgCpuMs * 1000) / READS) * 10) / 10,
+      eventsBehind,
+      dispatchedSeconds: Math.round(dispatchedSeconds * 100) / 100,
+      dispatchedCpuMicrosPerRead:
+        pgCpuDispatchedMs === null
+          ? null
+          : Math.round(
+              ((cpuDispatched.user + cpuDispatched.system + pgCpuDispatchedMs * 1000) / READS) * 10,
+            ) / 10,
       staysBytesPerMillionReads: perMillion(after.stays - before.stays),
       rawLogBytesPerMillionReads: perMillion(after.raw - before.raw),
       stays: Number(staysCount.rows[0]!.n),
@@ -284,25 +308,6 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
       const c = await connectMqtt(mqttUrl, consumerClientId(instance), { clean: true, reconnectPeriod: 0 });
       await c.endAsync();
     }
-  }
-}
-
-/** With BENCH_PG_STATS: the statements that took the server's time during the run, on stderr. */
-async function printStatements(pool: pg.Pool, population: Population): Promise<void> {
-  const { rows } = await pool.query<{ ms: number; calls: string; rows: string; query: string }>(
-    `SELECT round(total_exec_time::numeric, 1)::float AS ms, calls, rows,
-            regexp_replace(left(query, 160), '\\s+', ' ', 'g') AS query
-     FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'
-     ORDER BY total_exec_time DESC LIMIT 20`,
-  );
-  const total = rows.reduce((sum, r) => sum + r.ms, 0);
-  process.stderr.write(
-    `${population}: statements by execution time (top 20, ${total.toFixed(0)} ms in all)\n`,
-  );
-  for (const r of rows) {
-    process.stderr.write(
-      `${r.ms.toFixed(0).padStart(8)} ms ${String(r.calls).padStart(7)} calls ${String(r.rows).padStart(8)} rows  ${r.query}\n`,
-    );
   }
 }
 
@@ -355,6 +360,8 @@ async function main() {
       'node CPU µs/read',
       'service CPU µs/read',
       'pg CPU µs/read',
+      'events behind',
+      'service + pg µs/read until dispatched',
       'live rise',
       'stays per 1M reads',
       'raw log per 1M reads',
@@ -371,6 +378,10 @@ async function main() {
       String(r.cpuMicrosPerRead),
       String(r.serviceCpuMicrosPerRead),
       r.pgCpuMicrosPerRead === null ? '-' : String(r.pgCpuMicrosPerRead),
+      String(r.eventsBehind),
+      r.dispatchedCpuMicrosPerRead === null
+        ? '-'
+        : `${r.dispatchedCpuMicrosPerRead} (${r.dispatchedSeconds} s)`,
       r.liveRiseBytes === null ? '-' : mib(r.liveRiseBytes),
       mib(r.staysBytesPerMillionReads),
       mib(r.rawLogBytesPerMillionReads),

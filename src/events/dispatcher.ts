@@ -18,7 +18,8 @@ const MAX_LISTED_IDS = 300;
 
 /**
  * Moves a batch of new events on: one webhook delivery for every endpoint that wants each
- * event, then marks them dispatched, and tells the live views what changed. One
+ * event, taken off the queue of undispatched events, and tells the live views what
+ * changed. One
  * dispatcher at a time (a transaction-scoped advisory lock), taking events in id order:
  * one subject's events are numbered in commit order, so its deliveries are created in
  * order too. Returns the number of events dispatched (0: nothing to do, or another
@@ -30,12 +31,17 @@ export async function dispatchEvents(db: Database, limit = 2000): Promise<number
       "SELECT pg_try_advisory_xact_lock(hashtext('tagtrail.events.dispatch')) AS ok",
     );
     if (!lock.rows[0]?.ok) return 0;
-    const { rows } = await tx.query<{ id: number }>(
-      'SELECT id FROM events WHERE dispatched_at IS NULL ORDER BY id LIMIT $1',
+    // The queue's rows are the undispatched events (migration 0055); taking them off it is
+    // what marks them dispatched, when this transaction commits.
+    const { rows } = await tx.query<{ ids: string[] | null }>(
+      `WITH taken AS (
+         DELETE FROM event_queue WHERE id IN (SELECT id FROM event_queue ORDER BY id LIMIT $1) RETURNING id
+       )
+       SELECT array_agg(id ORDER BY id) AS ids FROM taken`,
       [limit],
     );
-    if (rows.length === 0) return 0;
-    const ids = rows.map((r) => r.id);
+    const ids = rows[0]?.ids ?? [];
+    if (ids.length === 0) return 0;
     // Endpoints filtered to a subtree match an event concerning any location under their root.
     await tx.query(
       `WITH RECURSIVE batch AS (SELECT * FROM events WHERE id = ANY($1::bigint[])),
@@ -58,7 +64,6 @@ export async function dispatchEvents(db: Database, limit = 2000): Promise<number
        ON CONFLICT (endpoint_id, event_id) DO NOTHING`,
       [ids],
     );
-    await tx.query('UPDATE events SET dispatched_at = now_ms() WHERE id = ANY($1::bigint[])', [ids]);
     const changes = await tx.query<LiveChange>(
       `SELECT org_id, array_agg(DISTINCT type) AS types,
               (array_agg(DISTINCT split_part(subject, ':', 2)::bigint)

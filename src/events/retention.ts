@@ -80,7 +80,8 @@ async function sweepDispatchedEvents(db: Database, cutoff: Date, batch: number):
          ), gone AS (
            DELETE FROM events e
            WHERE e.id = ANY(ARRAY(SELECT id FROM scan WHERE created_at < $3))
-             AND e.created_at < $3 AND e.dispatched_at IS NOT NULL
+             AND e.created_at < $3
+             AND NOT EXISTS (SELECT 1 FROM event_queue q WHERE q.id = e.id)
              AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
            RETURNING e.id
          )

@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliCaller } from '../../src/caller.js';
+import { dispatchEvents } from '../../src/events/dispatcher.js';
 import { sweepNotSeen } from '../../src/events/not-seen.js';
 import { storeSightings } from '../../src/tracking/sightings.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
@@ -215,5 +216,76 @@ describe('asset.not_seen', () => {
       not_seen_seconds: 3600,
     });
     expect(quiet[0]!.occurred_at.getTime()).toBe(now - 4 * hour);
+  });
+});
+
+describe('the dispatch queue (migration 0055)', () => {
+  const queued = async (ids: number[]) =>
+    (
+      await t.database.db.pool.query<{ id: number }>(
+        'SELECT id FROM event_queue WHERE id = ANY($1) ORDER BY id',
+        [ids],
+      )
+    ).rows.map((r) => r.id);
+  const rowVersions = async (ids: number[]) =>
+    (
+      await t.database.db.pool.query<{ v: string }>(
+        'SELECT ctid::text || xmin::text AS v FROM events WHERE id = ANY($1) ORDER BY id',
+        [ids],
+      )
+    ).rows.map((r) => r.v);
+
+  it('queues every event its writer commits; the dispatcher takes them off and leaves the rows as written', async () => {
+    const f = await ingestFixture(t);
+    const dock = await f.location();
+    const shelf = await f.location();
+    const asset = await f.asset(unique('T'));
+    const at = Date.now() - 60_000;
+    await t.database.db.withOrg(f.orgId, (tx) =>
+      storeSightings(tx, f.orgId, [
+        { assetId: asset, locationId: dock, at },
+        { assetId: asset, locationId: shelf, at: at + 1000 },
+      ]),
+    );
+    await t.services.assets.update(cliCaller(f.orgId), asset, { name: 'Renamed' });
+    const events = await eventsOf(f.orgId);
+    expect(events.map((e) => e.type)).toEqual(['asset.first_seen', 'asset.moved', 'asset.updated']);
+    const ids = events.map((e) => e.id);
+    expect(await queued(ids)).toEqual(ids);
+    const before = await rowVersions(ids);
+    while ((await dispatchEvents(t.database.db)) > 0) {}
+    expect(await queued(ids)).toEqual([]);
+    expect(await rowVersions(ids)).toEqual(before);
+  });
+
+  it('an event rolled back leaves nothing queued', async () => {
+    const f = await ingestFixture(t);
+    const dock = await f.location();
+    const asset = await f.asset(unique('T'));
+    const { rows } = await t.database.db.pool.query<{ last: number | null }>(
+      'SELECT max(id) AS last FROM events',
+    );
+    await expect(
+      t.database.db.withOrg(f.orgId, async (tx) => {
+        await storeSightings(tx, f.orgId, [{ assetId: asset, locationId: dock, at: Date.now() - 1000 }]);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    const after = await t.database.db.pool.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM event_queue WHERE id > $1',
+      [rows[0]?.last ?? 0],
+    );
+    expect(after.rows[0]!.n).toBe(0);
+  });
+
+  it('the app role can add to the queue through its writes but neither read it nor take from it', async () => {
+    const org = await t.createOrg(unique('q'));
+    for (const sql of [
+      'SELECT id FROM event_queue',
+      'DELETE FROM event_queue',
+      'UPDATE event_queue SET id = id',
+    ]) {
+      await expect(t.database.db.withOrg(org.id, (tx) => tx.query(sql))).rejects.toThrow(/permission denied/);
+    }
   });
 });

@@ -24,10 +24,12 @@ describe('events retention', () => {
 
   async function event(created: Date, dispatched: boolean): Promise<number> {
     const [row] = await q<{ id: string }>(
-      `INSERT INTO events (org_id, type, occurred_at, subject, payload, created_at, dispatched_at)
-       VALUES ($1, 'asset.moved', $2, 'asset:' || nextval('seq'), '{}', $2, $3) RETURNING id`,
-      [orgId, created, dispatched ? created : null],
+      `INSERT INTO events (org_id, type, occurred_at, subject, payload, created_at)
+       VALUES ($1, 'asset.moved', $2, 'asset:' || nextval('seq'), '{}', $2) RETURNING id`,
+      [orgId, created],
     );
+    // Dispatched is off the queue the insert put it on (migration 0055).
+    if (dispatched) await q('DELETE FROM event_queue WHERE id = $1', [row!.id]);
     return Number(row!.id);
   }
 

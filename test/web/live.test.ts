@@ -122,9 +122,9 @@ describe.skipIf(!hasChromium)(
         const events = async () =>
           (
             await site.database.db.pool.query<{ sent: number; pending: number }>(
-              `SELECT count(*) FILTER (WHERE dispatched_at IS NOT NULL)::int AS sent,
-                      count(*) FILTER (WHERE dispatched_at IS NULL)::int AS pending
-               FROM events WHERE subject = $1`,
+              `SELECT count(*) FILTER (WHERE q.id IS NULL)::int AS sent,
+                      count(*) FILTER (WHERE q.id IS NOT NULL)::int AS pending
+               FROM events e LEFT JOIN event_queue q ON q.id = e.id WHERE e.subject = $1`,
               [`asset:${asset.body.data.id}`],
             )
           ).rows[0]!;
