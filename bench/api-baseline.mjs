@@ -10,6 +10,24 @@ import { AssetService } from '../dist/src/assets/service.js';
 import { LocationService } from '../dist/src/locations/service.js';
 import { TrackingService } from '../dist/src/tracking/service.js';
 
+/**
+ * The services send a transaction's statements without waiting for each answer (the
+ * service's own connections pipeline them, src/db/opening.ts). A plain `pg` client queues
+ * a statement sent while one runs, which pg deprecates (a warning, and gone in pg@9):
+ * the baseline queues them itself, as the client did.
+ */
+function oneAtATime(client) {
+  let last = Promise.resolve();
+  const query = (...args) => {
+    const run = last.then(() => client.query(...args));
+    last = run.catch(() => undefined);
+    return run;
+  };
+  return new Proxy(client, {
+    get: (target, prop) => (prop === 'query' ? query : Reflect.get(target, prop)),
+  });
+}
+
 /** The Database interface with nothing around the work: no role, no organization transaction. */
 function bareDatabase(url, orgId, { transactional }) {
   // The views read the organization from a setting: set it for the session, once.
@@ -17,7 +35,8 @@ function bareDatabase(url, orgId, { transactional }) {
   // The bench drops its database WITH (FORCE) at the end: a terminated idle connection is no crash.
   pool.on('error', () => undefined);
   const inClient = async (fn) => {
-    const client = await pool.connect();
+    const pooled = await pool.connect();
+    const client = oneAtATime(pooled);
     try {
       if (!transactional) return await fn(client);
       await client.query('BEGIN');
@@ -30,7 +49,7 @@ function bareDatabase(url, orgId, { transactional }) {
         throw err;
       }
     } finally {
-      client.release();
+      pooled.release();
     }
   };
   return {
