@@ -1,4 +1,5 @@
 import type { Asset } from '../assets/schemas.js';
+import { instantArray, intArray } from '../db/array-literals.js';
 import type { Tx } from '../db/pool.js';
 import { toWire } from '../http/timestamps.js';
 import type { Location } from '../locations/schemas.js';
@@ -128,10 +129,10 @@ export async function recordMoves(tx: Tx, orgId: number, moves: Move[]): Promise
      ORDER BY v.n`,
     [
       orgId,
-      moves.map((m) => m.assetId),
-      moves.map((m) => m.from),
-      moves.map((m) => m.to),
-      moves.map((m) => new Date(m.at)),
+      intArray(moves.map((m) => m.assetId)),
+      intArray(moves.map((m) => m.from)),
+      intArray(moves.map((m) => m.to)),
+      instantArray(moves.map((m) => m.at)),
       moves.map((m) => toWire(m.at)),
       moves.map((m) => (m.source === null ? null : JSON.stringify(m.source))),
     ],

@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import { intArray } from '../db/array-literals.js';
 import type { Tx } from '../db/pool.js';
 import { assetsByTagKeys, matchKey, scanPointsOfReaders } from '../tracking/resolve.js';
 import { placeSightings, type Sighting } from '../tracking/sightings.js';
@@ -189,19 +190,19 @@ async function logMessages(
        AS v(received_ms, reader_id, source, start, len, good, bad, unknown, errors)`,
     [
       orgId,
-      messages.map((m) => Math.floor(m.receivedAt)),
-      messages.map((m) => m.reader.id),
+      intArray(messages.map((m) => Math.floor(m.receivedAt))),
+      intArray(messages.map((m) => m.reader.id)),
       messages.map((m) => m.source),
       bodies.length === 1 ? bodies[0]! : Buffer.concat(bodies),
-      outcomes.map((o) => o.good),
-      outcomes.map((o) => o.bad),
-      outcomes.map((o) => o.unknown),
+      intArray(outcomes.map((o) => o.good)),
+      intArray(outcomes.map((o) => o.bad)),
+      intArray(outcomes.map((o) => o.unknown)),
       // A ragged array of arrays does not fit text[][]; each message's errors go as JSON.
       outcomes.map((o) =>
         o.errors.length ? JSON.stringify(o.errors.slice(0, 100).map(storableText)) : null,
       ),
-      starts,
-      bodies.map((b) => b.byteLength),
+      intArray(starts),
+      intArray(bodies.map((b) => b.byteLength)),
     ],
   );
 }

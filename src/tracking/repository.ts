@@ -1,3 +1,4 @@
+import { instantArray, intArray } from '../db/array-literals.js';
 import type { Tx } from '../db/pool.js';
 import type { StayRange } from './late-reads.js';
 import { placeRead, type Stay } from './stays.js';
@@ -92,17 +93,20 @@ export interface LockedAssets {
 export async function lockAssets(tx: Tx, orgId: number, assetIds: number[]): Promise<LockedAssets> {
   const out: LockedAssets = { newest: new Map(), validity: new Map() };
   if (assetIds.length === 0) return out;
+  const ids = intArray(assetIds);
   // As text: handed back to PostgreSQL as it came, never parsed here.
   const locking = tx.query<{ id: number; valid_from: string; valid_to: string | null }>(
     `SELECT id, valid_from::text, valid_to::text FROM assets
      WHERE org_id = $1 AND id = ANY($2::bigint[]) AND deleted_at IS NULL
      ORDER BY id FOR UPDATE`,
-    [orgId, assetIds],
+    [orgId, ids],
   );
-  const newest = tx.query<{ asset_id: number; id: number; location_id: number; last_seen_at: Date }>(
-    `SELECT DISTINCT ON (asset_id) asset_id, id, location_id, last_seen_at FROM stays
+  // The instant as epoch milliseconds (parsed as a number, not as a date string per row).
+  const newest = tx.query<{ asset_id: number; id: number; location_id: number; last_seen_ms: number }>(
+    `SELECT DISTINCT ON (asset_id) asset_id, id, location_id,
+            floor(extract(epoch FROM last_seen_at) * 1000)::bigint AS last_seen_ms FROM stays
      WHERE org_id = $1 AND asset_id = ANY($2::bigint[]) ORDER BY asset_id, started_at DESC`,
-    [orgId, assetIds],
+    [orgId, ids],
   );
   // Fails too when the lock did; the lock's error is the one to report.
   newest.catch(() => undefined);
@@ -116,7 +120,7 @@ export async function lockAssets(tx: Tx, orgId: number, assetIds: number[]): Pro
       out.newest.set(r.asset_id, {
         id: r.id,
         locationId: r.location_id,
-        lastSeenAt: r.last_seen_at.getTime(),
+        lastSeenAt: r.last_seen_ms,
       });
   }
   return out;
@@ -133,7 +137,7 @@ export async function extendStays(
     `UPDATE stays s SET last_seen_at = v.last_seen_at
      FROM unnest($2::bigint[], $3::timestamptz[]) AS v(id, last_seen_at)
      WHERE s.org_id = $1 AND s.id = v.id`,
-    [orgId, changes.map((c) => c.stayId), changes.map((c) => new Date(c.lastSeenAt))],
+    [orgId, intArray(changes.map((c) => c.stayId)), instantArray(changes.map((c) => c.lastSeenAt))],
   );
 }
 
@@ -149,10 +153,10 @@ export async function appendStays(
      SELECT $1, * FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[], $5::timestamptz[])`,
     [
       orgId,
-      stays.map((s) => s.assetId),
-      stays.map((s) => s.locationId),
-      stays.map((s) => new Date(s.startedAt)),
-      stays.map((s) => new Date(s.lastSeenAt)),
+      intArray(stays.map((s) => s.assetId)),
+      intArray(stays.map((s) => s.locationId)),
+      instantArray(stays.map((s) => s.startedAt)),
+      instantArray(stays.map((s) => s.lastSeenAt)),
     ],
   );
 }
@@ -177,9 +181,9 @@ export async function setCurrentLocations(
        WHERE p.location_id IS DISTINCT FROM excluded.location_id OR p.last_seen_at IS DISTINCT FROM excluded.last_seen_at`,
     [
       orgId,
-      rows.map((r) => r.assetId),
-      rows.map((r) => r.locationId),
-      rows.map((r) => new Date(r.lastSeenAt)),
+      intArray(rows.map((r) => r.assetId)),
+      intArray(rows.map((r) => r.locationId)),
+      instantArray(rows.map((r) => r.lastSeenAt)),
       rows.map((r) => r.validity.validFrom),
       rows.map((r) => r.validity.validTo),
     ],
@@ -260,9 +264,9 @@ export async function loadStayRanges(
      ) s`,
     [
       orgId,
-      ranges.map((r) => r.assetId),
-      ranges.map((r) => new Date(r.from)),
-      ranges.map((r) => new Date(r.to)),
+      intArray(ranges.map((r) => r.assetId)),
+      instantArray(ranges.map((r) => r.from)),
+      instantArray(ranges.map((r) => r.to)),
       limit + 1,
     ],
   );
@@ -298,7 +302,7 @@ export async function writeStayChanges(
   if (changes.deletes.length > 0) {
     await tx.query('DELETE FROM stays WHERE org_id = $1 AND id = ANY($2::bigint[])', [
       orgId,
-      changes.deletes,
+      intArray(changes.deletes),
     ]);
   }
   if (changes.updates.length > 0) {
@@ -308,9 +312,9 @@ export async function writeStayChanges(
        WHERE s.org_id = $1 AND s.id = v.id`,
       [
         orgId,
-        changes.updates.map((u) => u.id),
-        changes.updates.map((u) => new Date(u.startedAt)),
-        changes.updates.map((u) => new Date(u.lastSeenAt)),
+        intArray(changes.updates.map((u) => u.id)),
+        instantArray(changes.updates.map((u) => u.startedAt)),
+        instantArray(changes.updates.map((u) => u.lastSeenAt)),
       ],
     );
   }
