@@ -113,7 +113,7 @@ export async function recordMoves(tx: Tx, orgId: number, moves: Move[]): Promise
   if (moves.length === 0) return;
   await tx.query(
     `INSERT INTO events (org_id, type, occurred_at, subject, location_ids, payload)
-     SELECT $1, CASE WHEN v.from_id IS NULL THEN 'asset.first_seen' ELSE 'asset.moved' END, v.at,
+     SELECT $1, CASE WHEN v.from_id IS NULL THEN 'asset.first_seen' ELSE 'asset.moved' END, v.at_wire::timestamptz,
             'asset:' || v.asset_id,
             CASE WHEN v.from_id IS NULL THEN ARRAY[v.to_id] ELSE ARRAY[v.from_id, v.to_id] END,
             jsonb_build_object(
@@ -121,8 +121,8 @@ export async function recordMoves(tx: Tx, orgId: number, moves: Move[]): Promise
               'from_location_id', v.from_id, 'from_location_external_key', f.external_key,
               'location_id', v.to_id, 'location_external_key', t.external_key,
               'observed_at', v.at_wire, 'source', v.source)
-     FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::timestamptz[], $6::text[], $7::jsonb[])
-          WITH ORDINALITY AS v(asset_id, from_id, to_id, at, at_wire, source, n)
+     FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::text[], $6::jsonb[])
+          WITH ORDINALITY AS v(asset_id, from_id, to_id, at_wire, source, n)
      JOIN assets a ON a.org_id = $1 AND a.id = v.asset_id
      JOIN locations t ON t.org_id = $1 AND t.id = v.to_id
      LEFT JOIN locations f ON f.org_id = $1 AND f.id = v.from_id
@@ -132,8 +132,8 @@ export async function recordMoves(tx: Tx, orgId: number, moves: Move[]): Promise
       intArray(moves.map((m) => m.assetId)),
       intArray(moves.map((m) => m.from)),
       intArray(moves.map((m) => m.to)),
+      // The instant as the wire writes it, read as the event's time too.
       instantArray(moves.map((m) => m.at)),
-      moves.map((m) => toWire(m.at)),
       moves.map((m) => (m.source === null ? null : JSON.stringify(m.source))),
     ],
   );

@@ -1,4 +1,4 @@
-import { instantArray, intArray } from '../db/array-literals.js';
+import { instantArray, intArray, textArray } from '../db/array-literals.js';
 import type { Tx } from '../db/pool.js';
 import type { StayRange } from './late-reads.js';
 import { placeRead, type Stay } from './stays.js';
@@ -184,8 +184,8 @@ export async function setCurrentLocations(
       intArray(rows.map((r) => r.assetId)),
       intArray(rows.map((r) => r.locationId)),
       instantArray(rows.map((r) => r.lastSeenAt)),
-      rows.map((r) => r.validity.validFrom),
-      rows.map((r) => r.validity.validTo),
+      textArray(rows.map((r) => r.validity.validFrom)),
+      textArray(rows.map((r) => r.validity.validTo)),
     ],
   );
 }

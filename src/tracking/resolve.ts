@@ -1,3 +1,4 @@
+import { textArray } from '../db/array-literals.js';
 import type { Tx } from '../db/pool.js';
 
 /** Same normalisation as the tags.match_key column (migration 0005). */
@@ -16,7 +17,7 @@ export async function assetsByTagKeys(tx: Tx, orgId: number, keys: string[]): Pr
   const { rows } = await tx.query<{ match_key: string; asset_id: number }>(
     `SELECT t.match_key, t.asset_id FROM tags t JOIN assets a ON a.id = t.asset_id AND a.org_id = t.org_id
      WHERE t.org_id = $1 AND t.match_key = ANY($2::text[]) AND t.detached_at IS NULL AND a.deleted_at IS NULL`,
-    [orgId, keys],
+    [orgId, textArray(keys)],
   );
   return new Map(rows.map((r) => [r.match_key, r.asset_id]));
 }
@@ -31,7 +32,7 @@ export async function locationsByTagKeys(
   const { rows } = await tx.query<{ match_key: string; location_id: number }>(
     `SELECT t.match_key, t.location_id FROM tags t JOIN locations l ON l.id = t.location_id AND l.org_id = t.org_id
      WHERE t.org_id = $1 AND t.match_key = ANY($2::text[]) AND t.detached_at IS NULL AND l.deleted_at IS NULL`,
-    [orgId, keys],
+    [orgId, textArray(keys)],
   );
   return new Map(rows.map((r) => [r.match_key, r.location_id]));
 }

@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { instantArray, intArray } from '../../src/db/array-literals.js';
+import { instantArray, intArray, textArray } from '../../src/db/array-literals.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 let database: TestDatabase;
@@ -42,6 +42,23 @@ describe('array literals', () => {
     );
   });
 
+  it('text[]: any text and nulls read back as written (quotes, backslashes, braces, NULL)', async () => {
+    const text = fc.oneof(
+      fc.string({ unit: 'grapheme' }),
+      fc.constantFrom('NULL', 'null', '', ' ', '"', '\\', '{}', 'a,b', '\\"'),
+      fc.string({ unit: fc.constantFrom('"', '\\', '{', '}', ',', ' ', 'a', "'") }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.option(text, { nil: null }), { maxLength: 20 }), async (values) => {
+        const { rows } = await database.db.pool.query<{ v: Array<string | null> }>('SELECT $1::text[] AS v', [
+          textArray(values),
+        ]);
+        expect(rows[0]!.v).toEqual(values);
+      }),
+      { numRuns: 80 },
+    );
+  });
+
   it('timestamptz[]: instants read back to the millisecond, whatever the session time zone', async () => {
     const client = await database.db.pool.connect();
     await client.query("SET TIME ZONE 'America/St_Johns'");
@@ -68,6 +85,12 @@ describe('array literals', () => {
       expect(() => intArray([bad])).toThrow(TypeError);
     }
     expect(instantArray([0])).toBe('{1970-01-01T00:00:00.000Z}');
+    // Written as toISOString writes them, on any day and either side of 1970.
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: MIN_MS, max: MAX_MS }), { maxLength: 20 }), (values) => {
+        expect(instantArray(values)).toBe(`{${values.map((v) => new Date(v).toISOString()).join(',')}}`);
+      }),
+    );
     for (const bad of [MIN_MS - 1, MAX_MS + 1, Number.NaN]) {
       expect(() => instantArray([bad])).toThrow(RangeError);
     }
