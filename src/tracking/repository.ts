@@ -3,27 +3,34 @@ import type { Tx } from '../db/pool.js';
 import type { StayRange } from './late-reads.js';
 import { placeRead, type Stay } from './stays.js';
 
+/** An instant column as epoch milliseconds: parsed as a number, not as a date string per row. */
+const epochMs = (column: string): string => `floor(extract(epoch FROM ${column}) * 1000)::bigint`;
+
+/** A stay's columns as StayRow reads them, of the stays table (or alias) `t`. */
+const stayColumns = (t: string): string =>
+  `${t}.id, ${t}.location_id, ${epochMs(`${t}.started_at`)} AS started_ms, ${epochMs(`${t}.last_seen_at`)} AS last_seen_ms`;
+
 interface StayRow {
   id: number;
   location_id: number;
-  started_at: Date;
-  last_seen_at: Date;
+  started_ms: number;
+  last_seen_ms: number;
 }
 
 const toStay = (r: StayRow): Stay => ({
   id: r.id,
   locationId: r.location_id,
-  startedAt: r.started_at.getTime(),
-  lastSeenAt: r.last_seen_at.getTime(),
+  startedAt: r.started_ms,
+  lastSeenAt: r.last_seen_ms,
 });
 
 /** The stays a read at `at` can touch: the two latest starting at or before it, the first after. */
 async function stayWindow(tx: Tx, orgId: number, assetId: number, at: Date): Promise<Stay[]> {
   const { rows } = await tx.query<StayRow>(
-    `(SELECT id, location_id, started_at, last_seen_at FROM stays
+    `(SELECT ${stayColumns('stays')} FROM stays
        WHERE org_id = $1 AND asset_id = $2 AND started_at <= $3 ORDER BY started_at DESC LIMIT 2)
      UNION ALL
-     (SELECT id, location_id, started_at, last_seen_at FROM stays
+     (SELECT ${stayColumns('stays')} FROM stays
        WHERE org_id = $1 AND asset_id = $2 AND started_at > $3 ORDER BY started_at LIMIT 1)`,
     [orgId, assetId, at],
   );
@@ -101,10 +108,9 @@ export async function lockAssets(tx: Tx, orgId: number, assetIds: number[]): Pro
      ORDER BY id FOR UPDATE`,
     [orgId, ids],
   );
-  // The instant as epoch milliseconds (parsed as a number, not as a date string per row).
   const newest = tx.query<{ asset_id: number; id: number; location_id: number; last_seen_ms: number }>(
     `SELECT DISTINCT ON (asset_id) asset_id, id, location_id,
-            floor(extract(epoch FROM last_seen_at) * 1000)::bigint AS last_seen_ms FROM stays
+            ${epochMs('last_seen_at')} AS last_seen_ms FROM stays
      WHERE org_id = $1 AND asset_id = ANY($2::bigint[]) ORDER BY asset_id, started_at DESC`,
     [orgId, ids],
   );
@@ -201,7 +207,7 @@ export async function refreshCurrentLocation(
 ): Promise<Array<{ assetId: number; locationId: number; startedAt: number }>> {
   if (assetIds.length === 0) return [];
   // The arrival is not a column of the position; it is read back from the same stays.
-  const { rows } = await tx.query<{ asset_id: number; location_id: number; started_at: Date }>(
+  const { rows } = await tx.query<{ asset_id: number; location_id: number; started_ms: number }>(
     `WITH s AS (
        SELECT DISTINCT ON (asset_id) asset_id, location_id, started_at, last_seen_at FROM stays
        WHERE org_id = $1 AND asset_id = ANY($2::bigint[]) ORDER BY asset_id, started_at DESC
@@ -212,13 +218,14 @@ export async function refreshCurrentLocation(
          WHERE p.location_id IS DISTINCT FROM excluded.location_id OR p.last_seen_at IS DISTINCT FROM excluded.last_seen_at
        RETURNING p.asset_id
      )
-     SELECT s.asset_id, s.location_id, s.started_at FROM s JOIN changed c ON c.asset_id = s.asset_id`,
+     SELECT s.asset_id, s.location_id, ${epochMs('s.started_at')} AS started_ms
+     FROM s JOIN changed c ON c.asset_id = s.asset_id`,
     [orgId, assetIds],
   );
   return rows.map((r) => ({
     assetId: r.asset_id,
     locationId: r.location_id,
-    startedAt: r.started_at.getTime(),
+    startedAt: r.started_ms,
   }));
 }
 
@@ -247,8 +254,8 @@ export async function loadStayRanges(
 ): Promise<Map<number, StayRange>> {
   const out = new Map<number, StayRange>();
   if (ranges.length === 0) return out;
-  const { rows } = await tx.query<StayRow & { asset_id: number; from_at: Date | null; to_at: Date | null }>(
-    `SELECT v.asset_id, b.from_at, b.to_at, s.id, s.location_id, s.started_at, s.last_seen_at
+  const { rows } = await tx.query<StayRow & { asset_id: number; open_before: boolean; open_after: boolean }>(
+    `SELECT v.asset_id, b.from_at IS NULL AS open_before, b.to_at IS NULL AS open_after, ${stayColumns('s')}
      FROM unnest($2::bigint[], $3::timestamptz[], $4::timestamptz[]) AS v(asset_id, lo, hi)
      CROSS JOIN LATERAL (
        SELECT (SELECT started_at FROM stays WHERE org_id = $1 AND asset_id = v.asset_id AND started_at <= v.lo
@@ -275,7 +282,7 @@ export async function loadStayRanges(
     counts.set(r.asset_id, (counts.get(r.asset_id) ?? 0) + 1);
     let range = out.get(r.asset_id);
     if (!range) {
-      range = { stays: [], completeBefore: r.from_at === null, completeAfter: r.to_at === null };
+      range = { stays: [], completeBefore: r.open_before, completeAfter: r.open_after };
       out.set(r.asset_id, range);
     }
     range.stays.push(toStay(r));
