@@ -257,12 +257,16 @@ export async function printStatements(pool: pg.Pool, population: string): Promis
  * queue (migration 0055). Events are dispatched beside ingest, not in its transactions, so
  * a run is only done with its events dispatched: the dispatch's CPU is part of a read's cost.
  */
-export async function waitForDispatch(db: Database): Promise<void> {
+export async function waitForDispatch(db: Database, timeoutMs = 300_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
   for (;;) {
     const { rows } = await db.pool.query<{ queued: boolean }>(
       'SELECT EXISTS (SELECT 1 FROM event_queue) AS queued',
     );
     if (!rows[0]!.queued) return;
+    if (Date.now() > until) {
+      throw new Error(`events still undispatched after ${timeoutMs / 1000} s: is the dispatcher running?`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
