@@ -6,6 +6,7 @@ import { AssetCountCompactor } from './assets/count-compactor.js';
 import type { Config } from './config.js';
 import { openDatabase } from './db/connect.js';
 import type { EmbeddedPostgres } from './db/embedded.js';
+import { eventBacklog } from './events/backlog.js';
 import { EventsRetention } from './events/retention.js';
 import { databaseReadiness } from './http/health.js';
 import { BrokerAccess, SERVICE_USERNAME } from './ingest/broker-access.js';
@@ -88,6 +89,7 @@ export async function startService(config: Config): Promise<RunningService> {
       metrics,
     );
     if (brokerAccess) metrics.watchBroker(() => brokerAccess.connectedReaders().size);
+    metrics.watchEvents(() => eventBacklog(opened.db));
     started.push(() => services.close());
     let ingest: IngestTransport | undefined;
     const app = await buildServer(services, {

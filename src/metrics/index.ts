@@ -92,6 +92,51 @@ export class ServiceMetrics {
   }
 
   /**
+   * The event dispatcher's backlog, read from the database at each scrape (one query for
+   * both series). When the database does not answer within 2 s, the series are NaN
+   * (unknown, not 0) and the scrape is not held up.
+   */
+  watchEvents(read: () => Promise<{ queued: number; oldestSeconds: number }>): void {
+    let pending: Promise<{ queued: number; oldestSeconds: number } | null> | undefined;
+    const current = () => {
+      if (!pending) {
+        let timer: NodeJS.Timeout | undefined;
+        const timeout = new Promise<null>((resolve) => {
+          timer = setTimeout(() => resolve(null), 2000);
+        });
+        pending = Promise.race([read(), timeout])
+          .catch(() => null)
+          .finally(() => clearTimeout(timer));
+        // One read serves the two gauges of one scrape.
+        void pending.finally(() => setTimeout(() => (pending = undefined), 1000).unref());
+      }
+      return pending;
+    };
+    this.asyncGauge(
+      'tagtrail_events_undispatched',
+      'Events committed and not yet dispatched to webhooks and live views',
+      async () => (await current())?.queued ?? Number.NaN,
+    );
+    this.asyncGauge(
+      'tagtrail_events_undispatched_oldest_seconds',
+      'Age of the oldest event not yet dispatched, 0 when none waits',
+      async () => (await current())?.oldestSeconds ?? Number.NaN,
+    );
+  }
+
+  private asyncGauge(name: string, help: string, read: () => Promise<number>): void {
+    this.registry.removeSingleMetric(name);
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      async collect() {
+        this.set(await read());
+      },
+    });
+  }
+
+  /**
    * A gauge read at each scrape. Registered only once its source is known, so a series
    * that does not apply (the embedded broker's readers with an external broker) is absent
    * rather than a misleading 0.

@@ -5,6 +5,7 @@
  */
 import type { MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliCaller } from '../../src/caller.js';
 import { loadConfig } from '../../src/config.js';
 import { type RunningService, startService } from '../../src/runtime.js';
 import { bearer, buildTestApp, type TestApp } from '../helpers/app.js';
@@ -152,6 +153,32 @@ describe('GET /metrics', () => {
         s.value('tagtrail_broker_connected_readers') === after.value('tagtrail_broker_connected_readers') - 1,
     );
     expect(gone.has('tagtrail_mqtt_consumer_connected')).toBe(false);
+  });
+
+  it("reports the event dispatcher's backlog: the events waiting and the oldest one's age", async () => {
+    // Holding the dispatcher's lock stops it (it tries the lock and waits for the next turn).
+    const blocker = await t.database.db.pool.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query("SELECT pg_advisory_xact_lock(hashtext('tagtrail.events.dispatch'))");
+      const org = await t.createOrg('backlog');
+      for (const name of ['A', 'B', 'C']) await t.services.assets.create(cliCaller(org.id), { name });
+      const waiting = await waitFor(
+        () => scrape(),
+        (s) => s.value('tagtrail_events_undispatched') >= 3,
+      );
+      expect(waiting.type('tagtrail_events_undispatched')).toBe('gauge');
+      expect(waiting.value('tagtrail_events_undispatched_oldest_seconds')).toBeGreaterThan(0);
+      await blocker.query('COMMIT');
+    } finally {
+      blocker.release();
+    }
+    const drained = await waitFor(
+      () => scrape(),
+      (s) => s.value('tagtrail_events_undispatched') === 0,
+    );
+    expect(drained.has('tagtrail_events_undispatched')).toBe(true);
+    expect(drained.value('tagtrail_events_undispatched_oldest_seconds')).toBe(0);
   });
 
   it('counts a redelivered message apart, and not as a message or its reads again', async () => {
