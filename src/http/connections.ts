@@ -189,12 +189,14 @@ export function registerConnectionHandling(app: FastifyInstance): void {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async (_request, reply) => {
-    if (!closing) return;
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!closing) return done();
     reply.header('connection', 'close');
     // Another instance (or this one, restarted) takes the retry.
-    throw new ApiError('service_unavailable', 'The server is shutting down; retry', undefined, {
-      'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS),
-    });
+    done(
+      new ApiError('service_unavailable', 'The server is shutting down; retry', undefined, {
+        'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS),
+      }),
+    );
   });
 }

@@ -26,13 +26,14 @@ export const UNMATCHED_ROUTE = '(unmatched)';
 
 /** Every answered request, with its route pattern, status and time, into the metrics. */
 export function registerRequestMetrics(app: FastifyInstance, metrics: HttpMetrics): void {
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     metrics.observeRequest({
       method: request.method,
       route: request.routeOptions.url ?? UNMATCHED_ROUTE,
       status: reply.statusCode,
       seconds: reply.elapsedTime / 1000,
     });
+    done();
   });
 }
 

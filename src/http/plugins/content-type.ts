@@ -99,9 +99,10 @@ export function registerBodyParsing(app: FastifyInstance): void {
     if (error) throw error;
   });
   // A POST or PATCH that names JSON but sends no bytes never reaches the parser.
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     if (carriesBody(request) && request.body === undefined && request.routeOptions.schema?.body) {
-      throw badRequest('Request body must be a JSON object');
+      return done(badRequest('Request body must be a JSON object'));
     }
+    done();
   });
 }

@@ -50,9 +50,9 @@ export function registerListFilterContext(app: FastifyInstance): void {
     }
   });
 
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     const { listPath, sortUnsupported, ownQuery } = request.routeOptions.config;
-    if (listPath === undefined && !sortUnsupported) return;
+    if (listPath === undefined && !sortUnsupported) return done();
     const query = request.query as Record<string, unknown>;
     const errors: FieldError[] = [];
     if (sortUnsupported && 'sort' in query) {
@@ -74,6 +74,6 @@ export function registerListFilterContext(app: FastifyInstance): void {
         });
       }
     }
-    if (errors.length > 0) throw validationError(errors);
+    done(errors.length > 0 ? validationError(errors) : undefined);
   });
 }

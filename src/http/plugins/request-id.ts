@@ -6,10 +6,11 @@ export const genReqId = () => randomUUID();
 
 /** `x-request-id` on every response, and one log line per request carrying it. */
 export function registerRequestId(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     request.log.info(
       {
         method: request.method,
@@ -20,5 +21,6 @@ export function registerRequestId(app: FastifyInstance): void {
       },
       'request',
     );
+    done();
   });
 }

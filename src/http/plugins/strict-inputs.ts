@@ -26,9 +26,10 @@ export function registerStrictInputs(app: FastifyInstance): void {
       coerceParams: buildCoercer(route.schema.params as never),
     };
   });
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     const { coerceQuery, coerceParams } = request.routeOptions.config;
     if (coerceQuery) request.query = coerceQuery(request.query as Record<string, unknown>);
     if (coerceParams) request.params = coerceParams(request.params as Record<string, unknown>);
+    done();
   });
 }
