@@ -215,6 +215,38 @@ describe('locations in the web app', { timeout: 90_000 }, () => {
     expect(await tags.getByRole('alert').count()).toBe(0);
   });
 
+  it('after a detach, Detach stays disabled until the reload shows the tag gone', async () => {
+    const id = await idOf('SITE');
+    await page.goto(`${base}/locations?selected=${id}`);
+    const tags = panel().locator('section', { has: page.getByRole('heading', { name: 'Tags' }) });
+    await tags.getByLabel('Tag type').selectOption('barcode');
+    await tags.getByLabel('Tag value').fill('SITE-HOLD');
+    await tags.getByRole('button', { name: 'Attach tag' }).click();
+    const detach = tags.getByRole('button', { name: 'Detach barcode tag SITE-HOLD' });
+    await detach.waitFor();
+    await expect.poll(() => detach.isEnabled()).toBe(true);
+    // The reload the detach asks for is held: the page still shows the tag meanwhile.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const details = new RegExp(`/internal/locations/${id}$`);
+    await page.route(details, async (route) => {
+      await held;
+      await route.continue().catch(() => undefined);
+    });
+    const deleted = page.waitForResponse(
+      (r) => r.request().method() === 'DELETE' && r.url().includes('/tags/'),
+    );
+    await detach.click();
+    expect((await deleted).status()).toBe(204);
+    await expect.poll(() => detach.isDisabled()).toBe(true);
+    release();
+    await tags.getByText('No tags').waitFor();
+    await page.unroute(details);
+    expect(await tags.getByRole('alert').count()).toBe(0);
+  });
+
   it('the Details form keeps what was typed while the location changes, and says when someone else changed a field', async () => {
     const id = await idOf('SITE');
     await page.goto(`${base}/locations?selected=${id}`);

@@ -103,14 +103,37 @@ export function useAction<A extends unknown[]>(
 }
 
 /**
- * An action that runs whichever request it is given, then has the page reload what it
- * shows (`onChanged`): one per row or card whose buttons send different requests.
+ * Between a change's answer and the reload it asked for, the page still shows the record
+ * as it was, with its buttons enabled again: a second click there (the second half of a
+ * double click, on a fast server) would send the change again. `waiting` holds from
+ * `changed()` until the page shows another `record` (the reload's object).
  */
-export function useRequestThenReload(onChanged: () => void): Action<[request: () => Promise<unknown>]> {
-  return useAction(async (request: () => Promise<unknown>) => {
+export function useUntilReloaded(record: object | undefined): { waiting: boolean; changed(): void } {
+  const [changedOn, setChangedOn] = useState<object | undefined>(undefined);
+  const shown = useRef(record);
+  shown.current = record;
+  return {
+    waiting: record !== undefined && changedOn === record,
+    changed: () => setChangedOn(shown.current),
+  };
+}
+
+/**
+ * An action that runs whichever request it is given, then has the page reload what it
+ * shows (`onChanged`): one per row or card whose buttons send different requests. Given
+ * the `record` it shows, it stays busy until the reload has replaced it (useUntilReloaded).
+ */
+export function useRequestThenReload(
+  onChanged: () => void,
+  record?: object,
+): Action<[request: () => Promise<unknown>]> {
+  const reload = useUntilReloaded(record);
+  const action = useAction(async (request: () => Promise<unknown>) => {
     await request();
+    reload.changed();
     onChanged();
   });
+  return { ...action, busy: action.busy || reload.waiting };
 }
 
 /** A form's onSubmit that runs `run` instead of the browser's submission. */

@@ -6,7 +6,7 @@ import { ErrorAlert } from '../components/errors.js';
 import { FieldMessage, FormAlert, FormErrors } from '../components/form-errors.js';
 import { PageHeader } from '../components/page.js';
 import { TAG_TYPES, TagFields } from '../components/tag-capture.js';
-import { submitting, useAction } from '../components/use-action.js';
+import { submitting, useAction, useUntilReloaded } from '../components/use-action.js';
 import { formatDateTime } from '../format.js';
 import { useLiveRefresh } from '../live.js';
 import { Link, navigate } from '../router.js';
@@ -63,9 +63,12 @@ function TagList({ asset, onChanged }: { asset: AssetDetail; onChanged(): void }
   const can = useCan();
   const [type, setType] = useState<TagType>('rfid');
   const [value, setValue] = useState('');
-  // Attach and Detach share one action: disabled while either runs, a second click would
-  // send the DELETE again and show its 404.
-  const { run, busy, error } = useAction((request: () => Promise<unknown>) => request());
+  // Attach and Detach share one action: disabled while either runs and until the reload
+  // shows, a second click would send the DELETE again and show its 404.
+  const reload = useUntilReloaded(asset);
+  const action = useAction((request: () => Promise<unknown>) => request());
+  const { run, error } = action;
+  const busy = action.busy || reload.waiting;
   const errors = new FormErrors(error, (f) => f === 'tag_type' || f === 'value');
 
   const attach = (event: Event) => {
@@ -76,12 +79,14 @@ function TagList({ asset, onChanged }: { asset: AssetDetail; onChanged(): void }
         body: { tag_type: type, value },
       });
       setValue('');
+      reload.changed();
       onChanged();
     });
   };
   const detach = (tag: Tag) =>
     run(async () => {
       await api(`/internal/assets/${asset.id}/tags/${tag.id}`, { method: 'DELETE' });
+      reload.changed();
       onChanged();
     });
 

@@ -251,9 +251,9 @@ function Tags({
 }) {
   const [type, setType] = useState<string>('rfid');
   const [value, setValue] = useState('');
-  // Attach and Detach are disabled while one runs: a second click would send it again (and
-  // show the second answer's "already attached" or 404).
-  const { run, busy, error } = useRequestThenReload(onChanged);
+  // Attach and Detach are disabled while one runs and until the reload it asked for shows:
+  // a second click would send it again (and show the second answer's "already attached" or 404).
+  const { run, busy, error } = useRequestThenReload(onChanged, location);
   const id = `tags-${location.id}`;
 
   const attach = async (event: Event) => {
