@@ -1,4 +1,5 @@
 import type { Tx } from '../db/pool.js';
+import { preparedQuery } from '../db/prepared.js';
 import { toWire, toWireOrNull } from '../http/timestamps.js';
 import { tagsForOwners } from '../tags/repository.js';
 import type { Asset } from './schemas.js';
@@ -81,10 +82,12 @@ export async function findLiveAsset(
   // `lock`, the tags are read once the row is locked, as before.
   const [{ rows }, tags] = await Promise.all([
     tx.query<AssetRow>(
-      `SELECT ${ASSET_COLUMNS} FROM assets a ${LOCATION_JOIN}
+      preparedQuery(
+        `SELECT ${ASSET_COLUMNS} FROM assets a ${LOCATION_JOIN}
        WHERE a.org_id = $1 AND a.id = $2 AND a.deleted_at IS NULL
        ${options.lock ? 'FOR UPDATE OF a' : ''}`,
-      [orgId, id],
+        [orgId, id],
+      ),
     ),
     tagsForOwners(tx, orgId, 'asset', [id]),
   ]);

@@ -1,3 +1,4 @@
+import { preparedQuery } from '../db/prepared.js';
 import type { Tx } from '../db/pool.js';
 
 export type OwnerKind = 'asset' | 'location';
@@ -30,9 +31,11 @@ export async function tagsForOwners(
   if (ids.length === 0) return byOwner;
   const column = OWNER_COLUMN[kind];
   const { rows } = await tx.query<Tag & { owner_id: number }>(
-    `SELECT id, tag_type, value, ${column} AS owner_id FROM tags
+    preparedQuery(
+      `SELECT id, tag_type, value, ${column} AS owner_id FROM tags
      WHERE org_id = $1 AND ${column} = ANY($2::bigint[]) AND detached_at IS NULL ORDER BY id`,
-    [orgId, ids],
+      [orgId, ids],
+    ),
   );
   for (const { owner_id, ...tag } of rows) byOwner.get(owner_id)?.push(tag);
   return byOwner;
