@@ -1,4 +1,5 @@
 import type { Tx } from '../db/pool.js';
+import { preparedQuery } from '../db/prepared.js';
 import { EFFECTIVE, type SortKey } from '../master-data/list-query.js';
 import { ASSET_COLUMNS, type AssetRow, LOCATION_JOIN, withTags } from './repository.js';
 import type { Asset } from './schemas.js';
@@ -118,12 +119,14 @@ export async function listAssets(
   filter: AssetListFilter,
 ): Promise<{ assets: Asset[]; total: number }> {
   const sql = buildAssetListSql(orgId, filter);
-  const { rows } = await tx.query<AssetRow>(sql.page);
+  // A text search's best plan depends on the pattern: it is planned for each request.
+  const send = (q: SqlQuery) => (filter.searchPattern === undefined ? preparedQuery(q.text, q.values) : q);
+  const { rows } = await tx.query<AssetRow>(send(sql.page));
   // A short page is the last one, so it tells the total; only an empty page past the
   // end or a full page needs the count.
   const total =
     rows.length < filter.limit && (rows.length > 0 || filter.offset === 0)
       ? filter.offset + rows.length
-      : (await tx.query<{ total: number }>(sql.count)).rows[0]!.total;
+      : (await tx.query<{ total: number }>(send(sql.count))).rows[0]!.total;
   return { assets: await withTags(tx, orgId, rows), total };
 }

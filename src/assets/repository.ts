@@ -103,9 +103,11 @@ export async function liveKeyHolder(
   exceptId?: number,
 ): Promise<number | null> {
   const { rows } = await tx.query<{ id: number }>(
-    `SELECT id FROM assets WHERE org_id = $1 AND external_key = $2 AND deleted_at IS NULL
+    preparedQuery(
+      `SELECT id FROM assets WHERE org_id = $1 AND external_key = $2 AND deleted_at IS NULL
        AND ($3::bigint IS NULL OR id <> $3)`,
-    [orgId, key, exceptId ?? null],
+      [orgId, key, exceptId ?? null],
+    ),
   );
   return rows[0]?.id ?? null;
 }
@@ -124,23 +126,25 @@ export interface NewAsset {
 /** Inserts a live asset; created_at, updated_at and a defaulted valid_from are one instant. */
 export async function insertAsset(tx: Tx, orgId: number, a: NewAsset): Promise<number> {
   const { rows } = await tx.query<{ id: number }>(
-    `WITH clock AS (SELECT now_ms() AS now)
+    preparedQuery(
+      `WITH clock AS (SELECT now_ms() AS now)
      INSERT INTO assets (org_id, external_key, name, description, is_active, metadata,
                          valid_from, valid_to, created_at, updated_at)
      SELECT $1, $2, $3, $4, $5, $6::jsonb, coalesce($7::timestamptz, clock.now), $8::timestamptz,
             clock.now, clock.now
      FROM clock
      RETURNING id`,
-    [
-      orgId,
-      a.external_key,
-      a.name,
-      a.description,
-      a.is_active,
-      JSON.stringify(a.metadata),
-      a.valid_from,
-      a.valid_to,
-    ],
+      [
+        orgId,
+        a.external_key,
+        a.name,
+        a.description,
+        a.is_active,
+        JSON.stringify(a.metadata),
+        a.valid_from,
+        a.valid_to,
+      ],
+    ),
   );
   return rows[0]!.id;
 }
@@ -180,32 +184,39 @@ export async function updateAsset(
     values.push(column === 'metadata' ? JSON.stringify(value) : value);
     sets.push(`${column} = $${values.length}${cast}`);
   }
+  // At most one text per set of columns changed: 64 named statements.
   const { rows } = await tx.query<AssetRow>(
-    `WITH a AS (
+    preparedQuery(
+      `WITH a AS (
        UPDATE assets SET ${sets.join(', ')} WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL
        RETURNING *)
      SELECT ${ASSET_COLUMNS} FROM a ${LOCATION_JOIN}`,
-    values,
+      values,
+    ),
   );
   return rows[0] ?? null;
 }
 
 export async function setExternalKey(tx: Tx, orgId: number, id: number, key: string): Promise<void> {
   await tx.query(
-    `UPDATE assets SET external_key = $3, updated_at = ${ADVANCE_UPDATED_AT}
+    preparedQuery(
+      `UPDATE assets SET external_key = $3, updated_at = ${ADVANCE_UPDATED_AT}
      WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL`,
-    [orgId, id, key],
+      [orgId, id, key],
+    ),
   );
 }
 
 /** Soft-deletes a live asset (deleted_at and updated_at one instant); false when there is none. */
 export async function softDeleteAsset(tx: Tx, orgId: number, id: number): Promise<boolean> {
   const { rowCount } = await tx.query(
-    `WITH clock AS (SELECT now_ms() AS now)
+    preparedQuery(
+      `WITH clock AS (SELECT now_ms() AS now)
      UPDATE assets SET deleted_at = greatest(clock.now, updated_at + interval '1 millisecond'),
                        updated_at = greatest(clock.now, updated_at + interval '1 millisecond')
      FROM clock WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL`,
-    [orgId, id],
+      [orgId, id],
+    ),
   );
   return rowCount === 1;
 }

@@ -26,6 +26,9 @@ export function prepared(text: string): { name: string; text: string } {
 }
 
 /** A named statement with its values, as `Tx.query` takes it. */
-export function preparedQuery(text: string, values: unknown[]): { name: string; text: string; values: unknown[] } {
+export function preparedQuery(
+  text: string,
+  values: unknown[],
+): { name: string; text: string; values: unknown[] } {
   return { ...prepared(text), values };
 }

@@ -1,6 +1,7 @@
 import type { Asset } from '../assets/schemas.js';
 import { instantArray, intArray } from '../db/array-literals.js';
 import type { Tx } from '../db/pool.js';
+import { preparedQuery } from '../db/prepared.js';
 import { toWire } from '../http/timestamps.js';
 import type { Location } from '../locations/schemas.js';
 
@@ -60,18 +61,20 @@ export const locationEvent = (
 export async function recordEvents(tx: Tx, orgId: number, events: NewEvent[]): Promise<void> {
   if (events.length === 0) return;
   await tx.query(
-    `INSERT INTO events (org_id, type, occurred_at, subject, location_ids, payload)
+    preparedQuery(
+      `INSERT INTO events (org_id, type, occurred_at, subject, location_ids, payload)
      SELECT $1, v.type, now_ms(), v.subject,
             ARRAY(SELECT jsonb_array_elements_text(v.locations)::bigint), v.payload
      FROM unnest($2::text[], $3::text[], $4::jsonb[], $5::jsonb[]) WITH ORDINALITY AS v(type, subject, locations, payload, n)
      ORDER BY v.n`,
-    [
-      orgId,
-      events.map((e) => e.type),
-      events.map((e) => e.subject),
-      events.map((e) => JSON.stringify(e.locationIds ?? [])),
-      events.map((e) => JSON.stringify(e.payload)),
-    ],
+      [
+        orgId,
+        events.map((e) => e.type),
+        events.map((e) => e.subject),
+        events.map((e) => JSON.stringify(e.locationIds ?? [])),
+        events.map((e) => JSON.stringify(e.payload)),
+      ],
+    ),
   );
 }
 
@@ -88,10 +91,12 @@ export async function recordEventWithRowKey(
   id: number,
 ): Promise<void> {
   await tx.query(
-    `INSERT INTO events (org_id, type, occurred_at, subject, location_ids, payload)
+    preparedQuery(
+      `INSERT INTO events (org_id, type, occurred_at, subject, location_ids, payload)
      SELECT $1, $2, now_ms(), $3, $4::bigint[], jsonb_set($5::jsonb, '{external_key}', to_jsonb(r.external_key))
      FROM ${table} r WHERE r.org_id = $1 AND r.id = $6`,
-    [orgId, event.type, event.subject, event.locationIds ?? [], JSON.stringify(event.payload), id],
+      [orgId, event.type, event.subject, event.locationIds ?? [], JSON.stringify(event.payload), id],
+    ),
   );
 }
 

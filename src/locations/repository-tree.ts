@@ -1,4 +1,5 @@
 import type { Tx } from '../db/pool.js';
+import { preparedQuery } from '../db/prepared.js';
 import { EFFECTIVE } from '../master-data/list-query.js';
 import { COLUMNS, hydrate, type LocationRow, PARENT_JOIN } from './repository.js';
 import type { Location } from './schemas.js';
@@ -36,15 +37,18 @@ async function pagedMatches(
   page: Page,
 ): Promise<PagedLocations> {
   const n = params.length;
+  // Each tree walk is one text with the organization and the location as its parameters.
   const { rows } = await tx.query<LocationRow & { total: number }>(
-    `${ctes}
+    preparedQuery(
+      `${ctes}
      SELECT t.total, ${COLUMNS}
      FROM (SELECT count(*)::int AS total FROM matched) t
      LEFT JOIN LATERAL (SELECT * FROM matched ORDER BY ${order('matched')} LIMIT $${n + 1} OFFSET $${n + 2}) m ON true
      LEFT JOIN locations l ON l.org_id = $1 AND l.id = m.id
      ${PARENT_JOIN}
      ORDER BY ${order('m')}`,
-    [...params, page.limit, page.offset],
+      [...params, page.limit, page.offset],
+    ),
   );
   const total = rows[0]?.total ?? 0;
   const found = rows.filter((r) => r.id !== null);

@@ -1,5 +1,6 @@
 import { releaseBeforeFlush } from '../db/commit.js';
 import type { Tx } from '../db/pool.js';
+import { preparedQuery } from '../db/prepared.js';
 import { toWire, toWireOrNull } from '../http/timestamps.js';
 import type { LockOptions } from '../master-data/auto-key.js';
 import { containsPattern, EFFECTIVE, type SortKey } from '../master-data/list-query.js';
@@ -42,7 +43,7 @@ const TREE_LOCK_CLASS = 7110;
  */
 export async function lockTree(tx: Tx, orgId: number, options: LockOptions = {}): Promise<void> {
   const early = options.heldThroughFlush ? '' : `, ${releaseBeforeFlush(tx)}`;
-  await tx.query(`SELECT pg_advisory_xact_lock($1, $2)${early}`, [TREE_LOCK_CLASS, orgId]);
+  await tx.query(preparedQuery(`SELECT pg_advisory_xact_lock($1, $2)${early}`, [TREE_LOCK_CLASS, orgId]));
 }
 
 /** The database clock truncated to the millisecond (the wire's precision). */

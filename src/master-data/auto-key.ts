@@ -1,5 +1,6 @@
 import { releaseBeforeFlush } from '../db/commit.js';
 import type { Tx } from '../db/pool.js';
+import { preparedQuery } from '../db/prepared.js';
 
 export type KeyedTable = 'assets' | 'locations';
 
@@ -30,7 +31,7 @@ export async function lockKeyspace(
   options: LockOptions = {},
 ): Promise<void> {
   const early = options.heldThroughFlush ? '' : `, ${releaseBeforeFlush(tx)}`;
-  await tx.query(`SELECT pg_advisory_xact_lock($1, $2)${early}`, [LOCK_CLASS[table], orgId]);
+  await tx.query(preparedQuery(`SELECT pg_advisory_xact_lock($1, $2)${early}`, [LOCK_CLASS[table], orgId]));
 }
 
 /** Whether `key` has the form of an auto key (the slot expression of migration 0002). */
@@ -52,12 +53,14 @@ export function formatAutoKey(table: KeyedTable, slot: number): string {
  */
 export async function nextAutoKey(tx: Tx, table: KeyedTable, orgId: number): Promise<string> {
   const { rows: marks } = await tx.query<{ dense_upto: number }>(
-    `WITH created AS (
+    preparedQuery(
+      `WITH created AS (
        INSERT INTO auto_key_watermarks (org_id, kind) VALUES ($1, $2)
        ON CONFLICT (org_id, kind) DO NOTHING RETURNING dense_upto)
      SELECT dense_upto FROM created
      UNION ALL SELECT dense_upto FROM auto_key_watermarks WHERE org_id = $1 AND kind = $2`,
-    [orgId, table],
+      [orgId, table],
+    ),
   );
   const mark = marks[0]!.dense_upto;
   // Slots above the watermark in order, numbered from it: the first slot that differs from
@@ -65,7 +68,8 @@ export async function nextAutoKey(tx: Tx, table: KeyedTable, orgId: number): Pro
   // One ordered walk that stops at the gap, whatever the planner's statistics say.
   const live = `org_id = $1 AND deleted_at IS NULL AND auto_slot IS NOT NULL AND auto_slot > $3`;
   const { rows } = await tx.query<{ slot: number }>(
-    `WITH found AS (
+    preparedQuery(
+      `WITH found AS (
        SELECT coalesce(
          (SELECT s.expected FROM (
             SELECT auto_slot, $3 + row_number() OVER (ORDER BY auto_slot) AS expected
@@ -77,7 +81,8 @@ export async function nextAutoKey(tx: Tx, table: KeyedTable, orgId: number): Pro
        UPDATE auto_key_watermarks SET dense_upto = found.slot FROM found
        WHERE org_id = $1 AND kind = $2 AND dense_upto = $3)
      SELECT slot FROM found`,
-    [orgId, table, mark],
+      [orgId, table, mark],
+    ),
   );
   return formatAutoKey(table, rows[0]!.slot);
 }
@@ -92,7 +97,8 @@ export async function nextAutoKey(tx: Tx, table: KeyedTable, orgId: number): Pro
 export async function assignAutoKey(tx: Tx, table: KeyedTable, orgId: number, id: number): Promise<string> {
   const live = `org_id = $1 AND deleted_at IS NULL AND auto_slot IS NOT NULL AND auto_slot > (SELECT m FROM mark)`;
   const { rows } = await tx.query<{ key: string }>(
-    `WITH mark AS MATERIALIZED (
+    preparedQuery(
+      `WITH mark AS MATERIALIZED (
        SELECT coalesce((SELECT dense_upto FROM auto_key_watermarks WHERE org_id = $1 AND kind = $2), 0) AS m),
      found AS MATERIALIZED (
        SELECT coalesce(
@@ -112,7 +118,8 @@ export async function assignAutoKey(tx: Tx, table: KeyedTable, orgId: number, id
        FROM found WHERE org_id = $1 AND id = $4
        RETURNING external_key)
      SELECT external_key AS key FROM keyed`,
-    [orgId, table, `${PREFIX[table]}-`, id],
+      [orgId, table, `${PREFIX[table]}-`, id],
+    ),
   );
   if (!rows[0]) throw new Error(`${table} ${id} vanished before its key was assigned`);
   return rows[0].key;

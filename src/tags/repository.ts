@@ -1,5 +1,5 @@
-import { preparedQuery } from '../db/prepared.js';
 import type { Tx } from '../db/pool.js';
+import { preparedQuery } from '../db/prepared.js';
 
 export type OwnerKind = 'asset' | 'location';
 

@@ -1,4 +1,5 @@
 import type { Tx } from '../db/pool.js';
+import { preparedQuery } from '../db/prepared.js';
 import { containsPattern, EFFECTIVE, type SortKey } from '../master-data/list-query.js';
 
 export interface HistoryRow {
@@ -73,8 +74,12 @@ export async function historyPage(
   page: Page,
 ): Promise<{ rows: HistoryRow[]; total: number }> {
   const sql = historySql(orgId, assetId, filter, page);
-  const { rows } = await tx.query<HistoryRow>(sql.page);
-  return { rows, total: await totalOf(tx, rows.length, page, sql.count) };
+  // One asset's stays by its index, whatever the window: the plan does not depend on the values.
+  const { rows } = await tx.query<HistoryRow>(preparedQuery(sql.page.text, sql.page.values));
+  return {
+    rows,
+    total: await totalOf(tx, rows.length, page, preparedQuery(sql.count.text, sql.count.values)),
+  };
 }
 
 /**
@@ -203,6 +208,8 @@ export async function reportPage(
   page: Page,
 ): Promise<{ rows: ReportRow[]; total: number }> {
   const sql = reportSql(orgId, filter, page);
-  const { rows } = await tx.query<ReportRow>(sql.page);
-  return { rows, total: await totalOf(tx, rows.length, page, sql.count) };
+  // A text search's best plan depends on the pattern: it is planned for each request.
+  const send = (q: SqlQuery) => (filter.q === undefined ? preparedQuery(q.text, q.values) : q);
+  const { rows } = await tx.query<ReportRow>(send(sql.page));
+  return { rows, total: await totalOf(tx, rows.length, page, send(sql.count)) };
 }

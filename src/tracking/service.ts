@@ -1,4 +1,5 @@
 import type { Database } from '../db/pool.js';
+import { preparedQuery } from '../db/prepared.js';
 import { ApiError, type FieldError, fieldError, notFound, validationError } from '../errors.js';
 import { parseRfc3339, toWire, toWireOrNull } from '../http/timestamps.js';
 import { exclusivePair, listEnvelope, parseSort } from '../master-data/list-query.js';
@@ -56,8 +57,10 @@ export class TrackingService {
     return this.db.readWithOrg(orgId, async (tx) => {
       // History outlives the validity window, not a deletion.
       const asset = await tx.query(
-        'SELECT 1 FROM assets WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL',
-        [orgId, assetId],
+        preparedQuery('SELECT 1 FROM assets WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL', [
+          orgId,
+          assetId,
+        ]),
       );
       if (!asset.rowCount) throw notFound('asset');
       const { rows, total } = await historyPage(

@@ -27,8 +27,11 @@ describe('named statements on an organization connection', () => {
     const insert = async (name: string) =>
       d.db.system(
         async (tx) =>
-          (await tx.query<{ id: number }>('INSERT INTO organizations (name) VALUES ($1) RETURNING id', [name]))
-            .rows[0]!.id,
+          (
+            await tx.query<{ id: number }>('INSERT INTO organizations (name) VALUES ($1) RETURNING id', [
+              name,
+            ])
+          ).rows[0]!.id,
       );
     orgA = await insert('A');
     orgB = await insert('B');
