@@ -88,9 +88,11 @@ export async function findLiveLocation(
   lock = false,
 ): Promise<Location | null> {
   const { rows } = await tx.query<LocationRow>(
-    `SELECT ${COLUMNS} FROM locations l ${PARENT_JOIN}
+    preparedQuery(
+      `SELECT ${COLUMNS} FROM locations l ${PARENT_JOIN}
      WHERE l.org_id = $1 AND l.id = $2 AND l.deleted_at IS NULL${lock ? ' FOR UPDATE OF l' : ''}`,
-    [orgId, id],
+      [orgId, id],
+    ),
   );
   if (rows.length === 0) return null;
   return (await hydrate(tx, orgId, rows))[0]!;
@@ -99,8 +101,10 @@ export async function findLiveLocation(
 /** Id of the live location holding `key` (case-sensitive), or null. */
 export async function findLiveIdByKey(tx: Tx, orgId: number, key: string): Promise<number | null> {
   const { rows } = await tx.query<{ id: number }>(
-    'SELECT id FROM locations WHERE org_id = $1 AND external_key = $2 AND deleted_at IS NULL',
-    [orgId, key],
+    preparedQuery('SELECT id FROM locations WHERE org_id = $1 AND external_key = $2 AND deleted_at IS NULL', [
+      orgId,
+      key,
+    ]),
   );
   return rows[0]?.id ?? null;
 }
@@ -108,8 +112,10 @@ export async function findLiveIdByKey(tx: Tx, orgId: number, key: string): Promi
 /** True when `id` is a live location of the organization (its window does not matter). */
 export async function liveLocationExists(tx: Tx, orgId: number, id: number): Promise<boolean> {
   const { rowCount } = await tx.query(
-    'SELECT 1 FROM locations WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL',
-    [orgId, id],
+    preparedQuery('SELECT 1 FROM locations WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL', [
+      orgId,
+      id,
+    ]),
   );
   return rowCount === 1;
 }
@@ -129,11 +135,23 @@ export interface NewLocation {
 
 export async function insertLocation(tx: Tx, orgId: number, l: NewLocation): Promise<number> {
   const { rows } = await tx.query<{ id: number }>(
-    `INSERT INTO locations
+    preparedQuery(
+      `INSERT INTO locations
        (org_id, external_key, name, description, is_active, parent_id, valid_from, valid_to, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7::timestamptz, $8::timestamptz, $9, $9)
      RETURNING id`,
-    [orgId, l.external_key, l.name, l.description, l.is_active, l.parent_id, l.valid_from, l.valid_to, l.now],
+      [
+        orgId,
+        l.external_key,
+        l.name,
+        l.description,
+        l.is_active,
+        l.parent_id,
+        l.valid_from,
+        l.valid_to,
+        l.now,
+      ],
+    ),
   );
   return rows[0]!.id;
 }
