@@ -11,6 +11,7 @@ import { type AssetListFilter, buildAssetListSql, type SqlQuery } from '../../sr
 import { containsPattern } from '../../src/master-data/list-query.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { withSeedClient } from '../helpers/database.js';
+import { explainGeneric } from '../helpers/generic-plan.js';
 
 interface PlanNode {
   'Node Type': string;
@@ -65,8 +66,11 @@ describe('asset list plans at 50k assets in one organization', () => {
     });
   }
 
-  async function expectIndexServed(query: SqlQuery): Promise<PlanNode[]> {
-    const root = await plan(query);
+  const genericPlan = (query: SqlQuery) =>
+    t.database.db.withOrg(orgId, (tx) => explainGeneric<PlanNode>(tx, query.text, query.values));
+
+  async function expectIndexServed(query: SqlQuery, planOf = plan): Promise<PlanNode[]> {
+    const root = await planOf(query);
     const onAssets = nodesOf(root).filter((n) => n['Relation Name'] === 'assets');
     expect(onAssets.length, describePlan(root)).toBeGreaterThan(0);
     expect(
@@ -101,6 +105,15 @@ describe('asset list plans at 50k assets in one organization', () => {
     await expectIndexServed(sql.page);
     await expectIndexServed(sql.count);
   });
+
+  it.each(cases.filter(([, change]) => change.searchPattern === undefined))(
+    '%s: the generic plan of the named statements is index-served too',
+    async (_name, change) => {
+      const sql = buildAssetListSql(orgId, { ...base, ...change });
+      await expectIndexServed(sql.page, genericPlan);
+      await expectIndexServed(sql.count, genericPlan);
+    },
+  );
 
   it('the count without filters reads the counted rows and the assets outside their window only', async () => {
     for (const change of [{}, { isActive: true }]) {
