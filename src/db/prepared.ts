@@ -9,10 +9,12 @@ import { createHash } from 'node:crypto';
  * the assets table's fourteen indexes all go through the planner on every run.
  *
  * Only for statements whose best plan does not depend on their parameters (lookups by id,
- * inserts, updates by key): a generic plan is chosen once and kept, so a statement whose
- * selectivity swings with its values (LIKE patterns, optional filters) stays unnamed. The
- * name is derived from the text, so the same text is the same statement on every connection
- * and texts built from fragments (a lock clause, a column list) each get their own.
+ * inserts, updates by key, and list pages whose generic plan the plan tests hold to index
+ * scans): a generic plan, once chosen, is kept, so a statement whose selectivity swings with
+ * its values (a LIKE pattern) stays unnamed, and so does any text built with a varying
+ * number of values. The name is derived from the text, so the same text is the same
+ * statement on every connection and texts built from fragments (a lock clause, a column
+ * list) each get their own.
  */
 const names = new Map<string, string>();
 
