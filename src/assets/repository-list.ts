@@ -1,5 +1,5 @@
 import type { Tx } from '../db/pool.js';
-import { preparedQuery } from '../db/prepared.js';
+import { preparedFrom } from '../db/prepared.js';
 import { EFFECTIVE, type SortKey } from '../master-data/list-query.js';
 import { ASSET_COLUMNS, type AssetRow, LOCATION_JOIN, withTags } from './repository.js';
 import type { Asset } from './schemas.js';
@@ -120,7 +120,7 @@ export async function listAssets(
 ): Promise<{ assets: Asset[]; total: number }> {
   const sql = buildAssetListSql(orgId, filter);
   // A text search's best plan depends on the pattern: it is planned for each request.
-  const send = (q: SqlQuery) => (filter.searchPattern === undefined ? preparedQuery(q.text, q.values) : q);
+  const send = (q: SqlQuery) => (filter.searchPattern === undefined ? preparedFrom(q) : q);
   const { rows } = await tx.query<AssetRow>(send(sql.page));
   // A short page is the last one, so it tells the total; only an empty page past the
   // end or a full page needs the count.

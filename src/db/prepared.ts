@@ -34,3 +34,12 @@ export function preparedQuery(
 ): { name: string; text: string; values: unknown[] } {
   return { ...prepared(text), values };
 }
+
+/** `preparedQuery` of a statement built as `{ text, values }`. */
+export function preparedFrom(query: { text: string; values: unknown[] }): {
+  name: string;
+  text: string;
+  values: unknown[];
+} {
+  return preparedQuery(query.text, query.values);
+}

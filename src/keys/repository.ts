@@ -1,4 +1,5 @@
 import type { Tx } from '../db/pool.js';
+import { prepared } from '../db/prepared.js';
 
 export interface ApiKeyRecord {
   id: string;
@@ -69,7 +70,7 @@ export async function findApiKey(tx: Tx, orgId: number, id: string): Promise<Aut
 }
 
 /** `findApiKey` as a named statement (org_id $1, id $2), to ride behind a transaction's prologue. */
-export const FIND_API_KEY = { name: 'tagtrail_find_api_key', text: FIND_TEXT };
+export const FIND_API_KEY = prepared(FIND_TEXT);
 
 export async function listApiKeys(
   tx: Tx,

@@ -1,5 +1,5 @@
 import type { Tx } from '../db/pool.js';
-import { preparedQuery } from '../db/prepared.js';
+import { preparedFrom } from '../db/prepared.js';
 import { containsPattern, EFFECTIVE, type SortKey } from '../master-data/list-query.js';
 
 export interface HistoryRow {
@@ -75,11 +75,8 @@ export async function historyPage(
 ): Promise<{ rows: HistoryRow[]; total: number }> {
   const sql = historySql(orgId, assetId, filter, page);
   // One asset's stays by its index, whatever the window: the plan does not depend on the values.
-  const { rows } = await tx.query<HistoryRow>(preparedQuery(sql.page.text, sql.page.values));
-  return {
-    rows,
-    total: await totalOf(tx, rows.length, page, preparedQuery(sql.count.text, sql.count.values)),
-  };
+  const { rows } = await tx.query<HistoryRow>(preparedFrom(sql.page));
+  return { rows, total: await totalOf(tx, rows.length, page, preparedFrom(sql.count)) };
 }
 
 /**
@@ -209,7 +206,7 @@ export async function reportPage(
 ): Promise<{ rows: ReportRow[]; total: number }> {
   const sql = reportSql(orgId, filter, page);
   // A text search's best plan depends on the pattern: it is planned for each request.
-  const send = (q: SqlQuery) => (filter.q === undefined ? preparedQuery(q.text, q.values) : q);
+  const send = (q: SqlQuery) => (filter.q === undefined ? preparedFrom(q) : q);
   const { rows } = await tx.query<ReportRow>(send(sql.page));
   return { rows, total: await totalOf(tx, rows.length, page, send(sql.count)) };
 }
