@@ -7,6 +7,7 @@ import Fastify from 'fastify';
 import pg from 'pg';
 import { OrganizationService } from '../dist/src/accounts/service.js';
 import { AssetService } from '../dist/src/assets/service.js';
+import { API_PENDING_LIST_LIMIT } from '../dist/src/db/app-connection.js';
 import { LocationService } from '../dist/src/locations/service.js';
 import { TrackingService } from '../dist/src/tracking/service.js';
 
@@ -30,8 +31,14 @@ function oneAtATime(client) {
 
 /** The Database interface with nothing around the work: no role, no organization transaction. */
 function bareDatabase(url, orgId, { transactional }) {
-  // The views read the organization from a setting: set it for the session, once.
-  const pool = new pg.Pool({ connectionString: url, max: 20, options: `-c tagtrail.org_id=${orgId}` });
+  // The views read the organization from a setting: set it for the session, once. The
+  // trigram indexes' pending lists are kept as short as on the service's connections: the
+  // same database settings, so the comparison is of the request path alone.
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 20,
+    options: `-c tagtrail.org_id=${orgId} -c gin_pending_list_limit=${API_PENDING_LIST_LIMIT}`,
+  });
   // The bench drops its database WITH (FORCE) at the end: a terminated idle connection is no crash.
   pool.on('error', () => undefined);
   const inClient = async (fn) => {

@@ -305,7 +305,7 @@ async function main() {
         await settle(db.pool);
         if (WARMUP > 0) await loadOnly(base, mix, headers, WARMUP);
         timings.reset();
-        const result = await load(base, mix, headers);
+        const result = await load(base, mix, headers, `mixed-${side}`);
         console.log(`${side.padEnd(10)} ${fmt(result)},${cpu(result)}`);
         for (const line of timings.summary()) console.log(`${''.padEnd(10)} server-side ${line}`);
       }

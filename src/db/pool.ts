@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import type { Caller } from '../caller.js';
+import { urlAsRole } from './app-connection.js';
 import {
   commitThenFlush,
   committing,
@@ -317,17 +318,6 @@ function actorLiteral(caller: Caller): string {
     name: actor.name,
   });
   return pg.escapeLiteral(json);
-}
-
-/**
- * `url` with `-c role=<role>` added to its startup `options` (kept with any the URL has):
- * node-postgres lets the URL's `options` override the config's, so it goes in the URL.
- */
-export function urlAsRole(url: string, role: string): string {
-  const parsed = new URL(url);
-  const options = parsed.searchParams.get('options');
-  parsed.searchParams.set('options', options ? `${options} -c role=${role}` : `-c role=${role}`);
-  return parsed.toString();
 }
 
 function newPool(connectionString: string, options: DatabaseOptions): pg.Pool {

@@ -1,6 +1,7 @@
 import type { AssetListParams } from '../assets/schemas.js';
 import type { AssetService } from '../assets/service.js';
 import type { Caller } from '../caller.js';
+import { BULK_WRITES } from '../db/app-connection.js';
 import type { Database } from '../db/pool.js';
 import { badRequest, conflict, validationError } from '../errors.js';
 import type { LocationListInput, LocationService } from '../locations/service.js';
@@ -85,6 +86,7 @@ export class SpreadsheetService {
             progress({ phase: 'writing', done, total });
           };
           try {
+            await tx.query(BULK_WRITES);
             if (kind === 'assets')
               await applyAssets(tx, orgId, plan as Parameters<typeof applyAssets>[2], advance);
             else await applyLocations(tx, orgId, plan as Parameters<typeof applyLocations>[2], advance);

@@ -3,8 +3,9 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API_PENDING_LIST_LIMIT, urlAsRole } from '../../src/db/app-connection.js';
 import { migrate, migrationsDir } from '../../src/db/migrate.js';
-import { APP_ROLE, createDatabase, type Database, type Tx, urlAsRole } from '../../src/db/pool.js';
+import { APP_ROLE, createDatabase, type Database, type Tx } from '../../src/db/pool.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 async function allVersions(): Promise<string[]> {
@@ -245,12 +246,21 @@ describe('row-level security', () => {
   });
 
   it('the restricted connections keep the options a URL already has', () => {
-    expect(new URL(urlAsRole('postgres://u:p@h:5432/db', APP_ROLE)).searchParams.get('options')).toBe(
-      `-c role=${APP_ROLE}`,
-    );
+    const ours = `-c role=${APP_ROLE} -c gin_pending_list_limit=${API_PENDING_LIST_LIMIT}`;
+    expect(new URL(urlAsRole('postgres://u:p@h:5432/db', APP_ROLE)).searchParams.get('options')).toBe(ours);
     const kept = urlAsRole('postgres://u:p@h:5432/db?options=-c%20search_path%3Dx&sslmode=disable', APP_ROLE);
-    expect(new URL(kept).searchParams.get('options')).toBe(`-c search_path=x -c role=${APP_ROLE}`);
+    expect(new URL(kept).searchParams.get('options')).toBe(`-c search_path=x ${ours}`);
     expect(new URL(kept).searchParams.get('sslmode')).toBe('disable');
+  });
+
+  it("the restricted connections keep the trigram indexes' pending lists short; the owner's keep the server's", async () => {
+    const limit = (tx: Tx) =>
+      tx
+        .query<{ v: string }>("SELECT current_setting('gin_pending_list_limit') AS v")
+        .then((r) => r.rows[0]!.v);
+    expect(await db.withOrg(1, limit)).toBe(API_PENDING_LIST_LIMIT);
+    expect(await db.readWithOrg(1, limit)).toBe(API_PENDING_LIST_LIMIT);
+    expect(await db.system(limit)).not.toBe(API_PENDING_LIST_LIMIT);
   });
 
   it('the restricted role without an organization sees nothing', async () => {

@@ -1,0 +1,37 @@
+/**
+ * How the API's own connections (the restricted role's pool) differ from the owner's: the
+ * role they are from their start, and settings for work made of many small writes.
+ */
+
+/**
+ * The trigram indexes' pending lists (assets_search, locations_search, ...: fastupdate on)
+ * are merged into the index only when they pass this size or at a vacuum, and every text
+ * search (`q`) reads the whole list through. At PostgreSQL's default (4 MB) a few seconds of
+ * single-row creates and edits grew the assets list past 150 pages, and a `q` list under the
+ * mixed load cost 4.9 ms of statement time against 1.8 ms settled (docs/performance.md,
+ * steps 20 and 22). 64 kB (the smallest allowed) keeps the list to a few pages; each merge is
+ * then small and is paid by the write that passes it. Set per connection, not on the indexes,
+ * so bulk writes can raise it for their transaction (BULK_WRITES).
+ */
+export const API_PENDING_LIST_LIMIT = '64kB';
+
+/**
+ * Run first in a transaction that writes many rows (a spreadsheet import): PostgreSQL's
+ * default pending list again, so its rows are merged in a few large batches instead of
+ * thousands of small ones (a million seeded assets took about 14 minutes with 64 kB, 3 with
+ * the default).
+ */
+export const BULK_WRITES = "SET LOCAL gin_pending_list_limit = '4MB'";
+
+/**
+ * `url` with `-c role=<role>` and the API's settings added to its startup `options` (kept
+ * with any the URL has, which come first so that these win): node-postgres lets the URL's
+ * `options` override the config's, so they go in the URL.
+ */
+export function urlAsRole(url: string, role: string): string {
+  const parsed = new URL(url);
+  const options = parsed.searchParams.get('options');
+  const ours = `-c role=${role} -c gin_pending_list_limit=${API_PENDING_LIST_LIMIT}`;
+  parsed.searchParams.set('options', options ? `${options} ${ours}` : ours);
+  return parsed.toString();
+}
