@@ -21,6 +21,13 @@ async function sent(n: number): Promise<{ name?: string; text: string }> {
 }
 
 describe('tagsForOwners', () => {
+  it('asks for one owner by equality, a kept plan of its own', async () => {
+    const one = await sent(1);
+    expect(one.name).toMatch(/^tt_/);
+    expect(one.text).toContain('asset_id = $2');
+    expect(one.text).not.toContain('ANY');
+  });
+
   it('keeps a plan for a page of owners', async () => {
     expect((await sent(1)).name).toMatch(/^tt_/);
     expect((await sent(NAMED_OWNERS_MAX)).name).toMatch(/^tt_/);
@@ -29,6 +36,6 @@ describe('tagsForOwners', () => {
   it('plans a larger set of owners for its own ids', async () => {
     const big = await sent(NAMED_OWNERS_MAX + 1);
     expect(big.name).toBeUndefined();
-    expect(big.text).toBe((await sent(1)).text);
+    expect(big.text).toBe((await sent(2)).text);
   });
 });

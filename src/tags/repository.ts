@@ -38,14 +38,25 @@ export async function tagsForOwners(
 ): Promise<Map<number, Tag[]>> {
   const byOwner = new Map<number, Tag[]>(ids.map((id) => [id, []]));
   if (ids.length === 0) return byOwner;
-  const column = OWNER_COLUMN[kind];
-  const text = `SELECT id, tag_type, value, ${column} AS owner_id FROM tags
-     WHERE org_id = $1 AND ${column} = ANY($2::bigint[]) AND detached_at IS NULL ORDER BY id`;
-  const { rows } = await tx.query<Tag & { owner_id: number }>(
-    ids.length <= NAMED_OWNERS_MAX ? preparedQuery(text, [orgId, ids]) : { text, values: [orgId, ids] },
-  );
+  const { rows } = await tx.query<Tag & { owner_id: number }>(ownersTagsQuery(orgId, kind, ids));
   for (const { owner_id, ...tag } of rows) byOwner.get(owner_id)?.push(tag);
   return byOwner;
+}
+
+function ownersTagsQuery(orgId: number, kind: OwnerKind, ids: number[]) {
+  const column = OWNER_COLUMN[kind];
+  const columns = `SELECT id, tag_type, value, ${column} AS owner_id FROM tags`;
+  if (ids.length === 1) {
+    // One owner by equality: with `= ANY($2)` PostgreSQL planned every read of a single
+    // asset anew (the generic plan guesses ten ids, so a custom plan for one always looked
+    // cheaper): 120 us of planning for 10 us of work, the largest cost of GET /assets/{id}.
+    return preparedQuery(
+      `${columns} WHERE org_id = $1 AND ${column} = $2 AND detached_at IS NULL ORDER BY id`,
+      [orgId, ids[0]],
+    );
+  }
+  const text = `${columns} WHERE org_id = $1 AND ${column} = ANY($2::bigint[]) AND detached_at IS NULL ORDER BY id`;
+  return ids.length <= NAMED_OWNERS_MAX ? preparedQuery(text, [orgId, ids]) : { text, values: [orgId, ids] };
 }
 
 /** Inserts tags for an owner; a live duplicate (tag_type, value) raises 23505 on tags_value_live. */
