@@ -3,10 +3,13 @@
  * Where a CPU profile of bench/api.mjs (`--profile <dir>`) spent its time.
  *
  *   node bench/profile-summary.mjs <file.cpuprofile> [--top 40] [--per 1234] [--match text]
+ *   node bench/profile-summary.mjs <a.cpuprofile> --per 14700 --base <b.cpuprofile> --base-per 19400
  *
  * Prints self time by function and by package or source file, and total (inclusive) time
  * of the functions whose name or file contains `--match`. With `--per n` (the requests the
- * load made), times are also given in microseconds per request.
+ * load made), times are also given in microseconds per request. With `--base` (another
+ * profile, e.g. the baseline's of the same case) and both request counts, the functions
+ * whose self time per request differs most between the two come first.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -18,6 +21,8 @@ const { values: args, positionals } = parseArgs({
     per: { type: 'string' },
     match: { type: 'string', multiple: true },
     callers: { type: 'string', multiple: true },
+    base: { type: 'string' },
+    'base-per': { type: 'string' },
   },
 });
 const profile = JSON.parse(readFileSync(positionals[0], 'utf8'));
@@ -107,4 +112,33 @@ for (const text of args.callers ?? []) {
     paths.set(key, (paths.get(key) ?? 0) + us);
   }
   print(`callers of "${text}"`, paths);
+}
+
+// `--base`: self time per request by function, this profile against another.
+if (args.base) {
+  if (!per || !args['base-per']) throw new Error('--base needs --per and --base-per');
+  const other = JSON.parse(readFileSync(args.base, 'utf8'));
+  const otherNodes = new Map(other.nodes.map((n) => [n.id, n]));
+  const otherFn = new Map();
+  for (let i = 0; i < other.samples.length; i++) {
+    const frame = otherNodes.get(other.samples[i]).callFrame;
+    if (['(idle)', '(program)'].includes(frame.functionName)) continue;
+    otherFn.set(label(frame), (otherFn.get(label(frame)) ?? 0) + (other.timeDeltas[i] ?? 0));
+  }
+  const basePer = Number(args['base-per']);
+  const rows = [...new Set([...byFn.keys(), ...otherFn.keys()])].map((k) => [
+    k,
+    (byFn.get(k) ?? 0) / per,
+    (otherFn.get(k) ?? 0) / basePer,
+  ]);
+  const sum = (i) => rows.reduce((a, r) => a + r[i], 0);
+  console.log(
+    `\nself time per request against ${args.base}: ${sum(1).toFixed(0)} us here, ${sum(2).toFixed(0)} us there`,
+  );
+  console.log('   diff    here   there  function');
+  for (const [k, a, b] of rows.sort((x, y) => y[1] - y[2] - (x[1] - x[2])).slice(0, TOP)) {
+    console.log(
+      `${(a - b).toFixed(1).padStart(7)} ${a.toFixed(1).padStart(7)} ${b.toFixed(1).padStart(7)}  ${k}`,
+    );
+  }
 }
