@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/accounts/passwords.js';
+import { codeAfterConfirming, codeAt, confirmingCode } from '../helpers/totp-codes.js';
 import {
   type Browser,
   buildInternalApp,
@@ -14,17 +14,6 @@ import { addMember, browserOf } from './members-helpers.js';
 
 const PASSWORD = 'correct horse battery';
 const CODE_SHAPE = /^[a-z2-7]{4}-[a-z2-7]{4}-[a-z2-7]{4}-[a-z2-7]{4}$/;
-
-/** The code the app shows `steps` time steps from now (30 s each), or from `from` (epoch seconds). */
-const codeAt = (secret: string, steps = 0, from = Math.floor(Date.now() / 1000)) =>
-  generate({ secret, epoch: from + steps * 30 });
-
-/**
- * When each enrolment's confirming code was made (epoch seconds), by secret: codes that must
- * be spent, or the step after them, are taken from it, not from now, which may have crossed
- * into the next step since (as in totp.test.ts).
- */
-const confirmedAt = new Map<string, number>();
 
 interface Entry {
   actor: { type: string; id: string | null; name: string | null };
@@ -69,10 +58,8 @@ describe('two-factor recovery codes and reset', () => {
     const started = await b.post('/internal/account/totp/enrolment');
     expect(started.statusCode, started.body).toBe(201);
     const { secret } = started.json().data;
-    const now = Math.floor(Date.now() / 1000);
-    confirmedAt.set(secret, now);
     const confirmed = await postFrom(b, '/internal/account/totp/confirm', {
-      code: await codeAt(secret, 0, now),
+      code: await confirmingCode(secret),
     });
     expect(confirmed.statusCode, confirmed.body).toBe(200);
     return { secret, codes: confirmed.json().data.recovery_codes };
@@ -204,14 +191,13 @@ describe('two-factor recovery codes and reset', () => {
       type: 'validation_error',
     });
     // The code that confirmed enrolment is spent.
-    const confirmed = confirmedAt.get(secret)!;
     const replay = await postFrom(me, '/internal/account/totp/recovery-codes', {
-      code: await codeAt(secret, 0, confirmed),
+      code: await codeAfterConfirming(secret, 0),
     });
     expectInternalError(replay, { status: 400, type: 'validation_error' });
 
     const fresh = await postFrom(me, '/internal/account/totp/recovery-codes', {
-      code: await codeAt(secret, 1, confirmed),
+      code: await codeAfterConfirming(secret, 1),
     });
     expect(fresh.statusCode, fresh.body).toBe(201);
     const next: string[] = fresh.json().data.recovery_codes;

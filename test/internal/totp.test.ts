@@ -1,5 +1,5 @@
-import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { codeAfterConfirming, codeAt, confirmingCode } from '../helpers/totp-codes.js';
 import {
   type Browser,
   buildInternalApp,
@@ -12,13 +12,6 @@ import {
 import { addMember, browserOf } from './members-helpers.js';
 
 const PASSWORD = 'correct horse battery';
-
-/** The code the app shows `steps` time steps from now (30 s each), or from `from` (epoch seconds). */
-const codeAt = (secret: string, steps = 0, from = Math.floor(Date.now() / 1000)) =>
-  generate({ secret, epoch: from + steps * 30 });
-
-/** When each enrolment's confirming code was made (epoch seconds), by secret. */
-const confirmedAt = new Map<string, number>();
 
 /** Two-factor sign-in with authenticator codes (docs/web-app.md "Accounts"). */
 describe('TOTP two-factor sign-in', () => {
@@ -43,9 +36,7 @@ describe('TOTP two-factor sign-in', () => {
     expect(otpauth_uri).toMatch(/^otpauth:\/\/totp\/tagtrail:/);
     const pending = await b.get('/internal/account/totp');
     expect(pending.json().data).toMatchObject({ enabled: false, enabled_at: null });
-    const now = Math.floor(Date.now() / 1000);
-    confirmedAt.set(secret, now);
-    const confirmed = await b.post('/internal/account/totp/confirm', { code: await codeAt(secret, 0, now) });
+    const confirmed = await b.post('/internal/account/totp/confirm', { code: await confirmingCode(secret) });
     expect(confirmed.statusCode, confirmed.body).toBe(200);
     expect(confirmed.json().data).toMatchObject({ enabled: true, enabled_at: expect.any(String) });
     return secret;
@@ -90,17 +81,14 @@ describe('TOTP two-factor sign-in', () => {
     });
     expectInternalError(badPassword, { status: 401, detail: 'Invalid email or password' });
 
-    // The code used to confirm is spent; the step after it is accepted once. Both are taken
-    // from the confirming code's step, not from now: a step boundary crossed since then made
-    // "now" the next step, whose code is not spent (CI failed on it).
-    const confirmed = confirmedAt.get(secret)!;
+    // The code used to confirm is spent; the step after it is accepted once.
     const spent = await signIn({
       email: me.email,
       password: PASSWORD,
-      totp_code: await codeAt(secret, 0, confirmed),
+      totp_code: await codeAfterConfirming(secret, 0),
     });
     expectInternalError(spent, { status: 401, type: 'unauthorized' });
-    const next = await codeAt(secret, 1, confirmed);
+    const next = await codeAfterConfirming(secret, 1);
     const ok = await signIn({ email: me.email, password: PASSWORD, totp_code: next });
     expect(ok.statusCode, ok.body).toBe(200);
     expect(sessionCookieOf(ok)).toBeDefined();

@@ -1,13 +1,9 @@
-import { generate } from 'otplib';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { codeAt } from '../helpers/totp-codes.js';
 import { seriousAxeViolations } from './axe.js';
 import { hasChromium } from './browser.js';
 import { PASSWORD, startWebSite, type WebSite } from './site.js';
-
-/** The code an authenticator app shows `steps` 30-second steps from now. */
-const codeAt = (secret: string, steps = 0) =>
-  generate({ secret, epoch: Math.floor(Date.now() / 1000) + steps * 30 });
 
 /** The recovery codes the page shows once, as listed. */
 async function shownRecoveryCodes(page: Page): Promise<string[]> {
