@@ -29,19 +29,23 @@ const profile = JSON.parse(readFileSync(positionals[0], 'utf8'));
 const TOP = Number(args.top);
 const per = args.per ? Number(args.per) : undefined;
 
+/** Self time per node from the samples and their time deltas (microseconds). */
+function selfTimes(p) {
+  const self = new Map();
+  for (let i = 0; i < p.samples.length; i++) {
+    const id = p.samples[i];
+    self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0));
+  }
+  return self;
+}
+const isIdle = (frame) => ['(idle)', '(program)'].includes(frame.functionName);
+
 const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
 const parent = new Map();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-// Self time per node from the samples and their time deltas (microseconds).
-const self = new Map();
-for (let i = 0; i < profile.samples.length; i++) {
-  const id = profile.samples[i];
-  self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
-}
+const self = selfTimes(profile);
 const totalUs = [...self.values()].reduce((a, b) => a + b, 0);
-const idleIds = new Set(
-  profile.nodes.filter((n) => ['(idle)', '(program)'].includes(n.callFrame.functionName)).map((n) => n.id),
-);
+const idleIds = new Set(profile.nodes.filter((n) => isIdle(n.callFrame)).map((n) => n.id));
 const idleUs = [...idleIds].reduce((a, id) => a + (self.get(id) ?? 0), 0);
 const busyUs = totalUs - idleUs;
 
@@ -120,10 +124,9 @@ if (args.base) {
   const other = JSON.parse(readFileSync(args.base, 'utf8'));
   const otherNodes = new Map(other.nodes.map((n) => [n.id, n]));
   const otherFn = new Map();
-  for (let i = 0; i < other.samples.length; i++) {
-    const frame = otherNodes.get(other.samples[i]).callFrame;
-    if (['(idle)', '(program)'].includes(frame.functionName)) continue;
-    otherFn.set(label(frame), (otherFn.get(label(frame)) ?? 0) + (other.timeDeltas[i] ?? 0));
+  for (const [id, us] of selfTimes(other)) {
+    const frame = otherNodes.get(id).callFrame;
+    if (!isIdle(frame)) otherFn.set(label(frame), (otherFn.get(label(frame)) ?? 0) + us);
   }
   const basePer = Number(args['base-per']);
   const rows = [...new Set([...byFn.keys(), ...otherFn.keys()])].map((k) => [
