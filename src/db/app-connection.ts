@@ -28,7 +28,7 @@ export const BULK_WRITES = "SET LOCAL gin_pending_list_limit = '4MB'";
  * with any the URL has, which come first so that these win): node-postgres lets the URL's
  * `options` override the config's, so they go in the URL.
  */
-export function urlAsRole(url: string, role: string): string {
+export function restrictedConnectionUrl(url: string, role: string): string {
   const parsed = new URL(url);
   const options = parsed.searchParams.get('options');
   const ours = `-c role=${role} -c gin_pending_list_limit=${API_PENDING_LIST_LIMIT}`;

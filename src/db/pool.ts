@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import type { Caller } from '../caller.js';
-import { urlAsRole } from './app-connection.js';
+import { restrictedConnectionUrl } from './app-connection.js';
 import {
   commitThenFlush,
   committing,
@@ -342,7 +342,7 @@ function newPool(connectionString: string, options: DatabaseOptions): pg.Pool {
 export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
   const pool = newPool(url, options);
   // Lazily filled like any pg.Pool: an instance that serves no organization's work opens none.
-  const appPool = newPool(urlAsRole(url, APP_ROLE), options);
+  const appPool = newPool(restrictedConnectionUrl(url, APP_ROLE), options);
   // Only inTransaction may take a connection with a read's COMMIT still owed (./opening.ts).
   payOwedOnConnect(appPool);
   const readWithOrg = <T>(orgId: number, fn: (tx: Tx) => Promise<T>): Promise<T> =>

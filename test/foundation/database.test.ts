@@ -3,7 +3,7 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_PENDING_LIST_LIMIT, urlAsRole } from '../../src/db/app-connection.js';
+import { API_PENDING_LIST_LIMIT, restrictedConnectionUrl } from '../../src/db/app-connection.js';
 import { migrate, migrationsDir } from '../../src/db/migrate.js';
 import { APP_ROLE, createDatabase, type Database, type Tx } from '../../src/db/pool.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -247,8 +247,13 @@ describe('row-level security', () => {
 
   it('the restricted connections keep the options a URL already has', () => {
     const ours = `-c role=${APP_ROLE} -c gin_pending_list_limit=${API_PENDING_LIST_LIMIT}`;
-    expect(new URL(urlAsRole('postgres://u:p@h:5432/db', APP_ROLE)).searchParams.get('options')).toBe(ours);
-    const kept = urlAsRole('postgres://u:p@h:5432/db?options=-c%20search_path%3Dx&sslmode=disable', APP_ROLE);
+    expect(
+      new URL(restrictedConnectionUrl('postgres://u:p@h:5432/db', APP_ROLE)).searchParams.get('options'),
+    ).toBe(ours);
+    const kept = restrictedConnectionUrl(
+      'postgres://u:p@h:5432/db?options=-c%20search_path%3Dx&sslmode=disable',
+      APP_ROLE,
+    );
     expect(new URL(kept).searchParams.get('options')).toBe(`-c search_path=x ${ours}`);
     expect(new URL(kept).searchParams.get('sslmode')).toBe('disable');
   });
