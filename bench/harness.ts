@@ -276,3 +276,20 @@ export async function queuedEvents(db: Database): Promise<number> {
   const { rows } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM event_queue');
   return rows[0]!.n;
 }
+
+/**
+ * An endpoint that wants asset.moved and asset.first_seen, filtered to a location no read
+ * is at: every move is stored, queued and dispatched as an event, and no delivery is made
+ * (the webhook bench measures those). Without one, moves are not stored at all.
+ */
+export async function subscribeToMoves(db: Database, orgId: number): Promise<void> {
+  await db.pool.query(
+    `WITH elsewhere AS (
+       INSERT INTO locations (org_id, external_key, name, valid_from)
+       VALUES ($1, 'BENCH-ELSEWHERE', 'Elsewhere', now()) RETURNING id
+     )
+     INSERT INTO webhook_endpoints (org_id, url, event_types, location_id, secret)
+     SELECT $1, 'https://receiver.invalid/hook', '{asset.moved,asset.first_seen}', id, 'whsec_bench' FROM elsewhere`,
+    [orgId],
+  );
+}

@@ -5,7 +5,7 @@
  * (every read of an asset is at another location).
  *
  *   npm run bench:ingest [-- --reads 300000 --assets 10000 --readers 4 --batch 100 --window 50
- *                        --population stationary --json]
+ *                        --population stationary --webhook --json]
  *   node --expose-gc dist/bench/ingest.js …   (after a build: adds the live-memory rise)
  *
  * Runs the whole service in-process (startService) on a fresh database per population: the
@@ -34,6 +34,7 @@ import {
   queuedEvents,
   registerReaders,
   seedTaggedSite,
+  subscribeToMoves,
   waitForDispatch,
   waitForStoredReads,
 } from './harness.js';
@@ -52,6 +53,8 @@ const { values: args } = parseArgs({
     window: { type: 'string' },
     // One population alone (stationary or moving); both by default.
     population: { type: 'string' },
+    // An endpoint wants the moves: stored and dispatched as events (none without one).
+    webhook: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   },
 });
@@ -158,6 +161,7 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
     // Master data: one organization, LOCATIONS locations, ASSETS assets with one RFID tag each.
     const site = await seedTaggedSite(db, { locations: LOCATIONS, assets: ASSETS });
     const { orgId, locations } = site;
+    if (args.webhook) await subscribeToMoves(db, orgId);
     const readers = await registerReaders(db, running.ingest, site, {
       count: READERS,
       antennas: ANTENNAS,
@@ -345,7 +349,8 @@ async function main() {
   process.stdout.write(
     `tagtrail ingest, publish to queryable: ${transport}, ${database}, ${cpus().length} CPUs, ` +
       `${READERS} readers, ${BATCH} reads per message, ` +
-      `${WINDOW === Number.POSITIVE_INFINITY ? 'the whole backlog published at once' : `at most ${WINDOW} unacknowledged messages per reader`}\n\n`,
+      `${WINDOW === Number.POSITIVE_INFINITY ? 'the whole backlog published at once' : `at most ${WINDOW} unacknowledged messages per reader`}, ` +
+      `${args.webhook ? 'moves stored as events for a webhook endpoint' : 'no webhook endpoint (moves not stored as events)'}\n\n`,
   );
   const table = [
     [

@@ -14,7 +14,7 @@ export interface LiveChange {
 }
 
 // NOTIFY payloads are limited to 8000 bytes.
-const MAX_LISTED_IDS = 300;
+export const MAX_LISTED_IDS = 300;
 
 /**
  * Moves a batch of new events on: one webhook delivery for every endpoint that wants each
@@ -64,6 +64,7 @@ export async function dispatchEvents(db: Database, limit = 2000): Promise<number
        ON CONFLICT (endpoint_id, event_id) DO NOTHING`,
       [ids],
     );
+    // Moves were told to the live views by their writer when they committed (recordMoves).
     const changes = await tx.query<LiveChange>(
       `SELECT org_id, array_agg(DISTINCT type) AS types,
               (array_agg(DISTINCT split_part(subject, ':', 2)::bigint)
@@ -71,7 +72,7 @@ export async function dispatchEvents(db: Database, limit = 2000): Promise<number
               (array_agg(DISTINCT l))[1:${MAX_LISTED_IDS}] AS location_ids,
               count(DISTINCT subject) > ${MAX_LISTED_IDS} AS truncated
        FROM events LEFT JOIN LATERAL unnest(location_ids) AS l ON true
-       WHERE id = ANY($1::bigint[]) GROUP BY org_id`,
+       WHERE id = ANY($1::bigint[]) AND type NOT IN ('asset.moved', 'asset.first_seen') GROUP BY org_id`,
       [ids],
     );
     for (const c of changes.rows) {

@@ -4,6 +4,8 @@ import type { Tx } from '../db/pool.js';
 import { preparedQuery } from '../db/prepared.js';
 import { toWire } from '../http/timestamps.js';
 import type { Location } from '../locations/schemas.js';
+import { LIVE_CHANNEL, type LiveChange, MAX_LISTED_IDS } from './dispatcher.js';
+import type { MovesWanted } from './move-subscriptions.js';
 
 /** Every event type (docs/events.md); the JSON Schema in schema.ts describes each payload. */
 export const EVENT_TYPES = [
@@ -125,12 +127,18 @@ export interface Move {
 /**
  * asset.moved and asset.first_seen for a whole ingest batch in one statement: the keys
  * of the asset and both locations are joined in, so the payload reads like a row of the
- * asset-locations report and the receiver needs no lookup.
+ * asset-locations report and the receiver needs no lookup. Only the types some endpoint
+ * wants are stored (movesWanted, move-subscriptions.ts); the live views are told of all
+ * of them when the transaction commits (announceMoves).
  */
-export async function recordMoves(tx: Tx, orgId: number, moves: Move[]): Promise<void> {
+export async function recordMoves(tx: Tx, orgId: number, moves: Move[], wanted: MovesWanted): Promise<void> {
   if (moves.length === 0) return;
-  await tx.query(
-    `INSERT INTO events (org_id, type, occurred_at, subject, location_ids, payload)
+  const announced = announceMoves(tx, orgId, moves);
+  announced.catch(() => undefined);
+  const stored = moves.filter((m) => (m.from === null ? wanted.firstSeen : wanted.moved));
+  if (stored.length > 0) {
+    await tx.query(
+      `INSERT INTO events (org_id, type, occurred_at, subject, location_ids, payload)
      SELECT $1, CASE WHEN v.from_id IS NULL THEN 'asset.first_seen' ELSE 'asset.moved' END, v.at_wire::timestamptz,
             'asset:' || v.asset_id,
             CASE WHEN v.from_id IS NULL THEN ARRAY[v.to_id] ELSE ARRAY[v.from_id, v.to_id] END,
@@ -145,16 +153,44 @@ export async function recordMoves(tx: Tx, orgId: number, moves: Move[]): Promise
      JOIN locations t ON t.org_id = $1 AND t.id = v.to_id
      LEFT JOIN locations f ON f.org_id = $1 AND f.id = v.from_id
      ORDER BY v.n`,
-    [
-      orgId,
-      intArray(moves.map((m) => m.assetId)),
-      intArray(moves.map((m) => m.from)),
-      intArray(moves.map((m) => m.to)),
-      // The instant as the wire writes it, read as the event's time too.
-      instantArray(moves.map((m) => m.at)),
-      moves.map((m) => (m.source === null ? null : JSON.stringify(m.source))),
-    ],
-  );
+      [
+        orgId,
+        intArray(stored.map((m) => m.assetId)),
+        intArray(stored.map((m) => m.from)),
+        intArray(stored.map((m) => m.to)),
+        // The instant as the wire writes it, read as the event's time too.
+        instantArray(stored.map((m) => m.at)),
+        stored.map((m) => (m.source === null ? null : JSON.stringify(m.source))),
+      ],
+    );
+  }
+  await announced;
+}
+
+/**
+ * The live views' notice of a batch's moves, sent when its transaction commits (NOTIFY is
+ * transactional): what the dispatcher tells of the other events, told here because moves
+ * are stored only where an endpoint wants them.
+ */
+function announceMoves(tx: Tx, orgId: number, moves: Move[]): Promise<unknown> {
+  const change: LiveChange = {
+    org_id: orgId,
+    types: [...new Set(moves.map((m) => (m.from === null ? 'asset.first_seen' : 'asset.moved')))],
+    asset_ids: [],
+    location_ids: [],
+    truncated: false,
+  };
+  const assets = new Set<number>();
+  const locations = new Set<number>();
+  for (const m of moves) {
+    assets.add(m.assetId);
+    if (m.from !== null) locations.add(m.from);
+    locations.add(m.to);
+  }
+  change.asset_ids = [...assets].slice(0, MAX_LISTED_IDS);
+  change.location_ids = [...locations].slice(0, MAX_LISTED_IDS);
+  change.truncated = assets.size > MAX_LISTED_IDS;
+  return tx.query(preparedQuery('SELECT pg_notify($1, $2)', [LIVE_CHANNEL, JSON.stringify(change)]));
 }
 
 /** The id receivers see (and dedupe on): the same for every attempt and redelivery. */

@@ -1,6 +1,7 @@
 import type { Database, Tx } from '../db/pool.js';
 import { fieldError, notFound } from '../errors.js';
 import { toWire, toWireOrNull } from '../http/timestamps.js';
+import { lockMoveSubscriptions } from './move-subscriptions.js';
 import { type EventType, wireEventId } from './outbox.js';
 import { newSecret } from './signing.js';
 import { urlProblem } from './url-guard.js';
@@ -85,6 +86,7 @@ export class WebhookService {
     this.checkUrl(input.url);
     const secret = newSecret();
     return this.db.withOrg(orgId, async (tx) => {
+      await lockMoveSubscriptions(tx, orgId);
       if (input.location_id != null) await this.checkLocation(tx, orgId, input.location_id);
       const { rows } = await tx.query<{ id: number }>(
         `INSERT INTO webhook_endpoints (org_id, url, event_types, location_id, secret, disabled_at)
@@ -106,6 +108,8 @@ export class WebhookService {
   update(orgId: number, id: number, input: EndpointInput): Promise<WebhookEndpoint> {
     if (input.url !== undefined) this.checkUrl(input.url);
     return this.db.withOrg(orgId, async (tx) => {
+      // Types or enabling can start wanting moves (move-subscriptions.ts).
+      await lockMoveSubscriptions(tx, orgId);
       await this.find(tx, orgId, id, true);
       if (input.location_id != null) await this.checkLocation(tx, orgId, input.location_id);
       await tx.query(

@@ -1,5 +1,6 @@
 import { commitBehind } from '../db/commit.js';
 import type { Tx } from '../db/pool.js';
+import { movesWanted } from '../events/move-subscriptions.js';
 import { type Move, type ReadSource, recordMoves } from '../events/outbox.js';
 import { type LatePlan, planLateReads } from './late-reads.js';
 import {
@@ -134,6 +135,9 @@ export async function placeSightings(
     if (options.commit) commitBehind(tx);
     return () => false;
   }
+  // First, so that the check's snapshot follows the lock (movesWanted).
+  const subscriptions = movesWanted(tx, orgId);
+  subscriptions.catch(() => undefined);
   // A location being deleted holds its row lock while it counts the assets placed there;
   // this share lock waits for that and then sees it deleted, or makes the delete see us.
   // Then the assets, in the same write: an asset seen only at a deleted location is
@@ -143,6 +147,8 @@ export async function placeSightings(
   locking.catch(() => undefined);
   const placeable = await placing;
   const { newest: live, validity } = await locking;
+  // Answered before the locks were (it was sent first).
+  const wanted = await subscriptions;
   const stored = (s: Sighting) => placeable.has(s.locationId) && live.has(s.assetId);
   options.whenLocked?.(stored);
   const byAsset = new Map<number, Sighting[]>();
@@ -209,7 +215,7 @@ export async function placeSightings(
       });
     }
   }
-  const recorded = recordMoves(tx, orgId, moves);
+  const recorded = recordMoves(tx, orgId, moves, wanted);
   recorded.catch(() => undefined);
   if (options.commit) commitBehind(tx);
   await Promise.all([...writes, recorded]);

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliCaller } from '../../src/caller.js';
 import { dispatchEvents } from '../../src/events/dispatcher.js';
 import { sweepNotSeen } from '../../src/events/not-seen.js';
+import { WebhookService } from '../../src/events/webhook-service.js';
 import { storeSightings } from '../../src/tracking/sightings.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { ingestFixture, unique } from '../ingest/helpers.js';
@@ -27,6 +28,15 @@ interface EventRow {
   payload: Record<string, unknown>;
 }
 
+/** An endpoint that wants moves: without one, they are not stored (move-subscriptions.test.ts). */
+async function subscribe(orgId: number): Promise<void> {
+  const webhooks = new WebhookService(t.database.db, { allowPrivate: true });
+  await webhooks.create(orgId, {
+    url: 'http://127.0.0.1:9/hook',
+    event_types: ['asset.first_seen', 'asset.moved'],
+  });
+}
+
 async function eventsOf(orgId: number, subject?: string): Promise<EventRow[]> {
   const { rows } = await t.database.db.pool.query<EventRow>(
     `SELECT id, type, subject, occurred_at, location_ids::int[] AS location_ids, payload FROM events
@@ -39,6 +49,7 @@ async function eventsOf(orgId: number, subject?: string): Promise<EventRow[]> {
 describe('tracking events', () => {
   it('a handheld read writes asset.first_seen, a read elsewhere asset.moved with both locations', async () => {
     const f = await ingestFixture(t);
+    await subscribe(f.orgId);
     const dock = await f.location(unique('DOCK'));
     const shelf = await f.location(unique('SHELF'));
     const tag = unique('E2').replaceAll('-', '').toUpperCase();
@@ -72,6 +83,7 @@ describe('tracking events', () => {
 
   it('a reader message names the reader and the antenna; several moves in one batch are each an event', async () => {
     const f = await ingestFixture(t);
+    await subscribe(f.orgId);
     const a = await f.location();
     const b = await f.location();
     const tag = 'E2000000000000000000ABCD';
@@ -104,6 +116,7 @@ describe('tracking events', () => {
 
   it('a late read that changes nothing current writes nothing; one that changes the current place does', async () => {
     const f = await ingestFixture(t);
+    await subscribe(f.orgId);
     const a = await f.location();
     const b = await f.location();
     const asset = await f.asset(unique('T'));
@@ -194,6 +207,7 @@ describe('master-data events', () => {
 describe('asset.not_seen', () => {
   it('reports an asset once when its last sighting grows older than the threshold', async () => {
     const f = await ingestFixture(t);
+    await subscribe(f.orgId);
     const dock = await f.location();
     const asset = await f.asset(unique('T'));
     const now = Date.now();
@@ -237,6 +251,7 @@ describe('the dispatch queue (migration 0055)', () => {
 
   it('queues every event its writer commits; the dispatcher takes them off and leaves the rows as written', async () => {
     const f = await ingestFixture(t);
+    await subscribe(f.orgId);
     const dock = await f.location();
     const shelf = await f.location();
     const asset = await f.asset(unique('T'));
