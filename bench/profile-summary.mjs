@@ -4,12 +4,15 @@
  *
  *   node bench/profile-summary.mjs <file.cpuprofile> [--top 40] [--per 1234] [--match text]
  *   node bench/profile-summary.mjs <a.cpuprofile> --per 14700 --base <b.cpuprofile> --base-per 19400
+ *   node bench/profile-summary.mjs <file.cpuprofile> --from 1186207728 --to 1189709043 --per 100000
  *
  * Prints self time by function and by package or source file, and total (inclusive) time
  * of the functions whose name or file contains `--match`. With `--per n` (the requests the
  * load made), times are also given in microseconds per request. With `--base` (another
  * profile, e.g. the baseline's of the same case) and both request counts, the functions
- * whose self time per request differs most between the two come first.
+ * whose self time per request differs most between the two come first. With `--from` and
+ * `--to` (microseconds in the profile's clock, as bench:ingest prints its measured window),
+ * only the samples taken in between count.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -23,6 +26,8 @@ const { values: args, positionals } = parseArgs({
     callers: { type: 'string', multiple: true },
     base: { type: 'string' },
     'base-per': { type: 'string' },
+    from: { type: 'string' },
+    to: { type: 'string' },
   },
 });
 const profile = JSON.parse(readFileSync(positionals[0], 'utf8'));
@@ -32,7 +37,12 @@ const per = args.per ? Number(args.per) : undefined;
 /** Self time per node from the samples and their time deltas (microseconds). */
 function selfTimes(p) {
   const self = new Map();
+  const from = args.from ? Number(args.from) : Number.NEGATIVE_INFINITY;
+  const to = args.to ? Number(args.to) : Number.POSITIVE_INFINITY;
+  let at = p.startTime;
   for (let i = 0; i < p.samples.length; i++) {
+    at += p.timeDeltas[i] ?? 0;
+    if (at < from || at > to) continue;
     const id = p.samples[i];
     self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0));
   }

@@ -43,8 +43,10 @@ export async function dispatchEvents(db: Database, limit = 2000): Promise<number
     const ids = rows[0]?.ids ?? [];
     if (ids.length === 0) return 0;
     // Endpoints filtered to a subtree match an event concerning any location under their root.
-    await tx.query(
-      `WITH RECURSIVE batch AS (SELECT * FROM events WHERE id = ANY($1::bigint[])),
+    // The same read of the batch tells the live views what changed, except the moves: their
+    // writer told them when it committed (recordMoves).
+    const changes = await tx.query<LiveChange>(
+      `WITH RECURSIVE batch AS MATERIALIZED (SELECT * FROM events WHERE id = ANY($1::bigint[])),
        wanted AS (
          SELECT w.id, w.org_id, w.location_id, w.event_types FROM webhook_endpoints w
          WHERE w.org_id IN (SELECT DISTINCT org_id FROM batch) AND w.deleted_at IS NULL AND w.disabled_at IS NULL
@@ -54,25 +56,23 @@ export async function dispatchEvents(db: Database, limit = 2000): Promise<number
          UNION ALL
          SELECT s.endpoint_id, s.org_id, l.id FROM subtree s
          JOIN locations l ON l.org_id = s.org_id AND l.parent_id = s.location_id
+       ),
+       delivered AS (
+         INSERT INTO webhook_deliveries (org_id, endpoint_id, event_id, subject)
+         SELECT e.org_id, w.id, e.id, e.subject FROM batch e
+         JOIN wanted w ON w.org_id = e.org_id AND e.type = ANY(w.event_types)
+         WHERE w.location_id IS NULL
+            OR EXISTS (SELECT 1 FROM subtree s WHERE s.endpoint_id = w.id AND s.location_id = ANY(e.location_ids))
+         ORDER BY e.id, w.id
+         ON CONFLICT (endpoint_id, event_id) DO NOTHING
        )
-       INSERT INTO webhook_deliveries (org_id, endpoint_id, event_id, subject)
-       SELECT e.org_id, w.id, e.id, e.subject FROM batch e
-       JOIN wanted w ON w.org_id = e.org_id AND e.type = ANY(w.event_types)
-       WHERE w.location_id IS NULL
-          OR EXISTS (SELECT 1 FROM subtree s WHERE s.endpoint_id = w.id AND s.location_id = ANY(e.location_ids))
-       ORDER BY e.id, w.id
-       ON CONFLICT (endpoint_id, event_id) DO NOTHING`,
-      [ids],
-    );
-    // Moves were told to the live views by their writer when they committed (recordMoves).
-    const changes = await tx.query<LiveChange>(
-      `SELECT org_id, array_agg(DISTINCT type) AS types,
+       SELECT org_id, array_agg(DISTINCT type) AS types,
               (array_agg(DISTINCT split_part(subject, ':', 2)::bigint)
                  FILTER (WHERE subject LIKE 'asset:%'))[1:${MAX_LISTED_IDS}] AS asset_ids,
               (array_agg(DISTINCT l))[1:${MAX_LISTED_IDS}] AS location_ids,
               count(DISTINCT subject) > ${MAX_LISTED_IDS} AS truncated
-       FROM events LEFT JOIN LATERAL unnest(location_ids) AS l ON true
-       WHERE id = ANY($1::bigint[]) AND type NOT IN ('asset.moved', 'asset.first_seen') GROUP BY org_id`,
+       FROM batch LEFT JOIN LATERAL unnest(location_ids) AS l ON true
+       WHERE type NOT IN ('asset.moved', 'asset.first_seen') GROUP BY org_id`,
       [ids],
     );
     for (const c of changes.rows) {
