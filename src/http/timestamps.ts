@@ -11,7 +11,7 @@ const EPOCH_INSTANT = 0;
 const MIN_INSTANT = ZERO_INSTANT;
 const MAX_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
-function daysInMonth(year: number, month: number): number {
+export function daysInMonth(year: number, month: number): number {
   if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
   return [4, 6, 9, 11].includes(month) ? 30 : 31;
 }

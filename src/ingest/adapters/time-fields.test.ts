@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseRfc3339 } from './time-fields.js';
+import { anyReaderInstant, parseRfc3339, zuluInstant } from './time-fields.js';
 
 describe('parseRfc3339', () => {
   const at = Date.UTC(2024, 5, 1, 12, 0, 0, 123);
@@ -40,5 +41,61 @@ describe('parseRfc3339', () => {
     'yesterday',
   ])('refuses %j', (text) => {
     expect(parseRfc3339(text)).toBeNull();
+  });
+});
+
+describe('the usual form read digit by digit (zuluInstant)', () => {
+  // Texts near the usual form: each field now and then just out of its range, the
+  // separators varied, and now and then one character replaced by something that breaks it.
+  const pad = (n: number, width: number) => String(n).padStart(width, '0');
+  const nearText = fc
+    .record({
+      year: fc.integer({ min: 0, max: 9999 }),
+      month: fc.integer({ min: 0, max: 13 }),
+      day: fc.integer({ min: 0, max: 32 }),
+      hour: fc.integer({ min: 0, max: 24 }),
+      minute: fc.integer({ min: 0, max: 60 }),
+      second: fc.integer({ min: 0, max: 61 }),
+      t: fc.constantFrom('T', 't', ' ', 'T', 'T'),
+      fraction: fc.constantFrom('', '.', '.1', '.12', '.123', '.1234567891', '.1a', '.9999'),
+      zone: fc.constantFrom('Z', 'z', 'Z', 'Z', '', ' ', '+00:00', 'Z '),
+      broken: fc.option(fc.tuple(fc.nat(), fc.constantFrom('x', '-', ':', ' ', '.', '٣')), { freq: 4 }),
+    })
+    .map((f) => {
+      const text = `${pad(f.year, 4)}-${pad(f.month, 2)}-${pad(f.day, 2)}${f.t}${pad(f.hour, 2)}:${pad(f.minute, 2)}:${pad(f.second, 2)}${f.fraction}${f.zone}`;
+      if (!f.broken) return text;
+      const at = f.broken[0] % text.length;
+      return text.slice(0, at) + f.broken[1] + text.slice(at + 1);
+    });
+  const instants = fc.date({
+    min: new Date('0100-01-01T00:00:00Z'),
+    max: new Date('9999-12-31T23:59:59.999Z'),
+    noInvalidDate: true,
+  });
+
+  it('answers as the general path wherever it answers at all', () => {
+    let answered = 0;
+    fc.assert(
+      fc.property(nearText, (text) => {
+        const fast = zuluInstant(text);
+        if (fast !== undefined) {
+          answered++;
+          expect(fast).toBe(anyReaderInstant(text));
+        }
+        expect(parseRfc3339(text)).toBe(anyReaderInstant(text));
+      }),
+      { numRuns: 20_000 },
+    );
+    // The texts reach the fast path's answers, not only its refusals.
+    expect(answered).toBeGreaterThan(1_000);
+  });
+
+  it('answers every instant written in the usual form, with or without its fraction', () => {
+    fc.assert(
+      fc.property(instants, fc.boolean(), (date, fraction) => {
+        const text = fraction ? date.toISOString() : `${date.toISOString().slice(0, 19)}Z`;
+        expect(zuluInstant(text)).toBe(fraction ? date.getTime() : Math.floor(date.getTime() / 1000) * 1000);
+      }),
+    );
   });
 });
