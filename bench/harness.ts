@@ -293,3 +293,35 @@ export async function subscribeToMoves(db: Database, orgId: number): Promise<voi
     [orgId],
   );
 }
+
+/**
+ * A history of `perAsset` stays for every asset of the site, within the 20 hours before
+ * `before` (the assets are effective from a day back), alternating between the asset's
+ * first location of the run and the next one and ending at the first, with the positions
+ * to match: what a site tracked for a while has, where a fresh database has nothing.
+ */
+export async function seedHistory(
+  db: Database,
+  site: { orgId: number; locations: number[] },
+  perAsset: number,
+  before: number,
+): Promise<void> {
+  const spacing = Math.floor((20 * 3600_000) / perAsset);
+  await db.pool.query(
+    `WITH a AS (SELECT id, (substring(external_key FROM 7))::int AS n FROM assets WHERE org_id = $1)
+     INSERT INTO stays (org_id, asset_id, location_id, started_at, last_seen_at)
+     SELECT $1, a.id, ($2::bigint[])[1 + (a.n + (($3 - 1 - h) % 2)) % cardinality($2::bigint[])],
+            to_timestamp(($4::bigint - ($3 - h) * $5::bigint) / 1000.0),
+            to_timestamp(($4::bigint - ($3 - h) * $5::bigint + $5::bigint / 2) / 1000.0)
+     FROM a, generate_series(0, $3 - 1) h`,
+    [site.orgId, site.locations, perAsset, before, spacing],
+  );
+  await db.pool.query(
+    `INSERT INTO asset_positions (org_id, asset_id, location_id, last_seen_at)
+     SELECT DISTINCT ON (asset_id) org_id, asset_id, location_id, last_seen_at FROM stays
+     WHERE org_id = $1 ORDER BY asset_id, started_at DESC`,
+    [site.orgId],
+  );
+  await db.pool.query('VACUUM ANALYZE stays');
+  await db.pool.query('VACUUM ANALYZE asset_positions');
+}

@@ -5,7 +5,7 @@
  * (every read of an asset is at another location).
  *
  *   npm run bench:ingest [-- --reads 300000 --assets 10000 --readers 4 --batch 100 --window 50
- *                        --population stationary --webhook --json]
+ *                        --population stationary --webhook --history 300 --json]
  *   node --expose-gc dist/bench/ingest.js …   (after a build: adds the live-memory rise)
  *
  * Runs the whole service in-process (startService) on a fresh database per population: the
@@ -33,6 +33,7 @@ import {
   printStatements,
   queuedEvents,
   registerReaders,
+  seedHistory,
   seedTaggedSite,
   subscribeToMoves,
   waitForDispatch,
@@ -40,6 +41,7 @@ import {
 } from './harness.js';
 import { type CeilingMessage, type CeilingRead, copyCeiling, transactionCeiling } from './ingest-ceiling.js';
 import { type BenchMessage, type Publishers, startPublishers } from './ingest-publishers.js';
+import { type Population, printResults, type Result } from './ingest-results.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -55,6 +57,8 @@ const { values: args } = parseArgs({
     population: { type: 'string' },
     // An endpoint wants the moves: stored and dispatched as events (none without one).
     webhook: { type: 'boolean', default: false },
+    // Stays per asset already stored before the run (a site tracked for a while): 0, none.
+    history: { type: 'string', default: '0' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -62,63 +66,18 @@ const READS = Number(args.reads);
 const ASSETS = Number(args.assets);
 const READERS = Number(args.readers);
 const BATCH = Number(args.batch);
+const HISTORY = Number(args.history);
 const WINDOW = args.window === undefined ? Number.POSITIVE_INFINITY : Number(args.window);
 const ANTENNAS = 4;
 const LOCATIONS = READERS * ANTENNAS;
 for (const [name, v] of Object.entries({ READS, ASSETS, READERS, BATCH })) {
   if (!Number.isInteger(v) || v < 1) throw new Error(`--${name.toLowerCase()} must be a positive integer`);
 }
+if (!Number.isInteger(HISTORY) || HISTORY < 0) throw new Error('--history must be a whole number');
 if (WINDOW !== Number.POSITIVE_INFINITY && !(Number.isInteger(WINDOW) && WINDOW >= 1))
   throw new Error('--window must be a positive integer');
 if (READS % ASSETS !== 0)
   throw new Error('--reads must be a multiple of --assets (every asset is read as often)');
-
-type Population = 'stationary' | 'moving';
-
-interface Result {
-  population: Population;
-  reads: number;
-  assets: number;
-  seconds: number;
-  readsPerSecond: number;
-  /** The same rows by COPY, and by one transaction per message (bench/ingest-ceiling.ts). */
-  copyReadsPerSecond: number;
-  transactionReadsPerSecond: number;
-  /** readsPerSecond / copyReadsPerSecond. */
-  shareOfCopy: number;
-  /** The service's resident memory: the highest seen while the messages were being stored. */
-  peakRssBytes: number;
-  /** Its rise over the resident memory when publishing began (the publishers are apart). */
-  rssRiseBytes: number;
-  /**
-   * CPU time of the service's process and of the publishers' together per read stored, in
-   * microseconds (PostgreSQL runs in its own processes): comparable with the runs before
-   * the publishers had a process of their own, when this was one process's CPU.
-   */
-  cpuMicrosPerRead: number;
-  /**
-   * The service's process alone (its broker, ingest, the pool): what a change to the
-   * service's own work moves, less disturbed by other load on the machine than reads per second.
-   */
-  serviceCpuMicrosPerRead: number;
-  /** The same for the embedded PostgreSQL (every process of the server); null on an external one. */
-  pgCpuMicrosPerRead: number | null;
-  /** Events not yet dispatched (webhooks, live views) when the last read was stored. */
-  eventsBehind: number;
-  /** Seconds from the first publish until the last event was dispatched. */
-  dispatchedSeconds: number;
-  /** CPU per read of the service and PostgreSQL together until the last event was dispatched. */
-  dispatchedCpuMicrosPerRead: number | null;
-  /**
-   * With `node --expose-gc`: the highest live memory (V8 heap and buffers, each sample
-   * after a full collection) above the live memory when publishing began; null without.
-   * RSS alone does not tell a growing live set from garbage the collector has not reclaimed.
-   */
-  liveRiseBytes: number | null;
-  staysBytesPerMillionReads: number;
-  rawLogBytesPerMillionReads: number;
-  stays: number;
-}
 
 const log = (line: string) => {
   if (!args.json) process.stderr.write(`${line}\n`);
@@ -173,6 +132,10 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
     // message carries BATCH reads of one reader. Reader clocks: the last few minutes.
     const rounds = READS / ASSETS;
     const base = Date.now() - (rounds + 60) * 1000;
+    if (HISTORY > 0) {
+      log(`${population}: storing ${HISTORY} stays per asset before the run`);
+      await seedHistory(db, site, HISTORY, base - 60_000);
+    }
     const messages: BenchMessage[] = [];
     // The same messages as rows for the ceiling: reads resolved to asset and location ids.
     const assetRows = await db.pool.query<{ id: number; external_key: string }>(
@@ -324,8 +287,6 @@ function liveBytes(): number | null {
   return m.heapUsed + m.external;
 }
 
-const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
-
 async function main() {
   const dbServer = await benchPostgres();
   const results: Result[] = [];
@@ -350,50 +311,10 @@ async function main() {
     `tagtrail ingest, publish to queryable: ${transport}, ${database}, ${cpus().length} CPUs, ` +
       `${READERS} readers, ${BATCH} reads per message, ` +
       `${WINDOW === Number.POSITIVE_INFINITY ? 'the whole backlog published at once' : `at most ${WINDOW} unacknowledged messages per reader`}, ` +
-      `${args.webhook ? 'moves stored as events for a webhook endpoint' : 'no webhook endpoint (moves not stored as events)'}\n\n`,
+      `${args.webhook ? 'moves stored as events for a webhook endpoint' : 'no webhook endpoint (moves not stored as events)'}` +
+      `${HISTORY > 0 ? `, ${HISTORY} stays per asset stored before the run` : ''}\n\n`,
   );
-  const table = [
-    [
-      'population',
-      'reads',
-      'reads/s',
-      'COPY reads/s',
-      'tx/message reads/s',
-      'share of COPY',
-      'peak RSS',
-      'RSS rise',
-      'node CPU µs/read',
-      'service CPU µs/read',
-      'pg CPU µs/read',
-      'events behind',
-      'service + pg µs/read until dispatched',
-      'live rise',
-      'stays per 1M reads',
-      'raw log per 1M reads',
-    ],
-    ...results.map((r) => [
-      r.population,
-      String(r.reads),
-      String(r.readsPerSecond),
-      String(r.copyReadsPerSecond),
-      String(r.transactionReadsPerSecond),
-      `${(r.shareOfCopy * 100).toFixed(1)}%`,
-      mib(r.peakRssBytes),
-      mib(r.rssRiseBytes),
-      String(r.cpuMicrosPerRead),
-      String(r.serviceCpuMicrosPerRead),
-      r.pgCpuMicrosPerRead === null ? '-' : String(r.pgCpuMicrosPerRead),
-      String(r.eventsBehind),
-      r.dispatchedCpuMicrosPerRead === null
-        ? '-'
-        : `${r.dispatchedCpuMicrosPerRead} (${r.dispatchedSeconds} s)`,
-      r.liveRiseBytes === null ? '-' : mib(r.liveRiseBytes),
-      mib(r.staysBytesPerMillionReads),
-      mib(r.rawLogBytesPerMillionReads),
-    ]),
-  ];
-  const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
-  for (const row of table) process.stdout.write(`${row.map((c, i) => c.padEnd(widths[i]!)).join('  ')}\n`);
+  printResults(results);
   process.stdout.write(
     `\nstays rows at the end: ${results.map((r) => `${r.population} ${r.stays}`).join(', ')}; ` +
       `load average at the end: ${loadavg()

@@ -256,11 +256,31 @@ export async function lockLocations(tx: Tx, orgId: number, ids: number[]): Promi
   return new Set(rows.map((r) => r.id));
 }
 
+/** The statement of loadStayRanges: $1 the organization, $2-$4 asset ids and their reads' first and last instants, $5 the most stays per asset plus one. */
+export const STAY_RANGES = `SELECT v.asset_id, b.from_at = '-infinity' AS open_before, b.to_at = 'infinity' AS open_after, ${stayColumns('s')}
+  FROM unnest($2::bigint[], $3::timestamptz[], $4::timestamptz[]) AS v(asset_id, lo, hi)
+  CROSS JOIN LATERAL (
+    SELECT coalesce((SELECT started_at FROM stays WHERE org_id = $1 AND asset_id = v.asset_id AND started_at <= v.lo
+            ORDER BY started_at DESC OFFSET 1 LIMIT 1), '-infinity') AS from_at,
+           coalesce((SELECT started_at FROM stays WHERE org_id = $1 AND asset_id = v.asset_id AND started_at > v.hi
+            ORDER BY started_at LIMIT 1), 'infinity') AS to_at
+    OFFSET 0
+  ) b
+  CROSS JOIN LATERAL (
+    SELECT id, location_id, started_at, last_seen_at FROM stays
+    WHERE org_id = $1 AND asset_id = v.asset_id AND started_at >= b.from_at AND started_at <= b.to_at
+    ORDER BY started_at LIMIT $5
+  ) s`;
+
 /**
  * For each asset, the stays its late reads between `from` and `to` can touch (StayRange):
  * from the second-latest stay starting at or before `from` through the first starting
  * after `to`, in one statement for every asset. An asset with more than `limit` stays in
- * that range is left out (its reads go read by read: the range is held in memory).
+ * that range is left out (its reads go read by read: the range is held in memory). The
+ * range's ends are whole values of `b` (coalesced there, and OFFSET 0 keeps the planner
+ * from folding the coalesce() back into the scan's condition): under row-level security
+ * PostgreSQL does not trust a COALESCE as an index condition (it is not known leak-proof),
+ * so the scan read and filtered each asset's whole history.
  */
 export async function loadStayRanges(
   tx: Tx,
@@ -271,20 +291,7 @@ export async function loadStayRanges(
   const out = new Map<number, StayRange>();
   if (ranges.length === 0) return out;
   const { rows } = await tx.query<StayRow & { asset_id: number; open_before: boolean; open_after: boolean }>(
-    `SELECT v.asset_id, b.from_at IS NULL AS open_before, b.to_at IS NULL AS open_after, ${stayColumns('s')}
-     FROM unnest($2::bigint[], $3::timestamptz[], $4::timestamptz[]) AS v(asset_id, lo, hi)
-     CROSS JOIN LATERAL (
-       SELECT (SELECT started_at FROM stays WHERE org_id = $1 AND asset_id = v.asset_id AND started_at <= v.lo
-               ORDER BY started_at DESC OFFSET 1 LIMIT 1) AS from_at,
-              (SELECT started_at FROM stays WHERE org_id = $1 AND asset_id = v.asset_id AND started_at > v.hi
-               ORDER BY started_at LIMIT 1) AS to_at
-     ) b
-     CROSS JOIN LATERAL (
-       SELECT id, location_id, started_at, last_seen_at FROM stays
-       WHERE org_id = $1 AND asset_id = v.asset_id
-         AND started_at >= coalesce(b.from_at, '-infinity') AND started_at <= coalesce(b.to_at, 'infinity')
-       ORDER BY started_at LIMIT $5
-     ) s`,
+    STAY_RANGES,
     [
       orgId,
       intArray(ranges.map((r) => r.assetId)),

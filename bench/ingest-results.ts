@@ -1,0 +1,96 @@
+/** What one population's run of bench/ingest.ts measured, and the table it is printed as. */
+
+export type Population = 'stationary' | 'moving';
+
+export interface Result {
+  population: Population;
+  reads: number;
+  assets: number;
+  seconds: number;
+  readsPerSecond: number;
+  /** The same rows by COPY, and by one transaction per message (bench/ingest-ceiling.ts). */
+  copyReadsPerSecond: number;
+  transactionReadsPerSecond: number;
+  /** readsPerSecond / copyReadsPerSecond. */
+  shareOfCopy: number;
+  /** The service's resident memory: the highest seen while the messages were being stored. */
+  peakRssBytes: number;
+  /** Its rise over the resident memory when publishing began (the publishers are apart). */
+  rssRiseBytes: number;
+  /**
+   * CPU time of the service's process and of the publishers' together per read stored, in
+   * microseconds (PostgreSQL runs in its own processes): comparable with the runs before
+   * the publishers had a process of their own, when this was one process's CPU.
+   */
+  cpuMicrosPerRead: number;
+  /**
+   * The service's process alone (its broker, ingest, the pool): what a change to the
+   * service's own work moves, less disturbed by other load on the machine than reads per second.
+   */
+  serviceCpuMicrosPerRead: number;
+  /** The same for the embedded PostgreSQL (every process of the server); null on an external one. */
+  pgCpuMicrosPerRead: number | null;
+  /** Events not yet dispatched (webhooks, live views) when the last read was stored. */
+  eventsBehind: number;
+  /** Seconds from the first publish until the last event was dispatched. */
+  dispatchedSeconds: number;
+  /** CPU per read of the service and PostgreSQL together until the last event was dispatched. */
+  dispatchedCpuMicrosPerRead: number | null;
+  /**
+   * With `node --expose-gc`: the highest live memory (V8 heap and buffers, each sample
+   * after a full collection) above the live memory when publishing began; null without.
+   * RSS alone does not tell a growing live set from garbage the collector has not reclaimed.
+   */
+  liveRiseBytes: number | null;
+  staysBytesPerMillionReads: number;
+  rawLogBytesPerMillionReads: number;
+  stays: number;
+}
+
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+
+/** One row per population, the columns padded to a plain-text table. */
+export function printResults(results: Result[]): void {
+  const table = [
+    [
+      'population',
+      'reads',
+      'reads/s',
+      'COPY reads/s',
+      'tx/message reads/s',
+      'share of COPY',
+      'peak RSS',
+      'RSS rise',
+      'node CPU µs/read',
+      'service CPU µs/read',
+      'pg CPU µs/read',
+      'events behind',
+      'service + pg µs/read until dispatched',
+      'live rise',
+      'stays per 1M reads',
+      'raw log per 1M reads',
+    ],
+    ...results.map((r) => [
+      r.population,
+      String(r.reads),
+      String(r.readsPerSecond),
+      String(r.copyReadsPerSecond),
+      String(r.transactionReadsPerSecond),
+      `${(r.shareOfCopy * 100).toFixed(1)}%`,
+      mib(r.peakRssBytes),
+      mib(r.rssRiseBytes),
+      String(r.cpuMicrosPerRead),
+      String(r.serviceCpuMicrosPerRead),
+      r.pgCpuMicrosPerRead === null ? '-' : String(r.pgCpuMicrosPerRead),
+      String(r.eventsBehind),
+      r.dispatchedCpuMicrosPerRead === null
+        ? '-'
+        : `${r.dispatchedCpuMicrosPerRead} (${r.dispatchedSeconds} s)`,
+      r.liveRiseBytes === null ? '-' : mib(r.liveRiseBytes),
+      mib(r.staysBytesPerMillionReads),
+      mib(r.rawLogBytesPerMillionReads),
+    ]),
+  ];
+  const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
+  for (const row of table) process.stdout.write(`${row.map((c, i) => c.padEnd(widths[i]!)).join('  ')}\n`);
+}

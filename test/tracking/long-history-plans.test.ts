@@ -1,0 +1,148 @@
+/**
+ * A moving asset's history grows without end, so ingest's reads of it must not grow with
+ * it: the newest stay of each asset of a batch, and the stays around a late read, are found
+ * by descending the stays index, and an asset of thousands of stays costs what one of a few
+ * does. Checked on the plans' row counts (EXPLAIN ANALYZE, as the service's restricted role
+ * under row-level security), not on time.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { instantArray, intArray } from '../../src/db/array-literals.js';
+import {
+  loadStayRanges,
+  lockAssets,
+  NEWEST_STAYS,
+  refreshCurrentLocation,
+  STAY_RANGES,
+} from '../../src/tracking/repository.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { ingestFixture, unique } from '../ingest/helpers.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await buildTestApp();
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+interface PlanNode {
+  'Relation Name'?: string;
+  'Actual Rows': number;
+  'Actual Loops': number;
+  'Rows Removed by Filter'?: number;
+  Plans?: PlanNode[];
+}
+const nodes = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+
+/** Rows of `stays` the plan read: those it returned and those its filters threw away. */
+async function staysRead(orgId: number, text: string, values: unknown[]): Promise<number> {
+  const plan = await t.database.db.withOrg(orgId, async (tx) => {
+    const { rows } = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+      `EXPLAIN (ANALYZE, FORMAT JSON) ${text}`,
+      values,
+    );
+    return rows[0]!['QUERY PLAN'][0].Plan;
+  });
+  return nodes(plan)
+    .filter((n) => n['Relation Name'] === 'stays')
+    .reduce((sum, n) => sum + (n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0)) * n['Actual Loops'], 0);
+}
+
+/** `count` stays of the asset a minute apart from `start`, alternating between two places. */
+async function history(
+  orgId: number,
+  assetId: number,
+  places: [number, number],
+  start: number,
+  count: number,
+) {
+  await t.database.db.pool.query(
+    `INSERT INTO stays (org_id, asset_id, location_id, started_at, last_seen_at)
+     SELECT $1, $2, CASE WHEN g % 2 = 0 THEN $3::bigint ELSE $4::bigint END,
+            to_timestamp(($5::bigint + g * 60000) / 1000.0), to_timestamp(($5::bigint + g * 60000 + 30000) / 1000.0)
+     FROM generate_series(1, $6) g`,
+    [orgId, assetId, places[0], places[1], start, count],
+  );
+}
+
+describe('the newest stay of each asset', () => {
+  it('is found by one index descent per asset, however long its history', async () => {
+    const f = await ingestFixture(t);
+    const [dock, shelf] = [await f.location(), await f.location()];
+    const travelled = await f.asset(unique('T'));
+    const once = await f.asset(unique('T'));
+    const start = Date.now() - 10_000 * 60_000;
+    // 3,000 stays, the newest at the dock.
+    await history(f.orgId, travelled, [dock, shelf], start, 3000);
+    await t.database.db.pool.query(
+      `INSERT INTO stays (org_id, asset_id, location_id, started_at, last_seen_at) VALUES ($1, $2, $3, now(), now())`,
+      [f.orgId, once, dock],
+    );
+    await t.database.db.pool.query('ANALYZE stays');
+    expect(await staysRead(f.orgId, NEWEST_STAYS, [f.orgId, intArray([travelled, once])])).toBe(2);
+
+    const { newest } = await t.database.db.withOrg(f.orgId, (tx) =>
+      lockAssets(tx, f.orgId, [travelled, once]),
+    );
+    expect(newest.get(travelled)).toMatchObject({
+      locationId: dock,
+      lastSeenAt: start + 3000 * 60_000 + 30_000,
+    });
+    expect(newest.get(once)).toMatchObject({ locationId: dock });
+  });
+
+  it('is what the current location is refreshed from after late reads', async () => {
+    const f = await ingestFixture(t);
+    const [dock, shelf] = [await f.location(), await f.location()];
+    const asset = await f.asset(unique('T'));
+    const start = Date.now() - 1_000 * 60_000;
+    await history(f.orgId, asset, [dock, shelf], start, 501);
+    // The list names the asset twice: it is refreshed once.
+    const changed = await t.database.db.withOrg(f.orgId, (tx) =>
+      refreshCurrentLocation(tx, f.orgId, [asset, asset]),
+    );
+    expect(changed).toEqual([{ assetId: asset, locationId: shelf, startedAt: start + 501 * 60_000 }]);
+    const { rows } = await t.database.db.pool.query<{ location_id: number; last_seen_ms: number }>(
+      `SELECT location_id, floor(extract(epoch FROM last_seen_at) * 1000)::bigint AS last_seen_ms
+       FROM asset_positions WHERE asset_id = $1`,
+      [asset],
+    );
+    expect(rows.map((r) => [Number(r.location_id), Number(r.last_seen_ms)])).toEqual([
+      [shelf, start + 501 * 60_000 + 30_000],
+    ]);
+  });
+
+  it('the stays around late reads are read from their range, not from the whole history', async () => {
+    const f = await ingestFixture(t);
+    const [dock, shelf] = [await f.location(), await f.location()];
+    const asset = await f.asset(unique('T'));
+    const start = Date.now() - 5_000 * 60_000;
+    await history(f.orgId, asset, [dock, shelf], start, 3000);
+    await t.database.db.pool.query('ANALYZE stays');
+    // Late reads between stays 1,500 and 1,502: the range is stays 1,499 to 1,503.
+    const from = start + 1500 * 60_000 + 40_000;
+    const to = start + 1502 * 60_000 + 10_000;
+    const read = await staysRead(f.orgId, STAY_RANGES, [
+      f.orgId,
+      intArray([asset]),
+      instantArray([from]),
+      instantArray([to]),
+      1001,
+    ]);
+    expect(read).toBeLessThan(20);
+    const ranges = await t.database.db.withOrg(f.orgId, (tx) =>
+      loadStayRanges(tx, f.orgId, [{ assetId: asset, from, to }], 1000),
+    );
+    const range = ranges.get(asset)!;
+    expect(range.stays.map((s) => s.startedAt)).toEqual(
+      [1499, 1500, 1501, 1502, 1503].map((g) => start + g * 60_000),
+    );
+    expect([range.completeBefore, range.completeAfter]).toEqual([false, false]);
+    // Before the first stay and after the last, the range is open on that side.
+    const ends = await t.database.db.withOrg(f.orgId, (tx) =>
+      loadStayRanges(tx, f.orgId, [{ assetId: asset, from: start, to: start + 3001 * 60_000 }], 5_000),
+    );
+    expect(ends.get(asset)!.stays).toHaveLength(3000);
+    expect([ends.get(asset)!.completeBefore, ends.get(asset)!.completeAfter]).toEqual([true, true]);
+  });
+});
