@@ -65,26 +65,35 @@ describe('locations in the web app', { timeout: 90_000 }, () => {
     await create('Site', 'SITE', 'top');
     expect(new URL(page.url()).searchParams.get('selected')).toBe(String(await idOf('SITE')));
     // The page asks for a new selection's details twice, for its panel and for the form's
-    // "Under …" choice. The second answer held (as on a slow network), the form must not
-    // offer the previous selection meanwhile: it did, and the next location went under Site
-    // (with TAGTRAIL_TEST_API_JITTER_MS=1500 this suite saw 'SiteBay' instead of 'SiteHallBay').
-    const asked = new Map<string, number>();
+    // "Under …" choice. Those answers held (as on a slow network), the form must not offer
+    // the previous selection meanwhile: it did, and the next location went under Site (with
+    // TAGTRAIL_TEST_API_JITTER_MS=1500 this suite saw 'SiteBay' instead of 'SiteHallBay').
+    // Every ask for the new location is held, not the second alone: which of the two comes
+    // second is not fixed, and holding the panel's left this test waiting for the panel.
+    const siteDetails = `/internal/locations/${await idOf('SITE')}`;
+    const held: string[] = [];
     let release!: () => void;
-    const held = new Promise<void>((resolve) => {
+    const released = new Promise<void>((resolve) => {
       release = resolve;
     });
     const details = /\/internal\/locations\/\d+$/;
     await page.route(details, async (route) => {
-      const path = new URL(route.request().url()).pathname;
-      const n = (asked.get(path) ?? 0) + 1;
-      asked.set(path, n);
-      if (n === 2) await held;
+      const url = new URL(route.request().url());
+      if (route.request().method() === 'GET' && url.pathname !== siteDetails) {
+        held.push(url.pathname);
+        await released;
+      }
       // Unrouted meanwhile, the request has gone on through the other handlers.
       await route.continue().catch(() => undefined);
     });
-    await create('Hall', 'HALL', 'under');
+    await page.getByLabel('Name', { exact: true }).first().fill('Hall');
+    await page.getByLabel('External key', { exact: true }).fill('HALL');
+    await page.getByRole('radio', { name: /^Under / }).check();
+    await page.getByRole('button', { name: 'Create location' }).click();
+    await expect.poll(() => held.length).toBeGreaterThanOrEqual(2);
     expect(await page.getByRole('radio', { name: 'Under Site' }).count()).toBe(0);
     release();
+    await expect.poll(() => panel().locator('h2').textContent()).toBe('Hall');
     await page.getByRole('radio', { name: 'Under Hall' }).waitFor();
     await page.unroute(details);
     await create('Bay', 'BAY', 'under');
