@@ -135,7 +135,7 @@ export async function recordMoves(tx: Tx, orgId: number, moves: Move[], wanted: 
   if (moves.length === 0) return;
   const announced = announceMoves(tx, orgId, moves);
   announced.catch(() => undefined);
-  const stored = moves.filter((m) => (m.from === null ? wanted.firstSeen : wanted.moved));
+  const stored = moves.filter((m) => (moveType(m) === 'asset.first_seen' ? wanted.firstSeen : wanted.moved));
   if (stored.length > 0) {
     await tx.query(
       `INSERT INTO events (org_id, type, occurred_at, subject, location_ids, payload)
@@ -173,13 +173,6 @@ export async function recordMoves(tx: Tx, orgId: number, moves: Move[], wanted: 
  * are stored only where an endpoint wants them.
  */
 function announceMoves(tx: Tx, orgId: number, moves: Move[]): Promise<unknown> {
-  const change: LiveChange = {
-    org_id: orgId,
-    types: [...new Set(moves.map((m) => (m.from === null ? 'asset.first_seen' : 'asset.moved')))],
-    asset_ids: [],
-    location_ids: [],
-    truncated: false,
-  };
   const assets = new Set<number>();
   const locations = new Set<number>();
   for (const m of moves) {
@@ -187,11 +180,19 @@ function announceMoves(tx: Tx, orgId: number, moves: Move[]): Promise<unknown> {
     if (m.from !== null) locations.add(m.from);
     locations.add(m.to);
   }
-  change.asset_ids = [...assets].slice(0, MAX_LISTED_IDS);
-  change.location_ids = [...locations].slice(0, MAX_LISTED_IDS);
-  change.truncated = assets.size > MAX_LISTED_IDS;
+  const change: LiveChange = {
+    org_id: orgId,
+    types: [...new Set(moves.map(moveType))],
+    asset_ids: [...assets].slice(0, MAX_LISTED_IDS),
+    location_ids: [...locations].slice(0, MAX_LISTED_IDS),
+    truncated: assets.size > MAX_LISTED_IDS,
+  };
   return tx.query(preparedQuery('SELECT pg_notify($1, $2)', [LIVE_CHANNEL, JSON.stringify(change)]));
 }
+
+/** A move's event type: its first sighting or a change of place (as recordMoves' CASE). */
+const moveType = (m: Move): 'asset.first_seen' | 'asset.moved' =>
+  m.from === null ? 'asset.first_seen' : 'asset.moved';
 
 /** The id receivers see (and dedupe on): the same for every attempt and redelivery. */
 export const wireEventId = (id: number): string => `evt_${id}`;

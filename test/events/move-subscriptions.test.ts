@@ -44,14 +44,26 @@ async function scene() {
   return { f, dock, shelf, gate, asset, store, subject: `asset:${asset}` };
 }
 
+/** A live hub listening to the organization: what it heard, and how to stop it. */
+async function listen(orgId: number): Promise<{ heard: LiveChange[]; close(): Promise<void> }> {
+  const hub = new LiveHub({ connectionString: t.database.url }, 20);
+  const heard: LiveChange[] = [];
+  const stop = hub.subscribe(orgId, (c) => heard.push(c));
+  await hub.ready();
+  return {
+    heard,
+    async close() {
+      stop();
+      await hub.close();
+    },
+  };
+}
+
 describe('moves as events', () => {
   it('are not stored without an endpoint, but still reach the live views when they commit', async () => {
     const { f, dock, shelf, asset, store, subject } = await scene();
-    const hub = new LiveHub({ connectionString: t.database.url }, 20);
-    const heard: LiveChange[] = [];
-    const stop = hub.subscribe(f.orgId, (c) => heard.push(c));
+    const { heard, close } = await listen(f.orgId);
     try {
-      await hub.ready();
       await store(dock, 0);
       await store(shelf, 1);
       await waitFor(
@@ -76,19 +88,15 @@ describe('moves as events', () => {
       ]);
       expect(await typesOf(f.orgId, subject)).toEqual([]);
     } finally {
-      stop();
-      await hub.close();
+      await close();
     }
   });
 
   it('a stored move is told to the live views once, by its writer, not again by the dispatcher', async () => {
     const { f, dock, shelf, store, subject } = await scene();
     await webhooks.create(f.orgId, { url: URL, event_types: ['asset.first_seen', 'asset.moved'] });
-    const hub = new LiveHub({ connectionString: t.database.url }, 20);
-    const heard: LiveChange[] = [];
-    const stop = hub.subscribe(f.orgId, (c) => heard.push(c));
+    const { heard, close } = await listen(f.orgId);
     try {
-      await hub.ready();
       await store(dock, 0);
       await store(shelf, 1);
       expect(await typesOf(f.orgId, subject)).toEqual(['asset.first_seen', 'asset.moved']);
@@ -109,8 +117,7 @@ describe('moves as events', () => {
       );
       expect(heard.map((c) => c.types)).toEqual([['asset.first_seen'], ['asset.moved'], ['marker']]);
     } finally {
-      stop();
-      await hub.close();
+      await close();
     }
   });
 

@@ -65,11 +65,17 @@ async function history(
   );
 }
 
+/** An organization with two places and an asset. */
+async function site() {
+  const f = await ingestFixture(t);
+  const places: [number, number] = [await f.location(), await f.location()];
+  return { f, places, asset: await f.asset(unique('T')) };
+}
+
 describe('the newest stay of each asset', () => {
   it('is found by one index descent per asset, however long its history', async () => {
-    const f = await ingestFixture(t);
-    const [dock, shelf] = [await f.location(), await f.location()];
-    const travelled = await f.asset(unique('T'));
+    const { f, places, asset: travelled } = await site();
+    const [dock, shelf] = places;
     const once = await f.asset(unique('T'));
     const start = Date.now() - 10_000 * 60_000;
     // 3,000 stays, the newest at the dock.
@@ -92,9 +98,8 @@ describe('the newest stay of each asset', () => {
   });
 
   it('is what the current location is refreshed from after late reads', async () => {
-    const f = await ingestFixture(t);
-    const [dock, shelf] = [await f.location(), await f.location()];
-    const asset = await f.asset(unique('T'));
+    const { f, places, asset } = await site();
+    const [dock, shelf] = places;
     const start = Date.now() - 1_000 * 60_000;
     await history(f.orgId, asset, [dock, shelf], start, 501);
     // The list names the asset twice: it is refreshed once.
@@ -113,11 +118,9 @@ describe('the newest stay of each asset', () => {
   });
 
   it('the stays around late reads are read from their range, not from the whole history', async () => {
-    const f = await ingestFixture(t);
-    const [dock, shelf] = [await f.location(), await f.location()];
-    const asset = await f.asset(unique('T'));
+    const { f, places, asset } = await site();
     const start = Date.now() - 5_000 * 60_000;
-    await history(f.orgId, asset, [dock, shelf], start, 3000);
+    await history(f.orgId, asset, places, start, 3000);
     await t.database.db.pool.query('ANALYZE stays');
     // Late reads between stays 1,500 and 1,502: the range is stays 1,499 to 1,503.
     const from = start + 1500 * 60_000 + 40_000;
