@@ -1,0 +1,215 @@
+#!/usr/bin/env node
+/**
+ * What PostgreSQL charges for the rows a move writes, against bare tables (issue 12).
+ *
+ *   npm run bench:moves                               # 10,000 assets, 10 rounds, embedded PostgreSQL
+ *   npm run bench:moves -- --assets 50000 --rounds 5 --batch 2500
+ *   BENCH_DATABASE_URL=postgres://… npm run bench:moves
+ *
+ * Every round moves every asset to another location, in transactions of `--batch` assets,
+ * through ingest's own statements (setCurrentLocations and appendStays, as the restricted
+ * role under row-level security): the position's new version and the new stay. In the same
+ * run, the same rows go into bare copies of the two tables (owner, no row-level security,
+ * triggers or keys): with the same indexes, with the primary key alone, and with none. It
+ * prints microseconds per moved asset (median round) of each, and the ratios: how much of a
+ * move's database time is the index entries the schema asks for, and how much is ours.
+ * Wall time of one connection working alone, so a 2-core machine's noise moves it less than
+ * the end-to-end bench; rounds after the first update rows that earlier rounds left dead.
+ */
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { adminQuery, benchPostgres } from '../dist/bench/harness.js';
+import { migrate } from '../dist/src/db/migrate.js';
+import { createDatabase } from '../dist/src/db/pool.js';
+import { appendStays, setCurrentLocations } from '../dist/src/tracking/repository.js';
+
+const { values: args } = parseArgs({
+  options: {
+    assets: { type: 'string', default: '10000' },
+    rounds: { type: 'string', default: '10' },
+    batch: { type: 'string', default: '2500' },
+    locations: { type: 'string', default: '16' },
+  },
+});
+const ASSETS = Number(args.assets);
+const ROUNDS = Number(args.rounds);
+const BATCH = Number(args.batch);
+const LOCATIONS = Number(args.locations);
+for (const [name, v] of Object.entries({ ASSETS, ROUNDS, BATCH, LOCATIONS })) {
+  if (!Number.isInteger(v) || v < 1) throw new Error(`--${name.toLowerCase()} must be a positive integer`);
+}
+
+/** The bare copies: each side's positions and stays, created by the owner. */
+const BARE = {
+  'same indexes': `
+    CREATE TABLE bare_positions (asset_id bigint PRIMARY KEY, org_id bigint NOT NULL, location_id bigint NOT NULL,
+      last_seen_at timestamptz, valid_from timestamptz NOT NULL, valid_to timestamptz, deleted_at timestamptz);
+    CREATE INDEX ON bare_positions (org_id, location_id);
+    CREATE INDEX ON bare_positions (org_id, last_seen_at, asset_id) INCLUDE (location_id, valid_from, valid_to, deleted_at);
+    CREATE TABLE bare_stays (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, org_id bigint NOT NULL,
+      asset_id bigint NOT NULL, location_id bigint NOT NULL, started_at timestamptz NOT NULL,
+      last_seen_at timestamptz NOT NULL) WITH (fillfactor = 70);
+    CREATE UNIQUE INDEX ON bare_stays (org_id, asset_id, started_at);`,
+  'primary keys only': `
+    CREATE TABLE bare_positions (asset_id bigint PRIMARY KEY, org_id bigint NOT NULL, location_id bigint NOT NULL,
+      last_seen_at timestamptz, valid_from timestamptz NOT NULL, valid_to timestamptz, deleted_at timestamptz);
+    CREATE TABLE bare_stays (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, org_id bigint NOT NULL,
+      asset_id bigint NOT NULL, location_id bigint NOT NULL, started_at timestamptz NOT NULL,
+      last_seen_at timestamptz NOT NULL) WITH (fillfactor = 70);`,
+  'no indexes': `
+    CREATE TABLE bare_positions (asset_id bigint, org_id bigint NOT NULL, location_id bigint NOT NULL,
+      last_seen_at timestamptz, valid_from timestamptz NOT NULL, valid_to timestamptz, deleted_at timestamptz);
+    CREATE TABLE bare_stays (id bigint GENERATED ALWAYS AS IDENTITY, org_id bigint NOT NULL,
+      asset_id bigint NOT NULL, location_id bigint NOT NULL, started_at timestamptz NOT NULL,
+      last_seen_at timestamptz NOT NULL) WITH (fillfactor = 70);`,
+};
+
+/** The moves of round `k`: every asset, one location on, a second later than the last round. */
+function round(k, assetIds, locationIds, validity, base) {
+  return assetIds.map((assetId, i) => {
+    const at = base + k * 1000 + (i % 1000);
+    return {
+      assetId,
+      locationId: locationIds[(i + k) % locationIds.length],
+      startedAt: at,
+      lastSeenAt: at,
+      validity,
+    };
+  });
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function main() {
+  const server = await benchPostgres(process.env.BENCH_DATABASE_URL);
+  const name = `tagtrail_bench_moves_${randomBytes(4).toString('hex')}`;
+  await adminQuery(server.adminUrl, `CREATE DATABASE ${name}`);
+  const db = createDatabase(server.urlFor(name), { max: 2 });
+  try {
+    await migrate(db.pool);
+    const version = (await db.pool.query('SHOW server_version')).rows[0].server_version;
+    const orgId = (await db.pool.query(`INSERT INTO organizations (name) VALUES ('bench') RETURNING id`))
+      .rows[0].id;
+    const locationIds = (
+      await db.pool.query(
+        `INSERT INTO locations (org_id, external_key, name)
+         SELECT $1, 'L-' || g, 'Location ' || g FROM generate_series(1, $2::int) g RETURNING id`,
+        [orgId, LOCATIONS],
+      )
+    ).rows.map((r) => Number(r.id));
+    const assetIds = (
+      await db.pool.query(
+        `INSERT INTO assets (org_id, external_key, name, valid_from)
+         SELECT $1, 'A-' || g, 'Asset ' || g, timestamptz '2020-01-01' FROM generate_series(1, $2::int) g RETURNING id`,
+        [orgId, ASSETS],
+      )
+    ).rows.map((r) => Number(r.id));
+    const validity = { validFrom: '2020-01-01 00:00:00+00', validTo: null };
+    const base = Date.parse('2026-01-01T00:00:00Z');
+    const results = [];
+
+    // Ingest's statements, as ingest runs them.
+    const ingest = { positions: [], stays: [] };
+    for (let k = 0; k < ROUNDS; k++) {
+      const rows = round(k, assetIds, locationIds, validity, base);
+      let positionsMs = 0;
+      let staysMs = 0;
+      for (let from = 0; from < rows.length; from += BATCH) {
+        const batch = rows.slice(from, from + BATCH);
+        await db.withOrg(orgId, async (tx) => {
+          let t0 = performance.now();
+          await setCurrentLocations(tx, orgId, batch);
+          positionsMs += performance.now() - t0;
+          t0 = performance.now();
+          await appendStays(tx, orgId, batch);
+          staysMs += performance.now() - t0;
+        });
+      }
+      ingest.positions.push((positionsMs * 1000) / rows.length);
+      ingest.stays.push((staysMs * 1000) / rows.length);
+    }
+    results.push({ side: 'tagtrail (ingest statements, RLS)', ...ingest });
+
+    // The same rows into bare tables, by the owner, with the statements' shape.
+    for (const [side, ddl] of Object.entries(BARE)) {
+      await db.pool.query(`DROP TABLE IF EXISTS bare_positions, bare_stays; ${ddl}`);
+      const bare = { positions: [], stays: [] };
+      for (let k = 0; k < ROUNDS; k++) {
+        const rows = round(k, assetIds, locationIds, validity, base);
+        let positionsMs = 0;
+        let staysMs = 0;
+        for (let from = 0; from < rows.length; from += BATCH) {
+          const batch = rows.slice(from, from + BATCH);
+          const client = await db.pool.connect();
+          try {
+            await client.query('BEGIN');
+            const ids = `{${batch.map((r) => r.assetId).join(',')}}`;
+            const locs = `{${batch.map((r) => r.locationId).join(',')}}`;
+            const times = `{${batch.map((r) => new Date(r.lastSeenAt).toISOString()).join(',')}}`;
+            let t0 = performance.now();
+            if (side === 'no indexes') {
+              // No key to conflict on: the existing row is updated, the first round inserts.
+              if (k === 0) {
+                await client.query(
+                  `INSERT INTO bare_positions (org_id, asset_id, location_id, last_seen_at, valid_from)
+                   SELECT $1, * , timestamptz '2020-01-01' FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[])`,
+                  [orgId, ids, locs, times],
+                );
+              } else {
+                await client.query(
+                  `UPDATE bare_positions p SET location_id = v.l, last_seen_at = v.t
+                   FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[]) AS v(a, l, t)
+                   WHERE p.org_id = $1 AND p.asset_id = v.a`,
+                  [orgId, ids, locs, times],
+                );
+              }
+            } else {
+              await client.query(
+                `INSERT INTO bare_positions AS p (org_id, asset_id, location_id, last_seen_at, valid_from)
+                 SELECT $1, *, timestamptz '2020-01-01' FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[])
+                 ON CONFLICT (asset_id) DO UPDATE SET location_id = excluded.location_id, last_seen_at = excluded.last_seen_at`,
+                [orgId, ids, locs, times],
+              );
+            }
+            positionsMs += performance.now() - t0;
+            t0 = performance.now();
+            await client.query(
+              `INSERT INTO bare_stays (org_id, asset_id, location_id, started_at, last_seen_at)
+               SELECT $1, a, l, t, t FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[]) AS v(a, l, t)`,
+              [orgId, ids, locs, times],
+            );
+            staysMs += performance.now() - t0;
+            await client.query('COMMIT');
+          } finally {
+            client.release();
+          }
+        }
+        bare.positions.push((positionsMs * 1000) / rows.length);
+        bare.stays.push((staysMs * 1000) / rows.length);
+      }
+      results.push({ side: `bare, ${side}`, ...bare });
+    }
+
+    const first = results[0];
+    const total = (r) => median(r.positions) + median(r.stays);
+    console.log(
+      `database time per moved asset (µs, median of ${ROUNDS} rounds): ${ASSETS} assets, ` +
+        `${LOCATIONS} locations, ${BATCH} per transaction, PostgreSQL ${version}, one connection\n`,
+    );
+    console.log(
+      `${'side'.padEnd(36)}${'position'.padStart(10)}${'stay'.padStart(8)}${'both'.padStart(8)}  tagtrail / side`,
+    );
+    for (const r of results) {
+      console.log(
+        `${r.side.padEnd(36)}${median(r.positions).toFixed(1).padStart(10)}${median(r.stays).toFixed(1).padStart(8)}` +
+          `${total(r).toFixed(1).padStart(8)}  ${r === first ? '' : `${((total(first) / total(r)) * 100).toFixed(0)}%`}`,
+      );
+    }
+  } finally {
+    await db.close();
+    await adminQuery(server.adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await server.stop();
+  }
+}
+
+await main();
