@@ -19,6 +19,7 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { adminQuery, benchPostgres } from '../dist/bench/harness.js';
+import { instantArray, intArray } from '../dist/src/db/array-literals.js';
 import { migrate } from '../dist/src/db/migrate.js';
 import { createDatabase } from '../dist/src/db/pool.js';
 import { appendStays, setCurrentLocations } from '../dist/src/tracking/repository.js';
@@ -108,85 +109,70 @@ async function main() {
     const base = Date.parse('2026-01-01T00:00:00Z');
     const results = [];
 
-    // Ingest's statements, as ingest runs them.
-    const ingest = { positions: [], stays: [] };
-    for (let k = 0; k < ROUNDS; k++) {
-      const rows = round(k, assetIds, locationIds, validity, base);
-      let positionsMs = 0;
-      let staysMs = 0;
-      for (let from = 0; from < rows.length; from += BATCH) {
-        const batch = rows.slice(from, from + BATCH);
-        await db.withOrg(orgId, async (tx) => {
-          let t0 = performance.now();
-          await setCurrentLocations(tx, orgId, batch);
-          positionsMs += performance.now() - t0;
-          t0 = performance.now();
-          await appendStays(tx, orgId, batch);
-          staysMs += performance.now() - t0;
-        });
+    /**
+     * µs per moved asset of each round: every asset moved, BATCH to a transaction, which
+     * `write(k, batch, time)` runs, timing each of its two statements with `time(part, run)`.
+     */
+    const timeRounds = async (write) => {
+      const out = { positions: [], stays: [] };
+      for (let k = 0; k < ROUNDS; k++) {
+        const rows = round(k, assetIds, locationIds, validity, base);
+        const ms = { positions: 0, stays: 0 };
+        const time = async (part, run) => {
+          const t0 = performance.now();
+          await run();
+          ms[part] += performance.now() - t0;
+        };
+        for (let from = 0; from < rows.length; from += BATCH)
+          await write(k, rows.slice(from, from + BATCH), time);
+        out.positions.push((ms.positions * 1000) / rows.length);
+        out.stays.push((ms.stays * 1000) / rows.length);
       }
-      ingest.positions.push((positionsMs * 1000) / rows.length);
-      ingest.stays.push((staysMs * 1000) / rows.length);
-    }
+      return out;
+    };
+
+    // Ingest's statements, as ingest runs them.
+    const ingest = await timeRounds((_k, batch, time) =>
+      db.withOrg(orgId, async (tx) => {
+        await time('positions', () => setCurrentLocations(tx, orgId, batch));
+        await time('stays', () => appendStays(tx, orgId, batch));
+      }),
+    );
     results.push({ side: 'tagtrail (ingest statements, RLS)', ...ingest });
 
     // The same rows into bare tables, by the owner, with the statements' shape.
     for (const [side, ddl] of Object.entries(BARE)) {
       await db.pool.query(`DROP TABLE IF EXISTS bare_positions, bare_stays; ${ddl}`);
-      const bare = { positions: [], stays: [] };
-      for (let k = 0; k < ROUNDS; k++) {
-        const rows = round(k, assetIds, locationIds, validity, base);
-        let positionsMs = 0;
-        let staysMs = 0;
-        for (let from = 0; from < rows.length; from += BATCH) {
-          const batch = rows.slice(from, from + BATCH);
-          const client = await db.pool.connect();
-          try {
-            await client.query('BEGIN');
-            const ids = `{${batch.map((r) => r.assetId).join(',')}}`;
-            const locs = `{${batch.map((r) => r.locationId).join(',')}}`;
-            const times = `{${batch.map((r) => new Date(r.lastSeenAt).toISOString()).join(',')}}`;
-            let t0 = performance.now();
-            if (side === 'no indexes') {
-              // No key to conflict on: the existing row is updated, the first round inserts.
-              if (k === 0) {
-                await client.query(
-                  `INSERT INTO bare_positions (org_id, asset_id, location_id, last_seen_at, valid_from)
-                   SELECT $1, * , timestamptz '2020-01-01' FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[])`,
-                  [orgId, ids, locs, times],
-                );
-              } else {
-                await client.query(
-                  `UPDATE bare_positions p SET location_id = v.l, last_seen_at = v.t
-                   FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[]) AS v(a, l, t)
-                   WHERE p.org_id = $1 AND p.asset_id = v.a`,
-                  [orgId, ids, locs, times],
-                );
-              }
-            } else {
-              await client.query(
-                `INSERT INTO bare_positions AS p (org_id, asset_id, location_id, last_seen_at, valid_from)
+      const bare = await timeRounds((k, batch, time) =>
+        db.system(async (tx) => {
+          const values = [
+            orgId,
+            intArray(batch.map((r) => r.assetId)),
+            intArray(batch.map((r) => r.locationId)),
+            instantArray(batch.map((r) => r.lastSeenAt)),
+          ];
+          // No key to conflict on without indexes: the first round inserts, the others update.
+          const positions =
+            side !== 'no indexes'
+              ? `INSERT INTO bare_positions AS p (org_id, asset_id, location_id, last_seen_at, valid_from)
                  SELECT $1, *, timestamptz '2020-01-01' FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[])
-                 ON CONFLICT (asset_id) DO UPDATE SET location_id = excluded.location_id, last_seen_at = excluded.last_seen_at`,
-                [orgId, ids, locs, times],
-              );
-            }
-            positionsMs += performance.now() - t0;
-            t0 = performance.now();
-            await client.query(
+                 ON CONFLICT (asset_id) DO UPDATE SET location_id = excluded.location_id, last_seen_at = excluded.last_seen_at`
+              : k === 0
+                ? `INSERT INTO bare_positions (org_id, asset_id, location_id, last_seen_at, valid_from)
+                   SELECT $1, *, timestamptz '2020-01-01' FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[])`
+                : `UPDATE bare_positions p SET location_id = v.l, last_seen_at = v.t
+                   FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[]) AS v(a, l, t)
+                   WHERE p.org_id = $1 AND p.asset_id = v.a`;
+          await time('positions', () => tx.query(positions, values));
+          await time('stays', () =>
+            tx.query(
               `INSERT INTO bare_stays (org_id, asset_id, location_id, started_at, last_seen_at)
                SELECT $1, a, l, t, t FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[]) AS v(a, l, t)`,
-              [orgId, ids, locs, times],
-            );
-            staysMs += performance.now() - t0;
-            await client.query('COMMIT');
-          } finally {
-            client.release();
-          }
-        }
-        bare.positions.push((positionsMs * 1000) / rows.length);
-        bare.stays.push((staysMs * 1000) / rows.length);
-      }
+              values,
+            ),
+          );
+        }),
+      );
       results.push({ side: `bare, ${side}`, ...bare });
     }
 
