@@ -39,13 +39,23 @@ describe('current position written by ingest', () => {
   const store = (sightings: Array<{ assetId: number; locationId: number; at: number }>) =>
     t.database.db.withOrg(orgId, (tx) => storeSightings(tx, orgId, sightings));
 
-  const position = async (assetId: number) => {
+  /** The asset's position, which must be its one row, in comparable form. */
+  const onlyPosition = async (assetId: number) => {
     const { rows } = await t.database.db.pool.query(
       `SELECT location_id, last_seen_at, valid_from, valid_to, deleted_at, xmin::text AS version
        FROM asset_positions WHERE asset_id = $1`,
       [assetId],
     );
-    return rows;
+    expect(rows).toHaveLength(1);
+    const r = rows[0];
+    return {
+      locationId: Number(r.location_id),
+      lastSeenAt: r.last_seen_at.getTime(),
+      validFrom: r.valid_from.toISOString(),
+      validTo: r.valid_to?.toISOString() ?? null,
+      deletedAt: r.deleted_at,
+      version: r.version as string,
+    };
   };
 
   const at = (s: number) => Date.parse('2026-06-01T00:00:00Z') + s * 1000;
@@ -53,32 +63,30 @@ describe('current position written by ingest', () => {
   it('a first sighting inserts the position with the asset validity', async () => {
     const asset = await newAsset('2027-01-01T00:00:00Z');
     expect(await store([{ assetId: asset, locationId: locations[0]!, at: at(0) }])).toBe(1);
-    const rows = await position(asset);
-    expect(rows).toHaveLength(1);
-    expect(Number(rows[0].location_id)).toBe(locations[0]);
-    expect(rows[0].last_seen_at.getTime()).toBe(at(0));
-    expect(rows[0].valid_from.toISOString()).toBe('2026-01-01T00:00:00.000Z');
-    expect(rows[0].valid_to.toISOString()).toBe('2027-01-01T00:00:00.000Z');
-    expect(rows[0].deleted_at).toBeNull();
+    expect(await onlyPosition(asset)).toMatchObject({
+      locationId: locations[0],
+      lastSeenAt: at(0),
+      validFrom: '2026-01-01T00:00:00.000Z',
+      validTo: '2027-01-01T00:00:00.000Z',
+      deletedAt: null,
+    });
   });
 
   it('later sightings update the one position: a read in place, then a move', async () => {
     const asset = await newAsset('2027-01-01T00:00:00Z');
     await store([{ assetId: asset, locationId: locations[0]!, at: at(0) }]);
-    const first = (await position(asset))[0];
+    const first = await onlyPosition(asset);
     await store([{ assetId: asset, locationId: locations[0]!, at: at(5) }]);
-    const extended = await position(asset);
-    expect(extended).toHaveLength(1);
-    expect(extended[0].version).not.toBe(first.version);
-    expect(Number(extended[0].location_id)).toBe(locations[0]);
-    expect(extended[0].last_seen_at.getTime()).toBe(at(5));
+    const extended = await onlyPosition(asset);
+    expect(extended.version).not.toBe(first.version);
+    expect(extended).toMatchObject({ locationId: locations[0], lastSeenAt: at(5) });
     await store([{ assetId: asset, locationId: locations[1]!, at: at(9) }]);
-    const moved = await position(asset);
-    expect(moved).toHaveLength(1);
-    expect(Number(moved[0].location_id)).toBe(locations[1]);
-    expect(moved[0].last_seen_at.getTime()).toBe(at(9));
     // The copy of the validity is the asset's still (not written by the update).
-    expect(moved[0].valid_to.toISOString()).toBe('2027-01-01T00:00:00.000Z');
+    expect(await onlyPosition(asset)).toMatchObject({
+      locationId: locations[1],
+      lastSeenAt: at(9),
+      validTo: '2027-01-01T00:00:00.000Z',
+    });
   });
 
   it('one batch of first sightings and placed assets writes each its way', async () => {
@@ -91,11 +99,12 @@ describe('current position written by ingest', () => {
         { assetId: fresh, locationId: locations[1]!, at: at(4) },
       ]),
     ).toBe(2);
-    const [p] = await position(placed);
-    const [f] = await position(fresh);
-    expect([Number(p.location_id), p.last_seen_at.getTime()]).toEqual([locations[2], at(3)]);
-    expect([Number(f.location_id), f.last_seen_at.getTime()]).toEqual([locations[1], at(4)]);
-    expect(f.valid_to.toISOString()).toBe('2028-01-01T00:00:00.000Z');
+    expect(await onlyPosition(placed)).toMatchObject({ locationId: locations[2], lastSeenAt: at(3) });
+    expect(await onlyPosition(fresh)).toMatchObject({
+      locationId: locations[1],
+      lastSeenAt: at(4),
+      validTo: '2028-01-01T00:00:00.000Z',
+    });
   });
 
   it('an asset with stays but no position gets one, with its validity', async () => {
@@ -104,16 +113,16 @@ describe('current position written by ingest', () => {
     // As a database whose positions were lost or never written: the stay is there, the position not.
     await t.database.db.pool.query('DELETE FROM asset_positions WHERE asset_id = $1', [asset]);
     expect(await store([{ assetId: asset, locationId: locations[1]!, at: at(7) }])).toBe(1);
-    const rows = await position(asset);
-    expect(rows).toHaveLength(1);
-    expect(Number(rows[0].location_id)).toBe(locations[1]);
-    expect(rows[0].last_seen_at.getTime()).toBe(at(7));
-    expect(rows[0].valid_from.toISOString()).toBe('2026-01-01T00:00:00.000Z');
-    expect(rows[0].valid_to.toISOString()).toBe('2029-01-01T00:00:00.000Z');
-    const { rows: report } = await t.database.db.pool.query(
-      `SELECT count(*)::int AS n FROM stays WHERE asset_id = $1`,
+    expect(await onlyPosition(asset)).toMatchObject({
+      locationId: locations[1],
+      lastSeenAt: at(7),
+      validFrom: '2026-01-01T00:00:00.000Z',
+      validTo: '2029-01-01T00:00:00.000Z',
+    });
+    const { rows: stays } = await t.database.db.pool.query(
+      'SELECT count(*)::int AS n FROM stays WHERE asset_id = $1',
       [asset],
     );
-    expect(report[0].n).toBe(2);
+    expect(stays[0].n).toBe(2);
   });
 });
