@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AssetListFilter, buildAssetListSql, type SqlQuery } from '../../src/assets/repository-list.js';
 import { containsPattern } from '../../src/master-data/list-query.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { withSeedClient } from '../helpers/database.js';
+import { settleTables, withSeedClient } from '../helpers/database.js';
 import { explainGeneric } from '../helpers/generic-plan.js';
 
 interface PlanNode {
@@ -52,8 +52,7 @@ describe('asset list plans at 50k assets in one organization', () => {
     await withSeedClient(t.database.url, async (c) => {
       await c.query(seed, [orgId, 1, BIG, locationId]);
       await c.query(seed, [small.id, 1, 3000, null]);
-      await c.query('VACUUM ANALYZE assets');
-      await c.query('VACUUM ANALYZE asset_positions');
+      await settleTables(c, ['assets', 'asset_positions']);
       await c.query('ANALYZE locations');
     });
   }, 300_000);

@@ -87,3 +87,34 @@ export async function untilSessions(
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/**
+ * VACUUM ANALYZE each of `tables` until its visibility map covers every page, as a settled
+ * database has it. Plan tests that expect index-only scans depend on that map: the location
+ * list's count is a near tie (index-only 1,408 against about 1,425 for a Seq Scan at 20,000
+ * locations), so a few pages left not all-visible, which a transaction open elsewhere in the
+ * database during the VACUUM can cause, turn it into a Seq Scan (a CI run of 2026-11-28).
+ */
+export async function settleTables(
+  client: pg.Client | pg.Pool,
+  tables: string[],
+  { attempts = 50, pauseMs = 100 } = {},
+): Promise<void> {
+  for (const table of tables) {
+    for (let attempt = 1; ; attempt++) {
+      await client.query(`VACUUM ANALYZE ${table}`);
+      const { rows } = await client.query<{ relpages: number; relallvisible: number }>(
+        'SELECT relpages, relallvisible FROM pg_class WHERE oid = $1::regclass',
+        [table],
+      );
+      const { relpages, relallvisible } = rows[0]!;
+      if (relallvisible >= relpages) break;
+      if (attempt === attempts) {
+        throw new Error(
+          `${table}: ${relallvisible} of ${relpages} pages all-visible after ${attempts} VACUUMs`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    }
+  }
+}

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tx } from '../../src/db/pool.js';
 import { buildListQuery, type ListFilters, type SqlQuery } from '../../src/locations/repository.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { withSeedClient } from '../helpers/database.js';
+import { settleTables, withSeedClient } from '../helpers/database.js';
 
 interface PlanNode {
   'Node Type': string;
@@ -69,7 +69,7 @@ beforeAll(async () => {
         await client.query(statement, params);
       }
     }
-    await client.query('VACUUM ANALYZE locations');
+    await settleTables(client, ['locations']);
   });
 }, 300_000);
 afterAll(() => t?.close());

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ReportFilter, reportSql, type SqlQuery } from '../../src/tracking/queries.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { settleTables } from '../helpers/database.js';
 import { explainGeneric } from '../helpers/generic-plan.js';
 
 let t: TestApp;
@@ -47,9 +48,7 @@ beforeAll(async () => {
       [org.id],
     )
   ).rows[0]!.id;
-  await pool.query('VACUUM ANALYZE assets');
-  await pool.query('VACUUM ANALYZE asset_positions');
-  await pool.query('VACUUM ANALYZE locations');
+  await settleTables(pool, ['assets', 'asset_positions', 'locations']);
 }, 120_000);
 
 afterAll(async () => {
