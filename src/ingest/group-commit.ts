@@ -47,7 +47,8 @@ export interface GroupCommitOptions<I, O> {
    * the batch is split and retried until the item it belongs to fails alone.
    */
   isUnavailable?: (err: unknown) => boolean;
-  onBatch?: (report: BatchReport) => void;
+  /** After every transaction, with the items it held. */
+  onBatch?: (report: BatchReport, items: readonly I[]) => void;
 }
 
 interface Pending<I, O> {
@@ -226,14 +227,17 @@ export class GroupCommit<I, O> {
     if (!onBatch) return;
     const now = Date.now();
     try {
-      onBatch({
-        orgId: batch[0]!.orgId,
-        items: batch.length,
-        weight: batch.reduce((sum, p) => sum + p.weight, 0),
-        oldestWaitMs: now - Math.min(...batch.map((p) => p.submittedAt)),
-        transactionMs: now - started,
-        committed,
-      });
+      onBatch(
+        {
+          orgId: batch[0]!.orgId,
+          items: batch.length,
+          weight: batch.reduce((sum, p) => sum + p.weight, 0),
+          oldestWaitMs: now - Math.min(...batch.map((p) => p.submittedAt)),
+          transactionMs: now - started,
+          committed,
+        },
+        batch.map((p) => p.item),
+      );
     } catch {
       // A metrics listener must never fail a batch.
     }

@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { intArray } from '../db/array-literals.js';
 import type { Tx } from '../db/pool.js';
-import { assetsByTagKeys, matchKey, scanPointsOfReaders } from '../tracking/resolve.js';
+import { assetsByTagKeys, scanPointsOfReaders } from '../tracking/resolve.js';
 import { placeSightings, type Sighting } from '../tracking/sightings.js';
 import { MAX_PAYLOAD_BYTES } from './adapters/payload.js';
 import type { AdapterResult } from './adapters/types.js';
@@ -23,62 +23,128 @@ export interface ReaderMessage {
   digest: Buffer | null;
 }
 
+/** What some of a message's reads came to: counts, and each error with the read it is about. */
+export interface PlacedReads {
+  good: number;
+  bad: number;
+  unknown: number;
+  errors: Array<{ read: number; text: string }>;
+}
+
 /**
- * Stores reader messages of one organization in the caller's transaction, with a fixed
- * number of statements whatever their number: one per lookup (scan points, tags), the
- * sightings' few set-based statements, one for the raw log and two for the readers'
- * counters. Outcomes are per message, in order, exactly as if each had been stored alone;
- * a redelivered message (its digest already claimed) is stored and counted not at all.
- * With `commit`, the COMMIT is sent behind the last statement (the caller sends nothing
- * after); it throws StaleCounts when the batch must be run again with `countFirst: false`.
+ * One transaction's share of a reader message (./reader-lanes.ts splits a message by the
+ * lanes of its tags): some of its reads to place, and perhaps its book entry, that is its
+ * digest claim, raw log row and reader counters, written once per message.
+ */
+export interface ReaderWork {
+  message: ReaderMessage;
+  /** The match key of each of the message's reads. */
+  keys: string[];
+  /** The group-commit lane the item is stored in. */
+  lane: number;
+  /** Indexes of the reads this item places; null: all of them. */
+  reads: number[] | null;
+  /** Writes the message's book entry; its outcome is then the message's. */
+  book: boolean;
+  /** Book items only: what the message's other items placed (committed before this one). */
+  placed?: PlacedReads;
+}
+
+/** A work item's result: what its reads came to, and for a book item the message's outcome. */
+export interface WorkOutcome {
+  placed: PlacedReads;
+  outcome?: IngestOutcome;
+}
+
+const noReads = (): PlacedReads => ({ good: 0, bad: 0, unknown: 0, errors: [] });
+
+/** Adds what `more` placed into `into`. */
+export function addPlaced(into: PlacedReads, more: PlacedReads): PlacedReads {
+  into.good += more.good;
+  into.bad += more.bad;
+  into.unknown += more.unknown;
+  into.errors.push(...more.errors);
+  return into;
+}
+
+/** The message's outcome: its parse errors first, then its reads' errors in read order. */
+function messageOutcome(m: ReaderMessage, placed: PlacedReads): IngestOutcome {
+  const readErrors =
+    placed.errors.length > 1 ? [...placed.errors].sort((a, b) => a.read - b.read) : placed.errors;
+  return {
+    good: placed.good,
+    bad: placed.bad + m.parsed.errors.length,
+    unknown: placed.unknown,
+    errors: [...m.parsed.errors, ...readErrors.map((e) => e.text)],
+  };
+}
+
+/**
+ * Stores reader work of one organization in the caller's transaction, with a fixed number
+ * of statements whatever its size: one per lookup (scan points, tags), the sightings' few
+ * set-based statements, one for the raw log and two for the readers' counters. A message's
+ * outcome is exactly as if it had been stored alone; a redelivered message (its digest
+ * already claimed) is logged and counted not at all, and its reads in a book item are not
+ * placed (those of its other items were, which changes nothing: placing a read again does
+ * not change the stays it is in). With `commit`, the COMMIT is sent behind the last
+ * statement (the caller sends nothing after); it throws StaleCounts when the batch must be
+ * run again with `countFirst: false`.
  */
 export async function storeReaderMessages(
   tx: Tx,
   orgId: number,
-  messages: ReaderMessage[],
+  work: ReaderWork[],
   clock: ClockPolicy,
   options: { countFirst?: boolean; commit?: boolean } = {},
-): Promise<IngestOutcome[]> {
-  const keys = messages.map((m) => m.parsed.reads.map((r) => matchKey(r.tagType ?? 'rfid', r.tagValue)));
-  const claimed = messages.filter((m) => m.digest !== null);
+): Promise<WorkOutcome[]> {
+  const readsOf = (w: ReaderWork) => w.reads ?? w.keys.map((_, i) => i);
+  const claimed = work.filter((w) => w.book && w.message.digest !== null);
+  const keys = new Set<string>();
+  const readers = new Set<number>();
+  for (const w of work) {
+    const reads = readsOf(w);
+    if (reads.length > 0) readers.add(w.message.reader.id);
+    for (const i of reads) keys.add(w.keys[i]!);
+  }
   // The claims and both lookups are written at once (the pool pipelines): one round trip.
   // The scan points first: their statement, all literals, joins the transaction's opening
   // (src/db/opening.ts); the claims' binary parameter could not.
   const [points, firsts, assets] = await Promise.all([
-    scanPointsOfReaders(tx, orgId, [...new Set(messages.map((m) => m.reader.id))]),
+    scanPointsOfReaders(tx, orgId, [...readers]),
     claimDigests(
       tx,
       orgId,
-      claimed.map((m) => ({ readerId: m.reader.id, digest: m.digest!, receivedAt: m.receivedAt })),
+      claimed.map((w) => ({
+        readerId: w.message.reader.id,
+        digest: w.message.digest!,
+        receivedAt: w.message.receivedAt,
+      })),
     ),
-    assetsByTagKeys(tx, orgId, [...new Set(keys.flat())]),
+    assetsByTagKeys(tx, orgId, [...keys]),
   ]);
   // A redelivery of a message already stored (or earlier in this batch) is skipped whole.
   const repeats = new Set(claimed.filter((_, i) => !firsts[i]));
-  const outcomes: IngestOutcome[] = [];
+  const results: WorkOutcome[] = [];
   const sightings: Sighting[] = [];
-  /** The message each sighting came from, to count what was stored per message. */
+  /** The item each sighting came from, to count what was stored per item. */
   const owner = new Map<Sighting, number>();
-  messages.forEach((m, index) => {
-    if (repeats.has(m)) {
-      outcomes.push({ good: 0, bad: 0, unknown: 0, errors: [], duplicate: true });
+  work.forEach((w, index) => {
+    const placed = noReads();
+    results.push({ placed });
+    if (repeats.has(w)) {
+      results[index]!.outcome = { good: 0, bad: 0, unknown: 0, errors: [], duplicate: true };
       return;
     }
-    const outcome: IngestOutcome = {
-      good: 0,
-      bad: m.parsed.errors.length,
-      unknown: 0,
-      errors: [...m.parsed.errors],
-    };
-    outcomes.push(outcome);
+    const m = w.message;
     const readerPoints = points.get(m.reader.id);
-    m.parsed.reads.forEach((read, i) => {
-      const assetId = assets.get(keys[index]![i]!);
+    for (const i of readsOf(w)) {
+      const read = m.parsed.reads[i]!;
+      const assetId = assets.get(w.keys[i]!);
       const locationId = readerPoints?.get(read.antenna) ?? readerPoints?.get(null);
-      if (assetId === undefined) outcome.unknown++;
+      if (assetId === undefined) placed.unknown++;
       else if (locationId === undefined) {
-        outcome.bad++;
-        outcome.errors.push(`no scan point for antenna ${read.antenna ?? '(none)'}`);
+        placed.bad++;
+        placed.errors.push({ read: i, text: `no scan point for antenna ${read.antenna ?? '(none)'}` });
       } else {
         const s: Sighting = {
           assetId,
@@ -89,41 +155,36 @@ export async function storeReaderMessages(
         sightings.push(s);
         owner.set(s, index);
       }
-    });
+    }
   });
-  const kept = messages.flatMap((m, i) => (repeats.has(m) ? [] : [{ m, o: outcomes[i]! }]));
+  const booked = work.flatMap((w, i) => (w.book && !repeats.has(w) ? [i] : []));
   const logAndCount = async () => {
-    if (kept.length === 0) return;
-    const sent = [
-      logMessages(
-        tx,
-        orgId,
-        kept.map((k) => k.m),
-        kept.map((k) => k.o),
-      ),
-      countOnReaders(
-        tx,
-        orgId,
-        kept.map((k) => k.m),
-        kept.map((k) => k.o),
-      ),
-    ];
+    if (booked.length === 0) return;
+    const messages = booked.map((i) => work[i]!.message);
+    const outcomes = booked.map((i) => {
+      const w = work[i]!;
+      const all = addPlaced(addPlaced(noReads(), w.placed ?? noReads()), results[i]!.placed);
+      const outcome = messageOutcome(w.message, all);
+      results[i]!.outcome = outcome;
+      return outcome;
+    });
+    const sent = [logMessages(tx, orgId, messages, outcomes), countOnReaders(tx, orgId, messages, outcomes)];
     for (const p of sent) p.catch(() => undefined);
     await Promise.all(sent);
   };
   if (options.countFirst === false) {
     // After a StaleCounts: the outcomes as placed, written after the placing.
     const stored = await placeSightings(tx, orgId, sightings);
-    for (const s of sightings) if (stored(s)) outcomes[owner.get(s)!]!.good++;
+    for (const s of sightings) if (stored(s)) results[owner.get(s)!]!.placed.good++;
     await logAndCount();
-    return outcomes;
+    return results;
   }
   // Every sighting counts as stored, which it is unless its asset or location was deleted
   // since the lookups above: the raw log rows and the readers' counters are then written
   // before the asset locks are taken (the lanes wait for one another there), in the same
   // write as the locks. Should one not be stored, the transaction is rolled back and run
   // again with the outcomes counted after the placing (StaleCounts).
-  for (const s of sightings) outcomes[owner.get(s)!]!.good++;
+  for (const s of sightings) results[owner.get(s)!]!.placed.good++;
   const logged = logAndCount();
   logged.catch(() => undefined);
   await placeSightings(tx, orgId, sightings, {
@@ -133,7 +194,7 @@ export async function storeReaderMessages(
     commit: options.commit,
   });
   await logged;
-  return outcomes;
+  return results;
 }
 
 /**

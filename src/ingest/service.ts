@@ -7,7 +7,15 @@ import type { Read, ReaderFamily } from './adapters/types.js';
 import { type BatchReport, GroupCommit, type GroupCommitOptions } from './group-commit.js';
 import { type IngestInstruments, type MessageSource, NO_INSTRUMENTS } from './instruments.js';
 import { payloadDigest } from './message-digests.js';
-import { type ReaderMessage, StaleCounts, storeReaderMessages } from './reader-batch.js';
+import {
+  addPlaced,
+  type PlacedReads,
+  type ReaderWork,
+  StaleCounts,
+  storeReaderMessages,
+  type WorkOutcome,
+} from './reader-batch.js';
+import { type MessagePlan, planMessage } from './reader-lanes.js';
 import type { ScanRecord } from './records.js';
 
 export interface IngestOutcome {
@@ -42,12 +50,9 @@ export interface ClockPolicy {
   maxPastSkewMs: number;
 }
 
-/** Lanes per organization for reader messages, and so the transactions it may run at once. */
-const READER_LANES = 4;
-
 /** How reader messages are grouped into transactions (GroupCommit's limits). */
 export type GroupCommitLimits = Pick<
-  GroupCommitOptions<ReaderMessage, IngestOutcome>,
+  GroupCommitOptions<ReaderWork, WorkOutcome>,
   'maxItems' | 'maxWeight' | 'maxTransactions'
 >;
 
@@ -93,9 +98,19 @@ const tagKeys = (value: string) => [...new Set([matchKey('rfid', value), value])
  * entry point writes the raw message and the sightings in one transaction, so a message
  * is acknowledged (by the caller) only once all of it is durable.
  */
+/** A reader-message transaction, for metrics: BatchReport with its messages and reads. */
+export interface IngestBatchReport extends BatchReport {
+  /** Messages booked (raw log row and counters written) by the transaction. */
+  messages: number;
+  /** Reads it placed. */
+  reads: number;
+}
+
+const readsOf = (w: ReaderWork) => w.reads?.length ?? w.keys.length;
+
 export class IngestService {
-  private readonly batches: GroupCommit<ReaderMessage, IngestOutcome>;
-  private readonly batchListeners = new Set<(report: BatchReport) => void>();
+  private readonly batches: GroupCommit<ReaderWork, WorkOutcome>;
+  private readonly batchListeners = new Set<(report: IngestBatchReport) => void>();
 
   constructor(
     private readonly db: Database,
@@ -104,23 +119,25 @@ export class IngestService {
     readonly instruments: IngestInstruments = NO_INSTRUMENTS,
     groupCommit: GroupCommitLimits = {},
   ) {
-    this.batches = new GroupCommit<ReaderMessage, IngestOutcome>({
-      store: (orgId, messages) => this.storeBatch(orgId, messages),
-      // Reads, plus one so that a message without any still counts.
-      weight: (m) => m.parsed.reads.length + 1,
-      // A reader's messages stay in order; readers of one organization are stored side by
-      // side, so both cores work (their assets mostly differ: few lock waits between lanes).
-      lane: (m) => m.reader.id % READER_LANES,
+    this.batches = new GroupCommit<ReaderWork, WorkOutcome>({
+      store: (orgId, work) => this.storeBatch(orgId, work),
+      // Reads, plus one for a book entry, so that a message without any still counts.
+      weight: (w) => readsOf(w) + (w.book ? 1 : 0),
+      // By the tags' lanes (planMessage): one tag's reads stay in order, and lanes stored
+      // side by side lock different assets, so both cores work.
+      lane: (w) => w.lane,
       isUnavailable: isDatabaseUnavailable,
-      onBatch: (report) => {
-        if (report.committed) {
-          this.instruments.batchCommitted({
-            messages: report.items,
-            reads: report.weight - report.items,
-            seconds: report.transactionMs / 1000,
-          });
+      onBatch: (report, work) => {
+        let messages = 0;
+        let reads = 0;
+        for (const w of work) {
+          if (w.book) messages++;
+          reads += readsOf(w);
         }
-        for (const listener of this.batchListeners) listener(report);
+        if (report.committed) {
+          this.instruments.batchCommitted({ messages, reads, seconds: report.transactionMs / 1000 });
+        }
+        for (const listener of this.batchListeners) listener({ ...report, messages, reads });
       },
       ...groupCommit,
     });
@@ -131,17 +148,30 @@ export class IngestService {
    * its asset locks (storeReaderMessages); in the rare case an asset or location was
    * deleted meanwhile, once more counted after the placing.
    */
-  private async storeBatch(orgId: number, messages: ReaderMessage[]): Promise<IngestOutcome[]> {
+  private async storeBatch(orgId: number, work: ReaderWork[]): Promise<WorkOutcome[]> {
     try {
       return await this.db.withOrg(orgId, (tx) =>
-        storeReaderMessages(tx, orgId, messages, this.clock, { commit: true }),
+        storeReaderMessages(tx, orgId, work, this.clock, { commit: true }),
       );
     } catch (err) {
       if (!(err instanceof StaleCounts)) throw err;
       return this.db.withOrg(orgId, (tx) =>
-        storeReaderMessages(tx, orgId, messages, this.clock, { countFirst: false, commit: true }),
+        storeReaderMessages(tx, orgId, work, this.clock, { countFirst: false, commit: true }),
       );
     }
+  }
+
+  /** Stores a planned message (planMessage): its outcome once its book entry committed. */
+  private async storePlanned(orgId: number, plan: MessagePlan): Promise<IngestOutcome> {
+    if ('whole' in plan) return (await this.batches.submit(orgId, plan.whole)).outcome!;
+    const parts = await Promise.all(plan.parts.map((part) => this.batches.submit(orgId, part)));
+    const placed = parts.reduce<PlacedReads>((sum, p) => addPlaced(sum, p.placed), {
+      good: 0,
+      bad: 0,
+      unknown: 0,
+      errors: [],
+    });
+    return (await this.batches.submit(orgId, { ...plan.book, placed })).outcome!;
   }
 
   /**
@@ -189,14 +219,17 @@ export class IngestService {
     try {
       const parsed = parsePayload(reader.family, payload);
       const once = carriesReaderTimes(parsed.reads, receivedAt, this.clock);
-      submitted = this.batches.submit(reader.orgId, {
-        reader,
-        payload,
-        parsed,
-        source,
-        receivedAt,
-        digest: once ? payloadDigest(payload) : null,
-      });
+      submitted = this.storePlanned(
+        reader.orgId,
+        planMessage({
+          reader,
+          payload,
+          parsed,
+          source,
+          receivedAt,
+          digest: once ? payloadDigest(payload) : null,
+        }),
+      );
     } catch (err) {
       return Promise.reject(err);
     }
@@ -216,7 +249,7 @@ export class IngestService {
   }
 
   /** Calls `listener` after every reader-message transaction (batch size and latency). */
-  onBatch(listener: (report: BatchReport) => void): () => void {
+  onBatch(listener: (report: IngestBatchReport) => void): () => void {
     this.batchListeners.add(listener);
     return () => this.batchListeners.delete(listener);
   }

@@ -3,8 +3,7 @@
  * stored alone: per message outcomes and raw log rows, the readers' counters, the stays.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BatchReport } from '../../src/ingest/group-commit.js';
-import { IngestService } from '../../src/ingest/service.js';
+import { type IngestBatchReport, IngestService } from '../../src/ingest/service.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { untilSessions } from '../helpers/database.js';
 import { genericJson, ingestFixture } from './helpers.js';
@@ -27,7 +26,7 @@ describe('group commit of reader messages', () => {
     const a = await f.reader('generic-json', [[1, dock]]);
     const b = await f.reader('generic-json', [[null, gate]]);
     const ingest = new IngestService(t.database.db, undefined, undefined, { maxTransactions: 1 });
-    const reports: BatchReport[] = [];
+    const reports: IngestBatchReport[] = [];
     ingest.onBatch((r) => reports.push(r));
     const base = Date.now() - 600_000;
     const refA = { id: a.reader.id, orgId: f.orgId, family: 'generic-json' as const };
@@ -77,9 +76,9 @@ describe('group commit of reader messages', () => {
 
     // Grouped: far fewer transactions than messages, and every message in exactly one.
     const committed = reports.filter((r) => r.committed);
-    expect(committed.reduce((n, r) => n + r.items, 0)).toBe(41);
+    expect(committed.reduce((n, r) => n + r.messages, 0)).toBe(41);
     expect(committed.length).toBeLessThan(41);
-    expect(Math.max(...committed.map((r) => r.items))).toBeGreaterThan(1);
+    expect(Math.max(...committed.map((r) => r.messages))).toBeGreaterThan(1);
 
     expect(await f.readerCounters(a.reader.id)).toEqual({ good: 60, bad: 20, unknown: 20 });
     expect(await f.readerCounters(b.reader.id)).toEqual({ good: 60, bad: 1, unknown: 0 });

@@ -7,7 +7,9 @@ import type { MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliCaller } from '../../src/caller.js';
 import { loadConfig } from '../../src/config.js';
+import { homeLane, laneOfKey } from '../../src/ingest/reader-lanes.js';
 import { type RunningService, startService } from '../../src/runtime.js';
+import { matchKey } from '../../src/tracking/resolve.js';
 import { bearer, buildTestApp, type TestApp } from '../helpers/app.js';
 import { Scrape } from '../helpers/prometheus.js';
 import { genericJson, ingestFixture, publisher, waitFor } from '../ingest/helpers.js';
@@ -138,9 +140,17 @@ describe('GET /metrics', () => {
       sum: after.histogram(name, labels).sum - before.histogram(name, labels).sum,
     });
     expect(hist('tagtrail_ingest_message_latency_seconds', { source: 'mqtt' }).count).toBe(1);
-    expect(hist('tagtrail_ingest_batch_duration_seconds').count).toBe(1);
-    expect(hist('tagtrail_ingest_batch_messages')).toEqual({ count: 1, sum: 1 });
-    expect(hist('tagtrail_ingest_batch_reads')).toEqual({ count: 1, sum: 4 });
+    // One transaction per lane of the message's tags, and one more for its book entry
+    // unless every tag is in the reader's own lane (src/ingest/reader-lanes.ts).
+    const lanes = new Set(
+      ['E2000000000000000000B001', 'E2000000000000000000FFFF', 'E2000000000000000000FFFE'].map((k) =>
+        laneOfKey(matchKey('rfid', k)),
+      ),
+    );
+    const transactions = lanes.size === 1 && lanes.has(homeLane(reader.id)) ? 1 : lanes.size + 1;
+    expect(hist('tagtrail_ingest_batch_duration_seconds').count).toBe(transactions);
+    expect(hist('tagtrail_ingest_batch_messages')).toEqual({ count: transactions, sum: 1 });
+    expect(hist('tagtrail_ingest_batch_reads')).toEqual({ count: transactions, sum: 4 });
     expect(after.value('tagtrail_ingest_messages_failed_total', { family: 'generic-json' })).toBe(0);
 
     // The reader is logged in to the embedded broker; it counts until it disconnects.
