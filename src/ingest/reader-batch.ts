@@ -158,39 +158,47 @@ export async function storeReaderMessages(
     }
   });
   const booked = work.flatMap((w, i) => (w.book && !repeats.has(w) ? [i] : []));
-  const logAndCount = async () => {
-    if (booked.length === 0) return;
-    const messages = booked.map((i) => work[i]!.message);
-    const outcomes = booked.map((i) => {
+  const messages = booked.map((i) => work[i]!.message);
+  /** The booked messages' outcomes, from what their items placed (so far). */
+  const bookedOutcomes = () =>
+    booked.map((i) => {
       const w = work[i]!;
       const all = addPlaced(addPlaced(noReads(), w.placed ?? noReads()), results[i]!.placed);
       const outcome = messageOutcome(w.message, all);
       results[i]!.outcome = outcome;
       return outcome;
     });
-    const sent = [logMessages(tx, orgId, messages, outcomes), countOnReaders(tx, orgId, messages, outcomes)];
-    for (const p of sent) p.catch(() => undefined);
-    await Promise.all(sent);
-  };
   if (options.countFirst === false) {
     // After a StaleCounts: the outcomes as placed, written after the placing.
     const stored = await placeSightings(tx, orgId, sightings);
     for (const s of sightings) if (stored(s)) results[owner.get(s)!]!.placed.good++;
-    await logAndCount();
+    if (booked.length > 0) {
+      const outcomes = bookedOutcomes();
+      const sent = [
+        logMessages(tx, orgId, messages, outcomes),
+        countOnReaders(tx, orgId, messages, outcomes),
+      ];
+      for (const p of sent) p.catch(() => undefined);
+      await Promise.all(sent);
+    }
     return results;
   }
   // Every sighting counts as stored, which it is unless its asset or location was deleted
-  // since the lookups above: the raw log rows and the readers' counters are then written
-  // before the asset locks are taken (the lanes wait for one another there), in the same
-  // write as the locks. Should one not be stored, the transaction is rolled back and run
-  // again with the outcomes counted after the placing (StaleCounts).
+  // since the lookups above: the raw log rows go before the asset locks are taken, in the
+  // same write as the locks. Should one not be stored, the transaction is rolled back and
+  // run again with the outcomes counted after the placing (StaleCounts).
   for (const s of sightings) results[owner.get(s)!]!.placed.good++;
-  const logged = logAndCount();
+  const outcomes = bookedOutcomes();
+  const logged = booked.length > 0 ? logMessages(tx, orgId, messages, outcomes) : Promise.resolve();
   logged.catch(() => undefined);
   await placeSightings(tx, orgId, sightings, {
     whenLocked: (stored) => {
       if (!sightings.every(stored)) throw new StaleCounts();
     },
+    // The readers' rows last, just before the COMMIT: a reader's messages are booked by
+    // every lane its tags fall in, and another lane waits for these row locks only while
+    // this transaction commits, not while it places.
+    last: () => (booked.length > 0 ? countOnReaders(tx, orgId, messages, outcomes) : Promise.resolve()),
     commit: options.commit,
   });
   await logged;

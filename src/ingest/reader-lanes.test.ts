@@ -51,11 +51,14 @@ describe('laneOfKey', () => {
 });
 
 describe('planMessage', () => {
-  it('stores a message whose tags are all in its reader lane whole, booked with its reads', () => {
+  it('stores a message whose tags are all in one lane whole there, booked with its reads', () => {
     const readerId = 6;
-    const home = homeLane(readerId);
-    const plan = planMessage(message(readerId, [read(tagIn(home)), read(tagIn(home, 1)), read(tagIn(home))]));
-    expect(plan).toMatchObject({ whole: { lane: home, reads: null, book: true } });
+    for (let lane = 0; lane < READER_LANES; lane++) {
+      const plan = planMessage(
+        message(readerId, [read(tagIn(lane)), read(tagIn(lane, 1)), read(tagIn(lane))]),
+      );
+      expect(plan).toMatchObject({ whole: { lane, reads: null, book: true } });
+    }
   });
 
   it('stores a message without reads whole, in its reader lane', () => {
@@ -94,9 +97,12 @@ describe('planMessage', () => {
         const plan = planMessage(message(readerId, reads));
         const keys = reads.map((r) => matchKey(r.tagType ?? 'rfid', r.tagValue));
         if ('whole' in plan) {
-          expect(keys.every((k) => laneOfKey(k) === homeLane(readerId))).toBe(true);
+          const lane = keys.length > 0 ? laneOfKey(keys[0]!) : homeLane(readerId);
+          expect(plan.whole.lane).toBe(lane);
+          expect(keys.every((k) => laneOfKey(k) === lane)).toBe(true);
           return;
         }
+        expect(plan.book.lane).toBe(homeLane(readerId));
         const seen = plan.parts.flatMap((p) => {
           expect(p.book).toBe(false);
           for (const i of p.reads!) expect(laneOfKey(keys[i]!)).toBe(p.lane);

@@ -25,9 +25,9 @@ export function laneOfKey(key: string, lanes = READER_LANES): number {
 }
 
 /**
- * A reader's lane for its messages' book entries (raw log row, digest claim, counters):
- * one lane per reader, so the reader's row, which the counters lock until commit, is
- * never waited for by another lane.
+ * A reader's lane for the book entries (raw log row, digest claim, counters) of its
+ * messages split over several lanes, and of those without reads: the same lane for all of
+ * a reader's, so that their transactions do not wait for one another's lock on its row.
  */
 export const homeLane = (readerId: number, lanes = READER_LANES) => readerId % lanes;
 
@@ -35,29 +35,32 @@ export const homeLane = (readerId: number, lanes = READER_LANES) => readerId % l
 export type MessagePlan = { whole: ReaderWork } | { parts: ReaderWork[]; book: Omit<ReaderWork, 'placed'> };
 
 /**
- * Splits a message by the lanes of its reads' tags. A message whose reads all fall in its
- * reader's lane (or that has none) is one item, placed and booked in one transaction.
- * Otherwise each lane gets the message's reads of its tags (an item without book), and the
- * book entry follows in the reader's lane once they have all committed: the raw log row,
- * the counters and the digest claim are then written once for the message, in one
- * transaction. A crash between leaves reads placed and the message unacknowledged; its
- * redelivery places them again, which changes nothing, and books it once.
+ * Splits a message by the lanes of its reads' tags. A message whose reads all fall in one
+ * lane (every one-read message) is one item there, placed and booked in one transaction;
+ * one without reads goes to its reader's lane. Otherwise each lane gets the message's
+ * reads of its tags (an item without book), and the book entry follows in the reader's
+ * lane once they have all committed: the raw log row, the counters and the digest claim
+ * are then written once for the message, in one transaction. A crash between leaves reads
+ * placed and the message unacknowledged; its redelivery places them again, which changes
+ * nothing, and books it once.
  */
 export function planMessage(message: ReaderMessage, lanes = READER_LANES): MessagePlan {
   const keys = message.parsed.reads.map((r) => matchKey(r.tagType ?? 'rfid', r.tagValue));
   const home = homeLane(message.reader.id, lanes);
+  if (keys.length === 0) return { whole: { message, keys, lane: home, reads: null, book: true } };
+  const first = laneOfKey(keys[0]!, lanes);
   let byLane: number[][] | null = null;
-  for (let i = 0; i < keys.length; i++) {
+  for (let i = 1; i < keys.length; i++) {
     const lane = laneOfKey(keys[i]!, lanes);
     if (byLane === null) {
-      if (lane === home) continue;
-      // The first read elsewhere: every read before it was in the home lane.
+      if (lane === first) continue;
+      // The first read elsewhere: every read before it was in the first one's lane.
       byLane = Array.from({ length: lanes }, () => []);
-      for (let j = 0; j < i; j++) byLane[home]!.push(j);
+      for (let j = 0; j < i; j++) byLane[first]!.push(j);
     }
     byLane[lane]!.push(i);
   }
-  if (byLane === null) return { whole: { message, keys, lane: home, reads: null, book: true } };
+  if (byLane === null) return { whole: { message, keys, lane: first, reads: null, book: true } };
   const parts: ReaderWork[] = [];
   byLane.forEach((reads, lane) => {
     if (reads.length > 0) parts.push({ message, keys, lane, reads, book: false });

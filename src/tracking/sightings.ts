@@ -116,6 +116,11 @@ export interface PlaceOptions {
    * are held for the server's work alone: the caller sends nothing after placeSightings.
    */
   commit?: boolean;
+  /**
+   * Sends the caller's last statements, behind the writes and before the COMMIT (with
+   * `commit`), without waiting for their answers; placeSightings waits for them with its own.
+   */
+  last?: () => Promise<unknown>;
 }
 
 /**
@@ -132,7 +137,10 @@ export async function placeSightings(
 ): Promise<(s: Sighting) => boolean> {
   if (sightings.length === 0) {
     options.whenLocked?.(() => false);
+    const last = options.last?.();
+    last?.catch(() => undefined);
     if (options.commit) commitBehind(tx);
+    await last;
     return () => false;
   }
   // First, so that the check's snapshot follows the lock (movesWanted).
@@ -217,8 +225,10 @@ export async function placeSightings(
   }
   const recorded = recordMoves(tx, orgId, moves, wanted);
   recorded.catch(() => undefined);
+  const last = options.last?.();
+  last?.catch(() => undefined);
   if (options.commit) commitBehind(tx);
-  await Promise.all([...writes, recorded]);
+  await Promise.all([...writes, recorded, last]);
   return stored;
 }
 

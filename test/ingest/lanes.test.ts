@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parsePayload } from '../../src/ingest/adapters/index.js';
 import { payloadDigest } from '../../src/ingest/message-digests.js';
 import { storeReaderMessages } from '../../src/ingest/reader-batch.js';
-import { homeLane, laneOfKey, planMessage, READER_LANES } from '../../src/ingest/reader-lanes.js';
+import { laneOfKey, planMessage, READER_LANES } from '../../src/ingest/reader-lanes.js';
 import type { Reader } from '../../src/ingest/readers-service.js';
 import { DEFAULT_CLOCK_POLICY, IngestService } from '../../src/ingest/service.js';
 import { matchKey } from '../../src/tracking/resolve.js';
@@ -101,8 +101,7 @@ describe('reader messages split by lane', () => {
       digest: payloadDigest(payload),
     };
     const plan = planMessage(message);
-    if (!('parts' in plan))
-      throw new Error(`the tags all fell in lane ${homeLane(reader.id)} of ${READER_LANES}`);
+    if (!('parts' in plan)) throw new Error(`the tags all fell in one lane of ${READER_LANES}`);
     // The crash: the parts committed, the book entry never did (the message was not acknowledged).
     await t.database.db.withOrg(f.orgId, (tx) =>
       storeReaderMessages(tx, f.orgId, plan.parts, DEFAULT_CLOCK_POLICY),
