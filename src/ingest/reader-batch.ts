@@ -56,7 +56,8 @@ export interface WorkOutcome {
   outcome?: IngestOutcome;
 }
 
-const noReads = (): PlacedReads => ({ good: 0, bad: 0, unknown: 0, errors: [] });
+/** Nothing placed yet. */
+export const noReads = (): PlacedReads => ({ good: 0, bad: 0, unknown: 0, errors: [] });
 
 /** Adds what `more` placed into `into`. */
 export function addPlaced(into: PlacedReads, more: PlacedReads): PlacedReads {
