@@ -27,10 +27,14 @@ describe('GroupCommit', () => {
   it('stores what arrives while a transaction runs together in the next one, each settling after its own', async () => {
     const store = gatedStore();
     const reports: BatchReport[] = [];
+    const reported: string[][] = [];
     const gc = new GroupCommit<string, string>({
       store: store.store,
       maxTransactions: 1,
-      onBatch: (r) => reports.push(r),
+      onBatch: (r, items) => {
+        reports.push(r);
+        reported.push([...items]);
+      },
     });
     const first = gc.submit(1, 'a');
     const rest = ['b', 'c', 'd'].map((x) => gc.submit(1, x));
@@ -52,6 +56,8 @@ describe('GroupCommit', () => {
       [1, true],
       [3, true],
     ]);
+    // Each report comes with the items of its transaction.
+    expect(reported).toEqual([['a'], ['b', 'c', 'd']]);
     await gc.idle();
   });
 

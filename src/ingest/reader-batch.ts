@@ -98,14 +98,13 @@ export async function storeReaderMessages(
   clock: ClockPolicy,
   options: { countFirst?: boolean; commit?: boolean } = {},
 ): Promise<WorkOutcome[]> {
-  const readsOf = (w: ReaderWork) => w.reads ?? w.keys.map((_, i) => i);
   const claimed = work.filter((w) => w.book && w.message.digest !== null);
   const keys = new Set<string>();
   const readers = new Set<number>();
   for (const w of work) {
-    const reads = readsOf(w);
-    if (reads.length > 0) readers.add(w.message.reader.id);
-    for (const i of reads) keys.add(w.keys[i]!);
+    const count = w.reads ? w.reads.length : w.keys.length;
+    if (count > 0) readers.add(w.message.reader.id);
+    for (let j = 0; j < count; j++) keys.add(w.keys[w.reads ? w.reads[j]! : j]!);
   }
   // The claims and both lookups are written at once (the pool pipelines): one round trip.
   // The scan points first: their statement, all literals, joins the transaction's opening
@@ -127,8 +126,8 @@ export async function storeReaderMessages(
   const repeats = new Set(claimed.filter((_, i) => !firsts[i]));
   const results: WorkOutcome[] = [];
   const sightings: Sighting[] = [];
-  /** The item each sighting came from, to count what was stored per item. */
-  const owner = new Map<Sighting, number>();
+  /** The item each sighting came from (by position), to count what was stored per item. */
+  const owners: number[] = [];
   work.forEach((w, index) => {
     const placed = noReads();
     results.push({ placed });
@@ -138,7 +137,9 @@ export async function storeReaderMessages(
     }
     const m = w.message;
     const readerPoints = points.get(m.reader.id);
-    for (const i of readsOf(w)) {
+    const count = w.reads ? w.reads.length : w.keys.length;
+    for (let j = 0; j < count; j++) {
+      const i = w.reads ? w.reads[j]! : j;
       const read = m.parsed.reads[i]!;
       const assetId = assets.get(w.keys[i]!);
       const locationId = readerPoints?.get(read.antenna) ?? readerPoints?.get(null);
@@ -154,7 +155,7 @@ export async function storeReaderMessages(
           source: { type: 'reader', reader_id: m.reader.id, antenna: read.antenna },
         };
         sightings.push(s);
-        owner.set(s, index);
+        owners.push(index);
       }
     }
   });
@@ -172,7 +173,9 @@ export async function storeReaderMessages(
   if (options.countFirst === false) {
     // After a StaleCounts: the outcomes as placed, written after the placing.
     const stored = await placeSightings(tx, orgId, sightings);
-    for (const s of sightings) if (stored(s)) results[owner.get(s)!]!.placed.good++;
+    sightings.forEach((s, k) => {
+      if (stored(s)) results[owners[k]!]!.placed.good++;
+    });
     if (booked.length > 0) {
       const outcomes = bookedOutcomes();
       const sent = [
@@ -188,7 +191,7 @@ export async function storeReaderMessages(
   // since the lookups above: the raw log rows go before the asset locks are taken, in the
   // same write as the locks. Should one not be stored, the transaction is rolled back and
   // run again with the outcomes counted after the placing (StaleCounts).
-  for (const s of sightings) results[owner.get(s)!]!.placed.good++;
+  for (const k of owners) results[k]!.placed.good++;
   const outcomes = bookedOutcomes();
   const logged = booked.length > 0 ? logMessages(tx, orgId, messages, outcomes) : Promise.resolve();
   logged.catch(() => undefined);
