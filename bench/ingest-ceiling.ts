@@ -117,17 +117,18 @@ export async function transactionCeiling(input: CeilingInput, connections = 4): 
       return c;
     }),
   );
-  // Newest stay per asset as the rows are written: its id and location.
-  const newest = new Map<number, { id: number; locationId: number }>();
+  // Newest stay per asset as the rows are written: its start (with the asset, its key) and location.
+  const newest = new Map<number, { startedAt: Date; locationId: number }>();
   let next = 0;
   const worker = async (client: pg.Client) => {
     for (let i = next++; i < messages.length; i = next++) {
       const m = messages[i]!;
-      const extend = new Map<number, { stayId: number; at: number }>();
+      const extend = new Map<number, { assetId: number; startedAt: Date; at: number }>();
       const append: CeilingRead[] = [];
       for (const r of m.reads) {
         const n = newest.get(r.assetId);
-        if (n && n.locationId === r.locationId) extend.set(n.id, { stayId: n.id, at: r.at + shiftMs });
+        if (n && n.locationId === r.locationId)
+          extend.set(r.assetId, { assetId: r.assetId, startedAt: n.startedAt, at: r.at + shiftMs });
         else append.push(r);
       }
       for (let attempt = 0; ; attempt++) {
@@ -145,7 +146,7 @@ export async function transactionCeiling(input: CeilingInput, connections = 4): 
   const storeOne = async (
     client: pg.Client,
     m: CeilingMessage,
-    extend: Map<number, { stayId: number; at: number }>,
+    extend: Map<number, { assetId: number; startedAt: Date; at: number }>,
     append: CeilingRead[],
   ) => {
     await client.query('BEGIN');
@@ -157,15 +158,16 @@ export async function transactionCeiling(input: CeilingInput, connections = 4): 
       const rows = [...extend.values()];
       await client.query(
         `UPDATE stays s SET last_seen_at = greatest(s.last_seen_at, v.at)
-           FROM unnest($1::bigint[], $2::timestamptz[]) AS v(id, at) WHERE s.id = v.id`,
-        [rows.map((r) => r.stayId), rows.map((r) => new Date(r.at))],
+           FROM unnest($2::bigint[], $3::timestamptz[], $4::timestamptz[]) AS v(asset_id, started_at, at)
+           WHERE s.org_id = $1 AND s.asset_id = v.asset_id AND s.started_at = v.started_at`,
+        [orgId, rows.map((r) => r.assetId), rows.map((r) => r.startedAt), rows.map((r) => new Date(r.at))],
       );
     }
     if (append.length > 0) {
-      const inserted = await client.query<{ id: number; asset_id: number; location_id: number }>(
+      const inserted = await client.query<{ asset_id: number; location_id: number; started_at: Date }>(
         `INSERT INTO stays (org_id, asset_id, location_id, started_at, last_seen_at)
            SELECT $1, v.asset_id, v.location_id, v.at, v.at FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[]) AS v(asset_id, location_id, at)
-           ON CONFLICT DO NOTHING RETURNING id, asset_id, location_id`,
+           ON CONFLICT DO NOTHING RETURNING asset_id, location_id, started_at`,
         [
           orgId,
           append.map((r) => r.assetId),
@@ -173,7 +175,8 @@ export async function transactionCeiling(input: CeilingInput, connections = 4): 
           append.map((r) => new Date(r.at + shiftMs)),
         ],
       );
-      for (const row of inserted.rows) newest.set(row.asset_id, { id: row.id, locationId: row.location_id });
+      for (const row of inserted.rows)
+        newest.set(row.asset_id, { startedAt: row.started_at, locationId: row.location_id });
     }
     // The service's write of the current position (asset_positions, migration 0042): one
     // row per asset, its latest read (an upsert may not touch a row twice).

@@ -47,16 +47,15 @@ const BARE = {
       last_seen_at timestamptz, valid_from timestamptz NOT NULL, valid_to timestamptz, deleted_at timestamptz);
     CREATE INDEX ON bare_positions (org_id, location_id);
     CREATE INDEX ON bare_positions (org_id, last_seen_at, asset_id) INCLUDE (location_id, valid_from, valid_to, deleted_at);
-    CREATE TABLE bare_stays (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, org_id bigint NOT NULL,
+    CREATE TABLE bare_stays (id bigint GENERATED ALWAYS AS IDENTITY, org_id bigint NOT NULL,
       asset_id bigint NOT NULL, location_id bigint NOT NULL, started_at timestamptz NOT NULL,
-      last_seen_at timestamptz NOT NULL) WITH (fillfactor = 70);
-    CREATE UNIQUE INDEX ON bare_stays (org_id, asset_id, started_at);`,
+      last_seen_at timestamptz NOT NULL, PRIMARY KEY (org_id, asset_id, started_at)) WITH (fillfactor = 70);`,
   'primary keys only': `
     CREATE TABLE bare_positions (asset_id bigint PRIMARY KEY, org_id bigint NOT NULL, location_id bigint NOT NULL,
       last_seen_at timestamptz, valid_from timestamptz NOT NULL, valid_to timestamptz, deleted_at timestamptz);
-    CREATE TABLE bare_stays (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, org_id bigint NOT NULL,
+    CREATE TABLE bare_stays (id bigint GENERATED ALWAYS AS IDENTITY, org_id bigint NOT NULL,
       asset_id bigint NOT NULL, location_id bigint NOT NULL, started_at timestamptz NOT NULL,
-      last_seen_at timestamptz NOT NULL) WITH (fillfactor = 70);`,
+      last_seen_at timestamptz NOT NULL, PRIMARY KEY (org_id, asset_id, started_at)) WITH (fillfactor = 70);`,
   'no indexes': `
     CREATE TABLE bare_positions (asset_id bigint, org_id bigint NOT NULL, location_id bigint NOT NULL,
       last_seen_at timestamptz, valid_from timestamptz NOT NULL, valid_to timestamptz, deleted_at timestamptz);

@@ -32,7 +32,7 @@ export interface HistoryFilter {
  * The two statements of one history request: the page and the total count. Each row is a
  * stay with the arrival of the stay after it, looked up in the whole history (not only
  * inside `from`/`to`), so the last row of a window still measures up to the next arrival.
- * Both walk the stays_asset_time index over the window only, never the whole history.
+ * Both walk the stays primary key (org, asset, started_at) over the window only, never the whole history.
  */
 export function historySql(
   orgId: number,

@@ -8,13 +8,14 @@ const epochMs = (column: string): string => `floor(extract(epoch FROM ${column})
 
 /** A stay's columns as StayRow reads them, of the stays table (or alias) `t`. */
 const stayColumns = (t: string): string =>
-  `${t}.id, ${t}.location_id, ${epochMs(`${t}.started_at`)} AS started_ms, ${epochMs(`${t}.last_seen_at`)} AS last_seen_ms`;
+  `${t}.id, ${t}.location_id, ${epochMs(`${t}.started_at`)} AS started_ms, ${epochMs(`${t}.last_seen_at`)} AS last_seen_ms, ${t}.started_at::text AS started_key`;
 
 interface StayRow {
   id: number;
   location_id: number;
   started_ms: number;
   last_seen_ms: number;
+  started_key: string;
 }
 
 const toStay = (r: StayRow): Stay => ({
@@ -22,7 +23,21 @@ const toStay = (r: StayRow): Stay => ({
   locationId: r.location_id,
   startedAt: r.started_ms,
   lastSeenAt: r.last_seen_ms,
+  key: r.started_key,
 });
+
+/** A stored stay by its key (migration 0056): its asset and its start as the server printed it. */
+export interface StayKey {
+  assetId: number;
+  key: string;
+}
+
+/** The key of a stay of `assetId` that `changes` name by id, among the stays loaded for it. */
+export function keyOf(stays: readonly Stay[], assetId: number, id: number): StayKey {
+  const key = stays.find((s) => s.id === id)?.key;
+  if (key === undefined) throw new Error(`stay ${id} of asset ${assetId} was not loaded with its key`);
+  return { assetId, key };
+}
 
 /** The stays a read at `at` can touch: the two latest starting at or before it, the first after. */
 async function stayWindow(tx: Tx, orgId: number, assetId: number, at: Date): Promise<Stay[]> {
@@ -48,17 +63,22 @@ export async function recordSighting(
   locationId: number,
   at: number,
 ): Promise<void> {
-  const changes = placeRead({ locationId, at }, await stayWindow(tx, orgId, assetId, new Date(at)));
+  const window = await stayWindow(tx, orgId, assetId, new Date(at));
+  const changes = placeRead({ locationId, at }, window);
   for (const c of changes) {
     if (c.op === 'delete') {
-      await tx.query('DELETE FROM stays WHERE org_id = $1 AND id = $2', [orgId, c.id]);
+      const { key } = keyOf(window, assetId, c.id);
+      await tx.query(
+        'DELETE FROM stays WHERE org_id = $1 AND asset_id = $2 AND started_at = $3::timestamptz',
+        [orgId, assetId, key],
+      );
     } else if (c.op === 'update') {
-      await tx.query('UPDATE stays SET started_at = $3, last_seen_at = $4 WHERE org_id = $1 AND id = $2', [
-        orgId,
-        c.id,
-        new Date(c.startedAt),
-        new Date(c.lastSeenAt),
-      ]);
+      const { key } = keyOf(window, assetId, c.id);
+      await tx.query(
+        `UPDATE stays SET started_at = $4, last_seen_at = $5
+         WHERE org_id = $1 AND asset_id = $2 AND started_at = $3::timestamptz`,
+        [orgId, assetId, key, new Date(c.startedAt), new Date(c.lastSeenAt)],
+      );
     } else {
       await tx.query(
         'INSERT INTO stays (org_id, asset_id, location_id, started_at, last_seen_at) VALUES ($1, $2, $3, $4, $5)',
@@ -73,6 +93,8 @@ export interface NewestStay {
   id: number;
   locationId: number;
   lastSeenAt: number;
+  /** Its start as the server printed it: with the asset, the row's key. */
+  key: string;
 }
 
 /** An asset's validity window, as the server printed it (sent back as it came). */
@@ -102,8 +124,8 @@ const newestStays = (assets: string, columns: string): string => `${assets}
   ) s`;
 
 /** The newest stay of each asset of $2 (newestStays), for lockAssets. */
-export const NEWEST_STAYS = `SELECT v.asset_id, s.id, s.location_id, s.last_seen_ms
-  FROM ${newestStays('unnest($2::bigint[]) AS v(asset_id)', `id, location_id, ${epochMs('last_seen_at')} AS last_seen_ms`)}`;
+export const NEWEST_STAYS = `SELECT v.asset_id, s.id, s.location_id, s.last_seen_ms, s.started_key
+  FROM ${newestStays('unnest($2::bigint[]) AS v(asset_id)', `id, location_id, ${epochMs('last_seen_at')} AS last_seen_ms, started_at::text AS started_key`)}`;
 
 /**
  * Locks the assets' rows in id order (no deadlocks between batches); returns the live
@@ -124,10 +146,13 @@ export async function lockAssets(tx: Tx, orgId: number, assetIds: number[]): Pro
      ORDER BY id FOR UPDATE`,
     [orgId, ids],
   );
-  const newest = tx.query<{ asset_id: number; id: number; location_id: number; last_seen_ms: number }>(
-    NEWEST_STAYS,
-    [orgId, ids],
-  );
+  const newest = tx.query<{
+    asset_id: number;
+    id: number;
+    location_id: number;
+    last_seen_ms: number;
+    started_key: string;
+  }>(NEWEST_STAYS, [orgId, ids]);
   // Fails too when the lock did; the lock's error is the one to report.
   newest.catch(() => undefined);
   for (const r of (await locking).rows) {
@@ -141,24 +166,40 @@ export async function lockAssets(tx: Tx, orgId: number, assetIds: number[]): Pro
         id: r.id,
         locationId: r.location_id,
         lastSeenAt: r.last_seen_ms,
+        key: r.started_key,
       });
   }
   return out;
 }
 
-/** Moves the last sighting of stays (by id) later, in one statement. */
+/**
+ * The statements that change stays by key: $1 the organization, $2 asset ids and $3 the
+ * stays' starts as printed (StayKey), then the new values. Each finds its rows by the
+ * primary key's index (test/tracking/long-history-plans.test.ts).
+ */
+export const EXTEND_STAYS = `UPDATE stays s SET last_seen_at = v.last_seen_at
+  FROM unnest($2::bigint[], $3::timestamptz[], $4::timestamptz[]) AS v(asset_id, started_at, last_seen_at)
+  WHERE s.org_id = $1 AND s.asset_id = v.asset_id AND s.started_at = v.started_at`;
+export const DELETE_STAYS = `DELETE FROM stays s USING unnest($2::bigint[], $3::timestamptz[]) AS v(asset_id, started_at)
+  WHERE s.org_id = $1 AND s.asset_id = v.asset_id AND s.started_at = v.started_at`;
+export const MOVE_STAYS = `UPDATE stays s SET started_at = v.new_started_at, last_seen_at = v.last_seen_at
+  FROM unnest($2::bigint[], $3::timestamptz[], $4::timestamptz[], $5::timestamptz[])
+    AS v(asset_id, started_at, new_started_at, last_seen_at)
+  WHERE s.org_id = $1 AND s.asset_id = v.asset_id AND s.started_at = v.started_at`;
+
+/** Moves the last sighting of stays (by key) later, in one statement. */
 export async function extendStays(
   tx: Tx,
   orgId: number,
-  changes: Array<{ stayId: number; lastSeenAt: number }>,
+  changes: Array<StayKey & { lastSeenAt: number }>,
 ): Promise<void> {
   if (changes.length === 0) return;
-  await tx.query(
-    `UPDATE stays s SET last_seen_at = v.last_seen_at
-     FROM unnest($2::bigint[], $3::timestamptz[]) AS v(id, last_seen_at)
-     WHERE s.org_id = $1 AND s.id = v.id`,
-    [orgId, intArray(changes.map((c) => c.stayId)), instantArray(changes.map((c) => c.lastSeenAt))],
-  );
+  await tx.query(EXTEND_STAYS, [
+    orgId,
+    intArray(changes.map((c) => c.assetId)),
+    textArray(changes.map((c) => c.key)),
+    instantArray(changes.map((c) => c.lastSeenAt)),
+  ]);
 }
 
 /** Inserts new stays of any number of assets in one statement. */
@@ -321,30 +362,27 @@ export async function writeStayChanges(
   tx: Tx,
   orgId: number,
   changes: {
-    deletes: number[];
-    updates: Array<{ id: number; startedAt: number; lastSeenAt: number }>;
+    deletes: StayKey[];
+    updates: Array<StayKey & { startedAt: number; lastSeenAt: number }>;
     inserts: Array<{ assetId: number; locationId: number; startedAt: number; lastSeenAt: number }>;
   },
 ): Promise<void> {
-  // Deletes first, so a unique (asset, started_at) never sees two rows at once.
+  // Deletes first, so the (asset, started_at) key never sees two rows at once.
   if (changes.deletes.length > 0) {
-    await tx.query('DELETE FROM stays WHERE org_id = $1 AND id = ANY($2::bigint[])', [
+    await tx.query(DELETE_STAYS, [
       orgId,
-      intArray(changes.deletes),
+      intArray(changes.deletes.map((d) => d.assetId)),
+      textArray(changes.deletes.map((d) => d.key)),
     ]);
   }
   if (changes.updates.length > 0) {
-    await tx.query(
-      `UPDATE stays s SET started_at = v.started_at, last_seen_at = v.last_seen_at
-       FROM unnest($2::bigint[], $3::timestamptz[], $4::timestamptz[]) AS v(id, started_at, last_seen_at)
-       WHERE s.org_id = $1 AND s.id = v.id`,
-      [
-        orgId,
-        intArray(changes.updates.map((u) => u.id)),
-        instantArray(changes.updates.map((u) => u.startedAt)),
-        instantArray(changes.updates.map((u) => u.lastSeenAt)),
-      ],
-    );
+    await tx.query(MOVE_STAYS, [
+      orgId,
+      intArray(changes.updates.map((u) => u.assetId)),
+      textArray(changes.updates.map((u) => u.key)),
+      instantArray(changes.updates.map((u) => u.startedAt)),
+      instantArray(changes.updates.map((u) => u.lastSeenAt)),
+    ]);
   }
   await appendStays(tx, orgId, changes.inserts);
 }

@@ -2,10 +2,11 @@ import { commitBehind } from '../db/commit.js';
 import type { Tx } from '../db/pool.js';
 import { movesWanted } from '../events/move-subscriptions.js';
 import { type Move, type ReadSource, recordMoves } from '../events/outbox.js';
-import { type LatePlan, planLateReads } from './late-reads.js';
+import { planLateReads } from './late-reads.js';
 import {
   appendStays,
   extendStays,
+  keyOf,
   loadStayRanges,
   lockAssets,
   lockLocations,
@@ -73,7 +74,10 @@ export interface AppendPlan {
  * read elsewhere starts a new one. Null when the batch does not qualify; it is then
  * applied read by read. `sorted` is in time order.
  */
-export function planAppend(sorted: Sighting[], newest: NewestStay | null): AppendPlan | null {
+export function planAppend(
+  sorted: Sighting[],
+  newest: Pick<NewestStay, 'id' | 'locationId' | 'lastSeenAt'> | null,
+): AppendPlan | null {
   if (newest && sorted.length > 0 && sorted[0]!.at <= newest.lastSeenAt) return null;
   const tie = sorted.some(
     (s, i) => i > 0 && s.at === sorted[i - 1]!.at && s.locationId !== sorted[i - 1]!.locationId,
@@ -166,7 +170,7 @@ export async function placeSightings(
     if (list) list.push(s);
     else byAsset.set(s.assetId, [s]);
   }
-  const extend: Array<{ stayId: number; lastSeenAt: number }> = [];
+  const extend: Parameters<typeof extendStays>[2] = [];
   const append: Array<{ assetId: number; locationId: number; startedAt: number; lastSeenAt: number }> = [];
   const current: Parameters<typeof setCurrentLocations>[2] = [];
   const readByRead: number[] = [];
@@ -177,7 +181,8 @@ export async function placeSightings(
     list.sort((a, b) => a.at - b.at);
     const plan = planAppend(list, newest);
     if (plan) {
-      if (plan.extendTo !== null && newest) extend.push({ stayId: newest.id, lastSeenAt: plan.extendTo });
+      if (plan.extendTo !== null && newest)
+        extend.push({ assetId, key: newest.key, lastSeenAt: plan.extendTo });
       let from = newest?.locationId ?? null;
       for (const { source, ...stay } of plan.inserts) {
         append.push({ assetId, ...stay });
@@ -249,15 +254,7 @@ async function placeLateReads(
     pastReads.map(({ assetId, reads }) => ({ assetId, from: reads[0]!.at, to: reads.at(-1)!.at })),
     LATE_RANGE_STAYS,
   );
-  const planned: {
-    deletes: number[];
-    updates: LatePlan['updates'];
-    inserts: Parameters<typeof writeStayChanges>[2]['inserts'];
-  } = {
-    deletes: [],
-    updates: [],
-    inserts: [],
-  };
+  const planned: Parameters<typeof writeStayChanges>[2] = { deletes: [], updates: [], inserts: [] };
   const oneByOne: Array<{ assetId: number; reads: Sighting[] }> = [];
   for (const late of pastReads) {
     const range = ranges.get(late.assetId);
@@ -266,8 +263,10 @@ async function placeLateReads(
       oneByOne.push(late);
       continue;
     }
-    planned.deletes.push(...plan.deletes);
-    planned.updates.push(...plan.updates);
+    const { assetId } = late;
+    for (const id of plan.deletes) planned.deletes.push(keyOf(range!.stays, assetId, id));
+    for (const { id, ...u } of plan.updates)
+      planned.updates.push({ ...keyOf(range!.stays, assetId, id), ...u });
     for (const stay of plan.inserts) planned.inserts.push({ assetId: late.assetId, ...stay });
   }
   await writeStayChanges(tx, orgId, planned);

@@ -23,6 +23,11 @@ export interface Stay {
   locationId: number;
   startedAt: number;
   lastSeenAt: number;
+  /**
+   * A stored stay's start as the server printed it (microseconds, which startedAt's
+   * milliseconds may cut): with its asset, the row's key (migration 0056).
+   */
+  key?: string;
 }
 
 export interface ReadAt {

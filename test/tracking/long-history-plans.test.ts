@@ -6,10 +6,13 @@
  * under row-level security), not on time.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { instantArray, intArray } from '../../src/db/array-literals.js';
+import { instantArray, intArray, textArray } from '../../src/db/array-literals.js';
 import {
+  DELETE_STAYS,
+  EXTEND_STAYS,
   loadStayRanges,
   lockAssets,
+  MOVE_STAYS,
   NEWEST_STAYS,
   refreshCurrentLocation,
   STAY_RANGES,
@@ -147,5 +150,53 @@ describe('the newest stay of each asset', () => {
     );
     expect(ends.get(asset)!.stays).toHaveLength(3000);
     expect([ends.get(asset)!.completeBefore, ends.get(asset)!.completeAfter]).toEqual([true, true]);
+  });
+
+  it('changes stays by their key (asset, start as printed), one index descent each, however long the history', async () => {
+    const { f, places, asset } = await site();
+    const start = Date.now() - 5_000 * 60_000;
+    await history(f.orgId, asset, places, start, 3000);
+    await t.database.db.pool.query('ANALYZE stays');
+    const { newest } = await t.database.db.withOrg(f.orgId, (tx) => lockAssets(tx, f.orgId, [asset]));
+    const last = newest.get(asset)!;
+    const ranges = await t.database.db.withOrg(f.orgId, (tx) =>
+      loadStayRanges(
+        tx,
+        f.orgId,
+        [{ assetId: asset, from: start + 1500 * 60_000, to: start + 1500 * 60_000 }],
+        10,
+      ),
+    );
+    const [, gone, moved] = ranges.get(asset)!.stays;
+    const at = (ms: number) => instantArray([ms]);
+    const one = intArray([asset]);
+    // EXPLAIN ANALYZE runs each statement: the newest stay is extended, one stay deleted, the next one moved.
+    expect(
+      await staysRead(f.orgId, EXTEND_STAYS, [
+        f.orgId,
+        one,
+        textArray([last.key]),
+        at(last.lastSeenAt + 1000),
+      ]),
+    ).toBe(1);
+    expect(await staysRead(f.orgId, DELETE_STAYS, [f.orgId, one, textArray([gone!.key!])])).toBe(1);
+    expect(
+      await staysRead(f.orgId, MOVE_STAYS, [
+        f.orgId,
+        one,
+        textArray([moved!.key!]),
+        at(gone!.startedAt),
+        at(moved!.lastSeenAt),
+      ]),
+    ).toBe(1);
+    const after = await t.database.db.withOrg(f.orgId, (tx) =>
+      loadStayRanges(tx, f.orgId, [{ assetId: asset, from: gone!.startedAt, to: gone!.startedAt }], 10),
+    );
+    expect(after.get(asset)!.stays.map((s) => [s.startedAt, s.lastSeenAt])).toContainEqual([
+      gone!.startedAt,
+      moved!.lastSeenAt,
+    ]);
+    const extended = await t.database.db.withOrg(f.orgId, (tx) => lockAssets(tx, f.orgId, [asset]));
+    expect(extended.newest.get(asset)!.lastSeenAt).toBe(last.lastSeenAt + 1000);
   });
 });
