@@ -6,15 +6,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IngestService } from '../../src/ingest/service.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { ingestFixture } from './helpers.js';
+import { ingestFixture, iso } from './helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {
   t = await buildTestApp();
 });
 afterAll(() => t?.close());
-
-const iso = (ms: number) => new Date(ms).toISOString();
 
 describe('concurrent batches of the same assets', () => {
   it('keep a stationary asset in one stay, whatever order they commit in', async () => {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type IngestBatchReport, IngestService } from '../../src/ingest/service.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { untilSessions } from '../helpers/database.js';
-import { genericJson, ingestFixture } from './helpers.js';
+import { genericJson, ingestFixture, iso } from './helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -14,7 +14,6 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-const iso = (ms: number) => new Date(ms).toISOString();
 const tag = (i: number) => `E2000000000000000000A${String(i).padStart(3, '0')}`;
 
 describe('group commit of reader messages', () => {

@@ -13,6 +13,12 @@ import { bearer, type TestApp } from '../helpers/app.js';
 
 export const unique = (prefix: string) => `${prefix}-${randomBytes(5).toString('hex')}`;
 
+/** An instant (epoch ms) as a reader payload's time. */
+export const iso = (ms: number) => new Date(ms).toISOString();
+
+/** A created reader as IngestService.readerMessage takes it. */
+export const readerRef = (r: Reader) => ({ id: r.id, orgId: r.orgId, family: r.family });
+
 export interface IngestFixture {
   orgId: number;
   token: string;

@@ -9,11 +9,10 @@ import { parsePayload } from '../../src/ingest/adapters/index.js';
 import { payloadDigest } from '../../src/ingest/message-digests.js';
 import { storeReaderMessages } from '../../src/ingest/reader-batch.js';
 import { laneOfKey, planMessage, READER_LANES } from '../../src/ingest/reader-lanes.js';
-import type { Reader } from '../../src/ingest/readers-service.js';
 import { DEFAULT_CLOCK_POLICY, IngestService } from '../../src/ingest/service.js';
 import { matchKey } from '../../src/tracking/resolve.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { genericJson, ingestFixture } from './helpers.js';
+import { genericJson, ingestFixture, iso, readerRef } from './helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -21,8 +20,6 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-const iso = (ms: number) => new Date(ms).toISOString();
-const ref = (r: Reader) => ({ id: r.id, orgId: r.orgId, family: r.family });
 const lane = (tag: string) => laneOfKey(matchKey('rfid', tag));
 
 /** `count` tags of a prefix no other test uses: sequential EPCs, which fall in every lane. */
@@ -51,7 +48,7 @@ describe('reader messages split by lane', () => {
     const payload = genericJson(rows);
     expect(new Set(tags.map(lane)).size).toBeGreaterThan(1);
     const plan = planMessage({
-      reader: ref(reader),
+      reader: readerRef(reader),
       payload,
       parsed: parsePayload('generic-json', payload),
       source: 'mqtt',
@@ -61,7 +58,7 @@ describe('reader messages split by lane', () => {
     expect('parts' in plan).toBe(true);
 
     const ingest = new IngestService(t.database.db);
-    const outcome = await ingest.readerMessage(ref(reader), payload, 'mqtt');
+    const outcome = await ingest.readerMessage(readerRef(reader), payload, 'mqtt');
     const errors = tags.map((_, i) => `no scan point for antenna ${10 + i}`);
     expect(outcome).toEqual({ good: 8, bad: 8, unknown: 1, errors });
     expect(await f.readerCounters(reader.id)).toEqual({ good: 8, bad: 8, unknown: 1 });
@@ -93,7 +90,7 @@ describe('reader messages split by lane', () => {
     );
     const receivedAt = Date.now();
     const message = {
-      reader: ref(reader),
+      reader: readerRef(reader),
       payload,
       parsed: parsePayload('generic-json', payload),
       source: 'mqtt' as const,
@@ -109,9 +106,9 @@ describe('reader messages split by lane', () => {
     expect(await f.rawMessages(reader.id)).toEqual([]);
 
     const ingest = new IngestService(t.database.db);
-    const redelivered = await ingest.readerMessage(ref(reader), payload, 'mqtt', receivedAt + 5000);
+    const redelivered = await ingest.readerMessage(readerRef(reader), payload, 'mqtt', receivedAt + 5000);
     expect(redelivered).toEqual({ good: 12, bad: 0, unknown: 0, errors: [] });
-    const again = await ingest.readerMessage(ref(reader), payload, 'mqtt', receivedAt + 9000);
+    const again = await ingest.readerMessage(readerRef(reader), payload, 'mqtt', receivedAt + 9000);
     expect(again).toMatchObject({ good: 0, bad: 0, unknown: 0, duplicate: true });
 
     expect(await f.rawMessages(reader.id)).toHaveLength(1);
@@ -147,7 +144,7 @@ describe('reader messages split by lane', () => {
           [tag, 1, at(i, 1)],
         ]),
       );
-      sends.push(ingest.readerMessage(ref(readers[k % 2]!), payload, 'mqtt'));
+      sends.push(ingest.readerMessage(readerRef(readers[k % 2]!), payload, 'mqtt'));
     }
     await Promise.all(sends);
     await ingest.settled();

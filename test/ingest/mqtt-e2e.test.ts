@@ -16,7 +16,7 @@ import type { MqttCredentials } from '../../src/ingest/readers-service.js';
 import { consumerClientId } from '../../src/ingest/transport.js';
 import { type RunningService, startService } from '../../src/runtime.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { discardSession, genericJson, ingestFixture, publisher, unique, waitFor } from './helpers.js';
+import { discardSession, genericJson, ingestFixture, iso, publisher, unique, waitFor } from './helpers.js';
 
 const FIXTURES = new URL('../fixtures/readers/', import.meta.url);
 
@@ -27,8 +27,6 @@ const RECORDED: Record<ReaderFamily, string> = {
   'csl-cs463': 'csl-cs463/multi-tag.json',
   'generic-json': 'generic-json/batch.json',
 };
-
-const iso = (ms: number) => new Date(ms).toISOString();
 
 interface Transport {
   name: string;

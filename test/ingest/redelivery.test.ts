@@ -7,7 +7,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Read } from '../../src/ingest/adapters/types.js';
 import { claimDigests, payloadDigest } from '../../src/ingest/message-digests.js';
-import type { Reader } from '../../src/ingest/readers-service.js';
 import { dropExpiredDigests } from '../../src/ingest/retention.js';
 import {
   carriesReaderTimes,
@@ -16,7 +15,7 @@ import {
   IngestService,
 } from '../../src/ingest/service.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { genericJson, ingestFixture, unique } from './helpers.js';
+import { genericJson, ingestFixture, iso, readerRef, unique } from './helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -24,8 +23,6 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-const iso = (ms: number) => new Date(ms).toISOString();
-const ref = (r: Reader) => ({ id: r.id, orgId: r.orgId, family: r.family });
 const digests = async (readerId: number) => {
   const { rows } = await t.database.db.pool.query<{ n: number }>(
     'SELECT count(*)::int AS n FROM message_digests WHERE reader_id = $1',
@@ -86,20 +83,22 @@ describe('a message delivered again', () => {
       ['E2000000000000000000A101', 1, iso(at)],
       ['E20000000000000000000BAD', 1, iso(at)],
     ]);
-    const first = await ingest.readerMessage(ref(reader), message, 'mqtt');
+    const first = await ingest.readerMessage(readerRef(reader), message, 'mqtt');
     expect(first).toMatchObject({ good: 1, unknown: 1 });
     expect(first.duplicate).toBeUndefined();
     // In between, the asset moved on (a later read at the shelf).
     await ingest.readerMessage(
-      ref(reader),
+      readerRef(reader),
       genericJson([['E2000000000000000000A101', 2, iso(at + 1000)]]),
       'mqtt',
     );
 
     // Redelivered as a Buffer (as MQTT hands it over) and as the webhook would: same bytes.
-    const again = await ingest.readerMessage(ref(reader), Buffer.from(message), 'mqtt');
+    const again = await ingest.readerMessage(readerRef(reader), Buffer.from(message), 'mqtt');
     expect(again).toEqual({ good: 0, bad: 0, unknown: 0, errors: [], duplicate: true });
-    expect(await ingest.readerMessage(ref(reader), message, 'webhook')).toMatchObject({ duplicate: true });
+    expect(await ingest.readerMessage(readerRef(reader), message, 'webhook')).toMatchObject({
+      duplicate: true,
+    });
 
     expect(await f.readerCounters(reader.id)).toEqual({ good: 2, bad: 0, unknown: 1 });
     expect((await f.rawMessages(reader.id)).map((m) => m.payload)).toEqual([
@@ -119,8 +118,8 @@ describe('a message delivered again', () => {
     const other = (await f.reader('generic-json', [[null, dock]])).reader;
     const ingest = new IngestService(t.database.db);
     const message = genericJson([['E2000000000000000000A201', 1, iso(Date.now() - 5_000)]]);
-    expect(await ingest.readerMessage(ref(one), message, 'mqtt')).toMatchObject({ good: 1 });
-    expect(await ingest.readerMessage(ref(other), message, 'mqtt')).toMatchObject({ good: 1 });
+    expect(await ingest.readerMessage(readerRef(one), message, 'mqtt')).toMatchObject({ good: 1 });
+    expect(await ingest.readerMessage(readerRef(other), message, 'mqtt')).toMatchObject({ good: 1 });
     expect((await f.readerCounters(one.id)).good).toBe(1);
     expect((await f.readerCounters(other.id)).good).toBe(1);
   });
@@ -133,9 +132,9 @@ describe('a message delivered again', () => {
     const ingest = new IngestService(t.database.db);
     const message = genericJson([['E2000000000000000000A301', 1, null]]);
     const t0 = Date.now() - 2_000;
-    await ingest.readerMessage(ref(reader), message, 'mqtt', t0);
+    await ingest.readerMessage(readerRef(reader), message, 'mqtt', t0);
     expect(await lastSeen(asset)).toBe(t0);
-    const again = await ingest.readerMessage(ref(reader), message, 'mqtt', t0 + 1_000);
+    const again = await ingest.readerMessage(readerRef(reader), message, 'mqtt', t0 + 1_000);
     expect(again).toMatchObject({ good: 1 });
     expect(again.duplicate).toBeUndefined();
     expect(await lastSeen(asset)).toBe(t0 + 1_000);
@@ -153,8 +152,8 @@ describe('a message delivered again', () => {
     const stale = genericJson([['E2000000000000000000A401', 1, '1970-01-02T00:00:00Z']]);
     const malformed = '{"reads": [{"tag": "E2000';
     for (let i = 0; i < 2; i++) {
-      await ingest.readerMessage(ref(reader), stale, 'mqtt');
-      await ingest.readerMessage(ref(reader), malformed, 'mqtt');
+      await ingest.readerMessage(readerRef(reader), stale, 'mqtt');
+      await ingest.readerMessage(readerRef(reader), malformed, 'mqtt');
     }
     expect(await f.readerCounters(reader.id)).toEqual({ good: 2, bad: 2, unknown: 0 });
     expect(await f.rawMessages(reader.id)).toHaveLength(4);
@@ -168,7 +167,7 @@ describe('a message delivered again', () => {
     const ingest = new IngestService(t.database.db);
     const message = genericJson([['E2000000000000000000A501', 1, iso(Date.now() - 1_000)]]);
     const outcomes = await Promise.all(
-      Array.from({ length: 6 }, () => ingest.readerMessage(ref(reader), message, 'mqtt')),
+      Array.from({ length: 6 }, () => ingest.readerMessage(readerRef(reader), message, 'mqtt')),
     );
     expect(outcomes.filter((o) => !o.duplicate)).toHaveLength(1);
     expect(await f.readerCounters(reader.id)).toEqual({ good: 1, bad: 0, unknown: 0 });
