@@ -56,6 +56,9 @@ export interface WorkOutcome {
   outcome?: IngestOutcome;
 }
 
+/** How many reads the item places. */
+export const readCount = (w: ReaderWork) => (w.reads ? w.reads.length : w.keys.length);
+
 /** Nothing placed yet. */
 export const noReads = (): PlacedReads => ({ good: 0, bad: 0, unknown: 0, errors: [] });
 
@@ -102,7 +105,7 @@ export async function storeReaderMessages(
   const keys = new Set<string>();
   const readers = new Set<number>();
   for (const w of work) {
-    const count = w.reads ? w.reads.length : w.keys.length;
+    const count = readCount(w);
     if (count > 0) readers.add(w.message.reader.id);
     for (let j = 0; j < count; j++) keys.add(w.keys[w.reads ? w.reads[j]! : j]!);
   }
@@ -137,7 +140,7 @@ export async function storeReaderMessages(
     }
     const m = w.message;
     const readerPoints = points.get(m.reader.id);
-    const count = w.reads ? w.reads.length : w.keys.length;
+    const count = readCount(w);
     for (let j = 0; j < count; j++) {
       const i = w.reads ? w.reads[j]! : j;
       const read = m.parsed.reads[i]!;

@@ -1,6 +1,5 @@
 import type { Database, Tx } from '../db/pool.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
-import { assetsByTagKeys, locationsByTagKeys, matchKey } from '../tracking/resolve.js';
 import { type Sighting, storeSightings } from '../tracking/sightings.js';
 import { MAX_PAYLOAD_BYTES, parsePayload } from './adapters/index.js';
 import type { Read, ReaderFamily } from './adapters/types.js';
@@ -11,11 +10,13 @@ import {
   addPlaced,
   noReads,
   type ReaderWork,
+  readCount,
   StaleCounts,
   storeReaderMessages,
   type WorkOutcome,
 } from './reader-batch.js';
 import { type MessagePlan, planMessage } from './reader-lanes.js';
+import { resolveRefs } from './record-refs.js';
 import type { ScanRecord } from './records.js';
 
 export interface IngestOutcome {
@@ -90,9 +91,6 @@ export function carriesReaderTimes(reads: readonly Read[], receivedAt: number, p
  */
 export const digestWindowMs = (policy: ClockPolicy) => policy.maxPastSkewMs + policy.maxFutureSkewMs;
 
-/** Both spellings a bare tag value may be stored under: normalised RFID/BLE, or a barcode. */
-const tagKeys = (value: string) => [...new Set([matchKey('rfid', value), value])];
-
 /**
  * Turns what readers, handhelds and import files report into stored sightings. Every
  * entry point writes the raw message and the sightings in one transaction, so a message
@@ -106,7 +104,6 @@ export interface IngestBatchReport extends BatchReport {
   reads: number;
 }
 
-const readsOf = (w: ReaderWork) => w.reads?.length ?? w.keys.length;
 /** A book item's outcome, which storeReaderMessages always sets. */
 const messageOutcomeOf = (w: WorkOutcome) => w.outcome!;
 
@@ -124,7 +121,7 @@ export class IngestService {
     this.batches = new GroupCommit<ReaderWork, WorkOutcome>({
       store: (orgId, work) => this.storeBatch(orgId, work),
       // Reads, plus one for a book entry, so that a message without any still counts.
-      weight: (w) => readsOf(w) + (w.book ? 1 : 0),
+      weight: (w) => readCount(w) + (w.book ? 1 : 0),
       // By the tags' lanes (planMessage): one tag's reads stay in order, and lanes stored
       // side by side lock different assets, so both cores work.
       lane: (w) => w.lane,
@@ -134,7 +131,7 @@ export class IngestService {
         let reads = 0;
         for (const w of work) {
           if (w.book) messages++;
-          reads += readsOf(w);
+          reads += readCount(w);
         }
         if (report.committed) {
           this.instruments.batchCommitted({ messages, reads, seconds: report.transactionMs / 1000 });
@@ -354,55 +351,4 @@ export function storableText(value: Buffer | string): string {
       : value.subarray(0, MAX_PAYLOAD_BYTES).toString('utf8');
   if (size > MAX_PAYLOAD_BYTES) text += `\n[truncated: ${size} in all, ${MAX_PAYLOAD_BYTES} kept]`;
   return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
-}
-
-async function liveIds(
-  tx: Tx,
-  table: 'assets' | 'locations',
-  orgId: number,
-  ids: number[],
-): Promise<Set<number>> {
-  if (ids.length === 0) return new Set();
-  const { rows } = await tx.query<{ id: number }>(
-    `SELECT id FROM ${table} WHERE org_id = $1 AND id = ANY($2::bigint[]) AND deleted_at IS NULL`,
-    [orgId, ids],
-  );
-  return new Set(rows.map((r) => r.id));
-}
-
-async function liveKeys(tx: Tx, table: 'assets' | 'locations', orgId: number, keys: string[]) {
-  if (keys.length === 0) return new Map<string, number>();
-  const { rows } = await tx.query<{ id: number; external_key: string }>(
-    `SELECT id, external_key FROM ${table} WHERE org_id = $1 AND external_key = ANY($2::text[]) AND deleted_at IS NULL`,
-    [orgId, keys],
-  );
-  return new Map(rows.map((r) => [r.external_key, r.id]));
-}
-
-type Ref = ScanRecord['asset'];
-
-/**
- * Resolves references by id, external key or tag value to live rows of one table, in
- * three queries whatever the number of references; undefined where nothing matches.
- */
-async function resolveRefs(
-  table: 'assets' | 'locations',
-  tx: Tx,
-  orgId: number,
-  refs: Ref[],
-): Promise<(number | undefined)[]> {
-  const ids = refs.flatMap((r) => ('id' in r ? [r.id] : []));
-  const keys = refs.flatMap((r) => ('externalKey' in r ? [r.externalKey] : []));
-  const tags = refs.flatMap((r) => ('tag' in r ? tagKeys(r.tag) : []));
-  const byTagKeys = table === 'assets' ? assetsByTagKeys : locationsByTagKeys;
-  const byId = await liveIds(tx, table, orgId, ids);
-  const byKey = await liveKeys(tx, table, orgId, keys);
-  const byTag = await byTagKeys(tx, orgId, tags);
-  return refs.map((r) => {
-    if ('id' in r) return byId.has(r.id) ? r.id : undefined;
-    if ('externalKey' in r) return byKey.get(r.externalKey);
-    return tagKeys(r.tag)
-      .map((k) => byTag.get(k))
-      .find((v) => v !== undefined);
-  });
 }
