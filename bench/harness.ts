@@ -233,6 +233,92 @@ export function postgresCpuMs(dataDir: string | null): (() => number) | null {
   };
 }
 
+/**
+ * With BENCH_PG_STATS: an embedded server's CPU milliseconds so far by kind of process,
+ * from each child's title ("client backend", "checkpointer", "walwriter", "autovacuum
+ * worker", …); "exited" holds the children already reaped (short-lived autovacuum workers).
+ * Shows where server CPU goes that no statement's time holds.
+ */
+export function postgresCpuByProcess(dataDir: string | null): (() => Map<string, number>) | null {
+  if (!dataDir) return null;
+  let postmaster: number;
+  try {
+    postmaster = Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+  } catch {
+    return null;
+  }
+  const fields = (pid: string | number) => {
+    try {
+      const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return text.slice(text.lastIndexOf(')') + 2).split(' ');
+    } catch {
+      return undefined;
+    }
+  };
+  const kind = (pid: string) => {
+    try {
+      const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
+      if (/\(\d+\)|\[local\]/.test(title)) return 'client backend';
+      return title.replace(/^postgres:\s*/, '').replace(/\s+(process|launcher)?$/, '') || 'postgres';
+    } catch {
+      return 'gone';
+    }
+  };
+  return () => {
+    const out = new Map<string, number>();
+    const own = fields(postmaster);
+    if (!own) return out;
+    out.set('postmaster', (Number(own[11]) + Number(own[12])) * 10);
+    out.set('exited', (Number(own[13]) + Number(own[14])) * 10);
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      const f = fields(entry);
+      if (!f || Number(f[1]) !== postmaster) continue;
+      const k = kind(entry);
+      out.set(k, (out.get(k) ?? 0) + (Number(f[11]) + Number(f[12])) * 10);
+    }
+    return out;
+  };
+}
+
+/** With BENCH_PG_STATS: the server-wide WAL and table counters, to subtract run from run. */
+export async function serverCounters(pool: pg.Pool): Promise<Record<string, number>> {
+  const { rows } = await pool.query<Record<string, string>>(
+    `SELECT w.wal_records, w.wal_fpi, w.wal_bytes,
+            (SELECT sum(n_tup_upd) FROM pg_stat_user_tables) AS tup_upd,
+            (SELECT sum(n_tup_hot_upd) FROM pg_stat_user_tables) AS tup_hot_upd,
+            (SELECT sum(autovacuum_count + autoanalyze_count) FROM pg_stat_user_tables) AS autovacuums,
+            (SELECT sum(seq_scan) FROM pg_stat_user_tables) AS seq_scans,
+            (SELECT sum(seq_tup_read) FROM pg_stat_user_tables) AS seq_rows_read,
+            d.blks_hit, d.blks_read, d.xact_commit
+     FROM pg_stat_wal w, pg_stat_database d WHERE d.datname = current_database()`,
+  );
+  return Object.fromEntries(Object.entries(rows[0]!).map(([k, v]) => [k, Number(v)]));
+}
+
+/** With BENCH_PG_STATS: what the server did during the run, per read, on stderr. */
+export function printServerDelta(
+  population: string,
+  reads: number,
+  before: Record<string, number>,
+  after: Record<string, number>,
+  cpuBefore: Map<string, number> | undefined,
+  cpuAfter: Map<string, number> | undefined,
+): void {
+  const counters = Object.keys(after)
+    .map((k) => `${k} ${(after[k]! - before[k]!).toLocaleString('en-US')}`)
+    .join(', ');
+  process.stderr.write(`${population}: server counters over the run: ${counters}\n`);
+  if (!cpuAfter) return;
+  const perRead = [...cpuAfter]
+    .map(([k, ms]) => [k, ((ms - (cpuBefore?.get(k) ?? 0)) * 1000) / reads] as const)
+    .filter(([, us]) => us > 0)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, us]) => `${k} ${us.toFixed(1)}`)
+    .join(', ');
+  process.stderr.write(`${population}: server CPU µs per read by process: ${perRead}\n`);
+}
+
 /** With BENCH_PG_STATS: the statements that took the server's time during the run, on stderr. */
 export async function printStatements(pool: pg.Pool, population: string): Promise<void> {
   const { rows } = await pool.query<{ ms: number; calls: string; rows: string; query: string }>(

@@ -29,12 +29,15 @@ import {
   type BenchPostgres,
   benchPostgres,
   epc,
+  postgresCpuByProcess,
   postgresCpuMs,
+  printServerDelta,
   printStatements,
   queuedEvents,
   registerReaders,
   seedHistory,
   seedTaggedSite,
+  serverCounters,
   subscribeToMoves,
   waitForDispatch,
   waitForStoredReads,
@@ -181,6 +184,9 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
       await db.pool.query('SELECT pg_stat_statements_reset()');
     }
     const pgCpu = postgresCpuMs(dbServer.dataDir);
+    const pgByProcess = pgStats ? postgresCpuByProcess(dbServer.dataDir) : null;
+    const pgByProcessAtStart = pgByProcess?.();
+    const countersAtStart = pgStats ? await serverCounters(db.pool) : null;
     log(`${population}: publishing ${READS} reads of ${ASSETS} assets in ${messages.length} messages`);
     const rssAtStart = process.memoryUsage.rss();
     let peakRss = rssAtStart;
@@ -220,7 +226,17 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
     const dispatchedSeconds = Number(process.hrtime.bigint() - started) / 1e9;
     const cpuDispatched = process.cpuUsage(cpuAtStart);
     const pgCpuDispatchedMs = pgCpu ? pgCpu() - pgCpuAtStart : null;
-    if (pgStats) await printStatements(db.pool, population);
+    if (pgStats) {
+      await printStatements(db.pool, population);
+      printServerDelta(
+        population,
+        READS,
+        countersAtStart!,
+        await serverCounters(db.pool),
+        pgByProcessAtStart,
+        pgByProcess?.(),
+      );
+    }
     clearInterval(sampler);
     clearTimeout(liveSampler);
     peakRss = Math.max(peakRss, process.memoryUsage.rss());
