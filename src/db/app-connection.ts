@@ -24,6 +24,22 @@ export const API_PENDING_LIST_LIMIT = '64kB';
 export const BULK_WRITES = "SET LOCAL gin_pending_list_limit = '4MB'";
 
 /**
+ * Run first in a transaction that looks up and writes thousands of rows by key at once
+ * (ingest's group commits, handheld and imported batches). Every statement there finds its
+ * rows by key, so its cost must follow the batch, not the table. The planner does not always
+ * see it so: with a table that grew since its last ANALYZE (the stays of a site's first
+ * hour) it joined a batch of 3,000 keys to the stays by hashing all 100,000 of the
+ * organization's stays, on every batch; with fresh statistics, pricing a random page as a
+ * disk read (4), it still scanned the whole tags and stays tables for batches of 1,000 keys
+ * at 100,000 assets. Ingest's tables are read all day and stay in memory, where an index
+ * probe costs about what a sequential page does (1.1), and a hash or merge join could only
+ * ever read more rows than the keys' index probes (docs/ingest.md, "Plans at 100,000
+ * assets"). Per transaction, not on the connection: the API's plans are not moved by it.
+ */
+export const KEYED_BATCHES = `SELECT set_config('random_page_cost', '1.1', true),
+  set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true)`;
+
+/**
  * `url` with `-c role=<role>` and the API's settings added to its startup `options` (kept
  * with any the URL has, which come first so that these win): node-postgres lets the URL's
  * `options` override the config's, so they go in the URL.

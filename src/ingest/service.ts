@@ -1,3 +1,4 @@
+import { KEYED_BATCHES } from '../db/app-connection.js';
 import type { Database, Tx } from '../db/pool.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { type Sighting, storeSightings } from '../tracking/sightings.js';
@@ -149,15 +150,25 @@ export class IngestService {
    */
   private async storeBatch(orgId: number, work: ReaderWork[]): Promise<WorkOutcome[]> {
     try {
-      return await this.db.withOrg(orgId, (tx) =>
+      return await this.inBatchTransaction(orgId, (tx) =>
         storeReaderMessages(tx, orgId, work, this.clock, { commit: true }),
       );
     } catch (err) {
       if (!(err instanceof StaleCounts)) throw err;
-      return this.db.withOrg(orgId, (tx) =>
+      return this.inBatchTransaction(orgId, (tx) =>
         storeReaderMessages(tx, orgId, work, this.clock, { countFirst: false, commit: true }),
       );
     }
+  }
+
+  /** An ingest transaction: its batches of keys planned as index probes (KEYED_BATCHES). */
+  private inBatchTransaction<T>(orgId: number, fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.db.withOrg(orgId, (tx) => {
+      // Sent without waiting (the pool pipelines), so it runs before the batch's statements;
+      // were it to fail, they would fail with it.
+      tx.query(KEYED_BATCHES).catch(() => undefined);
+      return fn(tx);
+    });
   }
 
   /** Stores a planned message (planMessage): its outcome once its book entry committed. */
@@ -189,7 +200,7 @@ export class IngestService {
     store: (tx: Tx) => Promise<IngestOutcome>,
   ): Promise<IngestOutcome> {
     const started = performance.now();
-    const outcome = await this.db.withOrg(orgId, store);
+    const outcome = await this.inBatchTransaction(orgId, store);
     const committedAt = Date.now();
     const reads = outcome.good + outcome.bad + outcome.unknown;
     this.instruments.batchCommitted({ messages: 1, reads, seconds: (performance.now() - started) / 1000 });
