@@ -200,82 +200,65 @@ export async function waitForStoredReads(
  * machine reads per second follow the load of other work; CPU per read much less so.
  */
 export function postgresCpuMs(dataDir: string | null): (() => number) | null {
-  if (!dataDir) return null;
-  let postmaster: number;
-  let tickMs: number;
-  try {
-    postmaster = Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
-    tickMs = 1000 / 100; // USER_HZ: 100 on every Linux this runs on
-    readFileSync(`/proc/${postmaster}/stat`);
-  } catch {
-    return null;
-  }
-  // Fields after the command name (which may hold spaces): ppid [1], utime [11], stime [12],
-  // cutime [13], cstime [14].
-  const stat = (pid: string | number) => {
-    try {
-      const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      return text.slice(text.lastIndexOf(')') + 2).split(' ');
-    } catch {
-      return undefined;
-    }
-  };
+  const byProcess = postgresCpuByProcess(dataDir);
+  if (!byProcess) return null;
   return () => {
-    const own = stat(postmaster);
-    if (!own) return 0;
-    let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
-    for (const entry of readdirSync('/proc')) {
-      if (!/^\d+$/.test(entry)) continue;
-      const f = stat(entry);
-      if (f && Number(f[1]) === postmaster) ticks += Number(f[11]) + Number(f[12]);
-    }
-    return ticks * tickMs;
+    let ms = 0;
+    for (const spent of byProcess().values()) ms += spent;
+    return ms;
   };
 }
 
+/** A process's /proc stat fields after the command name (which may hold spaces). */
+function procStat(pid: string | number): string[] | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return text.slice(text.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined;
+  }
+}
+
+/** What a server process is, from its title ("checkpointer", "walwriter", …). */
+function processKind(pid: string): string {
+  try {
+    const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
+    if (/\(\d+\)|\[local\]/.test(title)) return 'client backend';
+    return title.replace(/^postgres:\s*/, '').replace(/\s+(process|launcher)?$/, '') || 'postgres';
+  } catch {
+    return 'gone';
+  }
+}
+
 /**
- * With BENCH_PG_STATS: an embedded server's CPU milliseconds so far by kind of process,
- * from each child's title ("client backend", "checkpointer", "walwriter", "autovacuum
- * worker", …); "exited" holds the children already reaped (short-lived autovacuum workers).
- * Shows where server CPU goes that no statement's time holds.
+ * An embedded server's CPU milliseconds so far by kind of process: "postmaster", each
+ * child by its title ("client backend", "checkpointer", "walwriter", "autovacuum worker",
+ * …), and "exited", the children already reaped (short-lived autovacuum workers). With
+ * BENCH_PG_STATS it shows where server CPU goes that no statement's time holds.
  */
 export function postgresCpuByProcess(dataDir: string | null): (() => Map<string, number>) | null {
   if (!dataDir) return null;
   let postmaster: number;
   try {
     postmaster = Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    if (!procStat(postmaster)) return null;
   } catch {
     return null;
   }
-  const fields = (pid: string | number) => {
-    try {
-      const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      return text.slice(text.lastIndexOf(')') + 2).split(' ');
-    } catch {
-      return undefined;
-    }
-  };
-  const kind = (pid: string) => {
-    try {
-      const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
-      if (/\(\d+\)|\[local\]/.test(title)) return 'client backend';
-      return title.replace(/^postgres:\s*/, '').replace(/\s+(process|launcher)?$/, '') || 'postgres';
-    } catch {
-      return 'gone';
-    }
-  };
+  const tickMs = 1000 / 100; // USER_HZ: 100 on every Linux this runs on
+  // Fields: ppid [1], utime [11], stime [12], cutime [13], cstime [14].
   return () => {
     const out = new Map<string, number>();
-    const own = fields(postmaster);
+    const own = procStat(postmaster);
     if (!own) return out;
-    out.set('postmaster', (Number(own[11]) + Number(own[12])) * 10);
-    out.set('exited', (Number(own[13]) + Number(own[14])) * 10);
+    out.set('postmaster', (Number(own[11]) + Number(own[12])) * tickMs);
+    out.set('exited', (Number(own[13]) + Number(own[14])) * tickMs);
     for (const entry of readdirSync('/proc')) {
       if (!/^\d+$/.test(entry)) continue;
-      const f = fields(entry);
+      const f = procStat(entry);
       if (!f || Number(f[1]) !== postmaster) continue;
-      const k = kind(entry);
-      out.set(k, (out.get(k) ?? 0) + (Number(f[11]) + Number(f[12])) * 10);
+      const kind = processKind(entry);
+      out.set(kind, (out.get(kind) ?? 0) + (Number(f[11]) + Number(f[12])) * tickMs);
     }
     return out;
   };
