@@ -13,6 +13,7 @@ import type { Database, Tx } from '../../src/db/pool.js';
 import { IngestService } from '../../src/ingest/service.js';
 import { EXTEND_STAYS } from '../../src/tracking/repository.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { type PlanNode, planNodes, rowsRead } from '../helpers/plan-rows.js';
 import { genericJson, ingestFixture, iso, readerRef, unique } from './helpers.js';
 
 const ASSETS = 20_000;
@@ -52,18 +53,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => t?.close());
 
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Actual Rows': number;
-  'Actual Loops': number;
-  'Rows Removed by Filter'?: number;
-  'Rows Removed by Index Recheck'?: number;
-  Plans?: PlanNode[];
-}
-const nodes = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(nodes)];
-
-/** The plan of extending the stays of every `step`-th asset, as one of ingest's batches. */
+/** The plan of extending the stays of every tenth asset (BATCH of them), as one of ingest's batches. */
 async function extendPlan(settings: string | null): Promise<PlanNode> {
   const batch = stays.filter((_, i) => i % (ASSETS / BATCH) === 0);
   expect(batch).toHaveLength(BATCH);
@@ -84,29 +74,17 @@ async function extendPlan(settings: string | null): Promise<PlanNode> {
   });
 }
 
-/** Rows of `stays` the plan read: those it returned and those it threw away. */
-const staysRead = (plan: PlanNode) =>
-  nodes(plan)
-    .filter((n) => n['Relation Name'] === 'stays')
-    .reduce(
-      (sum, n) =>
-        sum +
-        (n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0) + (n['Rows Removed by Index Recheck'] ?? 0)) *
-          n['Actual Loops'],
-      0,
-    );
-
 describe('the plans of a batch of keys', () => {
   it('read the stays the batch names, with statistics older than the table', async () => {
     const plan = await extendPlan(KEYED_BATCHES);
-    expect(staysRead(plan)).toBe(BATCH);
-    expect(nodes(plan).map((n) => n['Node Type'])).not.toContain('Hash Join');
+    expect(rowsRead(plan, 'stays')).toBe(BATCH);
+    expect(planNodes(plan).map((n) => n['Node Type'])).not.toContain('Hash Join');
   });
 
   it('are what KEYED_BATCHES changes: left to the statistics, the batch reads more than it names', async () => {
     // The trap this file is about, so that the test above cannot pass without the settings.
     const plan = await extendPlan(null);
-    expect(staysRead(plan)).toBeGreaterThan(BATCH);
+    expect(rowsRead(plan, 'stays')).toBeGreaterThan(BATCH);
   });
 });
 

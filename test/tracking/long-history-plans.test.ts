@@ -18,6 +18,7 @@ import {
   STAY_RANGES,
 } from '../../src/tracking/repository.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { type PlanNode, rowsRead } from '../helpers/plan-rows.js';
 import { ingestFixture, unique } from '../ingest/helpers.js';
 
 let t: TestApp;
@@ -28,15 +29,6 @@ afterAll(async () => {
   await t?.close();
 });
 
-interface PlanNode {
-  'Relation Name'?: string;
-  'Actual Rows': number;
-  'Actual Loops': number;
-  'Rows Removed by Filter'?: number;
-  Plans?: PlanNode[];
-}
-const nodes = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(nodes)];
-
 /** Rows of `stays` the plan read: those it returned and those its filters threw away. */
 async function staysRead(orgId: number, text: string, values: unknown[]): Promise<number> {
   const plan = await t.database.db.withOrg(orgId, async (tx) => {
@@ -46,9 +38,7 @@ async function staysRead(orgId: number, text: string, values: unknown[]): Promis
     );
     return rows[0]!['QUERY PLAN'][0].Plan;
   });
-  return nodes(plan)
-    .filter((n) => n['Relation Name'] === 'stays')
-    .reduce((sum, n) => sum + (n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0)) * n['Actual Loops'], 0);
+  return rowsRead(plan, 'stays');
 }
 
 /** `count` stays of the asset a minute apart from `start`, alternating between two places. */
