@@ -2,6 +2,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer } from 'node:tls';
 import { Aedes, type AedesOptions } from 'aedes';
 import type { BrokerAccess } from './broker-access.js';
+import { SocketBudget, type SocketBufferPolicy } from './socket-budget.js';
 
 /**
  * The MQTT broker the service runs itself when no `MQTT_URL` is configured, so a reader
@@ -17,6 +18,8 @@ export interface EmbeddedBroker {
   tlsUrl?: string;
   /** Whether it accepts connections (for /readyz). */
   readonly listening: boolean;
+  /** The read buffer of each open connection, in bytes (./socket-budget.ts). */
+  socketBuffers(): number[];
   /** Stops accepting, disconnects every client, and resolves once all sockets are closed. */
   stop(): Promise<void>;
 }
@@ -50,18 +53,9 @@ export interface EmbeddedBrokerOptions {
   access?: BrokerAccess;
   /** An MQTTS listener besides the plain one, so credentials need not cross the network in clear. */
   tls?: { cert: Buffer; key: Buffer; port: number };
+  /** Each reader socket's read buffer (default READER_SOCKET_BUFFER). */
+  socketBuffer?: SocketBufferPolicy;
 }
-
-/**
- * How much of a reader's socket is buffered for Aedes, which parses what one read gives and
- * reads again only once every PUBLISH of it is handled (stored and acknowledged): so also
- * how many of a reader's messages one group commit can take. Node's default (16 KiB on 20,
- * 64 KiB from 22) is a few messages of 100 reads, and the per-transaction work was then half
- * of PostgreSQL's CPU per read (docs/ingest.md, "Profiles"); 1 MiB is about 125 such
- * messages. It is memory per reader with a backlog (50 readers: 50 MiB at most), beside the
- * in-flight bound (IN_FLIGHT) of what is parsed and waiting to commit.
- */
-const SOCKET_READ_BYTES = 1024 * 1024;
 
 /** The Aedes hooks for `access` and `onPublish`. */
 function brokerHooks(options: EmbeddedBrokerOptions): AedesOptions {
@@ -103,20 +97,19 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
   const aedes = await Aedes.createBroker(brokerHooks(options));
   const { access } = options;
   if (access) aedes.on('clientDisconnect', (client) => access.forget(client));
-  const sockets = new Set<Socket>();
+  // Each reader's read buffer, sized as it connects (./socket-budget.ts).
+  const budget = new SocketBudget(options.socketBuffer);
   const handle = (socket: Socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
+    budget.add(socket);
     aedes.handle(socket);
   };
-  const server = createServer({ highWaterMark: SOCKET_READ_BYTES }, handle);
+  const server = createServer(handle);
   // TLS sockets reach Aedes once the handshake is done; a failed handshake never does.
   const tlsServer = options.tls
-    ? createTlsServer(
-        { cert: options.tls.cert, key: options.tls.key, highWaterMark: SOCKET_READ_BYTES },
-        handle,
-      )
+    ? createTlsServer({ cert: options.tls.cert, key: options.tls.key }, handle)
     : undefined;
+  budget.attach(server);
+  if (tlsServer) budget.attach(tlsServer);
   const closeAedes = () => new Promise<void>((resolve) => aedes.close(() => resolve()));
   const listen = (srv: Server, port: number) =>
     new Promise<void>((resolve, reject) => {
@@ -161,6 +154,7 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
     get listening() {
       return server.listening && !stopping;
     },
+    socketBuffers: () => [...budget.open].map((socket) => socket.readableHighWaterMark),
     stop() {
       stopping ??= (async () => {
         const closed = Promise.all(
@@ -172,7 +166,7 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
         await closeAedes();
         // aedes ends its clients' streams; whatever is still open (a half-open TCP
         // connection that never sent CONNECT) must not hold the shutdown up.
-        for (const socket of sockets) socket.destroy();
+        for (const socket of budget.open) socket.destroy();
         await closed;
       })();
       return stopping;
