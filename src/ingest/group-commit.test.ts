@@ -61,6 +61,20 @@ describe('GroupCommit', () => {
     await gc.idle();
   });
 
+  it('by default takes 5,000 light items into one transaction, so one-read messages group as larger ones do', async () => {
+    const store = gatedStore();
+    const gc = new GroupCommit<string, string>({ store: store.store, maxTransactions: 1 });
+    const all = [gc.submit(1, 'first'), ...Array.from({ length: 6_000 }, (_, i) => gc.submit(1, `m${i}`))];
+    for (let i = 0; i < 6 && store.transactions.length < 3; i++) {
+      await tick();
+      store.open();
+      await tick();
+    }
+    store.open();
+    await Promise.all(all);
+    expect(store.transactions.map((t) => t.length)).toEqual([1, 5_000, 1_000]);
+  });
+
   it('keeps a batch to one organization and within its item and weight limits', async () => {
     const store = gatedStore();
     const gc = new GroupCommit<string, string>({

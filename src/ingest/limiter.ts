@@ -107,10 +107,11 @@ export class Limiter {
 
 /**
  * How much a transport takes in before it stops reading: enough messages for group commit
- * to fill its batches (GroupCommit: 500 messages or 10,000 reads each, four at once),
- * and a byte bound so that a backlog of large payloads cannot take the memory.
+ * to fill its batches (GroupCommit: 5,000 messages or 10,000 reads each, four at once),
+ * also of one-read messages, and a byte bound so that a backlog of large payloads cannot
+ * take the memory. A one-read message in flight is about a kilobyte of heap.
  */
-export const IN_FLIGHT = { messages: 2_000, bytes: 32 * 1024 * 1024 };
+export const IN_FLIGHT = { messages: 20_000, bytes: 32 * 1024 * 1024 };
 
 /** Logs at most once per `intervalMs` per key, counting what it left out. */
 export class LogThrottle {
