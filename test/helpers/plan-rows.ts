@@ -5,6 +5,7 @@ export interface PlanNode {
   'Actual Rows': number;
   'Actual Loops': number;
   'Rows Removed by Filter'?: number;
+  'Rows Removed by Join Filter'?: number;
   'Rows Removed by Index Recheck'?: number;
   Plans?: PlanNode[];
 }

@@ -1,0 +1,106 @@
+/**
+ * After late reads, ingest refreshes the positions of their assets from the newest stays in
+ * one statement, inside a transaction planned without hash and merge joins (KEYED_BATCHES).
+ * Its work must follow the number of assets: it once joined the assets to the changed ones
+ * pairwise, a million comparisons for a thousand assets. Checked on the plan's row counts
+ * (EXPLAIN ANALYZE, as the service's restricted role), not on time.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KEYED_BATCHES } from '../../src/db/app-connection.js';
+import { intArray } from '../../src/db/array-literals.js';
+import { REFRESH_POSITIONS, refreshCurrentLocation } from '../../src/tracking/repository.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { type PlanNode, planNodes } from '../helpers/plan-rows.js';
+import { ingestFixture, unique } from '../ingest/helpers.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await buildTestApp();
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+/** Rows every node of the plan produced or threw away, over all its loops. */
+const rowsHandled = (plan: PlanNode): number =>
+  planNodes(plan).reduce(
+    (sum, n) =>
+      sum +
+      (n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0) + (n['Rows Removed by Join Filter'] ?? 0)) *
+        n['Actual Loops'],
+    0,
+  );
+
+type Change = { assetId: number };
+const byAsset = <T extends Change>(changes: T[]): T[] => [...changes].sort((a, b) => a.assetId - b.assetId);
+
+/** `count` assets of the organization, each with one stay at `place` starting at `at`. */
+async function assetsAt(orgId: number, place: number, at: number, count: number): Promise<number[]> {
+  const pool = t.database.db.pool;
+  const { rows } = await pool.query<{ id: number }>(
+    `INSERT INTO assets (org_id, external_key, name, valid_from)
+     SELECT $1, $2 || g, 'asset ' || g, now() - interval '1 day' FROM generate_series(1, $3) g
+     RETURNING id`,
+    [orgId, unique('REFRESH-'), count],
+  );
+  const ids = rows.map((r) => Number(r.id));
+  await pool.query(
+    `INSERT INTO stays (org_id, asset_id, location_id, started_at, last_seen_at)
+     SELECT $1, id, $3, to_timestamp($4 / 1000.0), to_timestamp($4 / 1000.0) FROM unnest($2::bigint[]) AS id`,
+    [orgId, intArray(ids), place, at],
+  );
+  return ids;
+}
+
+describe('refreshing positions after late reads', () => {
+  it('answers the assets whose position changed, with their newest stay', async () => {
+    const f = await ingestFixture(t);
+    const [dock, shelf] = [await f.location(), await f.location()];
+    const at = Date.now() - 3_600_000;
+    const ids = await assetsAt(f.orgId, dock, at, 6);
+    const first = await t.database.db.withOrg(f.orgId, (tx) => refreshCurrentLocation(tx, f.orgId, ids));
+    expect(byAsset(first)).toEqual(ids.map((assetId) => ({ assetId, locationId: dock, startedAt: at })));
+
+    // Two of them moved on to the shelf; the rest are where their positions say.
+    const moved = [ids[1]!, ids[4]!];
+    await t.database.db.pool.query(
+      `INSERT INTO stays (org_id, asset_id, location_id, started_at, last_seen_at)
+       SELECT $1, id, $3, to_timestamp($4 / 1000.0), to_timestamp($4 / 1000.0) FROM unnest($2::bigint[]) AS id`,
+      [f.orgId, intArray(moved), shelf, at + 60_000],
+    );
+    const second = await t.database.db.withOrg(f.orgId, (tx) =>
+      refreshCurrentLocation(tx, f.orgId, [...ids, ...ids]),
+    );
+    expect(byAsset(second)).toEqual(
+      moved.map((assetId) => ({ assetId, locationId: shelf, startedAt: at + 60_000 })),
+    );
+    const again = await t.database.db.withOrg(f.orgId, (tx) => refreshCurrentLocation(tx, f.orgId, ids));
+    expect(again).toEqual([]);
+  });
+
+  it('handles rows in proportion to the assets, not to assets times changed ones', async () => {
+    const f = await ingestFixture(t);
+    const [dock, shelf] = [await f.location(), await f.location()];
+    const at = Date.now() - 3_600_000;
+    const count = 400;
+    const ids = await assetsAt(f.orgId, dock, at, count);
+    await t.database.db.withOrg(f.orgId, (tx) => refreshCurrentLocation(tx, f.orgId, ids));
+    const moved = ids.filter((_, i) => i % 2 === 0);
+    await t.database.db.pool.query(
+      `INSERT INTO stays (org_id, asset_id, location_id, started_at, last_seen_at)
+       SELECT $1, id, $3, to_timestamp($4 / 1000.0), to_timestamp($4 / 1000.0) FROM unnest($2::bigint[]) AS id`,
+      [f.orgId, intArray(moved), shelf, at + 60_000],
+    );
+    await t.database.db.pool.query('ANALYZE stays, asset_positions');
+    const plan = await t.database.db.withOrg(f.orgId, async (tx) => {
+      await tx.query(KEYED_BATCHES);
+      const { rows } = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+        `EXPLAIN (ANALYZE, FORMAT JSON) ${REFRESH_POSITIONS}`,
+        [f.orgId, intArray(ids)],
+      );
+      return rows[0]!['QUERY PLAN'][0].Plan;
+    });
+    // A pairwise join handles count x moved (80,000) rows; each asset here takes a handful.
+    expect(rowsHandled(plan)).toBeLessThan(20 * count);
+  });
+});
