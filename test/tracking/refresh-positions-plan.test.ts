@@ -1,9 +1,10 @@
 /**
- * After late reads, ingest refreshes the positions of their assets from the newest stays in
- * one statement, inside a transaction planned without hash and merge joins (KEYED_BATCHES).
- * Its work must follow the number of assets: it once joined the assets to the changed ones
- * pairwise, a million comparisons for a thousand assets. Checked on the plan's row counts
- * (EXPLAIN ANALYZE, as the service's restricted role), not on time.
+ * Ingest's transactions look up and write batches of rows by key, planned without hash and
+ * merge joins (KEYED_BATCHES), and their work must follow the batch, not the table: checked
+ * on the plans' row counts (EXPLAIN ANALYZE, as the service's restricted role), not on time.
+ * After late reads the positions of their assets are refreshed from the newest stays in one
+ * statement, which once joined the assets to the changed ones pairwise: a million
+ * comparisons for a thousand assets.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEYED_BATCHES } from '../../src/db/app-connection.js';
@@ -33,6 +34,18 @@ const rowsHandled = (plan: PlanNode): number =>
 
 type Change = { assetId: number };
 const byAsset = <T extends Change>(changes: T[]): T[] => [...changes].sort((a, b) => a.assetId - b.assetId);
+
+/** The plan of `text` run (EXPLAIN ANALYZE) in an ingest transaction of the organization. */
+async function keyedPlan(orgId: number, text: string, values: unknown[]): Promise<PlanNode> {
+  return t.database.db.withOrg(orgId, async (tx) => {
+    await tx.query(KEYED_BATCHES);
+    const { rows } = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+      `EXPLAIN (ANALYZE, FORMAT JSON) ${text}`,
+      values,
+    );
+    return rows[0]!['QUERY PLAN'][0].Plan;
+  });
+}
 
 /** `count` assets of the organization, each with one stay at `place` starting at `at`. */
 async function assetsAt(orgId: number, place: number, at: number, count: number): Promise<number[]> {
@@ -92,14 +105,7 @@ describe('refreshing positions after late reads', () => {
       [f.orgId, intArray(moved), shelf, at + 60_000],
     );
     await t.database.db.pool.query('ANALYZE stays, asset_positions');
-    const plan = await t.database.db.withOrg(f.orgId, async (tx) => {
-      await tx.query(KEYED_BATCHES);
-      const { rows } = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
-        `EXPLAIN (ANALYZE, FORMAT JSON) ${REFRESH_POSITIONS}`,
-        [f.orgId, intArray(ids)],
-      );
-      return rows[0]!['QUERY PLAN'][0].Plan;
-    });
+    const plan = await keyedPlan(f.orgId, REFRESH_POSITIONS, [f.orgId, intArray(ids)]);
     // A pairwise join handles count x moved (80,000) rows; each asset here takes a handful.
     expect(rowsHandled(plan)).toBeLessThan(20 * count);
   });
