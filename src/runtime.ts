@@ -6,6 +6,7 @@ import { AssetCountCompactor } from './assets/count-compactor.js';
 import type { Config } from './config.js';
 import { openDatabase } from './db/connect.js';
 import type { EmbeddedPostgres } from './db/embedded.js';
+import { serverSettings, settingsWarnings } from './db/server-settings.js';
 import { eventBacklog } from './events/backlog.js';
 import { EventsRetention } from './events/retention.js';
 import { databaseReadiness } from './http/health.js';
@@ -111,7 +112,9 @@ export async function startService(config: Config): Promise<RunningService> {
       ],
     });
     started.push(() => app.close());
-    if (opened.embedded) watchEmbeddedDatabase(opened.embedded, app.log.child({ component: 'database' }));
+    const databaseLog = app.log.child({ component: 'database' });
+    if (opened.embedded) watchEmbeddedDatabase(opened.embedded, databaseLog);
+    for (const warning of settingsWarnings(await serverSettings(opened.db.pool))) databaseLog.warn(warning);
     ingest = await startIngestTransport({
       db: opened.db,
       readers: services.readers,
