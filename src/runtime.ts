@@ -114,7 +114,12 @@ export async function startService(config: Config): Promise<RunningService> {
     started.push(() => app.close());
     const databaseLog = app.log.child({ component: 'database' });
     if (opened.embedded) watchEmbeddedDatabase(opened.embedded, databaseLog);
-    for (const warning of settingsWarnings(await serverSettings(opened.db.pool))) databaseLog.warn(warning);
+    // Advice only: a server that will not say does not stop the start.
+    const settings = await serverSettings(opened.db.pool).catch((err: unknown) => {
+      databaseLog.warn({ err }, 'could not read the database server settings (autovacuum, track_counts)');
+      return null;
+    });
+    for (const warning of settings ? settingsWarnings(settings) : []) databaseLog.warn(warning);
     ingest = await startIngestTransport({
       db: opened.db,
       readers: services.readers,
