@@ -3,6 +3,7 @@ import type { Tx } from '../db/pool.js';
 import { movesWanted } from '../events/move-subscriptions.js';
 import { type Move, type ReadSource, recordMoves } from '../events/outbox.js';
 import { planLateReads } from './late-reads.js';
+import { refreshCurrentLocation, setCurrentLocations } from './positions-repository.js';
 import {
   appendStays,
   extendStays,
@@ -12,8 +13,6 @@ import {
   lockLocations,
   type NewestStay,
   recordSighting,
-  refreshCurrentLocation,
-  setCurrentLocations,
   writeStayChanges,
 } from './repository.js';
 

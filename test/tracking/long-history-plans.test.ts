@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instantArray, intArray, textArray } from '../../src/db/array-literals.js';
+import { refreshCurrentLocation } from '../../src/tracking/positions-repository.js';
 import {
   DELETE_STAYS,
   EXTEND_STAYS,
@@ -14,7 +15,6 @@ import {
   lockAssets,
   MOVE_STAYS,
   NEWEST_STAYS,
-  refreshCurrentLocation,
   STAY_RANGES,
 } from '../../src/tracking/repository.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEYED_BATCHES } from '../../src/db/app-connection.js';
 import { intArray } from '../../src/db/array-literals.js';
-import { REFRESH_POSITIONS, refreshCurrentLocation } from '../../src/tracking/repository.js';
+import { REFRESH_POSITIONS, refreshCurrentLocation } from '../../src/tracking/positions-repository.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { type PlanNode, planNodes } from '../helpers/plan-rows.js';
 import { ingestFixture, unique } from '../ingest/helpers.js';
