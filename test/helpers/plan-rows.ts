@@ -27,3 +27,13 @@ export const rowsRead = (plan: PlanNode, relation: string): number =>
           n['Actual Loops'],
       0,
     );
+
+/** Rows every node of the plan produced or threw away (filters, join filters), over all its loops. */
+export const rowsHandled = (plan: PlanNode): number =>
+  planNodes(plan).reduce(
+    (sum, n) =>
+      sum +
+      (n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0) + (n['Rows Removed by Join Filter'] ?? 0)) *
+        n['Actual Loops'],
+    0,
+  );

@@ -11,7 +11,7 @@ import { KEYED_BATCHES } from '../../src/db/app-connection.js';
 import { intArray } from '../../src/db/array-literals.js';
 import { REFRESH_POSITIONS, refreshCurrentLocation } from '../../src/tracking/positions-repository.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { type PlanNode, planNodes } from '../helpers/plan-rows.js';
+import { type PlanNode, rowsHandled } from '../helpers/plan-rows.js';
 import { ingestFixture, unique } from '../ingest/helpers.js';
 
 let t: TestApp;
@@ -21,16 +21,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.close();
 });
-
-/** Rows every node of the plan produced or threw away, over all its loops. */
-const rowsHandled = (plan: PlanNode): number =>
-  planNodes(plan).reduce(
-    (sum, n) =>
-      sum +
-      (n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0) + (n['Rows Removed by Join Filter'] ?? 0)) *
-        n['Actual Loops'],
-    0,
-  );
 
 type Change = { assetId: number };
 const byAsset = <T extends Change>(changes: T[]): T[] => [...changes].sort((a, b) => a.assetId - b.assetId);
@@ -49,20 +39,24 @@ async function keyedPlan(orgId: number, text: string, values: unknown[]): Promis
 
 /** `count` assets of the organization, each with one stay at `place` starting at `at`. */
 async function assetsAt(orgId: number, place: number, at: number, count: number): Promise<number[]> {
-  const pool = t.database.db.pool;
-  const { rows } = await pool.query<{ id: number }>(
+  const { rows } = await t.database.db.pool.query<{ id: number }>(
     `INSERT INTO assets (org_id, external_key, name, valid_from)
      SELECT $1, $2 || g, 'asset ' || g, now() - interval '1 day' FROM generate_series(1, $3) g
      RETURNING id`,
     [orgId, unique('REFRESH-'), count],
   );
   const ids = rows.map((r) => Number(r.id));
-  await pool.query(
+  await staysAt(orgId, ids, place, at);
+  return ids;
+}
+
+/** A stay of each of `ids` at `place`, starting (and last seen) at `at`. */
+async function staysAt(orgId: number, ids: number[], place: number, at: number): Promise<void> {
+  await t.database.db.pool.query(
     `INSERT INTO stays (org_id, asset_id, location_id, started_at, last_seen_at)
      SELECT $1, id, $3, to_timestamp($4 / 1000.0), to_timestamp($4 / 1000.0) FROM unnest($2::bigint[]) AS id`,
     [orgId, intArray(ids), place, at],
   );
-  return ids;
 }
 
 describe('refreshing positions after late reads', () => {
@@ -76,11 +70,7 @@ describe('refreshing positions after late reads', () => {
 
     // Two of them moved on to the shelf; the rest are where their positions say.
     const moved = [ids[1]!, ids[4]!];
-    await t.database.db.pool.query(
-      `INSERT INTO stays (org_id, asset_id, location_id, started_at, last_seen_at)
-       SELECT $1, id, $3, to_timestamp($4 / 1000.0), to_timestamp($4 / 1000.0) FROM unnest($2::bigint[]) AS id`,
-      [f.orgId, intArray(moved), shelf, at + 60_000],
-    );
+    await staysAt(f.orgId, moved, shelf, at + 60_000);
     const second = await t.database.db.withOrg(f.orgId, (tx) =>
       refreshCurrentLocation(tx, f.orgId, [...ids, ...ids]),
     );
@@ -99,11 +89,7 @@ describe('refreshing positions after late reads', () => {
     const ids = await assetsAt(f.orgId, dock, at, count);
     await t.database.db.withOrg(f.orgId, (tx) => refreshCurrentLocation(tx, f.orgId, ids));
     const moved = ids.filter((_, i) => i % 2 === 0);
-    await t.database.db.pool.query(
-      `INSERT INTO stays (org_id, asset_id, location_id, started_at, last_seen_at)
-       SELECT $1, id, $3, to_timestamp($4 / 1000.0), to_timestamp($4 / 1000.0) FROM unnest($2::bigint[]) AS id`,
-      [f.orgId, intArray(moved), shelf, at + 60_000],
-    );
+    await staysAt(f.orgId, moved, shelf, at + 60_000);
     await t.database.db.pool.query('ANALYZE stays, asset_positions');
     const plan = await keyedPlan(f.orgId, REFRESH_POSITIONS, [f.orgId, intArray(ids)]);
     // A pairwise join handles count x moved (80,000) rows; each asset here takes a handful.
