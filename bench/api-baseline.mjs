@@ -30,13 +30,13 @@ function oneAtATime(client) {
 }
 
 /** The Database interface with nothing around the work: no role, no organization transaction. */
-function bareDatabase(url, orgId, { transactional }) {
+function bareDatabase(url, orgId, { transactional, max }) {
   // The views read the organization from a setting: set it for the session, once. The
   // trigram indexes' pending lists are kept as short as on the service's connections: the
   // same database settings, so the comparison is of the request path alone.
   const pool = new pg.Pool({
     connectionString: url,
-    max: 20,
+    max,
     options: `-c tagtrail.org_id=${orgId} -c gin_pending_list_limit=${API_PENDING_LIST_LIMIT}`,
   });
   // The bench drops its database WITH (FORCE) at the end: a terminated idle connection is no crash.
@@ -90,9 +90,9 @@ function parseQuery(query) {
   return out;
 }
 
-export async function baselineApp(url, orgId) {
-  const reads = bareDatabase(url, orgId, { transactional: false });
-  const writes = bareDatabase(url, orgId, { transactional: true });
+export async function baselineApp(url, orgId, { pool }) {
+  const reads = bareDatabase(url, orgId, { transactional: false, max: pool });
+  const writes = bareDatabase(url, orgId, { transactional: true, max: pool });
   const orgs = new OrganizationService(reads);
   const assets = new AssetService(reads);
   const assetWrites = new AssetService(writes);

@@ -6,6 +6,7 @@
  *   npm run bench:api -- --assets 1000000              # a million (seeded in SQL)
  *   npm run bench:api -- --duration 3 --only get,me    # short, for development
  *   BENCH_DATABASE_URL=postgres://… npm run bench:api  # any server (a fresh database is made on it)
+ *   npm run bench:api -- --only mixed --rounds 4 --compare-pool 20   # pool sizes, alternated
  *
  * Starts tagtrail (the real server: auth, rate limit raised out of the way, row-level
  * security, validation, serialization) and, on the same database in the same run, a bare
@@ -29,6 +30,7 @@ import { adminQuery, benchPostgres } from '../dist/bench/harness.js';
 import { buildServer } from '../dist/src/app.js';
 import { migrate } from '../dist/src/db/migrate.js';
 import { createDatabase } from '../dist/src/db/pool.js';
+import { defaultPoolSize } from '../dist/src/db/pool-size.js';
 import { MemoryRateLimitStore } from '../dist/src/http/rate-limit/memory-store.js';
 import { createServices } from '../dist/src/services.js';
 import { baselineApp } from './api-baseline.mjs';
@@ -45,6 +47,11 @@ const { values: args } = parseArgs({
     'no-mixed': { type: 'boolean', default: false },
     profile: { type: 'string' },
     log: { type: 'string' },
+    // Connections per pool, of the service and of the baseline alike (default: the service's own).
+    pool: { type: 'string' },
+    // The mixed load only: the service with pools of this size against the service with --pool,
+    // alternated over --rounds, instead of against the baseline.
+    'compare-pool': { type: 'string' },
   },
 });
 const ASSETS = Number(args.assets);
@@ -52,6 +59,7 @@ const DURATION = Number(args.duration);
 const CONNECTIONS = Number(args.connections);
 const ROUNDS = Number(args.rounds);
 const WARMUP = Number(args.warmup);
+const POOL = args.pool ? Number(args.pool) : defaultPoolSize();
 const CHUNK = 100_000;
 const run = promisify(execFile);
 
@@ -173,6 +181,20 @@ async function loadOnly(url, requests, headers, duration = DURATION) {
   return JSON.parse(stdout.trim().split('\n').at(-1));
 }
 
+/** The service's parts as the bench runs them: no Redis, the rate limit out of the way. */
+function benchServices(db) {
+  return createServices(
+    db,
+    {
+      TAGTRAIL_ENV: 'production',
+      REDIS_URL: undefined,
+      TAGTRAIL_RATE_LIMIT: 1e9,
+      TAGTRAIL_RATE_WINDOW_SECONDS: 60,
+    },
+    new MemoryRateLimitStore({ limit: 1e9, windowSeconds: 60 }),
+  );
+}
+
 async function main() {
   const server = await benchPostgres(process.env.BENCH_DATABASE_URL);
   if (server.dataDir) {
@@ -183,21 +205,12 @@ async function main() {
   await adminQuery(server.adminUrl, `CREATE DATABASE ${name}`);
   const url = server.urlFor(name);
   // Seeding a million assets on a loaded machine may take longer than a request may.
-  const db = createDatabase(url, { max: 20, statementTimeoutMs: 600_000, queryTimeoutMs: 600_000 });
+  const db = createDatabase(url, { max: POOL, statementTimeoutMs: 600_000, queryTimeoutMs: 600_000 });
   const closers = [];
   try {
     await migrate(db.pool);
     const version = (await db.pool.query('SHOW server_version')).rows[0].server_version;
-    const services = await createServices(
-      db,
-      {
-        TAGTRAIL_ENV: 'production',
-        REDIS_URL: undefined,
-        TAGTRAIL_RATE_LIMIT: 1e9,
-        TAGTRAIL_RATE_WINDOW_SECONDS: 60,
-      },
-      new MemoryRateLimitStore({ limit: 1e9, windowSeconds: 60 }),
-    );
+    const services = await benchServices(db);
     closers.push(() => services.close());
     const org = await services.organizations.create('Bench');
     const started = Date.now();
@@ -206,7 +219,8 @@ async function main() {
     const { root } = await seed(seeder, org.id).finally(() => seeder.end());
     console.log(
       `\rseeded ${ASSETS} assets in ${((Date.now() - started) / 1000).toFixed(0)} s on PostgreSQL ${version}; ` +
-        `node ${process.version}, ${CONNECTIONS} connections, ${DURATION} s per case and side, ${ROUNDS} round(s)`,
+        `node ${process.version}, ${CONNECTIONS} connections, ${DURATION} s per case and side, ${ROUNDS} round(s), ` +
+        `pools of ${POOL} connections`,
     );
     const { token } = await services.keys.mint({
       caller: { orgId: org.id, actor: { type: 'cli', name: 'bench' } },
@@ -219,9 +233,27 @@ async function main() {
     const service = await buildServer(services, { bodyLimit: 1048576, logger });
     await service.listen({ host: '127.0.0.1', port: 0 });
     closers.push(() => service.close());
-    const baseline = await baselineApp(url, org.id);
+    const baseline = await baselineApp(url, org.id, { pool: POOL });
     await baseline.app.listen({ host: '127.0.0.1', port: 0 });
     closers.push(() => baseline.close());
+    // `--compare-pool n`: a second service on the same database, its pools n connections.
+    let other;
+    if (args['compare-pool']) {
+      const size = Number(args['compare-pool']);
+      const otherDb = createDatabase(url, { max: size });
+      closers.push(() => otherDb.close());
+      const otherServices = await benchServices(otherDb);
+      closers.push(() => otherServices.close());
+      const app = await buildServer(otherServices, { bodyLimit: 1048576 });
+      await app.listen({ host: '127.0.0.1', port: 0 });
+      closers.push(() => app.close());
+      other = [
+        `pool ${size}`,
+        `http://127.0.0.1:${app.server.address().port}`,
+        { authorization: `Bearer ${token}` },
+        serverTimings(app),
+      ];
+    }
     const sides = [
       [
         'tagtrail',
@@ -305,7 +337,12 @@ async function main() {
         { ...report, weight: 7 },
       ];
       console.log('\nmixed load: 40% list with q, 20% get, 13% POST, 12% PATCH, 8% descendants, 7% report');
-      for (const [side, base, headers, timings] of sides) {
+      // Against the baseline once, or (--compare-pool) the two pool sizes alternated per round.
+      const pairs = other ? [[`pool ${POOL}`, ...sides[0].slice(1)], other] : sides;
+      const order = other
+        ? Array.from({ length: ROUNDS }, (_, r) => (r % 2 ? [...pairs].reverse() : pairs)).flat()
+        : pairs;
+      for (const [side, base, headers, timings] of order) {
         await settle(db.pool);
         if (WARMUP > 0) await loadOnly(base, mix, headers, WARMUP);
         timings.reset();

@@ -12,6 +12,9 @@ const ConfigSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  // Connections of each of the service's two PostgreSQL pools (its own role's and the API's
+  // restricted one); unset: defaultPoolSize() (src/db/pool-size.ts), from this machine's cores.
+  DATABASE_POOL_SIZE: Type.Optional(Type.Integer({ minimum: 2, maximum: 1000 })),
   TAGTRAIL_DATA_DIR: Type.String({ minLength: 1, default: './data' }),
   TAGTRAIL_ENV: Type.Union([Type.Literal('production'), Type.Literal('preview')], { default: 'production' }),
   MQTT_URL: Type.Optional(Type.String({ pattern: '^(mqtts?|wss?|tcp)://' })),

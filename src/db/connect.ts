@@ -2,6 +2,7 @@ import type { Config } from '../config.js';
 import { type EmbeddedPostgres, ensureDatabase, startEmbeddedPostgres } from './embedded.js';
 import { migrate } from './migrate.js';
 import { createDatabase, type Database } from './pool.js';
+import { defaultPoolSize } from './pool-size.js';
 
 export const EMBEDDED_DATABASE = 'tagtrail';
 
@@ -12,9 +13,12 @@ export interface OpenedDatabase {
   close(): Promise<void>;
 }
 
-/** `DATABASE_URL` when set, otherwise the embedded server in the data directory; migrated. */
+/**
+ * `DATABASE_URL` when set, otherwise the embedded server in the data directory; migrated.
+ * Pools of `options.poolSize` connections, else DATABASE_POOL_SIZE, else defaultPoolSize().
+ */
 export async function openDatabase(
-  config: Pick<Config, 'DATABASE_URL' | 'dataDir'>,
+  config: Pick<Config, 'DATABASE_URL' | 'dataDir'> & Partial<Pick<Config, 'DATABASE_POOL_SIZE'>>,
   // create: false refuses a data directory without a database instead of initialising one.
   options: { migrate?: boolean; poolSize?: number; create?: boolean } = {},
 ): Promise<OpenedDatabase> {
@@ -25,7 +29,9 @@ export async function openDatabase(
     await ensureDatabase(embedded.adminUrl, EMBEDDED_DATABASE);
     url = embedded.urlFor(EMBEDDED_DATABASE);
   }
-  const db = createDatabase(url, { max: options.poolSize });
+  const db = createDatabase(url, {
+    max: options.poolSize ?? config.DATABASE_POOL_SIZE ?? defaultPoolSize(),
+  });
   try {
     if (options.migrate !== false) await migrate(db.pool);
   } catch (err) {

@@ -50,6 +50,18 @@ describe('configuration errors', () => {
   });
 });
 
+describe('DATABASE_POOL_SIZE', () => {
+  it('is unset unless given (the pools then follow the cores), and refuses fewer than 2 or a non-number', () => {
+    expect(loadConfig({}).DATABASE_POOL_SIZE).toBeUndefined();
+    expect(loadConfig({ DATABASE_POOL_SIZE: '8' }).DATABASE_POOL_SIZE).toBe(8);
+    for (const bad of ['0', '1', '-4', 'many', '2.5', '1001']) {
+      expect(configError({ DATABASE_POOL_SIZE: bad })).toMatch(
+        /^invalid configuration:\n {2}DATABASE_POOL_SIZE=/,
+      );
+    }
+  });
+});
+
 describe('TAGTRAIL_EVENTS_RETENTION_DAYS', () => {
   it('is 30 days unless set, and refuses a value out of range', () => {
     expect(loadConfig({}).TAGTRAIL_EVENTS_RETENTION_DAYS).toBe(30);
@@ -87,6 +99,7 @@ describe('whole-number settings', () => {
   // Every integer setting with its bounds (no maximum: null). Kept by hand so a new integer
   // setting fails the completeness check below until its bounds are tested here.
   const settings: [name: string, min: number, max: number | null][] = [
+    ['DATABASE_POOL_SIZE', 2, 1000],
     ['PORT', 0, 65535],
     ['TAGTRAIL_MQTT_PORT', 0, 65535],
     ['TAGTRAIL_MQTTS_PORT', 0, 65535],
