@@ -18,7 +18,7 @@ export interface OpenedDatabase {
  * Pools of `options.poolSize` connections, else DATABASE_POOL_SIZE, else defaultPoolSize().
  */
 export async function openDatabase(
-  config: Pick<Config, 'DATABASE_URL' | 'dataDir'> & Partial<Pick<Config, 'DATABASE_POOL_SIZE'>>,
+  config: Pick<Config, 'DATABASE_URL' | 'dataDir' | 'DATABASE_POOL_SIZE'>,
   // create: false refuses a data directory without a database instead of initialising one.
   options: { migrate?: boolean; poolSize?: number; create?: boolean } = {},
 ): Promise<OpenedDatabase> {
