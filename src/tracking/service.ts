@@ -55,15 +55,16 @@ export class TrackingService {
     }
     const page = { limit: query.limit, offset: query.offset };
     return this.db.readWithOrg(orgId, async (tx) => {
-      // History outlives the validity window, not a deletion.
-      const asset = await tx.query(
+      // History outlives the validity window, not a deletion. The check and the page leave in
+      // one write (the pool pipelines), one round trip where awaiting the check made two; a
+      // page read for an asset that is not there is empty and thrown away.
+      const asset = tx.query(
         preparedQuery('SELECT 1 FROM assets WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL', [
           orgId,
           assetId,
         ]),
       );
-      if (!asset.rowCount) throw notFound('asset');
-      const { rows, total } = await historyPage(
+      const history = historyPage(
         tx,
         orgId,
         assetId,
@@ -74,6 +75,13 @@ export class TrackingService {
         },
         page,
       );
+      // Both settled before anything is thrown: the page may still send its count, which must
+      // not follow the transaction's end onto a connection back in the pool.
+      const [found, read] = await Promise.allSettled([asset, history]);
+      if (found.status === 'rejected') throw found.reason;
+      if (!found.value.rowCount) throw notFound('asset');
+      if (read.status === 'rejected') throw read.reason;
+      const { rows, total } = read.value;
       return listEnvelope(
         rows.map((r) => ({
           event_observed_at: toWire(r.started_at),

@@ -138,6 +138,26 @@ describe('GET /api/v1/assets/{asset_id}/history', () => {
     }
   });
 
+  it('a 404 past the end of a deleted asset’s stays leaves its connection clean for the next requests', async () => {
+    // The existence check and the page go out together; an empty page past the end sends the
+    // count after them, which must finish before the transaction ends and the connection is reused.
+    const deleted = await newAsset();
+    await f.scan([deleted, A, '2025-03-01T10:00:00Z']);
+    await t.database.db.pool.query('UPDATE assets SET deleted_at = now() WHERE id = $1', [deleted]);
+    const live = await threeStays();
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        i % 2
+          ? f.get(`/api/v1/assets/${deleted}/history?offset=5`)
+          : f.get(`/api/v1/assets/${live}/history?offset=1&limit=1`),
+      ),
+    );
+    answers.forEach((res, i) => {
+      if (i % 2) expectErrorEnvelope(res, { status: 404, type: 'not_found' });
+      else expect(res.json()).toMatchObject({ offset: 1, limit: 1, total_count: 3 });
+    });
+  });
+
   it('requires the tracking:read scope: assets:read alone is 403', async () => {
     const id = await threeStays();
     const { token: assetsOnly } = await f.org.key(['assets:read', 'assets:write', 'locations:read']);
