@@ -19,6 +19,7 @@ import {
   takeOwedCommit,
 } from './opening.js';
 import { DatabaseUnavailableError, isDatabaseUnavailable } from './unavailable.js';
+import { connectInTurn } from './write-first.js';
 
 // Surrogate ids live in 1..2147483647 and counts fit easily: int8 as number is exact here.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
@@ -132,9 +133,10 @@ export async function withTransactionGuard<T>(
   return result;
 }
 
-async function connect(pool: pg.Pool): Promise<pg.PoolClient> {
+/** A connection for a transaction; a write's is served ahead of waiting reads (./write-first.ts). */
+async function connect(pool: pg.Pool, write: boolean): Promise<pg.PoolClient> {
   try {
-    return await rawConnect(pool);
+    return await connectInTurn(pool, () => rawConnect(pool), write);
   } catch (err) {
     throw isDatabaseUnavailable(err) ? new DatabaseUnavailableError(err) : err;
   }
@@ -155,7 +157,7 @@ async function inTransaction<T>(
 ): Promise<T> {
   const state = orgId === undefined ? undefined : guards.getStore();
   for (let attempt = 1; ; attempt++) {
-    const client = await connect(pool);
+    const client = await connect(pool, !readOnly);
     const opening = takeOwedCommit(client) ? `COMMIT; ${prologue}` : prologue;
     // The opening and the statements `fn` sends before its first await leave in one write:
     // on a loaded machine each socket write (a loopback TCP send) costs more than the query.
@@ -267,7 +269,7 @@ async function readImplicit<R extends pg.QueryResultRow>(
 ): Promise<pg.QueryResult<R>> {
   checkOrgId(orgId);
   for (let attempt = 1; ; attempt++) {
-    const client = await connect(pool);
+    const client = await connect(pool, false);
     const commit = takeOwedCommit(client) ? 'COMMIT; ' : '';
     try {
       const results = (await client.query(
