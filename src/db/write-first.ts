@@ -35,12 +35,13 @@ export function connectInTurn(
   pool: pg.Pool,
   connect: () => Promise<pg.PoolClient>,
   write: boolean,
-  now = performance.now(),
 ): Promise<pg.PoolClient> {
   const queue = pendingQueue(pool);
   const before = queue?.length ?? 0;
   const connecting = connect();
+  // A connection was at hand: nothing waits, nothing to order (the common case).
   if (!queue || queue.length !== before + 1) return connecting;
+  const now = performance.now();
   const waiter = queue[queue.length - 1]!;
   if (!write) {
     readsSince.set(waiter, now);

@@ -57,7 +57,7 @@ describe('connections go to waiting writes before waiting reads', () => {
     expect(
       await servedOrder([
         { name: 'read 1', write: false },
-        { name: 'read 2', write: false, waitBefore: 0 },
+        { name: 'read 2', write: false },
         { name: 'write 1', write: true, waitBefore: READ_PLACE_KEPT_MS + 50 },
         { name: 'read 3', write: false },
         { name: 'write 2', write: true },
