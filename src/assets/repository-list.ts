@@ -1,7 +1,9 @@
+import { inOneWrite } from '../db/commit.js';
 import type { Tx } from '../db/pool.js';
-import { preparedFrom } from '../db/prepared.js';
+import { preparedFrom, preparedQuery } from '../db/prepared.js';
 import { EFFECTIVE, type SortKey } from '../master-data/list-query.js';
-import { ASSET_COLUMNS, type AssetRow, LOCATION_JOIN, withTags } from './repository.js';
+import { tagsForOwners } from '../tags/repository.js';
+import { ASSET_COLUMNS, type AssetRow, LOCATION_JOIN, toAsset } from './repository.js';
 import type { Asset } from './schemas.js';
 
 /** GET /api/v1/assets, decoded: every value already validated. */
@@ -76,8 +78,11 @@ export function buildAssetListSql(orgId: number, f: AssetListFilter): { page: Sq
   const predicate = where.join('\n  AND ');
   const whereValues = [...values];
 
-  const page = `SELECT ${ASSET_COLUMNS}
-FROM assets_in_org a ${LOCATION_JOIN}
+  // A text search's page is planned on every request, and each joined table costs more to
+  // plan than the page costs to read: its current locations come after it (positionsOf).
+  const from =
+    f.searchPattern === undefined ? `${ASSET_COLUMNS}\nFROM assets_in_org a ${LOCATION_JOIN}` : OWN_COLUMNS;
+  const page = `SELECT ${from}
 WHERE ${predicate}
 ORDER BY ${orderBy(f.sort)}
 LIMIT ${param(f.limit)} OFFSET ${param(f.offset)}`;
@@ -87,6 +92,12 @@ LIMIT ${param(f.limit)} OFFSET ${param(f.offset)}`;
 WHERE ${predicate}`;
   return { page: { text: page, values }, count: { text: count, values: whereValues } };
 }
+
+/** The page of a text search: the assets' own columns, their current locations unread. */
+const OWN_COLUMNS = `a.id, a.external_key, a.name, a.description, a.is_active, a.metadata,
+  NULL::bigint AS location_id, NULL::text AS location_external_key,
+  a.valid_from, a.valid_to, a.created_at, a.updated_at, a.deleted_at
+FROM assets_in_org a`;
 
 /** Whether the total is the organization's live, effective assets, by is_active at most. */
 function countedTotal(f: AssetListFilter): boolean {
@@ -119,14 +130,50 @@ export async function listAssets(
   filter: AssetListFilter,
 ): Promise<{ assets: Asset[]; total: number }> {
   const sql = buildAssetListSql(orgId, filter);
+  const search = filter.searchPattern !== undefined;
   // A text search's best plan depends on the pattern: it is planned for each request.
-  const send = (q: SqlQuery) => (filter.searchPattern === undefined ? preparedFrom(q) : q);
+  const send = (q: SqlQuery) => (search ? q : preparedFrom(q));
   const { rows } = await tx.query<AssetRow>(send(sql.page));
   // A short page is the last one, so it tells the total; only an empty page past the
   // end or a full page needs the count.
-  const total =
-    rows.length < filter.limit && (rows.length > 0 || filter.offset === 0)
-      ? filter.offset + rows.length
-      : (await tx.query<{ total: number }>(send(sql.count))).rows[0]!.total;
-  return { assets: await withTags(tx, orgId, rows), total };
+  const known = rows.length < filter.limit && (rows.length > 0 || filter.offset === 0);
+  // The count, the tags and the locations each depend on the page alone: they leave in one
+  // write (the pool pipelines). Every one is awaited before an error is thrown, so none is
+  // still running once the transaction ends.
+  const ids = rows.map((r) => r.id);
+  const settled = await Promise.allSettled(
+    inOneWrite(tx, () => [
+      known
+        ? filter.offset + rows.length
+        : tx.query<{ total: number }>(send(sql.count)).then((r) => r.rows[0]!.total),
+      tagsForOwners(tx, orgId, 'asset', ids),
+      search ? positionsOf(tx, orgId, ids) : undefined,
+    ]),
+  );
+  const [total, tags, positions] = settled.map((s) => {
+    if (s.status === 'rejected') throw s.reason;
+    return s.value;
+  }) as [number, Map<number, Asset['tags']>, Map<number, AssetPlace> | undefined];
+  const assets = rows.map((r) =>
+    toAsset(positions ? { ...r, ...positions.get(r.id) } : r, tags.get(r.id) ?? []),
+  );
+  return { assets, total };
+}
+
+type AssetPlace = Pick<AssetRow, 'location_id' | 'location_external_key'>;
+
+/** The current locations of the assets `ids` that have one, as LOCATION_JOIN reads them. */
+async function positionsOf(tx: Tx, orgId: number, ids: number[]): Promise<Map<number, AssetPlace>> {
+  const places = new Map<number, AssetPlace>();
+  if (ids.length === 0) return places;
+  const { rows } = await tx.query<AssetPlace & { asset_id: number }>(
+    preparedQuery(
+      `SELECT ap.asset_id, ap.location_id, l.external_key AS location_external_key
+       FROM asset_positions ap LEFT JOIN locations l ON l.org_id = ap.org_id AND l.id = ap.location_id
+       WHERE ap.org_id = $1 AND ap.asset_id = ANY($2::bigint[])`,
+      [orgId, ids],
+    ),
+  );
+  for (const { asset_id, ...place } of rows) places.set(asset_id, place);
+  return places;
 }

@@ -69,6 +69,18 @@ describe('GET /api/v1/assets: sort, q and total_count', () => {
     expect(ids((await api.list('?q=%C3%89MILE')).data)).toEqual([a.accent!.id]);
   });
 
+  it('q: each asset on a page reads as it does alone: its current location, the location key and its tags', async () => {
+    // A text search's page reads the locations after the page (repository-list.ts).
+    for (const asset of visible()) {
+      expect((await api.list(`?q=${encodeURIComponent(asset.external_key)}`)).data).toEqual([asset]);
+    }
+    const full = await api.list('?q=alpha&limit=2');
+    expect(full.data).toEqual([a.alphaC, a.alphaD]);
+    expect(full.data[1]!.location_id).toBe(dockA);
+    expect(full.total_count).toBe(3);
+    expect((await api.list('?q=alpha&offset=2')).data).toEqual([a.alphaLower]);
+  });
+
   it('q: metadata is not searched, and a match cannot span two fields', async () => {
     expect((await api.list('?q=hiddenword')).total_count).toBe(0);
     expect((await api.list('?q=betasecond')).total_count).toBe(0);
