@@ -1,4 +1,4 @@
-import { releaseBeforeFlush } from '../db/commit.js';
+import { inOneWrite, releaseBeforeFlush } from '../db/commit.js';
 import type { Tx } from '../db/pool.js';
 import { preparedQuery } from '../db/prepared.js';
 import { toWire, toWireOrNull } from '../http/timestamps.js';
@@ -313,10 +313,17 @@ export async function listLocations(
   const sql = buildListQuery(orgId, f);
   const { rows } = await tx.query<LocationRow>(sql.page);
   // A short page is the last one, so it tells the total; only a full page, or an empty
-  // one past the end, needs the count.
-  const total =
-    rows.length < f.limit && (rows.length > 0 || f.offset === 0)
-      ? f.offset + rows.length
-      : (await tx.query<{ total: number }>(sql.count)).rows[0]!.total;
-  return { data: await hydrate(tx, orgId, rows), total };
+  // one past the end, needs the count. It and the tags depend on the page alone, so they
+  // leave in one write; both are awaited before an error is thrown, so neither is still
+  // running once the transaction ends.
+  const known = rows.length < f.limit && (rows.length > 0 || f.offset === 0);
+  const [total, data] = await Promise.allSettled(
+    inOneWrite(tx, () => [
+      known ? f.offset + rows.length : tx.query<{ total: number }>(sql.count).then((r) => r.rows[0]!.total),
+      hydrate(tx, orgId, rows),
+    ]),
+  );
+  if (total.status === 'rejected') throw total.reason;
+  if (data.status === 'rejected') throw data.reason;
+  return { data: data.value, total: total.value };
 }
