@@ -1,3 +1,4 @@
+import { inOneWrite } from '../db/commit.js';
 import type { Tx } from '../db/pool.js';
 import { preparedFrom } from '../db/prepared.js';
 import { containsPattern, EFFECTIVE, type SortKey } from '../master-data/list-query.js';
@@ -75,17 +76,37 @@ export async function historyPage(
 ): Promise<{ rows: HistoryRow[]; total: number }> {
   const sql = historySql(orgId, assetId, filter, page);
   // One asset's stays by its index, whatever the window: the plan does not depend on the values.
-  const { rows } = await tx.query<HistoryRow>(preparedFrom(sql.page));
-  return { rows, total: await totalOf(tx, rows.length, page, preparedFrom(sql.count)) };
+  // Sent only when needed: most assets' histories fit in a page, so a count sent with it
+  // would mostly be discarded (measured: 10% more CPU for a history of three stays).
+  return withTotal<HistoryRow>(tx, preparedFrom(sql.page), preparedFrom(sql.count), page, false);
 }
 
 /**
- * A short page is the last one, so it tells the total; only a full page, or an empty one
- * past the end, needs the count statement.
+ * The page's rows and the total of its window. A short page is the last one, so it tells
+ * the total; only a full page, or an empty one past the end, needs the count. With
+ * `together` the count leaves with the page in one write, one round trip in all, and is
+ * discarded when the page tells the total: for counts that are named (planned once) and
+ * read no more rows than the page's OFFSET walk does. Otherwise it is sent only when needed.
+ * Both are awaited before an error is thrown, so neither is still running once the
+ * transaction ends.
  */
-async function totalOf(tx: Tx, rowCount: number, page: Page, count: SqlQuery): Promise<number> {
-  if (rowCount < page.limit && (rowCount > 0 || page.offset === 0)) return page.offset + rowCount;
-  return (await tx.query<{ total: number }>(count)).rows[0]!.total;
+async function withTotal<R extends object>(
+  tx: Tx,
+  pageSql: SqlQuery,
+  countSql: SqlQuery,
+  page: Page,
+  together: boolean,
+): Promise<{ rows: R[]; total: number }> {
+  const count = () => tx.query<{ total: number }>(countSql).then((r) => r.rows[0]!.total);
+  const [read, counted] = await Promise.allSettled(
+    inOneWrite(tx, () => [tx.query<R>(pageSql), together ? count() : undefined]),
+  );
+  if (read.status === 'rejected') throw read.reason;
+  if (counted.status === 'rejected') throw counted.reason;
+  const { rows } = read.value;
+  if (rows.length < page.limit && (rows.length > 0 || page.offset === 0))
+    return { rows, total: page.offset + rows.length };
+  return { rows, total: counted.value ?? (await count()) };
 }
 
 export interface ReportFilter {
@@ -206,7 +227,9 @@ export async function reportPage(
 ): Promise<{ rows: ReportRow[]; total: number }> {
   const sql = reportSql(orgId, filter, page);
   // A text search's best plan depends on the pattern: it is planned for each request.
-  const send = (q: SqlQuery) => (filter.q === undefined ? preparedFrom(q) : q);
-  const { rows } = await tx.query<ReportRow>(send(sql.page));
-  return { rows, total: await totalOf(tx, rows.length, page, send(sql.count)) };
+  const search = filter.q !== undefined;
+  const send = (q: SqlQuery) => (search ? q : preparedFrom(q));
+  // The report covers every tracked asset, so its first pages are full and need the count;
+  // a text search's count would be planned in vain whenever its page is short.
+  return withTotal<ReportRow>(tx, send(sql.page), send(sql.count), page, !search);
 }
