@@ -124,8 +124,12 @@ export interface NewAsset {
 }
 
 /** Inserts a live asset; created_at, updated_at and a defaulted valid_from are one instant. */
-export async function insertAsset(tx: Tx, orgId: number, a: NewAsset): Promise<number> {
-  const { rows } = await tx.query<{ id: number }>(
+/**
+ * Inserts an asset and answers its row as read back: a new asset has no current location,
+ * and its tags, if any, are attached after it.
+ */
+export async function insertAsset(tx: Tx, orgId: number, a: NewAsset): Promise<AssetRow> {
+  const { rows } = await tx.query<AssetRow>(
     preparedQuery(
       `WITH clock AS (SELECT now_ms() AS now)
      INSERT INTO assets (org_id, external_key, name, description, is_active, metadata,
@@ -133,7 +137,9 @@ export async function insertAsset(tx: Tx, orgId: number, a: NewAsset): Promise<n
      SELECT $1, $2, $3, $4, $5, $6::jsonb, coalesce($7::timestamptz, clock.now), $8::timestamptz,
             clock.now, clock.now
      FROM clock
-     RETURNING id`,
+     RETURNING id, external_key, name, description, is_active, metadata,
+       NULL::bigint AS location_id, NULL::text AS location_external_key,
+       valid_from, valid_to, created_at, updated_at, deleted_at`,
       [
         orgId,
         a.external_key,
@@ -146,7 +152,7 @@ export async function insertAsset(tx: Tx, orgId: number, a: NewAsset): Promise<n
       ],
     ),
   );
-  return rows[0]!.id;
+  return rows[0]!;
 }
 
 /** Columns PATCH may set, with their values (timestamps in wire form). */

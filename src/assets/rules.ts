@@ -66,6 +66,21 @@ export const TAG_OPERATIONS = [
   'DELETE /api/v1/assets/{asset_id}/tags/{tag_id}',
 ] as const;
 
+/**
+ * The fields readOnlyRules compares: a PATCH that sends none of them (nor a validity
+ * bound) is not checked against the current values (rules.test.ts keeps the two in step).
+ */
+export const READ_ONLY_FIELDS: readonly (keyof Asset)[] = [
+  'id',
+  'created_at',
+  'updated_at',
+  'deleted_at',
+  'location_id',
+  'location_external_key',
+  'external_key',
+  'tags',
+];
+
 /** PATCH asset rules 4-6: what a PATCH may echo, and the error when the echo differs. */
 export function readOnlyRules(current: Asset): ReadOnlyRule[] {
   const readOnly = (field: keyof Asset, compare: ReadOnlyRule['compare']): ReadOnlyRule => ({

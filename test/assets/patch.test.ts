@@ -59,6 +59,34 @@ describe('PATCH /api/v1/assets/{asset_id}', () => {
     });
   });
 
+  it('PATCH rule 1: a PATCH of writable fields alone answers the whole asset: its tags and current location', async () => {
+    // Nothing to compare with the current values: the update is not preceded by a read.
+    const a0 = await api.create({
+      tags: [
+        { tag_type: 'rfid', value: unique('E') },
+        { tag_type: 'ble', value: unique('B') },
+      ],
+    });
+    const key = unique('LOC');
+    const locationId = await insertLocation(f.t, f.org.id, key);
+    await placeAsset(f.t, a0.id, locationId);
+    const a = await current(a0);
+    const b = await accepted(a, { description: 'moved', metadata: { m: 2 } });
+    expect(b).toEqual({ ...a, description: 'moved', metadata: { m: 2 }, updated_at: b.updated_at });
+    expect(b).toMatchObject({ location_id: locationId, location_external_key: key, tags: a0.tags });
+    expect(ms(b.updated_at)).toBeGreaterThan(ms(a.updated_at));
+  });
+
+  it('PATCH of writable fields alone: 404 for an unknown or deleted asset, nothing changed', async () => {
+    const a = await api.create({ name: 'Gone' });
+    expect((await api.delete(`${BASE}/${a.id}`)).statusCode).toBe(204);
+    for (const id of [a.id, a.id + 1_000_000]) {
+      const res = await api.patch(`${BASE}/${id}`, { name: 'Back' });
+      expect(res.statusCode, res.body).toBe(404);
+      expectErrorEnvelope(res, { status: 404 });
+    }
+  });
+
   it('PATCH rule 1: null clears description and valid_to', async () => {
     const a = await api.create({ description: 'temporary', valid_to: '2999-01-01T00:00:00Z' });
     const b = await accepted(a, { description: null, valid_to: null });
