@@ -1,6 +1,7 @@
 import type { Tx } from '../db/pool.js';
 import { preparedQuery } from '../db/prepared.js';
 import { toWire, toWireOrNull } from '../http/timestamps.js';
+import { autoKeyPrefix, CHOSEN_KEY, slotChoice } from '../master-data/auto-key.js';
 import { tagsForOwners } from '../tags/repository.js';
 import type { Asset } from './schemas.js';
 
@@ -123,10 +124,10 @@ export interface NewAsset {
   valid_to: string | null;
 }
 
-/** Inserts a live asset; created_at, updated_at and a defaulted valid_from are one instant. */
 /**
- * Inserts an asset and answers its row as read back: a new asset has no current location,
- * and its tags, if any, are attached after it.
+ * Inserts a live asset and answers its row as read back (a new asset has no current
+ * location, and its tags, if any, are attached after it); created_at, updated_at and a
+ * defaulted valid_from are one instant.
  */
 export async function insertAsset(tx: Tx, orgId: number, a: NewAsset): Promise<AssetRow> {
   const { rows } = await tx.query<AssetRow>(
@@ -149,6 +150,63 @@ export async function insertAsset(tx: Tx, orgId: number, a: NewAsset): Promise<A
         JSON.stringify(a.metadata),
         a.valid_from,
         a.valid_to,
+      ],
+    ),
+  );
+  return rows[0]!;
+}
+
+/** An instant in wire form (toWire: RFC 3339, milliseconds, UTC), for years 1-9999. */
+const WIRE = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
+ * insertAsset with the lowest free auto key (slotChoice) and its `asset.created` event, in
+ * one statement: sent behind lockKeyspace and with the COMMIT behind it, a keyless create
+ * is one round trip, and the lock is held for this statement alone. `event` is the event
+ * as the caller built it; every field the row holds is set from the row, so the payload is
+ * the asset as the answer shows it (a new asset has no location and, here, no tags).
+ */
+export async function insertAssetWithAutoKey(
+  tx: Tx,
+  orgId: number,
+  a: Omit<NewAsset, 'external_key'>,
+  event: { type: string; payload: object },
+): Promise<AssetRow> {
+  const { rows } = await tx.query<AssetRow>(
+    preparedQuery(
+      `WITH clock AS (SELECT now_ms() AS now),
+     ${slotChoice('assets')},
+     a AS (
+       INSERT INTO assets (org_id, external_key, name, description, is_active, metadata,
+                           valid_from, valid_to, created_at, updated_at)
+       SELECT $1, ${CHOSEN_KEY}, $4, $5, $6, $7::jsonb, coalesce($8::timestamptz, clock.now), $9::timestamptz,
+              clock.now, clock.now
+       FROM clock, found
+       RETURNING *),
+     e AS (
+       INSERT INTO events (org_id, type, occurred_at, subject, location_ids, payload)
+       SELECT $1, $10, now_ms(), 'asset:' || a.id, '{}', $11::jsonb || jsonb_build_object(
+         'id', a.id, 'external_key', a.external_key, 'name', a.name, 'description', a.description,
+         'is_active', a.is_active, 'metadata', a.metadata,
+         'valid_from', ${WIRE('a.valid_from')}, 'valid_to', ${WIRE('a.valid_to')},
+         'created_at', ${WIRE('a.created_at')}, 'updated_at', ${WIRE('a.updated_at')})
+       FROM a)
+     SELECT id, external_key, name, description, is_active, metadata,
+       NULL::bigint AS location_id, NULL::text AS location_external_key,
+       valid_from, valid_to, created_at, updated_at, deleted_at
+     FROM a`,
+      [
+        orgId,
+        'assets',
+        autoKeyPrefix('assets'),
+        a.name,
+        a.description,
+        a.is_active,
+        JSON.stringify(a.metadata),
+        a.valid_from,
+        a.valid_to,
+        event.type,
+        JSON.stringify(event.payload),
       ],
     ),
   );

@@ -16,6 +16,7 @@ import {
   type AssetChanges,
   findLiveAsset,
   insertAsset,
+  insertAssetWithAutoKey,
   liveKeyHolder,
   setExternalKey,
   softDeleteAsset,
@@ -103,6 +104,7 @@ export class AssetService {
   private insert(caller: Caller, body: AssetCreate, validFrom: string | null, validTo: string | null) {
     const orgId = caller.orgId;
     const key = body.external_key;
+    if (key === undefined && !body.tags?.length) return this.insertKeyless(caller, body, validFrom, validTo);
     return this.db.withOrg(caller, async (tx) => {
       // A key of the auto form (ASSET-NNNN) could be the slot a concurrent create without a
       // key is choosing: those take the keyspace lock first. Any other key is the unique
@@ -152,6 +154,52 @@ export class AssetService {
         return sent;
       });
       return { ...created, external_key: assigned[1] };
+    });
+  }
+
+  /**
+   * A create without key or tags in one round trip: the keyspace lock, the insert with the
+   * chosen key and its event (insertAssetWithAutoKey) and the COMMIT leave in the opening's
+   * write, so the lock is held for the server's work alone, and released before the
+   * COMMIT's WAL flush, which the answer still waits for.
+   */
+  private insertKeyless(caller: Caller, body: AssetCreate, validFrom: string | null, validTo: string | null) {
+    const orgId = caller.orgId;
+    const values = {
+      name: body.name,
+      description: body.description ?? null,
+      is_active: body.is_active ?? true,
+      metadata: body.metadata ?? {},
+      valid_from: validFrom,
+      valid_to: validTo,
+    };
+    // The fields the row holds are set from it by the statement.
+    const template: Asset = {
+      id: 0,
+      external_key: '',
+      ...values,
+      location_id: null,
+      location_external_key: null,
+      tags: [],
+      valid_from: '',
+      created_at: '',
+      updated_at: '',
+      deleted_at: null,
+    };
+    return this.db.withOrg(caller, async (tx) => {
+      const [locked, inserted] = await Promise.allSettled(
+        inOneWrite(tx, () => {
+          const sent = [
+            lockKeyspace(tx, 'assets', orgId),
+            insertAssetWithAutoKey(tx, orgId, values, assetEvent('asset.created', template)),
+          ] as const;
+          commitBehind(tx);
+          return sent;
+        }),
+      );
+      if (locked.status === 'rejected') throw locked.reason;
+      if (inserted.status === 'rejected') throw writeError(inserted.reason, validFrom);
+      return toAsset(inserted.value, []);
     });
   }
 

@@ -95,10 +95,28 @@ export async function nextAutoKey(tx: Tx, table: KeyedTable, orgId: number): Pro
  * the server's work alone. Returns the key.
  */
 export async function assignAutoKey(tx: Tx, table: KeyedTable, orgId: number, id: number): Promise<string> {
-  const live = `org_id = $1 AND deleted_at IS NULL AND auto_slot IS NOT NULL AND auto_slot > (SELECT m FROM mark)`;
   const { rows } = await tx.query<{ key: string }>(
     preparedQuery(
-      `WITH mark AS MATERIALIZED (
+      `WITH ${slotChoice(table)},
+     keyed AS (
+       UPDATE ${table} SET external_key = ${CHOSEN_KEY} FROM found WHERE org_id = $1 AND id = $4
+       RETURNING external_key)
+     SELECT external_key AS key FROM keyed`,
+      [orgId, table, autoKeyPrefix(table), id],
+    ),
+  );
+  if (!rows[0]) throw new Error(`${table} ${id} vanished before its key was assigned`);
+  return rows[0].key;
+}
+
+/**
+ * The CTEs `mark`, `found` (one row: the chosen `slot`) and `advanced` (the watermark
+ * moved) of nextAutoKey's choice, for a statement whose $1 is the organization, $2 the
+ * table and $3 its prefix (autoKeyPrefix); CHOSEN_KEY is the key, read from `found`.
+ */
+export function slotChoice(table: KeyedTable): string {
+  const live = `org_id = $1 AND deleted_at IS NULL AND auto_slot IS NOT NULL AND auto_slot > (SELECT m FROM mark)`;
+  return `mark AS MATERIALIZED (
        SELECT coalesce((SELECT dense_upto FROM auto_key_watermarks WHERE org_id = $1 AND kind = $2), 0) AS m),
      found AS MATERIALIZED (
        SELECT coalesce(
@@ -111,16 +129,12 @@ export async function assignAutoKey(tx: Tx, table: KeyedTable, orgId: number, id
      advanced AS (
        INSERT INTO auto_key_watermarks AS w (org_id, kind, dense_upto) SELECT $1, $2, slot FROM found
        ON CONFLICT (org_id, kind) DO UPDATE SET dense_upto = excluded.dense_upto
-       WHERE w.dense_upto = (SELECT m FROM mark)),
-     keyed AS (
-       UPDATE ${table} SET external_key = $3 || CASE WHEN found.slot < 10000
-         THEN lpad(found.slot::text, 4, '0') ELSE found.slot::text END
-       FROM found WHERE org_id = $1 AND id = $4
-       RETURNING external_key)
-     SELECT external_key AS key FROM keyed`,
-      [orgId, table, `${PREFIX[table]}-`, id],
-    ),
-  );
-  if (!rows[0]) throw new Error(`${table} ${id} vanished before its key was assigned`);
-  return rows[0].key;
+       WHERE w.dense_upto = (SELECT m FROM mark))`;
+}
+
+export const CHOSEN_KEY = `$3 || CASE WHEN found.slot < 10000
+         THEN lpad(found.slot::text, 4, '0') ELSE found.slot::text END`;
+
+export function autoKeyPrefix(table: KeyedTable): string {
+  return `${PREFIX[table]}-`;
 }

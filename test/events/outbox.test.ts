@@ -166,6 +166,32 @@ describe('master-data events', () => {
     expect(events[3]!.payload.deleted_at).toEqual(expect.any(String));
   });
 
+  it('a keyless create carries the resource as the API returns it, whatever form its values were sent in', async () => {
+    // Without tags the row, its key and its event are one statement (insertAssetWithAutoKey).
+    const org = await t.createOrg(unique('md'));
+    const bodies = [
+      { name: 'Plain' },
+      {
+        name: 'Füll',
+        description: 'with\ttab',
+        is_active: false,
+        metadata: { z: 1, a: { n: 1.5e2, list: [true, null, 'x'] }, '': 0 },
+        valid_from: '2020-02-29T23:59:59.123456+05:30',
+        valid_to: '2099-12-31T12:00:00-08:00',
+      },
+      { name: 'Tagged', tags: [{ tag_type: 'barcode' as const, value: unique('BC') }] },
+    ];
+    const created = [];
+    for (const body of bodies) created.push(await t.services.assets.create(cliCaller(org.id), body));
+    expect(created.map((a) => a.external_key)).toEqual(['ASSET-0001', 'ASSET-0002', 'ASSET-0003']);
+    const events = await eventsOf(org.id);
+    expect(events.map((e) => [e.type, e.subject])).toEqual(
+      created.map((a) => ['asset.created', `asset:${a.id}`]),
+    );
+    expect(events.map((e) => e.payload)).toEqual(created);
+    for (const asset of created) expect(await t.services.assets.get(org.id, asset.id)).toEqual(asset);
+  });
+
   it('a refused write (409) writes no event', async () => {
     const org = await t.createOrg(unique('md'));
     await t.services.assets.create(cliCaller(org.id), { name: 'A', external_key: 'SAME' });
