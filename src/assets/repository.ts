@@ -124,6 +124,21 @@ export interface NewAsset {
   valid_to: string | null;
 }
 
+/** A new row in the read shape: a new asset has no current location. */
+const NEW_ROW_COLUMNS = `id, external_key, name, description, is_active, metadata,
+       NULL::bigint AS location_id, NULL::text AS location_external_key,
+       valid_from, valid_to, created_at, updated_at, deleted_at`;
+
+/** A new asset's values after its key, in the order both inserts take them. */
+const newAssetValues = (a: Omit<NewAsset, 'external_key'>) => [
+  a.name,
+  a.description,
+  a.is_active,
+  JSON.stringify(a.metadata),
+  a.valid_from,
+  a.valid_to,
+];
+
 /**
  * Inserts a live asset and answers its row as read back (a new asset has no current
  * location, and its tags, if any, are attached after it); created_at, updated_at and a
@@ -138,19 +153,8 @@ export async function insertAsset(tx: Tx, orgId: number, a: NewAsset): Promise<A
      SELECT $1, $2, $3, $4, $5, $6::jsonb, coalesce($7::timestamptz, clock.now), $8::timestamptz,
             clock.now, clock.now
      FROM clock
-     RETURNING id, external_key, name, description, is_active, metadata,
-       NULL::bigint AS location_id, NULL::text AS location_external_key,
-       valid_from, valid_to, created_at, updated_at, deleted_at`,
-      [
-        orgId,
-        a.external_key,
-        a.name,
-        a.description,
-        a.is_active,
-        JSON.stringify(a.metadata),
-        a.valid_from,
-        a.valid_to,
-      ],
+     RETURNING ${NEW_ROW_COLUMNS}`,
+      [orgId, a.external_key, ...newAssetValues(a)],
     ),
   );
   return rows[0]!;
@@ -191,20 +195,12 @@ export async function insertAssetWithAutoKey(
          'valid_from', ${WIRE('a.valid_from')}, 'valid_to', ${WIRE('a.valid_to')},
          'created_at', ${WIRE('a.created_at')}, 'updated_at', ${WIRE('a.updated_at')})
        FROM a)
-     SELECT id, external_key, name, description, is_active, metadata,
-       NULL::bigint AS location_id, NULL::text AS location_external_key,
-       valid_from, valid_to, created_at, updated_at, deleted_at
-     FROM a`,
+     SELECT ${NEW_ROW_COLUMNS} FROM a`,
       [
         orgId,
         'assets',
         autoKeyPrefix('assets'),
-        a.name,
-        a.description,
-        a.is_active,
-        JSON.stringify(a.metadata),
-        a.valid_from,
-        a.valid_to,
+        ...newAssetValues(a),
         event.type,
         JSON.stringify(event.payload),
       ],

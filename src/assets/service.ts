@@ -18,6 +18,7 @@ import {
   insertAsset,
   insertAssetWithAutoKey,
   liveKeyHolder,
+  type NewAsset,
   setExternalKey,
   softDeleteAsset,
   toAsset,
@@ -46,6 +47,22 @@ function writeError(err: unknown, validFrom: string | null): unknown {
     return conflict('external_key is already used by another live asset');
   }
   return err;
+}
+
+/** A create's values with the defaults of omitted fields; instants in wire form. */
+function newValues(
+  body: AssetCreate,
+  validFrom: string | null,
+  validTo: string | null,
+): Omit<NewAsset, 'external_key'> {
+  return {
+    name: body.name,
+    description: body.description ?? null,
+    is_active: body.is_active ?? true,
+    metadata: body.metadata ?? {},
+    valid_from: validFrom,
+    valid_to: validTo,
+  };
 }
 
 /** The assets resource (API-SPEC "Assets"), without HTTP: values in, Asset or ApiError out. */
@@ -119,12 +136,7 @@ export class AssetService {
       // held for the choice and the commit only, not for the whole create.
       const row = await insertAsset(tx, orgId, {
         external_key: key ?? `~pending-${randomUUID()}`,
-        name: body.name,
-        description: body.description ?? null,
-        is_active: body.is_active ?? true,
-        metadata: body.metadata ?? {},
-        valid_from: validFrom,
-        valid_to: validTo,
+        ...newValues(body, validFrom, validTo),
       }).catch((err) => {
         throw writeError(err, validFrom);
       });
@@ -165,14 +177,7 @@ export class AssetService {
    */
   private insertKeyless(caller: Caller, body: AssetCreate, validFrom: string | null, validTo: string | null) {
     const orgId = caller.orgId;
-    const values = {
-      name: body.name,
-      description: body.description ?? null,
-      is_active: body.is_active ?? true,
-      metadata: body.metadata ?? {},
-      valid_from: validFrom,
-      valid_to: validTo,
-    };
+    const values = newValues(body, validFrom, validTo);
     // The fields the row holds are set from it by the statement.
     const template: Asset = {
       id: 0,
