@@ -1,7 +1,7 @@
-import { inOneWrite } from '../db/commit.js';
+import { allInOneWrite } from '../db/commit.js';
 import type { Tx } from '../db/pool.js';
 import { preparedFrom, preparedQuery } from '../db/prepared.js';
-import { EFFECTIVE, type SortKey } from '../master-data/list-query.js';
+import { EFFECTIVE, type SortKey, totalFromPage } from '../master-data/list-query.js';
 import { tagsForOwners } from '../tags/repository.js';
 import { ASSET_COLUMNS, type AssetRow, LOCATION_JOIN, toAsset } from './repository.js';
 import type { Asset } from './schemas.js';
@@ -134,26 +134,15 @@ export async function listAssets(
   // A text search's best plan depends on the pattern: it is planned for each request.
   const send = (q: SqlQuery) => (search ? q : preparedFrom(q));
   const { rows } = await tx.query<AssetRow>(send(sql.page));
-  // A short page is the last one, so it tells the total; only an empty page past the
-  // end or a full page needs the count.
-  const known = rows.length < filter.limit && (rows.length > 0 || filter.offset === 0);
-  // The count, the tags and the locations each depend on the page alone: they leave in one
-  // write (the pool pipelines). Every one is awaited before an error is thrown, so none is
-  // still running once the transaction ends.
+  // The count (when the page does not tell the total), the tags and the locations each
+  // depend on the page alone: they leave in one write (the pool pipelines).
+  const known = totalFromPage(rows.length, filter);
   const ids = rows.map((r) => r.id);
-  const settled = await Promise.allSettled(
-    inOneWrite(tx, () => [
-      known
-        ? filter.offset + rows.length
-        : tx.query<{ total: number }>(send(sql.count)).then((r) => r.rows[0]!.total),
-      tagsForOwners(tx, orgId, 'asset', ids),
-      search ? positionsOf(tx, orgId, ids) : undefined,
-    ]),
-  );
-  const [total, tags, positions] = settled.map((s) => {
-    if (s.status === 'rejected') throw s.reason;
-    return s.value;
-  }) as [number, Map<number, Asset['tags']>, Map<number, AssetPlace> | undefined];
+  const [total, tags, positions] = await allInOneWrite(tx, () => [
+    known ?? tx.query<{ total: number }>(send(sql.count)).then((r) => r.rows[0]!.total),
+    tagsForOwners(tx, orgId, 'asset', ids),
+    search ? positionsOf(tx, orgId, ids) : undefined,
+  ]);
   const assets = rows.map((r) =>
     toAsset(positions ? { ...r, ...positions.get(r.id) } : r, tags.get(r.id) ?? []),
   );

@@ -99,6 +99,21 @@ export function commitBehind(tx: Tx): void {
   committing.set(tx, done);
 }
 
+/**
+ * inOneWrite for statements sent together: waits for every answer before throwing the first
+ * error (in the order sent), so none is still running once the transaction ends.
+ */
+export async function allInOneWrite<T extends readonly unknown[]>(
+  tx: Tx,
+  send: () => T,
+): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
+  const settled = await Promise.allSettled(inOneWrite(tx, send));
+  for (const s of settled) if (s.status === 'rejected') throw s.reason;
+  return settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as {
+    -readonly [K in keyof T]: Awaited<T[K]>;
+  };
+}
+
 /** Runs `send` with the connection's socket corked, so what it sends leaves in one write. */
 export function inOneWrite<T>(tx: Tx, send: () => T): T {
   const stream = streamOf(tx);

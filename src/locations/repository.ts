@@ -1,9 +1,9 @@
-import { inOneWrite, releaseBeforeFlush } from '../db/commit.js';
+import { allInOneWrite, releaseBeforeFlush } from '../db/commit.js';
 import type { Tx } from '../db/pool.js';
 import { preparedQuery } from '../db/prepared.js';
 import { toWire, toWireOrNull } from '../http/timestamps.js';
 import type { LockOptions } from '../master-data/auto-key.js';
-import { containsPattern, EFFECTIVE, type SortKey } from '../master-data/list-query.js';
+import { containsPattern, EFFECTIVE, type SortKey, totalFromPage } from '../master-data/list-query.js';
 import { tagsForOwners } from '../tags/repository.js';
 import type { Location } from './schemas.js';
 
@@ -312,18 +312,12 @@ export async function listLocations(
 ): Promise<{ data: Location[]; total: number }> {
   const sql = buildListQuery(orgId, f);
   const { rows } = await tx.query<LocationRow>(sql.page);
-  // A short page is the last one, so it tells the total; only a full page, or an empty
-  // one past the end, needs the count. It and the tags depend on the page alone, so they
-  // leave in one write; both are awaited before an error is thrown, so neither is still
-  // running once the transaction ends.
-  const known = rows.length < f.limit && (rows.length > 0 || f.offset === 0);
-  const [total, data] = await Promise.allSettled(
-    inOneWrite(tx, () => [
-      known ? f.offset + rows.length : tx.query<{ total: number }>(sql.count).then((r) => r.rows[0]!.total),
-      hydrate(tx, orgId, rows),
-    ]),
-  );
-  if (total.status === 'rejected') throw total.reason;
-  if (data.status === 'rejected') throw data.reason;
-  return { data: data.value, total: total.value };
+  // The count (when the page does not tell the total) and the tags depend on the page
+  // alone, so they leave in one write.
+  const known = totalFromPage(rows.length, f);
+  const [total, data] = await allInOneWrite(tx, () => [
+    known ?? tx.query<{ total: number }>(sql.count).then((r) => r.rows[0]!.total),
+    hydrate(tx, orgId, rows),
+  ]);
+  return { data, total };
 }

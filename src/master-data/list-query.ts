@@ -42,6 +42,14 @@ export function exclusivePair(query: object, idName: string, keyName: string): v
 }
 
 /** The list envelope (API-SPEC "List envelope"). */
+/**
+ * The total a page tells by itself: a short page is the last one; only a full page, or an
+ * empty one past the end, needs the count (undefined).
+ */
+export function totalFromPage(rowCount: number, page: { limit: number; offset: number }): number | undefined {
+  return rowCount < page.limit && (rowCount > 0 || page.offset === 0) ? page.offset + rowCount : undefined;
+}
+
 export function listEnvelope<T>(data: T[], page: { limit: number; offset: number }, total: number) {
   return { data, limit: page.limit, offset: page.offset, total_count: total };
 }

@@ -1,7 +1,7 @@
-import { inOneWrite } from '../db/commit.js';
+import { allInOneWrite } from '../db/commit.js';
 import type { Tx } from '../db/pool.js';
 import { preparedFrom } from '../db/prepared.js';
-import { containsPattern, EFFECTIVE, type SortKey } from '../master-data/list-query.js';
+import { containsPattern, EFFECTIVE, type SortKey, totalFromPage } from '../master-data/list-query.js';
 
 export interface HistoryRow {
   started_at: Date;
@@ -82,13 +82,11 @@ export async function historyPage(
 }
 
 /**
- * The page's rows and the total of its window. A short page is the last one, so it tells
- * the total; only a full page, or an empty one past the end, needs the count. With
+ * The page's rows and the total of its window, from the page when it tells it
+ * (totalFromPage), else from the count. With
  * `together` the count leaves with the page in one write, one round trip in all, and is
  * discarded when the page tells the total: for counts that are named (planned once) and
  * read no more rows than the page's OFFSET walk does. Otherwise it is sent only when needed.
- * Both are awaited before an error is thrown, so neither is still running once the
- * transaction ends.
  */
 async function withTotal<R extends object>(
   tx: Tx,
@@ -98,15 +96,11 @@ async function withTotal<R extends object>(
   together: boolean,
 ): Promise<{ rows: R[]; total: number }> {
   const count = () => tx.query<{ total: number }>(countSql).then((r) => r.rows[0]!.total);
-  const [read, counted] = await Promise.allSettled(
-    inOneWrite(tx, () => [tx.query<R>(pageSql), together ? count() : undefined]),
-  );
-  if (read.status === 'rejected') throw read.reason;
-  if (counted.status === 'rejected') throw counted.reason;
-  const { rows } = read.value;
-  if (rows.length < page.limit && (rows.length > 0 || page.offset === 0))
-    return { rows, total: page.offset + rows.length };
-  return { rows, total: counted.value ?? (await count()) };
+  const [{ rows }, counted] = await allInOneWrite(tx, () => [
+    tx.query<R>(pageSql),
+    together ? count() : undefined,
+  ]);
+  return { rows, total: totalFromPage(rows.length, page) ?? counted ?? (await count()) };
 }
 
 export interface ReportFilter {
