@@ -167,9 +167,13 @@ export async function connectReaders(mqttUrl: string, readers: BenchReaders): Pr
   return clients;
 }
 
+/** How long the stored count may stand still, short of the total, before the bench gives up. */
+const STALL_MS = 60_000;
+
 /**
  * Polls until the readers' good_reads add up to `total`: every published read is stored.
- * `progress` hears the count every five seconds or so.
+ * `progress` hears the count every five seconds or so. Throws when the count has not moved
+ * for a minute: reads that never come (an external broker dropped them) must not hang the bench.
  */
 export async function waitForStoredReads(
   db: Database,
@@ -179,13 +183,23 @@ export async function waitForStoredReads(
 ): Promise<void> {
   let stored = 0;
   let lastReport = Date.now();
+  let lastMove = Date.now();
   while (stored < total) {
     await new Promise((resolve) => setTimeout(resolve, 50));
     const { rows } = await db.pool.query<{ n: string }>(
       'SELECT coalesce(sum(good_reads), 0) AS n FROM readers WHERE id = ANY($1::bigint[])',
       [readerIds],
     );
-    stored = Number(rows[0]!.n);
+    const now = Number(rows[0]!.n);
+    if (now !== stored) lastMove = Date.now();
+    stored = now;
+    if (Date.now() - lastMove > STALL_MS) {
+      throw new Error(
+        `${stored} of ${total} reads stored, and none more for ${STALL_MS / 1000} s. With an ` +
+          "external broker, check that it keeps what it queues for the service's consumer " +
+          '(Mosquitto drops beyond max_queued_messages, 1000 by default; set it to 0).',
+      );
+    }
     if (progress && Date.now() - lastReport > 5000) {
       lastReport = Date.now();
       progress(stored);

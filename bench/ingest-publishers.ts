@@ -4,7 +4,9 @@
  * publishers' MQTT client work (packet generation, its store of unacknowledged messages,
  * the acknowledgements, their garbage) was about a third of the single process's CPU, and
  * moved with the service's figure. The bench adds the two for a figure comparable to the
- * earlier single-process runs, and shows the service's apart.
+ * earlier single-process runs, and shows the service's apart. Each reader is a
+ * LeanPublisher (./lean-publisher.ts): the child shares the service's two cores, where
+ * real readers are devices of their own.
  *
  * Protocol over the IPC channel (advanced serialization): the parent sends `start` with
  * the readers' logins and the messages; the child connects every reader and answers
@@ -12,8 +14,8 @@
  * spent from `publish` to the last acknowledgement; on `end` it disconnects and exits.
  */
 import { fork } from 'node:child_process';
-import type { MqttClient } from 'mqtt';
-import { type BenchReaders, connectReaders } from './harness.js';
+import type { BenchReaders } from './harness.js';
+import { LeanPublisher, type PreparedPublish, preparePublish } from './lean-publisher.js';
 
 export interface BenchMessage {
   reader: number;
@@ -112,7 +114,8 @@ export async function startPublishers(options: {
 
 /** The child's side. */
 function child(): void {
-  let clients: MqttClient[] = [];
+  let publishers: LeanPublisher[] = [];
+  let prepared: Array<{ reader: number; packet: PreparedPublish }> = [];
   let start: Extract<ToChild, { type: 'start' }> | undefined;
   const reply = (m: FromChild) => process.send?.(m);
   const fail = (err: unknown) =>
@@ -120,21 +123,27 @@ function child(): void {
   process.on('message', (m: ToChild) => {
     if (m.type === 'start') {
       start = m;
-      connectReaders(m.mqttUrl, m.readers).then((c) => {
-        clients = c;
+      // Encoded before the clock starts: a reader has its message ready when it publishes.
+      prepared = m.messages.map((msg) => ({
+        reader: msg.reader,
+        packet: preparePublish(m.readers.topics[msg.reader]!, msg.payload),
+      }));
+      Promise.all(
+        m.readers.logins.map((login) =>
+          LeanPublisher.connect(m.mqttUrl, { ...login, clientId: `${login.username}-bench` }),
+        ),
+      ).then((connected) => {
+        publishers = connected;
         reply({ type: 'connected' });
       }, fail);
     } else if (m.type === 'publish' && start) {
-      const { messages, readers, window } = start;
       const cpu = process.cpuUsage();
-      publishAll(messages, window, (msg) =>
-        clients[msg.reader]!.publishAsync(readers.topics[msg.reader]!, msg.payload, { qos: 1 }),
-      ).then(() => {
+      publishAll(prepared, start.window, (msg) => publishers[msg.reader]!.publish(msg.packet)).then(() => {
         const used = process.cpuUsage(cpu);
         reply({ type: 'published', cpuMicros: used.user + used.system });
       }, fail);
     } else if (m.type === 'end') {
-      Promise.all(clients.map((c) => c.endAsync(true))).finally(() => process.exit(0));
+      Promise.all(publishers.map((p) => p.end())).finally(() => process.exit(0));
     }
   });
   process.on('disconnect', () => process.exit(0));

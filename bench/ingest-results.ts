@@ -13,6 +13,15 @@ export interface Result {
   transactionReadsPerSecond: number;
   /** readsPerSecond / copyReadsPerSecond. */
   shareOfCopy: number;
+  messages: number;
+  /**
+   * The same messages through the embedded broker alone, nothing stored
+   * (bench/ingest-broker-ceiling.ts): reads/s, and CPU per message of the broker's process
+   * and of the publishers. Null with an external broker.
+   */
+  brokerReadsPerSecond: number | null;
+  brokerCpuMicrosPerMessage: number | null;
+  brokerPublishersCpuMicrosPerMessage: number | null;
   /** The service's resident memory: the highest seen while the messages were being stored. */
   peakRssBytes: number;
   /** Its rise over the resident memory when publishing began (the publishers are apart). */
@@ -91,6 +100,14 @@ export function printResults(results: Result[]): void {
       mib(r.rawLogBytesPerMillionReads),
     ]),
   ];
+  const brokers = results.filter((r) => r.brokerReadsPerSecond !== null);
+  const brokerLines = brokers.map(
+    (r) =>
+      `broker alone, ${r.population}: ${r.brokerReadsPerSecond} reads/s (${r.messages} messages), ` +
+      `CPU µs per message: broker ${r.brokerCpuMicrosPerMessage}, publishers ${r.brokerPublishersCpuMicrosPerMessage}; ` +
+      `the service reached ${((r.readsPerSecond / r.brokerReadsPerSecond!) * 100).toFixed(1)}% of it\n`,
+  );
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
   for (const row of table) process.stdout.write(`${row.map((c, i) => c.padEnd(widths[i]!)).join('  ')}\n`);
+  if (brokerLines.length > 0) process.stdout.write(`\n${brokerLines.join('')}`);
 }

@@ -42,6 +42,7 @@ import {
   waitForDispatch,
   waitForStoredReads,
 } from './harness.js';
+import { type BrokerCeiling, brokerCeiling } from './ingest-broker-ceiling.js';
 import { type CeilingMessage, type CeilingRead, copyCeiling, transactionCeiling } from './ingest-ceiling.js';
 import { type BenchMessage, type Publishers, startPublishers } from './ingest-publishers.js';
 import { type Population, printResults, type Result } from './ingest-results.js';
@@ -256,6 +257,15 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
     const day = 24 * 3600_000;
     const copySeconds = await copyCeiling({ url, orgId, messages: ceilingMessages, shiftMs: day });
     const txSeconds = await transactionCeiling({ url, orgId, messages: ceilingMessages, shiftMs: 2 * day });
+    await publishers.end();
+    publishers = undefined;
+    // The embedded broker's own ceiling (an external broker runs apart from this process).
+    let broker: BrokerCeiling | null = null;
+    if (!mqttUrl) {
+      log(`${population}: ceiling of the embedded broker alone (the same messages, nothing stored)`);
+      broker = await brokerCeiling({ readers, messages, window: WINDOW });
+    }
+    const perMessage = (micros: number) => Math.round((micros / messages.length) * 10) / 10;
     const readsPerSecond = Math.round(READS / seconds);
     const copyReadsPerSecond = Math.round(READS / copySeconds);
     return {
@@ -267,6 +277,10 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
       copyReadsPerSecond,
       transactionReadsPerSecond: Math.round(READS / txSeconds),
       shareOfCopy: Math.round((readsPerSecond / copyReadsPerSecond) * 1000) / 1000,
+      messages: messages.length,
+      brokerReadsPerSecond: broker && Math.round(READS / broker.seconds),
+      brokerCpuMicrosPerMessage: broker && perMessage(broker.brokerCpuMicros),
+      brokerPublishersCpuMicrosPerMessage: broker && perMessage(broker.publishersCpuMicros),
       peakRssBytes: peakRss,
       rssRiseBytes: peakRss - rssAtStart,
       liveRiseBytes: peakLive === null || liveAtStart === null ? null : peakLive - liveAtStart,

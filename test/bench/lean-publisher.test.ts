@@ -1,0 +1,61 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { LeanPublisher, preparePublish } from '../../bench/lean-publisher.js';
+import { type EmbeddedBroker, startEmbeddedBroker } from '../../src/ingest/broker.js';
+
+// The ingest bench's readers: what they publish must arrive whole, once and in order, and a
+// broker that drops them must fail the bench rather than hang it.
+describe('bench LeanPublisher', () => {
+  let broker: EmbeddedBroker | undefined;
+  afterEach(async () => {
+    await broker?.stop();
+    broker = undefined;
+  });
+
+  const login = { clientId: 'lean-test', username: 'reader', password: 'secret' };
+
+  it('delivers more messages than there are packet identifiers, each once and in order', async () => {
+    const received: string[] = [];
+    broker = await startEmbeddedBroker({
+      host: '127.0.0.1',
+      port: 0,
+      onPublish: async (topic, payload) => {
+        received.push(`${topic} ${payload.toString()}`);
+      },
+    });
+    const publisher = await LeanPublisher.connect(broker.url, login);
+    const count = 70_000;
+    const sent = Array.from({ length: count }, (_, i) => `{"n":${i}}`);
+    await Promise.all(sent.map((p) => publisher.publish(preparePublish('site/reader-1', p))));
+    await publisher.end();
+    expect(received).toHaveLength(count);
+    expect(received).toEqual(sent.map((p) => `site/reader-1 ${p}`));
+  }, 60_000);
+
+  it('fails the messages in flight when the broker drops the connection', async () => {
+    broker = await startEmbeddedBroker({
+      host: '127.0.0.1',
+      port: 0,
+      onPublish: async () => {
+        throw new Error('refused');
+      },
+    });
+    const publisher = await LeanPublisher.connect(broker.url, login);
+    await expect(publisher.publish(preparePublish('site/reader-1', '{}'))).rejects.toThrow(/closed/);
+    await expect(publisher.publish(preparePublish('site/reader-1', '{}'))).rejects.toThrow(/closed/);
+  });
+
+  it('fails to connect when the broker refuses the login', async () => {
+    broker = await startEmbeddedBroker({
+      host: '127.0.0.1',
+      port: 0,
+      access: {
+        authenticate: async () => {
+          throw Object.assign(new Error('bad login'), { returnCode: 4 });
+        },
+      } as never,
+    });
+    await expect(LeanPublisher.connect(broker.url, login)).rejects.toThrow(
+      /refused the connection \(CONNACK return code 4\)/,
+    );
+  });
+});
