@@ -190,9 +190,9 @@ export async function waitForStoredReads(
       'SELECT coalesce(sum(good_reads), 0) AS n FROM readers WHERE id = ANY($1::bigint[])',
       [readerIds],
     );
-    const now = Number(rows[0]!.n);
-    if (now !== stored) lastMove = Date.now();
-    stored = now;
+    const count = Number(rows[0]!.n);
+    if (count !== stored) lastMove = Date.now();
+    stored = count;
     if (Date.now() - lastMove > STALL_MS) {
       throw new Error(
         `${stored} of ${total} reads stored, and none more for ${STALL_MS / 1000} s. With an ` +

@@ -39,10 +39,15 @@ const PUBACK = 0x40;
 /** Packet identifiers are 16 bits, 0 excluded. */
 const MAX_IN_FLIGHT = 65_535;
 
+interface Settle {
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
 export class LeanPublisher {
-  private readonly acks = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
+  private readonly acks = new Map<number, Settle>();
   /** Messages waiting for a free packet identifier (more than MAX_IN_FLIGHT sent at once). */
-  private readonly queued: Array<() => void> = [];
+  private readonly queued: Settle[] = [];
   private nextId = 1;
   private corked = false;
   private failure: Error | undefined;
@@ -118,7 +123,7 @@ export class LeanPublisher {
       if (!ack) continue;
       this.acks.delete(id);
       ack.resolve();
-      this.queued.shift()?.();
+      this.queued.shift()?.resolve();
     }
     this.pending = data.subarray(at);
   }
@@ -126,8 +131,10 @@ export class LeanPublisher {
   private fail(err: Error): void {
     if (this.failure) return;
     this.failure = err;
-    for (const ack of this.acks.values()) ack.reject(err);
+    // The messages waiting for an identifier fail too: nothing would ever free one.
+    for (const waiting of [...this.acks.values(), ...this.queued]) waiting.reject(err);
     this.acks.clear();
+    this.queued.length = 0;
     this.socket.destroy();
   }
 
@@ -135,7 +142,9 @@ export class LeanPublisher {
   publish(message: PreparedPublish): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
     if (this.acks.size >= MAX_IN_FLIGHT) {
-      return new Promise<void>((resolve) => this.queued.push(resolve)).then(() => this.publish(message));
+      return new Promise<void>((resolve, reject) => this.queued.push({ resolve, reject })).then(() =>
+        this.publish(message),
+      );
     }
     let id = this.nextId;
     while (this.acks.has(id)) id = (id % MAX_IN_FLIGHT) + 1;

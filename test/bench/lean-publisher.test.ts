@@ -44,6 +44,22 @@ describe('bench LeanPublisher', () => {
     await expect(publisher.publish(preparePublish('site/reader-1', '{}'))).rejects.toThrow(/closed/);
   });
 
+  it('fails the messages waiting for a packet identifier too when the connection drops', async () => {
+    broker = await startEmbeddedBroker({
+      host: '127.0.0.1',
+      port: 0,
+      onPublish: async () => {
+        throw new Error('refused');
+      },
+    });
+    const publisher = await LeanPublisher.connect(broker.url, login);
+    // More than the 65,535 identifiers: the rest wait for one, and must not wait forever.
+    const settled = await Promise.allSettled(
+      Array.from({ length: 70_000 }, () => publisher.publish(preparePublish('site/reader-1', '{}'))),
+    );
+    expect(settled.filter((s) => s.status === 'fulfilled')).toHaveLength(0);
+  });
+
   it('fails to connect when the broker refuses the login', async () => {
     broker = await startEmbeddedBroker({
       host: '127.0.0.1',
