@@ -41,7 +41,6 @@ export function exclusivePair(query: object, idName: string, keyName: string): v
   throw validationError(fields);
 }
 
-/** The list envelope (API-SPEC "List envelope"). */
 /**
  * The total a page tells by itself: a short page is the last one; only a full page, or an
  * empty one past the end, needs the count (undefined).
@@ -50,6 +49,7 @@ export function totalFromPage(rowCount: number, page: { limit: number; offset: n
   return rowCount < page.limit && (rowCount > 0 || page.offset === 0) ? page.offset + rowCount : undefined;
 }
 
+/** The list envelope (API-SPEC "List envelope"). */
 export function listEnvelope<T>(data: T[], page: { limit: number; offset: number }, total: number) {
   return { data, limit: page.limit, offset: page.offset, total_count: total };
 }
