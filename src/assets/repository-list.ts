@@ -1,6 +1,7 @@
 import { allInOneWrite } from '../db/commit.js';
 import type { Tx } from '../db/pool.js';
 import { preparedFrom, preparedQuery } from '../db/prepared.js';
+import { WIRE_INSTANTS } from '../db/wire-instants.js';
 import { EFFECTIVE, type SortKey, totalFromPage } from '../master-data/list-query.js';
 import { tagsForOwners } from '../tags/repository.js';
 import { ASSET_COLUMNS, type AssetRow, LOCATION_JOIN, toAsset } from './repository.js';
@@ -133,7 +134,7 @@ export async function listAssets(
   const search = filter.searchPattern !== undefined;
   // A text search's best plan depends on the pattern: it is planned for each request.
   const send = (q: SqlQuery) => (search ? q : preparedFrom(q));
-  const { rows } = await tx.query<AssetRow>(send(sql.page));
+  const { rows } = await tx.query<AssetRow>({ ...send(sql.page), types: WIRE_INSTANTS });
   // The count (when the page does not tell the total), the tags and the locations each
   // depend on the page alone: they leave in one write (the pool pipelines).
   const known = totalFromPage(rows.length, filter);

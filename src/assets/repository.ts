@@ -1,6 +1,6 @@
 import type { Tx } from '../db/pool.js';
 import { preparedQuery } from '../db/prepared.js';
-import { toWire, toWireOrNull } from '../http/timestamps.js';
+import { WIRE_INSTANTS, type WireInstant, wireOf, wireOrNullOf } from '../db/wire-instants.js';
 import { autoKeyPrefix, CHOSEN_KEY, slotChoice } from '../master-data/auto-key.js';
 import { tagsForOwners } from '../tags/repository.js';
 import type { Asset } from './schemas.js';
@@ -8,7 +8,8 @@ import type { Asset } from './schemas.js';
 /**
  * SQL of the assets resource. Every function takes the transaction and the organization
  * and filters on org_id (row-level security is the second wall). Timestamps come from
- * `now_ms()` (millisecond precision, the wire's) and go back out through toWire.
+ * `now_ms()` (millisecond precision, the wire's) and go back out through toWire; the reads
+ * (`WIRE_INSTANTS`) have them in the wire's form already.
  */
 export interface AssetRow {
   id: number;
@@ -19,11 +20,11 @@ export interface AssetRow {
   metadata: Record<string, unknown>;
   location_id: number | null;
   location_external_key: string | null;
-  valid_from: Date;
-  valid_to: Date | null;
-  created_at: Date;
-  updated_at: Date;
-  deleted_at: Date | null;
+  valid_from: Date | WireInstant;
+  valid_to: Date | WireInstant | null;
+  created_at: Date | WireInstant;
+  updated_at: Date | WireInstant;
+  deleted_at: Date | WireInstant | null;
 }
 
 /** Columns of the read shape from `assets a` joined to its position `ap` and location `l`. */
@@ -52,11 +53,11 @@ export function toAsset(row: AssetRow, tags: Asset['tags']): Asset {
     location_id: row.location_id,
     location_external_key: row.location_external_key,
     tags,
-    valid_from: toWire(row.valid_from),
-    valid_to: toWireOrNull(row.valid_to),
-    created_at: toWire(row.created_at),
-    updated_at: toWire(row.updated_at),
-    deleted_at: toWireOrNull(row.deleted_at),
+    valid_from: wireOf(row.valid_from),
+    valid_to: wireOrNullOf(row.valid_to),
+    created_at: wireOf(row.created_at),
+    updated_at: wireOf(row.updated_at),
+    deleted_at: wireOrNullOf(row.deleted_at),
   };
 }
 
@@ -82,14 +83,15 @@ export async function findLiveAsset(
   // requested, not by the row found, so they need not wait for the asset's answer. With
   // `lock`, the tags are read once the row is locked, as before.
   const [{ rows }, tags] = await Promise.all([
-    tx.query<AssetRow>(
-      preparedQuery(
+    tx.query<AssetRow>({
+      ...preparedQuery(
         `SELECT ${ASSET_COLUMNS} FROM assets a ${LOCATION_JOIN}
        WHERE a.org_id = $1 AND a.id = $2 AND a.deleted_at IS NULL
        ${options.lock ? 'FOR UPDATE OF a' : ''}`,
         [orgId, id],
       ),
-    ),
+      types: WIRE_INSTANTS,
+    }),
     tagsForOwners(tx, orgId, 'asset', [id]),
   ]);
   const row = rows[0];

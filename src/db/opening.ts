@@ -147,21 +147,31 @@ export function rawConnect(pool: pg.Pool): Promise<pg.PoolClient> {
   return (pg.Pool.prototype.connect as (this: pg.Pool) => Promise<pg.PoolClient>).call(pool);
 }
 
-/** The text of a first statement that can join the opening, or undefined. */
-function joinable(config: unknown, values: unknown, callback: unknown): string | undefined {
+/** The text of a first statement that can join the opening, and its `types`, or undefined. */
+function joinable(
+  config: unknown,
+  values: unknown,
+  callback: unknown,
+): { text: string; types?: unknown } | undefined {
   if (callback !== undefined) return undefined;
   let text: unknown = config;
   let params: unknown = values;
+  let types: unknown;
   if (typeof config !== 'string') {
     if (values !== undefined || typeof config !== 'object' || config === null) return undefined;
     if (Object.getPrototypeOf(config) !== Object.prototype) return undefined;
-    if (!Object.keys(config).every((key) => key === 'text' || key === 'values')) return undefined;
-    ({ text, values: params } = config as { text?: unknown; values?: unknown });
+    if (!Object.keys(config).every((key) => key === 'text' || key === 'values' || key === 'types')) {
+      return undefined;
+    }
+    ({ text, values: params, types } = config as { text?: unknown; values?: unknown; types?: unknown });
   }
   // With no parameters node-postgres sends the text as is, which may be several statements.
   if (typeof text !== 'string' || !Array.isArray(params) || params.length === 0) return undefined;
   if (text.trimEnd().endsWith(';')) return undefined;
-  return inlineParameters(text, params);
+  const inlined = inlineParameters(text, params);
+  if (inlined === undefined) return undefined;
+  // The opening's own results (BEGIN, set_config) are of types `types` reads as usual.
+  return types === undefined ? { text: inlined } : { text: inlined, types };
 }
 
 /**
@@ -197,13 +207,14 @@ export function joiningOpening(
     open(send(opening) as Promise<unknown>, false);
   };
   holder.query = (config: unknown, values?: unknown, callback?: unknown) => {
-    const text = joinable(config, values, callback);
-    if (text === undefined) {
+    const statement = joinable(config, values, callback);
+    if (statement === undefined) {
       sendOpening();
       return send(config, values, callback);
     }
     restore();
-    const both = send(`${opening}; ${text}`) as Promise<pg.QueryResult[]>;
+    const text = `${opening}; ${statement.text}`;
+    const both = send(statement.types ? { text, types: statement.types } : text) as Promise<pg.QueryResult[]>;
     open(both, true);
     return both.then((results) => results[results.length - 1]);
   };

@@ -1,5 +1,6 @@
 import type { Tx } from '../db/pool.js';
 import { preparedQuery } from '../db/prepared.js';
+import { WIRE_INSTANTS } from '../db/wire-instants.js';
 import { EFFECTIVE } from '../master-data/list-query.js';
 import { COLUMNS, hydrate, type LocationRow, PARENT_JOIN } from './repository.js';
 import type { Location } from './schemas.js';
@@ -38,8 +39,8 @@ async function pagedMatches(
 ): Promise<PagedLocations> {
   const n = params.length;
   // Each tree walk is one text with the organization and the location as its parameters.
-  const { rows } = await tx.query<LocationRow & { total: number }>(
-    preparedQuery(
+  const { rows } = await tx.query<LocationRow & { total: number }>({
+    ...preparedQuery(
       `${ctes}
      SELECT t.total, ${COLUMNS}
      FROM (SELECT count(*)::int AS total FROM matched) t
@@ -49,7 +50,8 @@ async function pagedMatches(
      ORDER BY ${order('m')}`,
       [...params, page.limit, page.offset],
     ),
-  );
+    types: WIRE_INSTANTS,
+  });
   const total = rows[0]?.total ?? 0;
   const found = rows.filter((r) => r.id !== null);
   return { data: await hydrate(tx, orgId, found), total };

@@ -1,7 +1,7 @@
 import { allInOneWrite, releaseBeforeFlush } from '../db/commit.js';
 import type { Tx } from '../db/pool.js';
 import { preparedQuery } from '../db/prepared.js';
-import { toWire, toWireOrNull } from '../http/timestamps.js';
+import { WIRE_INSTANTS, type WireInstant, wireOf, wireOrNullOf } from '../db/wire-instants.js';
 import type { LockOptions } from '../master-data/auto-key.js';
 import { containsPattern, EFFECTIVE, type SortKey, totalFromPage } from '../master-data/list-query.js';
 import { tagsForOwners } from '../tags/repository.js';
@@ -20,11 +20,11 @@ export interface LocationRow {
   is_active: boolean;
   parent_id: number | null;
   parent_external_key: string | null;
-  valid_from: Date;
-  valid_to: Date | null;
-  created_at: Date;
-  updated_at: Date;
-  deleted_at: Date | null;
+  valid_from: Date | WireInstant;
+  valid_to: Date | WireInstant | null;
+  created_at: Date | WireInstant;
+  updated_at: Date | WireInstant;
+  deleted_at: Date | WireInstant | null;
 }
 
 /** The read shape's columns; `p` is the parent, joined whatever its state. */
@@ -69,11 +69,11 @@ export async function hydrate(tx: Tx, orgId: number, rows: LocationRow[]): Promi
     parent_id: r.parent_id,
     parent_external_key: r.parent_external_key,
     tags: tags.get(r.id) ?? [],
-    valid_from: toWire(r.valid_from),
-    valid_to: toWireOrNull(r.valid_to),
-    created_at: toWire(r.created_at),
-    updated_at: toWire(r.updated_at),
-    deleted_at: toWireOrNull(r.deleted_at),
+    valid_from: wireOf(r.valid_from),
+    valid_to: wireOrNullOf(r.valid_to),
+    created_at: wireOf(r.created_at),
+    updated_at: wireOf(r.updated_at),
+    deleted_at: wireOrNullOf(r.deleted_at),
   }));
 }
 
@@ -87,13 +87,14 @@ export async function findLiveLocation(
   id: number,
   lock = false,
 ): Promise<Location | null> {
-  const { rows } = await tx.query<LocationRow>(
-    preparedQuery(
+  const { rows } = await tx.query<LocationRow>({
+    ...preparedQuery(
       `SELECT ${COLUMNS} FROM locations l ${PARENT_JOIN}
      WHERE l.org_id = $1 AND l.id = $2 AND l.deleted_at IS NULL${lock ? ' FOR UPDATE OF l' : ''}`,
       [orgId, id],
     ),
-  );
+    types: WIRE_INSTANTS,
+  });
   if (rows.length === 0) return null;
   return (await hydrate(tx, orgId, rows))[0]!;
 }
@@ -311,7 +312,7 @@ export async function listLocations(
   f: ListFilters,
 ): Promise<{ data: Location[]; total: number }> {
   const sql = buildListQuery(orgId, f);
-  const { rows } = await tx.query<LocationRow>(sql.page);
+  const { rows } = await tx.query<LocationRow>({ ...sql.page, types: WIRE_INSTANTS });
   // The count (when the page does not tell the total) and the tags depend on the page
   // alone, so they leave in one write.
   const known = totalFromPage(rows.length, f);

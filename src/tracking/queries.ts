@@ -1,6 +1,7 @@
 import { allInOneWrite } from '../db/commit.js';
 import type { Tx } from '../db/pool.js';
 import { preparedFrom } from '../db/prepared.js';
+import { WIRE_INSTANTS, type WireInstant } from '../db/wire-instants.js';
 import { containsPattern, EFFECTIVE, type SortKey, totalFromPage } from '../master-data/list-query.js';
 
 export interface HistoryRow {
@@ -15,6 +16,8 @@ export interface HistoryRow {
 export interface SqlQuery {
   text: string;
   values: unknown[];
+  /** How the rows' values are read (WIRE_INSTANTS), when not as node-postgres does. */
+  types?: typeof WIRE_INSTANTS;
 }
 
 export interface Page {
@@ -116,8 +119,8 @@ export interface ReportFilter {
 export interface ReportRow {
   asset_id: number;
   asset_external_key: string;
-  asset_last_seen: Date;
-  asset_deleted_at: Date | null;
+  asset_last_seen: WireInstant;
+  asset_deleted_at: WireInstant | null;
   location_id: number | null;
   location_external_key: string | null;
 }
@@ -225,5 +228,11 @@ export async function reportPage(
   const send = (q: SqlQuery) => (search ? q : preparedFrom(q));
   // The report covers every tracked asset, so its first pages are full and need the count;
   // a text search's count would be planned in vain whenever its page is short.
-  return withTotal<ReportRow>(tx, send(sql.page), send(sql.count), page, !search);
+  return withTotal<ReportRow>(
+    tx,
+    { ...send(sql.page), types: WIRE_INSTANTS },
+    send(sql.count),
+    page,
+    !search,
+  );
 }

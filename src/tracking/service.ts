@@ -1,7 +1,7 @@
 import type { Database } from '../db/pool.js';
 import { preparedQuery } from '../db/prepared.js';
 import { ApiError, type FieldError, fieldError, notFound, validationError } from '../errors.js';
-import { parseRfc3339, toWire, toWireOrNull } from '../http/timestamps.js';
+import { parseRfc3339, toWire } from '../http/timestamps.js';
 import { exclusivePair, listEnvelope, parseSort } from '../master-data/list-query.js';
 import { historyPage, type Page, reportPage } from './queries.js';
 
@@ -122,8 +122,9 @@ export class TrackingService {
     return listEnvelope(
       rows.map((r) => ({
         ...r,
-        asset_last_seen: toWire(r.asset_last_seen),
-        asset_deleted_at: toWireOrNull(r.asset_deleted_at),
+        // Read in the wire's form (WIRE_INSTANTS).
+        asset_last_seen: r.asset_last_seen,
+        asset_deleted_at: r.asset_deleted_at,
       })),
       page,
       total,

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inlineParameters } from '../../src/db/opening.js';
 import { createDatabase, type Database } from '../../src/db/pool.js';
+import { WIRE_INSTANTS } from '../../src/db/wire-instants.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 /**
@@ -95,6 +96,24 @@ describe('organization transactions on the wire', () => {
       `COMMIT; BEGIN READ ONLY; SELECT set_config('tagtrail.org_id', '${orgA}', true); SELECT id, name FROM organizations WHERE id = '${orgB}'`,
       `COMMIT; BEGIN READ ONLY; SELECT set_config('tagtrail.org_id', '${orgB}', true); SELECT id, name FROM organizations WHERE id = '${orgB}'`,
     ]);
+  });
+
+  it('a statement read with its own types joins the opening too, and is read with them', async () => {
+    sent.length = 0;
+    const rows = await single.readWithOrg(orgA, async (tx) => {
+      const result = await tx.query<{ id: number; created_at: unknown }>({
+        text: 'SELECT id, created_at FROM organizations WHERE id = $1',
+        values: [orgA],
+        types: WIRE_INSTANTS,
+      });
+      return result.rows;
+    });
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toContain(`set_config('tagtrail.org_id', '${orgA}', true); SELECT id, created_at`);
+    expect(rows).toHaveLength(1);
+    // The id as the pool reads int8 (a number); the timestamp in the wire's form, not a Date.
+    expect(rows[0]!.id).toBe(orgA);
+    expect(rows[0]!.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
   });
 
   it('any other user of the connection has the owed COMMIT sent ahead of its statements', async () => {
