@@ -170,7 +170,7 @@ function joinable(
   if (text.trimEnd().endsWith(';')) return undefined;
   const inlined = inlineParameters(text, params);
   if (inlined === undefined) return undefined;
-  // The opening's own results (BEGIN, set_config) are of types `types` reads as usual.
+  // The opening's own results (BEGIN, SET) are of types `types` reads as usual.
   return types === undefined ? { text: inlined } : { text: inlined, types };
 }
 
@@ -179,7 +179,7 @@ function joinable(
  * prototype's, so the connection `fn` sees is the connection itself, the key of the
  * WeakMaps of ./commit.ts): the first statement `fn` sends, when its parameters can be
  * written as literals (`inlineParameters`), goes out in the same message as the opening
- * (`BEGIN ...; SELECT set_config(...); <statement>`), so the server answers both at once:
+ * (`BEGIN ...; SET LOCAL ...; <statement>`), so the server answers both at once:
  * one message and one answer fewer per transaction. Otherwise the opening is sent on its
  * own first. `open` is called with the promise of what was sent: the opening's results, or
  * the opening's and the statement's. Call `sendOpening` once `fn`'s synchronous part is

@@ -92,9 +92,9 @@ describe('organization transactions on the wire', () => {
     expect(await find(orgA, orgB)).toEqual([]);
     expect(await find(orgB, orgB)).toEqual([{ id: orgB, name: 'B' }]);
     expect(sent).toEqual([
-      `BEGIN READ ONLY; SELECT set_config('tagtrail.org_id', '${orgA}', true); SELECT id, name FROM organizations WHERE id = '${orgA}'`,
-      `COMMIT; BEGIN READ ONLY; SELECT set_config('tagtrail.org_id', '${orgA}', true); SELECT id, name FROM organizations WHERE id = '${orgB}'`,
-      `COMMIT; BEGIN READ ONLY; SELECT set_config('tagtrail.org_id', '${orgB}', true); SELECT id, name FROM organizations WHERE id = '${orgB}'`,
+      `BEGIN READ ONLY; SET LOCAL tagtrail.org_id = '${orgA}'; SELECT id, name FROM organizations WHERE id = '${orgA}'`,
+      `COMMIT; BEGIN READ ONLY; SET LOCAL tagtrail.org_id = '${orgA}'; SELECT id, name FROM organizations WHERE id = '${orgB}'`,
+      `COMMIT; BEGIN READ ONLY; SET LOCAL tagtrail.org_id = '${orgB}'; SELECT id, name FROM organizations WHERE id = '${orgB}'`,
     ]);
   });
 
@@ -109,7 +109,7 @@ describe('organization transactions on the wire', () => {
       return result.rows;
     });
     expect(sent).toHaveLength(1);
-    expect(sent[0]).toContain(`set_config('tagtrail.org_id', '${orgA}', true); SELECT id, created_at`);
+    expect(sent[0]).toContain(`SET LOCAL tagtrail.org_id = '${orgA}'; SELECT id, created_at`);
     expect(rows).toHaveLength(1);
     // The id as the pool reads int8 (a number); the timestamp in the wire's form, not a Date.
     expect(rows[0]!.id).toBe(orgA);
