@@ -36,8 +36,8 @@ export const BULK_WRITES = "SET LOCAL gin_pending_list_limit = '4MB'";
  * ever read more rows than the keys' index probes (docs/ingest.md, "Plans at 100,000
  * assets"). Per transaction, not on the connection: the API's plans are not moved by it.
  */
-export const KEYED_BATCHES = `SELECT set_config('random_page_cost', '1.1', true),
-  set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true)`;
+export const KEYED_BATCHES = `SET LOCAL random_page_cost = 1.1; SET LOCAL enable_hashjoin = off;
+  SET LOCAL enable_mergejoin = off`;
 
 /**
  * `url` with `-c role=<role>` and the API's settings added to its startup `options` (kept
