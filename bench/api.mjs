@@ -26,7 +26,7 @@ import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import pg from 'pg';
-import { adminQuery, benchPostgres } from '../dist/bench/harness.js';
+import { adminQuery, benchPostgres, printStatements } from '../dist/bench/harness.js';
 import { buildServer } from '../dist/src/app.js';
 import { migrate } from '../dist/src/db/migrate.js';
 import { createDatabase } from '../dist/src/db/pool.js';
@@ -346,9 +346,14 @@ async function main() {
         await settle(db.pool);
         if (WARMUP > 0) await loadOnly(base, mix, headers, WARMUP);
         timings.reset();
+        if (process.env.BENCH_PG_STATS) {
+          await db.pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+          await db.pool.query('SELECT pg_stat_statements_reset()');
+        }
         const result = await load(base, mix, headers, `mixed-${side}`);
         console.log(`${side.padEnd(10)} ${fmt(result)},${cpu(result)}`);
         for (const line of timings.summary()) console.log(`${''.padEnd(10)} server-side ${line}`);
+        if (process.env.BENCH_PG_STATS) await printStatements(db.pool, `mixed-${side}`);
       }
     }
   } finally {

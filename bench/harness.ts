@@ -52,7 +52,7 @@ export async function benchPostgres(
     await embedded.stop();
     await appendFile(
       join(dir, 'postgres', 'postgresql.auto.conf'),
-      "shared_preload_libraries = 'pg_stat_statements'\npg_stat_statements.track = 'all'\n",
+      "shared_preload_libraries = 'pg_stat_statements'\npg_stat_statements.track = 'all'\npg_stat_statements.track_planning = on\n",
     );
     embedded = await startEmbeddedPostgres(dir);
   }
@@ -318,11 +318,11 @@ export function printServerDelta(
 
 /** With BENCH_PG_STATS: the statements that took the server's time during the run, on stderr. */
 export async function printStatements(pool: pg.Pool, population: string): Promise<void> {
-  const { rows } = await pool.query<{ ms: number; calls: string; rows: string; query: string }>(
-    `SELECT round(total_exec_time::numeric, 1)::float AS ms, calls, rows,
-            regexp_replace(left(query, 160), '\\s+', ' ', 'g') AS query
+  const { rows } = await pool.query<{ ms: number; plan_ms: number; calls: string; rows: string; query: string }>(
+    `SELECT round(total_exec_time::numeric, 1)::float AS ms, round(total_plan_time::numeric, 1)::float AS plan_ms,
+            calls, rows, regexp_replace(left(query, 160), '\\s+', ' ', 'g') AS query
      FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'
-     ORDER BY total_exec_time DESC LIMIT 20`,
+     ORDER BY total_exec_time + total_plan_time DESC LIMIT 20`,
   );
   const total = rows.reduce((sum, r) => sum + r.ms, 0);
   process.stderr.write(
@@ -330,7 +330,7 @@ export async function printStatements(pool: pg.Pool, population: string): Promis
   );
   for (const r of rows) {
     process.stderr.write(
-      `${r.ms.toFixed(0).padStart(8)} ms ${String(r.calls).padStart(7)} calls ${String(r.rows).padStart(8)} rows  ${r.query}\n`,
+      `${r.ms.toFixed(0).padStart(8)} ms ${r.plan_ms.toFixed(0).padStart(6)} ms planning ${String(r.calls).padStart(7)} calls ${String(r.rows).padStart(8)} rows  ${r.query}\n`,
     );
   }
 }
