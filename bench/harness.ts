@@ -318,7 +318,13 @@ export function printServerDelta(
 
 /** With BENCH_PG_STATS: the statements that took the server's time during the run, on stderr. */
 export async function printStatements(pool: pg.Pool, population: string): Promise<void> {
-  const { rows } = await pool.query<{ ms: number; plan_ms: number; calls: string; rows: string; query: string }>(
+  const { rows } = await pool.query<{
+    ms: number;
+    plan_ms: number;
+    calls: string;
+    rows: string;
+    query: string;
+  }>(
     `SELECT round(total_exec_time::numeric, 1)::float AS ms, round(total_plan_time::numeric, 1)::float AS plan_ms,
             calls, rows, regexp_replace(left(query, 160), '\\s+', ' ', 'g') AS query
      FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'
