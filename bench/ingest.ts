@@ -29,15 +29,10 @@ import {
   type BenchPostgres,
   benchPostgres,
   epc,
-  postgresCpuByProcess,
-  postgresCpuMs,
-  printServerDelta,
-  printStatements,
   queuedEvents,
   registerReaders,
   seedHistory,
   seedTaggedSite,
-  serverCounters,
   subscribeToMoves,
   waitForDispatch,
   waitForStoredReads,
@@ -46,6 +41,13 @@ import { type BrokerCeiling, brokerCeiling } from './ingest-broker-ceiling.js';
 import { type CeilingMessage, type CeilingRead, copyCeiling, transactionCeiling } from './ingest-ceiling.js';
 import { type BenchMessage, type Publishers, startPublishers } from './ingest-publishers.js';
 import { type Population, printResults, type Result } from './ingest-results.js';
+import {
+  postgresCpuByProcess,
+  postgresCpuMs,
+  printServerDelta,
+  printStatements,
+  serverCounters,
+} from './server-stats.js';
 
 const { values: args } = parseArgs({
   options: {
