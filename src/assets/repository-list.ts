@@ -2,48 +2,19 @@ import { allInOneWrite } from '../db/commit.js';
 import type { Tx } from '../db/pool.js';
 import { preparedFrom, preparedQuery } from '../db/prepared.js';
 import { WIRE_INSTANTS } from '../db/wire-instants.js';
-import { EFFECTIVE, type SortKey, totalFromPage } from '../master-data/list-query.js';
+import { totalFromPage } from '../master-data/list-query.js';
 import { tagsForOwners } from '../tags/repository.js';
+import { type AssetListFilter, listPredicate, orderBy, type SqlQuery } from './list-predicate.js';
 import { ASSET_COLUMNS, type AssetRow, LOCATION_JOIN, toAsset } from './repository.js';
+import {
+  buildSearchPageSql,
+  SEARCH_MATCH_MAX,
+  type SearchHead,
+  trigramSearchable,
+} from './repository-search.js';
 import type { Asset } from './schemas.js';
 
-/** GET /api/v1/assets, decoded: every value already validated. */
-export interface AssetListFilter {
-  locationIds?: number[];
-  locationKeys?: string[];
-  externalKeys?: string[];
-  isActive?: boolean;
-  includeDeleted: boolean;
-  /** LIKE pattern over search_text (containsPattern); absent for no text filter. */
-  searchPattern?: string;
-  sort: SortKey[];
-  limit: number;
-  offset: number;
-}
-
-export interface SqlQuery {
-  text: string;
-  values: unknown[];
-}
-
-const SORT_COLUMNS: Record<string, string> = {
-  external_key: 'a.external_key',
-  name: 'a.name',
-  created_at: 'a.created_at',
-  updated_at: 'a.updated_at',
-};
-
-/**
- * Requested keys (default external_key), then id; id runs in the direction of the last
- * key, so a descending single-key sort is the exact reverse of the ascending one and each
- * is one walk of an (org_id, key, id) index.
- */
-function orderBy(sort: SortKey[]): string {
-  const keys = sort.length > 0 ? sort : [{ field: 'external_key', desc: false }];
-  const parts = keys.map((k) => `${SORT_COLUMNS[k.field]} ${k.desc ? 'DESC' : 'ASC'}`);
-  parts.push(`a.id ${keys[keys.length - 1]!.desc ? 'DESC' : 'ASC'}`);
-  return parts.join(', ');
-}
+export type { AssetListFilter, SqlQuery } from './list-predicate.js';
 
 /**
  * The two statements of one list request: the page and the total count, over the same
@@ -54,28 +25,8 @@ function orderBy(sort: SortKey[]): string {
  * barriers that keep non-leakproof operators such as LIKE from using the trigram index.
  */
 export function buildAssetListSql(orgId: number, f: AssetListFilter): { page: SqlQuery; count: SqlQuery } {
-  const values: unknown[] = [orgId];
-  const param = (value: unknown, cast = '') => {
-    values.push(value);
-    return `$${values.length}${cast}`;
-  };
-  const where = ['a.org_id = $1', EFFECTIVE('a')];
-  if (!f.includeDeleted) where.push('a.deleted_at IS NULL');
-  const isActive = f.isActive === undefined ? undefined : `a.is_active = ${param(f.isActive)}`;
-  if (isActive) where.push(isActive);
-  if (f.externalKeys) where.push(`a.external_key = ANY(${param(f.externalKeys, '::text[]')})`);
-  // Placed assets are found through their positions' (org_id, location_id) index.
-  if (f.locationIds) {
-    where.push(`a.id IN (SELECT pf.asset_id FROM asset_positions pf
-      WHERE pf.org_id = $1 AND pf.location_id = ANY(${param(f.locationIds, '::bigint[]')}))`);
-  }
-  if (f.locationKeys) {
-    where.push(`a.id IN (SELECT pf.asset_id FROM asset_positions pf
-      WHERE pf.org_id = $1 AND pf.location_id IN (SELECT lk.id FROM locations lk
-        WHERE lk.org_id = $1 AND lk.deleted_at IS NULL AND ${EFFECTIVE('lk')}
-          AND lk.external_key = ANY(${param(f.locationKeys, '::text[]')})))`);
-  }
-  if (f.searchPattern !== undefined) where.push(`a.search_text LIKE ${param(f.searchPattern)}`);
+  const { where, search, isActive, values, param } = listPredicate(orgId, f);
+  if (search) where.push(search);
   const predicate = where.join('\n  AND ');
   const whereValues = [...values];
 
@@ -130,24 +81,55 @@ export async function listAssets(
   orgId: number,
   filter: AssetListFilter,
 ): Promise<{ assets: Asset[]; total: number }> {
-  const sql = buildAssetListSql(orgId, filter);
   const search = filter.searchPattern !== undefined;
+  if (filter.searchPattern !== undefined && trigramSearchable(filter.searchPattern)) {
+    const { rows } = await tx.query<Nullable<AssetRow> & SearchHead>({
+      ...preparedFrom(buildSearchPageSql(orgId, filter)),
+      types: WIRE_INSTANTS,
+    });
+    const head = rows[0]!;
+    if (head.matched <= SEARCH_MATCH_MAX) {
+      // No page row: one row of the head alone (the page's columns null).
+      const page = head.id === null ? [] : (rows as AssetRow[]);
+      return withPlaces(tx, orgId, page, head.total, true);
+    }
+  }
+  const sql = buildAssetListSql(orgId, filter);
   // A text search's best plan depends on the pattern: it is planned for each request.
   const send = (q: SqlQuery) => (search ? q : preparedFrom(q));
   const { rows } = await tx.query<AssetRow>({ ...send(sql.page), types: WIRE_INSTANTS });
   // The count (when the page does not tell the total), the tags and the locations each
   // depend on the page alone: they leave in one write (the pool pipelines).
   const known = totalFromPage(rows.length, filter);
+  return withPlaces(
+    tx,
+    orgId,
+    rows,
+    known ?? (() => tx.query<{ total: number }>(send(sql.count)).then((r) => r.rows[0]!.total)),
+    search,
+  );
+}
+
+type Nullable<T> = { [K in keyof T]: T[K] | null };
+
+/** The page's assets with their tags and, for a search's page, their current locations. */
+async function withPlaces(
+  tx: Tx,
+  orgId: number,
+  rows: AssetRow[],
+  total: number | (() => Promise<number>),
+  unplaced: boolean,
+): Promise<{ assets: Asset[]; total: number }> {
   const ids = rows.map((r) => r.id);
-  const [total, tags, positions] = await allInOneWrite(tx, () => [
-    known ?? tx.query<{ total: number }>(send(sql.count)).then((r) => r.rows[0]!.total),
+  const [counted, tags, positions] = await allInOneWrite(tx, () => [
+    typeof total === 'number' ? total : total(),
     tagsForOwners(tx, orgId, 'asset', ids),
-    search ? positionsOf(tx, orgId, ids) : undefined,
+    unplaced ? positionsOf(tx, orgId, ids) : undefined,
   ]);
   const assets = rows.map((r) =>
     toAsset(positions ? { ...r, ...positions.get(r.id) } : r, tags.get(r.id) ?? []),
   );
-  return { assets, total };
+  return { assets, total: counted };
 }
 
 type AssetPlace = Pick<AssetRow, 'location_id' | 'location_external_key'>;

@@ -8,6 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AssetListFilter, buildAssetListSql, type SqlQuery } from '../../src/assets/repository-list.js';
+import { buildSearchPageSql } from '../../src/assets/repository-search.js';
 import { containsPattern } from '../../src/master-data/list-query.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { settleTables, withSeedClient } from '../helpers/database.js';
@@ -111,6 +112,21 @@ describe('asset list plans at 50k assets in one organization', () => {
       const sql = buildAssetListSql(orgId, { ...base, ...change });
       await expectIndexServed(sql.page, genericPlan);
       await expectIndexServed(sql.count, genericPlan);
+    },
+  );
+
+  it.each(cases.filter(([, change]) => change.searchPattern !== undefined))(
+    '%s: the named search statement finds its matches through assets_search, in its generic plan too',
+    async (_name, change) => {
+      const sql = buildSearchPageSql(orgId, { ...base, ...change });
+      for (const planOf of [plan, genericPlan]) {
+        await expectIndexServed(sql, planOf);
+        const root = await planOf(sql);
+        expect(
+          nodesOf(root).map((n) => n['Index Name']),
+          describePlan(root),
+        ).toContain('assets_search');
+      }
     },
   );
 
