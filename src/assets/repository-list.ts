@@ -7,6 +7,7 @@ import { tagsForOwners } from '../tags/repository.js';
 import { type AssetListFilter, listPredicate, orderBy, type SqlQuery } from './list-predicate.js';
 import { ASSET_COLUMNS, type AssetRow, LOCATION_JOIN, toAsset } from './repository.js';
 import {
+  broadPatterns,
   buildSearchPageSql,
   SEARCH_MATCH_MAX,
   type SearchHead,
@@ -82,7 +83,8 @@ export async function listAssets(
   filter: AssetListFilter,
 ): Promise<{ assets: Asset[]; total: number }> {
   const search = filter.searchPattern !== undefined;
-  if (filter.searchPattern !== undefined && trigramSearchable(filter.searchPattern)) {
+  const pattern = filter.searchPattern;
+  if (pattern !== undefined && trigramSearchable(pattern) && !broadPatterns.has(orgId, pattern)) {
     const { rows } = await tx.query<Nullable<AssetRow> & SearchHead>({
       ...preparedFrom(buildSearchPageSql(orgId, filter)),
       types: WIRE_INSTANTS,
@@ -93,6 +95,7 @@ export async function listAssets(
       const page = head.id === null ? [] : (rows as AssetRow[]);
       return withPlaces(tx, orgId, page, head.total, true);
     }
+    broadPatterns.add(orgId, pattern);
   }
   const sql = buildAssetListSql(orgId, filter);
   // A text search's best plan depends on the pattern: it is planned for each request.

@@ -9,10 +9,12 @@ import { type AssetListFilter, listPredicate, orderBy, type SqlQuery } from './l
  * SEARCH_MATCH_MAX + 1 trigram matches, filters and sorts those, and returns the page with
  * the total of the whole match; when the match is larger, the caller asks the page planned
  * for its pattern instead (a walk of the sort index), as before, having spent the reading of
- * SEARCH_MATCH_MAX + 1 rows. The bound is where planning stops mattering: a pattern with a
- * thousand matches costs more to sort and count than to plan.
+ * SEARCH_MATCH_MAX + 1 rows. The bound keeps that spending small (at a million assets,
+ * reading 1,001 matches before falling back added 2.8 ms to a search whose planned page
+ * took 6.4 ms) while the searches planning mattered for, a serial or a key fragment with a
+ * handful of matches, stay within it.
  */
-export const SEARCH_MATCH_MAX = 1000;
+export const SEARCH_MATCH_MAX = 200;
 
 /**
  * Whether the trigram index can look the LIKE pattern (containsPattern's) up: three ASCII
@@ -51,3 +53,41 @@ LEFT JOIN LATERAL (
 ) p ON true`;
   return { text, values };
 }
+
+/**
+ * Patterns whose match reached the bound lately, per organization: their next pages go to
+ * the planned statement directly instead of reading SEARCH_MATCH_MAX + 1 rows in vain
+ * again (0.9 ms at a million assets for a three-letter pattern with 3,583 matches). A
+ * client paging through a broad search repeats its pattern on every page. Only a hint:
+ * a pattern remembered as broad that is no longer so costs a plan, never a wrong page;
+ * entries expire, and the oldest go first beyond the size.
+ */
+export class BroadPatterns {
+  private readonly seen = new Map<string, number>();
+
+  constructor(
+    private readonly size = 1000,
+    private readonly ttlMs = 10 * 60_000,
+    private readonly now = () => Date.now(),
+  ) {}
+
+  has(orgId: number, pattern: string): boolean {
+    const key = `${orgId}\u0000${pattern}`;
+    const at = this.seen.get(key);
+    if (at === undefined) return false;
+    if (this.now() - at > this.ttlMs) {
+      this.seen.delete(key);
+      return false;
+    }
+    return true;
+  }
+
+  add(orgId: number, pattern: string): void {
+    const key = `${orgId}\u0000${pattern}`;
+    this.seen.delete(key);
+    this.seen.set(key, this.now());
+    if (this.seen.size > this.size) this.seen.delete(this.seen.keys().next().value as string);
+  }
+}
+
+export const broadPatterns = new BroadPatterns();

@@ -8,8 +8,9 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AssetListFilter, buildAssetListSql } from '../../src/assets/repository-list.js';
+import { type AssetListFilter, buildAssetListSql, listAssets } from '../../src/assets/repository-list.js';
 import {
+  broadPatterns,
   buildSearchPageSql,
   SEARCH_MATCH_MAX,
   trigramSearchable,
@@ -157,6 +158,30 @@ describe('the named text search statement', () => {
         expect(result.named).toEqual(result.planned);
       }
     }
+  });
+
+  it('remembers a pattern whose match reached the bound, and asks the planned page of it directly', async () => {
+    const pattern = containsPattern('forklift');
+    const sent: string[] = [];
+    const list = () =>
+      t.database.db.withOrg(org.id, (tx) => {
+        const query = tx.query.bind(tx) as (...args: unknown[]) => unknown;
+        (tx as { query: unknown }).query = (...args: unknown[]) => {
+          const config = args[0];
+          sent.push(typeof config === 'string' ? config : (config as { text: string }).text);
+          return query(...args);
+        };
+        return listAssets(tx, org.id, { ...base, searchPattern: pattern, limit: 3 });
+      });
+    expect(broadPatterns.has(org.id, pattern)).toBe(false);
+    const first = await list();
+    expect(sent.some((text) => text.startsWith('WITH m AS MATERIALIZED'))).toBe(true);
+    expect(broadPatterns.has(org.id, pattern)).toBe(true);
+    sent.length = 0;
+    const again = await list();
+    expect(sent.some((text) => text.startsWith('WITH m AS MATERIALIZED'))).toBe(false);
+    expect(again).toEqual(first);
+    expect(first.assets.map((a) => a.external_key)).toEqual(['FL-0000001', 'FL-0000002', 'FL-0000003']);
   });
 
   it('is asked only of patterns with three letters or digits in a row', () => {
