@@ -115,10 +115,12 @@ describe('the named text search statement', () => {
         expect(result.matched).toBeLessThanOrEqual(SEARCH_MATCH_MAX);
         expect(result.named).toEqual(result.planned);
       }),
-      { numRuns: 60 },
+      { numRuns: 100 },
     );
-    // The patterns are the seed's own digits: most runs have a page to compare.
-    expect(pages).toBeGreaterThan(20);
+    // The patterns are the seed's own digits, so many runs have a page to compare (about
+    // four in ten: a location filter, is_active=false or an offset past the match empty
+    // the rest); fewer than 15 in 100 would mean the property compared mostly empty pages.
+    expect(pages).toBeGreaterThan(15);
   }, 120_000);
 
   it('counts the whole match past the page, and an offset past the end gives an empty page with the total', async () => {
