@@ -49,25 +49,50 @@ import {
   serverCounters,
 } from './server-stats.js';
 
-const { values: args } = parseArgs({
-  options: {
-    reads: { type: 'string', default: '300000' },
-    assets: { type: 'string', default: '10000' },
-    readers: { type: 'string', default: '4' },
-    batch: { type: 'string', default: '100' },
-    // Messages each reader has published and not yet had acknowledged, at most; unset: its
-    // whole backlog at once. With a window, what the publishers hold stays small, so the
-    // process's memory is the service's (a real reader keeps its backlog on its own disk).
-    window: { type: 'string' },
-    // One population alone (stationary or moving); both by default.
-    population: { type: 'string' },
-    // An endpoint wants the moves: stored and dispatched as events (none without one).
-    webhook: { type: 'boolean', default: false },
-    // Stays per asset already stored before the run (a site tracked for a while): 0, none.
-    history: { type: 'string', default: '0' },
-    json: { type: 'boolean', default: false },
-  },
-});
+const USAGE = `usage: npm run bench:ingest [-- options]   (or node dist/bench/ingest.js after a build)
+  --reads N        reads in all, a multiple of --assets (300000)
+  --assets N       tagged assets (10000)
+  --readers N      readers, one MQTT connection each (4)
+  --batch N        reads per message (100)
+  --window N       unacknowledged messages per reader at most (unset: the whole backlog)
+  --population P   stationary or moving alone (both by default)
+  --webhook        an endpoint wants the moves: events are stored and dispatched
+  --history N      stays per asset stored before the run (0)
+  --json           the results as JSON on standard output
+env: TEST_DATABASE_URL (a PostgreSQL server instead of the embedded one), BENCH_MQTT_URL
+(an external broker), BENCH_PG_STATS=1 (the statements' times)`;
+
+const options = {
+  reads: { type: 'string', default: '300000' },
+  assets: { type: 'string', default: '10000' },
+  readers: { type: 'string', default: '4' },
+  batch: { type: 'string', default: '100' },
+  // Messages each reader has published and not yet had acknowledged, at most; unset: its
+  // whole backlog at once. With a window, what the publishers hold stays small, so the
+  // process's memory is the service's (a real reader keeps its backlog on its own disk).
+  window: { type: 'string' },
+  // One population alone (stationary or moving); both by default.
+  population: { type: 'string' },
+  // An endpoint wants the moves: stored and dispatched as events (none without one).
+  webhook: { type: 'boolean', default: false },
+  // Stays per asset already stored before the run (a site tracked for a while): 0, none.
+  history: { type: 'string', default: '0' },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', default: false },
+} as const;
+function parsedArgs() {
+  try {
+    return parseArgs({ options }).values;
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n${USAGE}\n`);
+    process.exit(2);
+  }
+}
+const args = parsedArgs();
+if (args.help) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
 const READS = Number(args.reads);
 const ASSETS = Number(args.assets);
 const READERS = Number(args.readers);
