@@ -82,7 +82,6 @@ export async function listAssets(
   orgId: number,
   filter: AssetListFilter,
 ): Promise<{ assets: Asset[]; total: number }> {
-  const search = filter.searchPattern !== undefined;
   const pattern = filter.searchPattern;
   if (pattern !== undefined && trigramSearchable(pattern) && !broadPatterns.has(orgId, pattern)) {
     const { rows } = await tx.query<Nullable<AssetRow> & SearchHead>({
@@ -99,7 +98,7 @@ export async function listAssets(
   }
   const sql = buildAssetListSql(orgId, filter);
   // A text search's best plan depends on the pattern: it is planned for each request.
-  const send = (q: SqlQuery) => (search ? q : preparedFrom(q));
+  const send = (q: SqlQuery) => (pattern !== undefined ? q : preparedFrom(q));
   const { rows } = await tx.query<AssetRow>({ ...send(sql.page), types: WIRE_INSTANTS });
   // The count (when the page does not tell the total), the tags and the locations each
   // depend on the page alone: they leave in one write (the pool pipelines).
@@ -109,7 +108,7 @@ export async function listAssets(
     orgId,
     rows,
     known ?? (() => tx.query<{ total: number }>(send(sql.count)).then((r) => r.rows[0]!.total)),
-    search,
+    pattern !== undefined,
   );
 }
 

@@ -72,7 +72,7 @@ export class BroadPatterns {
   ) {}
 
   has(orgId: number, pattern: string): boolean {
-    const key = `${orgId}\u0000${pattern}`;
+    const key = keyOf(orgId, pattern);
     const at = this.seen.get(key);
     if (at === undefined) return false;
     if (this.now() - at > this.ttlMs) {
@@ -83,11 +83,14 @@ export class BroadPatterns {
   }
 
   add(orgId: number, pattern: string): void {
-    const key = `${orgId}\u0000${pattern}`;
+    const key = keyOf(orgId, pattern);
     this.seen.delete(key);
     this.seen.set(key, this.now());
     if (this.seen.size > this.size) this.seen.delete(this.seen.keys().next().value as string);
   }
 }
+
+/** One organization's pattern: NUL cannot occur in the id's digits, so keys never collide. */
+const keyOf = (orgId: number, pattern: string) => `${orgId}\u0000${pattern}`;
 
 export const broadPatterns = new BroadPatterns();

@@ -13,6 +13,18 @@ describe('bench LeanPublisher', () => {
 
   const login = { clientId: 'lean-test', username: 'reader', password: 'secret' };
 
+  /** A publisher connected to a broker that fails every message, which drops the connection. */
+  async function publisherOfRefusingBroker(): Promise<LeanPublisher> {
+    broker = await startEmbeddedBroker({
+      host: '127.0.0.1',
+      port: 0,
+      onPublish: async () => {
+        throw new Error('refused');
+      },
+    });
+    return LeanPublisher.connect(broker.url, login);
+  }
+
   it('delivers more messages than there are packet identifiers, each once and in order', async () => {
     const received: string[] = [];
     broker = await startEmbeddedBroker({
@@ -32,27 +44,13 @@ describe('bench LeanPublisher', () => {
   }, 60_000);
 
   it('fails the messages in flight when the broker drops the connection', async () => {
-    broker = await startEmbeddedBroker({
-      host: '127.0.0.1',
-      port: 0,
-      onPublish: async () => {
-        throw new Error('refused');
-      },
-    });
-    const publisher = await LeanPublisher.connect(broker.url, login);
+    const publisher = await publisherOfRefusingBroker();
     await expect(publisher.publish(preparePublish('site/reader-1', '{}'))).rejects.toThrow(/closed/);
     await expect(publisher.publish(preparePublish('site/reader-1', '{}'))).rejects.toThrow(/closed/);
   });
 
   it('fails the messages waiting for a packet identifier too when the connection drops', async () => {
-    broker = await startEmbeddedBroker({
-      host: '127.0.0.1',
-      port: 0,
-      onPublish: async () => {
-        throw new Error('refused');
-      },
-    });
-    const publisher = await LeanPublisher.connect(broker.url, login);
+    const publisher = await publisherOfRefusingBroker();
     // More than the 65,535 identifiers: the rest wait for one, and must not wait forever.
     const settled = await Promise.allSettled(
       Array.from({ length: 70_000 }, () => publisher.publish(preparePublish('site/reader-1', '{}'))),
