@@ -44,6 +44,41 @@ function apply(stays: Stay[], plan: LatePlan): Stay[] {
   return out.sort((a, b) => a.startedAt - b.startedAt);
 }
 
+/** planLateReads as it was first written: each read applied to a copy of the whole list. */
+function planLateReadsOnWholeList(range: StayRange, reads: readonly Sighting[]): LatePlan | null {
+  let stays = range.stays.map((s) => ({ ...s }));
+  let nextId = 0;
+  for (const r of reads) {
+    const before = stays.filter((s) => s.startedAt <= r.at).length;
+    if (before < 2 && !range.completeBefore) return null;
+    if (stays.length - before < 1 && !range.completeAfter) return null;
+    const changes = placeRead({ locationId: r.locationId, at: r.at }, windowAt(stays, r.at));
+    if (changes.length > 0) stays = applyChanges(stays, changes, () => --nextId);
+  }
+  const original = new Map(range.stays.map((s) => [s.id, s]));
+  const plan: LatePlan = { deletes: [], updates: [], inserts: [] };
+  const kept = new Set<number>();
+  for (const s of stays) {
+    if (s.id < 0) {
+      plan.inserts.push({ locationId: s.locationId, startedAt: s.startedAt, lastSeenAt: s.lastSeenAt });
+      continue;
+    }
+    kept.add(s.id);
+    const old = original.get(s.id)!;
+    if (old.startedAt !== s.startedAt || old.lastSeenAt !== s.lastSeenAt) {
+      plan.updates.push({ id: s.id, startedAt: s.startedAt, lastSeenAt: s.lastSeenAt });
+    }
+  }
+  for (const s of range.stays) if (!kept.has(s.id)) plan.deletes.push(s.id);
+  const heldBefore = new Map(plan.updates.map((u) => [original.get(u.id)!.startedAt, u.id] as const));
+  for (const u of plan.updates) {
+    const holder = heldBefore.get(u.startedAt);
+    if (holder !== undefined && holder !== u.id) return null;
+  }
+  if (new Set(stays.map((s) => s.startedAt)).size !== stays.length) return null;
+  return plan;
+}
+
 const shape = (stays: Stay[]) => stays.map((s) => [s.locationId, s.startedAt, s.lastSeenAt]);
 const read = (locationId: number, at: number): Sighting => ({ assetId: 1, locationId, at });
 
@@ -78,6 +113,36 @@ describe('planLateReads', () => {
     );
     // Declining is the exception (merges eating into the loaded range, colliding starts).
     expect(planned).toBeGreaterThan(runs * 0.9);
+  });
+
+  it('plans exactly what placing each read on the whole list (a copy per read) planned', () => {
+    // planLateReads replaces only each read's window; the reference re-sorts everything.
+    const arb = fc.record({
+      stored: fc.array(
+        fc.record({ locationId: fc.integer({ min: 1, max: 3 }), at: fc.integer({ min: 1, max: 40 }) }),
+        { maxLength: 40 },
+      ),
+      late: fc.array(
+        fc.record({ locationId: fc.integer({ min: 1, max: 3 }), at: fc.integer({ min: 1, max: 45 }) }),
+        { minLength: 1, maxLength: 30 },
+      ),
+      // The loaded range: sometimes the whole history, sometimes what loadStayRanges reads.
+      whole: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(arb, ({ stored, late, whole }) => {
+        const base = replay(
+          [],
+          stored.map((r) => read(r.locationId, r.at)),
+        );
+        const reads = late.map((r) => read(r.locationId, r.at)).sort((a, b) => a.at - b.at);
+        const range = whole
+          ? { stays: base.map((s) => ({ ...s })), completeBefore: true, completeAfter: true }
+          : rangeOf(base, reads[0]!.at, reads.at(-1)!.at);
+        expect(planLateReads(range, reads)).toEqual(planLateReadsOnWholeList(range, reads));
+      }),
+      { numRuns: 5000 },
+    );
   });
 
   it('declines when merges leave a read without its window in the loaded range', () => {

@@ -1,5 +1,5 @@
 import type { Sighting } from './sightings.js';
-import { applyChanges, placeRead, type Stay, windowAt } from './stays.js';
+import { applyChanges, placeRead, type Stay } from './stays.js';
 
 /**
  * Late reads (a batch reaching into an asset's past) placed in memory instead of one
@@ -41,15 +41,29 @@ export interface LatePlan {
  * by one in the database.
  */
 export function planLateReads(range: StayRange, reads: readonly Sighting[]): LatePlan | null {
-  let stays = range.stays.map((s) => ({ ...s }));
+  const stays = range.stays.map((s) => ({ ...s }));
   let nextId = 0;
+  const newId = () => --nextId;
   for (const read of reads) {
-    const before = stays.filter((s) => s.startedAt <= read.at).length;
+    const before = startedBy(stays, read.at);
     const after = stays.length - before;
     if (before < 2 && !range.completeBefore) return null;
     if (after < 1 && !range.completeAfter) return null;
-    const changes = placeRead({ locationId: read.locationId, at: read.at }, windowAt(stays, read.at));
-    if (changes.length > 0) stays = applyChanges(stays, changes, () => --nextId);
+    // The window (windowAt's, found by the search above): what the read can change.
+    const from = Math.max(0, before - 2);
+    const to = after > 0 ? before + 1 : before;
+    const window = stays.slice(from, to);
+    const changes = placeRead({ locationId: read.locationId, at: read.at }, window);
+    if (changes.length === 0) continue;
+    // Only the window changes, and its new stays start strictly between its neighbours
+    // (stored starts are unique, and placeRead's new ones fall inside the window), so they
+    // replace it where it stands. Should that ever not hold, the database places the reads.
+    const replaced = applyChanges(window, changes, newId);
+    const first = replaced[0]?.startedAt;
+    const last = replaced.at(-1)?.startedAt;
+    if (first !== undefined && from > 0 && first <= stays[from - 1]!.startedAt) return null;
+    if (last !== undefined && to < stays.length && last >= stays[to]!.startedAt) return null;
+    stays.splice(from, to - from, ...replaced);
   }
   const original = new Map(range.stays.map((s) => [s.id, s]));
   const plan: LatePlan = { deletes: [], updates: [], inserts: [] };
@@ -76,4 +90,16 @@ export function planLateReads(range: StayRange, reads: readonly Sighting[]): Lat
   // The index allows one stay per instant; placeRead keeps to that, and this checks it.
   if (new Set(stays.map((s) => s.startedAt)).size !== stays.length) return null;
   return plan;
+}
+
+/** How many of the start-ordered `stays` start at or before `at` (the first after it, by bisection). */
+function startedBy(stays: readonly Stay[], at: number): number {
+  let lo = 0;
+  let hi = stays.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (stays[mid]!.startedAt <= at) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
