@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { intArray } from '../db/array-literals.js';
+import { intArray, textArray } from '../db/array-literals.js';
 import type { Tx } from '../db/pool.js';
 import { assetsByTagKeys, scanPointsOfReaders } from '../tracking/resolve.js';
 import { placeSightings, type Sighting } from '../tracking/sightings.js';
@@ -268,14 +268,16 @@ async function logMessages(
       orgId,
       intArray(messages.map((m) => Math.floor(m.receivedAt))),
       intArray(messages.map((m) => m.reader.id)),
-      messages.map((m) => m.source),
+      textArray(messages.map((m) => m.source)),
       bodies.length === 1 ? bodies[0]! : Buffer.concat(bodies),
       intArray(outcomes.map((o) => o.good)),
       intArray(outcomes.map((o) => o.bad)),
       intArray(outcomes.map((o) => o.unknown)),
       // A ragged array of arrays does not fit text[][]; each message's errors go as JSON.
-      outcomes.map((o) =>
-        o.errors.length ? JSON.stringify(o.errors.slice(0, 100).map(storableText)) : null,
+      textArray(
+        outcomes.map((o) =>
+          o.errors.length ? JSON.stringify(o.errors.slice(0, 100).map(storableText)) : null,
+        ),
       ),
       intArray(starts),
       intArray(bodies.map((b) => b.byteLength)),
