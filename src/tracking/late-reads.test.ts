@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type LatePlan, planLateReads, type StayRange } from './late-reads.js';
+import { type LatePlan, planLateReads, planOfPlaced, type StayRange } from './late-reads.js';
 import type { Sighting } from './sightings.js';
 import { applyChanges, placeRead, type Stay, windowAt } from './stays.js';
 
@@ -55,28 +55,7 @@ function planLateReadsOnWholeList(range: StayRange, reads: readonly Sighting[]):
     const changes = placeRead({ locationId: r.locationId, at: r.at }, windowAt(stays, r.at));
     if (changes.length > 0) stays = applyChanges(stays, changes, () => --nextId);
   }
-  const original = new Map(range.stays.map((s) => [s.id, s]));
-  const plan: LatePlan = { deletes: [], updates: [], inserts: [] };
-  const kept = new Set<number>();
-  for (const s of stays) {
-    if (s.id < 0) {
-      plan.inserts.push({ locationId: s.locationId, startedAt: s.startedAt, lastSeenAt: s.lastSeenAt });
-      continue;
-    }
-    kept.add(s.id);
-    const old = original.get(s.id)!;
-    if (old.startedAt !== s.startedAt || old.lastSeenAt !== s.lastSeenAt) {
-      plan.updates.push({ id: s.id, startedAt: s.startedAt, lastSeenAt: s.lastSeenAt });
-    }
-  }
-  for (const s of range.stays) if (!kept.has(s.id)) plan.deletes.push(s.id);
-  const heldBefore = new Map(plan.updates.map((u) => [original.get(u.id)!.startedAt, u.id] as const));
-  for (const u of plan.updates) {
-    const holder = heldBefore.get(u.startedAt);
-    if (holder !== undefined && holder !== u.id) return null;
-  }
-  if (new Set(stays.map((s) => s.startedAt)).size !== stays.length) return null;
-  return plan;
+  return planOfPlaced(range, stays);
 }
 
 const shape = (stays: Stay[]) => stays.map((s) => [s.locationId, s.startedAt, s.lastSeenAt]);

@@ -65,10 +65,18 @@ export function planLateReads(range: StayRange, reads: readonly Sighting[]): Lat
     if (last !== undefined && to < stays.length && last >= stays[to]!.startedAt) return null;
     stays.splice(from, to - from, ...replaced);
   }
+  return planOfPlaced(range, stays);
+}
+
+/**
+ * The writes that turn `range` into `placed` (the range with the reads placed, new stays
+ * with negative ids), or null when one statement could not apply them (see planLateReads).
+ */
+export function planOfPlaced(range: StayRange, placed: readonly Stay[]): LatePlan | null {
   const original = new Map(range.stays.map((s) => [s.id, s]));
   const plan: LatePlan = { deletes: [], updates: [], inserts: [] };
   const kept = new Set<number>();
-  for (const s of stays) {
+  for (const s of placed) {
     if (s.id < 0) {
       plan.inserts.push({ locationId: s.locationId, startedAt: s.startedAt, lastSeenAt: s.lastSeenAt });
       continue;
@@ -88,7 +96,7 @@ export function planLateReads(range: StayRange, reads: readonly Sighting[]): Lat
     if (holder !== undefined && holder !== u.id) return null;
   }
   // The index allows one stay per instant; placeRead keeps to that, and this checks it.
-  if (new Set(stays.map((s) => s.startedAt)).size !== stays.length) return null;
+  if (new Set(placed.map((s) => s.startedAt)).size !== placed.length) return null;
   return plan;
 }
 
