@@ -111,8 +111,11 @@ describe('the named text search statement', () => {
           locationIds: placed ? [locationId] : undefined,
         };
         const result = await bothWays(f);
+        // Rarely the digits spell something most assets carry ('ced' of the descriptions'
+        // 'serviced', '000' of the zero-padded keys): past the bound the planned page
+        // answers, which the fallback's own test covers; this property is of the rest.
+        fc.pre(result.matched <= SEARCH_MATCH_MAX);
         if (result.named.ids.length > 0) pages++;
-        expect(result.matched).toBeLessThanOrEqual(SEARCH_MATCH_MAX);
         expect(result.named).toEqual(result.planned);
       }),
       { numRuns: 100 },
