@@ -19,7 +19,6 @@ import {
   insertAssetWithAutoKey,
   liveKeyHolder,
   type NewAsset,
-  readLiveAsset,
   setExternalKey,
   softDeleteAsset,
   toAsset,
@@ -110,7 +109,7 @@ export class AssetService {
 
   /** A live asset, whatever its validity window. */
   async get(orgId: number, id: number): Promise<Asset> {
-    const found = await readLiveAsset(this.db, orgId, id);
+    const found = await this.db.readWithOrg(orgId, (tx) => findLiveAsset(tx, orgId, id));
     if (!found) throw notFound('asset');
     return found;
   }
