@@ -64,6 +64,7 @@ function bareDatabase(url, orgId, { transactional, max }) {
     withOrg: (_org, fn) => inClient(fn),
     readWithOrg: (_org, fn) => inClient(fn),
     readOne: (_org, text, values) => pool.query(text, values),
+    readNamed: (_org, reads) => inClient((client) => Promise.all(reads.map((r) => client.query(r)))),
     system: inClient,
     close: () => pool.end(),
   };

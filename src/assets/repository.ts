@@ -1,8 +1,8 @@
-import type { Tx } from '../db/pool.js';
+import type { Database, Tx } from '../db/pool.js';
 import { preparedQuery } from '../db/prepared.js';
 import { WIRE_INSTANTS, type WireInstant, wireOf, wireOrNullOf } from '../db/wire-instants.js';
 import { autoKeyPrefix, CHOSEN_KEY, slotChoice } from '../master-data/auto-key.js';
-import { tagsForOwners } from '../tags/repository.js';
+import { ownerTagsRead, tagsForOwners, tagsOfRows } from '../tags/repository.js';
 import type { Asset } from './schemas.js';
 
 /**
@@ -73,6 +73,20 @@ export async function withTags(tx: Tx, orgId: number, rows: AssetRow[]): Promise
 }
 
 /** A live asset, whatever its validity window; `lock` takes the row for update. */
+/** The live asset `id` and its tags, read as one implicit transaction (Database.readNamed). */
+export async function readLiveAsset(db: Database, orgId: number, id: number): Promise<Asset | null> {
+  const [asset, tags] = await db.readNamed(orgId, [
+    { ...preparedQuery(liveAssetSql(false), [orgId, id]), types: WIRE_INSTANTS },
+    ownerTagsRead(orgId, 'asset', id),
+  ]);
+  const row = asset!.rows[0] as AssetRow | undefined;
+  return row ? toAsset(row, tagsOfRows(tags!.rows)) : null;
+}
+
+const liveAssetSql = (lock: boolean) => `SELECT ${ASSET_COLUMNS} FROM assets a ${LOCATION_JOIN}
+       WHERE a.org_id = $1 AND a.id = $2 AND a.deleted_at IS NULL
+       ${lock ? 'FOR UPDATE OF a' : ''}`;
+
 export async function findLiveAsset(
   tx: Tx,
   orgId: number,
@@ -84,12 +98,7 @@ export async function findLiveAsset(
   // `lock`, the tags are read once the row is locked, as before.
   const [{ rows }, tags] = await Promise.all([
     tx.query<AssetRow>({
-      ...preparedQuery(
-        `SELECT ${ASSET_COLUMNS} FROM assets a ${LOCATION_JOIN}
-       WHERE a.org_id = $1 AND a.id = $2 AND a.deleted_at IS NULL
-       ${options.lock ? 'FOR UPDATE OF a' : ''}`,
-        [orgId, id],
-      ),
+      ...preparedQuery(liveAssetSql(options.lock === true), [orgId, id]),
       types: WIRE_INSTANTS,
     }),
     tagsForOwners(tx, orgId, 'asset', [id]),

@@ -19,6 +19,7 @@ import {
   insertAssetWithAutoKey,
   liveKeyHolder,
   type NewAsset,
+  readLiveAsset,
   setExternalKey,
   softDeleteAsset,
   toAsset,
@@ -109,7 +110,7 @@ export class AssetService {
 
   /** A live asset, whatever its validity window. */
   async get(orgId: number, id: number): Promise<Asset> {
-    const found = await this.db.readWithOrg(orgId, (tx) => findLiveAsset(tx, orgId, id));
+    const found = await readLiveAsset(this.db, orgId, id);
     if (!found) throw notFound('asset');
     return found;
   }

@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import type { Caller } from '../caller.js';
 import { restrictedConnectionUrl } from './app-connection.js';
+import { checkout } from './checkout.js';
 import {
   commitThenFlush,
   committing,
@@ -10,16 +11,15 @@ import {
   guarded,
   streamOf,
 } from './commit.js';
+import { type NamedRead, readNamedImplicitly, readOneImplicitly } from './implicit-read.js';
 import {
   inlineParameters,
   joiningOpening,
   payOwedCommits,
   payOwedOnConnect,
-  rawConnect,
   takeOwedCommit,
 } from './opening.js';
 import { DatabaseUnavailableError, isDatabaseUnavailable } from './unavailable.js';
-import { connectInTurn } from './write-first.js';
 
 // Surrogate ids live in 1..2147483647 and counts fit easily: int8 as number is exact here.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
@@ -85,6 +85,12 @@ export interface Database {
     text: string,
     values: unknown[],
   ): Promise<pg.QueryResult<R>>;
+  /**
+   * Named statements (preparedQuery) that only read, for the organization, as one implicit
+   * transaction behind one Sync (./implicit-read.ts): `readWithOrg` of the same statements
+   * without its BEGIN, SET LOCAL and COMMIT. Their results, in order.
+   */
+  readNamed(orgId: number, reads: readonly NamedRead[]): Promise<pg.QueryResult[]>;
   /** A transaction without an organization: for operator commands and auth lookups. */
   system<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** One round trip within `timeoutMs`; rejects with DatabaseUnavailableError otherwise. */
@@ -133,15 +139,6 @@ export async function withTransactionGuard<T>(
   return result;
 }
 
-/** A connection for a transaction; a write's is served ahead of waiting reads (./write-first.ts). */
-async function connect(pool: pg.Pool, write: boolean): Promise<pg.PoolClient> {
-  try {
-    return await connectInTurn(pool, () => rawConnect(pool), write);
-  } catch (err) {
-    throw isDatabaseUnavailable(err) ? new DatabaseUnavailableError(err) : err;
-  }
-}
-
 /**
  * Runs `fn` in a transaction opened by `prologue`. The pool is in pipeline mode: the
  * prologue is written and `fn`'s first statements follow it on the wire without waiting for
@@ -157,7 +154,7 @@ async function inTransaction<T>(
 ): Promise<T> {
   const state = orgId === undefined ? undefined : guards.getStore();
   for (let attempt = 1; ; attempt++) {
-    const client = await connect(pool, !readOnly);
+    const client = await checkout(pool, !readOnly);
     const opening = takeOwedCommit(client) ? `COMMIT; ${prologue}` : prologue;
     // The opening and the statements `fn` sends before its first await leave in one write:
     // on a loaded machine each socket write (a loopback TCP send) costs more than the query.
@@ -258,40 +255,6 @@ async function inTransaction<T>(
 }
 
 /**
- * `statement` (parameters already inlined) behind `set_config` in one message: the server
- * runs the message as one implicit transaction, so the setting holds for the statement and
- * ends with it; an owed COMMIT (./opening.ts) goes first, as its own transaction.
- */
-async function readImplicit<R extends pg.QueryResultRow>(
-  pool: pg.Pool,
-  orgId: number,
-  statement: string,
-): Promise<pg.QueryResult<R>> {
-  checkOrgId(orgId);
-  for (let attempt = 1; ; attempt++) {
-    const client = await connect(pool, false);
-    const commit = takeOwedCommit(client) ? 'COMMIT; ' : '';
-    try {
-      const results = (await client.query(
-        `${commit}SELECT set_config('tagtrail.org_id', '${orgId}', true); ${statement}`,
-      )) as unknown as pg.QueryResult<R>[];
-      client.release();
-      return results[results.length - 1]!;
-    } catch (err) {
-      if (isDatabaseUnavailable(err)) {
-        // Nothing was committed but a read: once more on a new connection, as inTransaction does.
-        client.release(err as Error);
-        if (attempt === 1) continue;
-        throw new DatabaseUnavailableError(err);
-      }
-      // The implicit transaction rolled back; the connection is clean.
-      client.release();
-      throw err;
-    }
-  }
-}
-
-/**
  * Opens a transaction as the restricted role with the organization set (row-level
  * security) and, for a Caller, its actor (`tagtrail.actor`, read by the activity triggers).
  */
@@ -364,7 +327,16 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
       if (statement === undefined || text.trimEnd().endsWith(';') || guards.getStore()) {
         return readWithOrg(orgId, (tx) => tx.query<R>(text, values));
       }
-      return readImplicit<R>(appPool, orgId, statement);
+      checkOrgId(orgId);
+      return readOneImplicitly<R>(appPool, orgId, statement);
+    },
+    readNamed(orgId, reads) {
+      const usual = (all: readonly NamedRead[]) =>
+        readWithOrg(orgId, (tx) => Promise.all(all.map((r) => tx.query(r))));
+      // A key confirmation in scope (step 9) rides on a transaction's opening: give it one.
+      if (guards.getStore()) return usual(reads);
+      checkOrgId(orgId);
+      return readNamedImplicitly(appPool, orgId, reads, usual);
     },
     system(fn) {
       return inTransaction(pool, 'BEGIN', fn);

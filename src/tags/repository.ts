@@ -43,19 +43,28 @@ export async function tagsForOwners(
   return byOwner;
 }
 
-function ownersTagsQuery(orgId: number, kind: OwnerKind, ids: number[]) {
+/**
+ * One owner's tags as a named statement, by equality: with `= ANY($2)` PostgreSQL planned
+ * every read of a single asset anew (the generic plan guesses ten ids, so a custom plan for
+ * one always looked cheaper): 120 us of planning for 10 us of work, the largest cost of
+ * GET /assets/{id}. Also for Database.readNamed.
+ */
+export function ownerTagsRead(orgId: number, kind: OwnerKind, id: number) {
   const column = OWNER_COLUMN[kind];
-  const columns = `SELECT id, tag_type, value, ${column} AS owner_id FROM tags`;
-  if (ids.length === 1) {
-    // One owner by equality: with `= ANY($2)` PostgreSQL planned every read of a single
-    // asset anew (the generic plan guesses ten ids, so a custom plan for one always looked
-    // cheaper): 120 us of planning for 10 us of work, the largest cost of GET /assets/{id}.
-    return preparedQuery(
-      `${columns} WHERE org_id = $1 AND ${column} = $2 AND detached_at IS NULL ORDER BY id`,
-      [orgId, ids[0]],
-    );
-  }
-  const text = `${columns} WHERE org_id = $1 AND ${column} = ANY($2::bigint[]) AND detached_at IS NULL ORDER BY id`;
+  return preparedQuery(
+    `SELECT id, tag_type, value, ${column} AS owner_id FROM tags WHERE org_id = $1 AND ${column} = $2 AND detached_at IS NULL ORDER BY id`,
+    [orgId, id],
+  );
+}
+
+/** Tags of the rows of `ownerTagsRead`, without their owner column. */
+export const tagsOfRows = (rows: Array<Tag & { owner_id: number }>): Tag[] =>
+  rows.map(({ owner_id: _, ...tag }) => tag);
+
+function ownersTagsQuery(orgId: number, kind: OwnerKind, ids: number[]) {
+  if (ids.length === 1) return ownerTagsRead(orgId, kind, ids[0]!);
+  const column = OWNER_COLUMN[kind];
+  const text = `SELECT id, tag_type, value, ${column} AS owner_id FROM tags WHERE org_id = $1 AND ${column} = ANY($2::bigint[]) AND detached_at IS NULL ORDER BY id`;
   return ids.length <= NAMED_OWNERS_MAX ? preparedQuery(text, [orgId, ids]) : { text, values: [orgId, ids] };
 }
 

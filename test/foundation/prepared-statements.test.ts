@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, type Database } from '../../src/db/pool.js';
 import { prepared, preparedQuery } from '../../src/db/prepared.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { createTestDatabase, insertOrganization, type TestDatabase } from '../helpers/database.js';
 
 /** Named statements (src/db/prepared.ts): parsed and planned once per connection. */
 describe('prepared', () => {
@@ -24,17 +24,8 @@ describe('named statements on an organization connection', () => {
 
   beforeAll(async () => {
     d = await createTestDatabase();
-    const insert = async (name: string) =>
-      d.db.system(
-        async (tx) =>
-          (
-            await tx.query<{ id: number }>('INSERT INTO organizations (name) VALUES ($1) RETURNING id', [
-              name,
-            ])
-          ).rows[0]!.id,
-      );
-    orgA = await insert('A');
-    orgB = await insert('B');
+    orgA = await insertOrganization(d.db, 'A');
+    orgB = await insertOrganization(d.db, 'B');
     single = createDatabase(d.url, { max: 1 });
   });
   afterAll(async () => {

@@ -118,3 +118,12 @@ export async function settleTables(
     }
   }
 }
+
+/** A bare organization row (no owner, no key): for tests of the database layer. */
+export async function insertOrganization(db: Database, name: string): Promise<number> {
+  return db.system(
+    async (tx) =>
+      (await tx.query<{ id: number }>('INSERT INTO organizations (name) VALUES ($1) RETURNING id', [name]))
+        .rows[0]!.id,
+  );
+}

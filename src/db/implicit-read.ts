@@ -1,0 +1,246 @@
+import pg from 'pg';
+import { checkout } from './checkout.js';
+import { streamOf } from './commit.js';
+import { takeOwedCommit } from './opening.js';
+import { DatabaseUnavailableError, isDatabaseUnavailable } from './unavailable.js';
+
+/**
+ * Reads that are a fixed set of named statements, sent as one implicit transaction: the
+ * organization's setting (a named `set_config`, local to the transaction) and the
+ * statements go as Bind/Execute messages behind one Sync, which the server runs as one
+ * transaction and answers at once. No BEGIN, SET LOCAL or COMMIT: three statements and
+ * their answers fewer than `readWithOrg`, whose COMMIT is also owed to the connection's
+ * next user. The same snapshots as there (READ COMMITTED takes one per statement either
+ * way) and the same row-level security: the setting ends with the Sync.
+ *
+ * node-postgres ends every query with a Sync; `ImplicitRead` is one query of node-postgres
+ * (a subclass of its Query, which its pipeline mode requires) that sends several
+ * statements and hands each its own answers. It sends no Parse: every statement must
+ * already be parsed on the connection (`parsedOn`), so a failed Parse can never leave
+ * node-postgres' record of the connection's statements wrong; the caller otherwise reads
+ * the usual way, which parses them.
+ */
+
+/** A named statement with its values (preparedQuery) and, as for `Tx.query`, its types. */
+export interface NamedRead {
+  name: string;
+  text: string;
+  values: unknown[];
+  types?: pg.CustomTypesConfig;
+}
+
+/** The organization's setting for the implicit transaction; READ ONLY as readWithOrg's. */
+export const IMPLICIT_OPENING = {
+  name: 'tt_implicit_opening',
+  text: "SELECT set_config('tagtrail.org_id', $1, true), set_config('transaction_read_only', 'on', true)",
+};
+
+interface Connection {
+  parsedStatements: Record<string, string>;
+  stream: { cork?(): void; uncork?(): void };
+  bind(config: {
+    portal: string;
+    statement: string;
+    values: unknown[];
+    valueMapper(v: unknown): unknown;
+  }): void;
+  describe(config: { type: 'P'; name: string }): void;
+  execute(config: { portal: string }): void;
+  sync(): void;
+}
+
+/** What node-postgres' Query does with the answers, which ImplicitRead hands on. */
+interface QueryInternals {
+  callback?: (err: Error | null, result?: unknown) => void;
+  _results: pg.QueryResult;
+  _canceledDueToError: Error | false;
+  handleRowDescription(msg: unknown): void;
+  handleDataRow(msg: unknown): void;
+  handleCommandComplete(msg: unknown, connection: unknown): void;
+}
+
+const QueryClass = pg.Query as unknown as new (config: pg.QueryConfig) => QueryInternals;
+
+/** Whether every statement is parsed on the client's connection (so none needs a Parse). */
+export function parsedOn(client: pg.PoolClient, reads: readonly { name: string; text: string }[]): boolean {
+  const parsed = connectionOf(client).parsedStatements;
+  return reads.every((r) => parsed[r.name] === r.text);
+}
+
+const connectionOf = (client: pg.PoolClient) => (client as unknown as { connection: Connection }).connection;
+
+/**
+ * A parameter as text, as node-postgres sends it: statements read by id and key take
+ * numbers, strings and null only (anything else is refused before anything is sent).
+ */
+function textOf(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean')
+    return String(value);
+  throw new TypeError(`an implicit read takes numbers, strings and null, not ${typeof value}`);
+}
+
+class ImplicitRead extends (QueryClass as unknown as new (config: pg.QueryConfig) => object) {
+  private readonly parts: QueryInternals[];
+  private index = 0;
+
+  constructor(
+    private readonly reads: readonly NamedRead[],
+    done: (err: Error | null, results?: pg.QueryResult[]) => void,
+  ) {
+    super({ text: '' });
+    for (const r of reads) r.values.forEach(textOf);
+    this.parts = reads.map(
+      (r) => new QueryClass({ name: r.name, text: r.text, values: r.values, types: r.types }),
+    );
+    // Answered through `callback`, which node-postgres wraps (its read timeout's timer).
+    this.query.callback = (err, results) => done(err, results as pg.QueryResult[] | undefined);
+  }
+
+  private get query(): QueryInternals {
+    return this as unknown as QueryInternals;
+  }
+
+  submit(connection: Connection): null {
+    connection.stream.cork?.();
+    try {
+      for (const r of this.reads) {
+        connection.bind({ portal: '', statement: r.name, values: r.values, valueMapper: textOf });
+        connection.describe({ type: 'P', name: '' });
+        connection.execute({ portal: '' });
+      }
+      connection.sync();
+    } finally {
+      connection.stream.uncork?.();
+    }
+    return null;
+  }
+
+  handleRowDescription(msg: unknown): void {
+    this.parts[this.index]?.handleRowDescription(msg);
+  }
+
+  handleDataRow(msg: unknown): void {
+    this.parts[this.index]?.handleDataRow(msg);
+  }
+
+  handleCommandComplete(msg: unknown, connection: unknown): void {
+    this.parts[this.index]?.handleCommandComplete(msg, connection);
+    this.index++;
+  }
+
+  handleEmptyQuery(): void {
+    this.index++;
+  }
+
+  handleError(err: Error): void {
+    this.query.callback?.(err);
+  }
+
+  handleReadyForQuery(): void {
+    const failed = this.parts.find((p) => p._canceledDueToError);
+    if (failed) this.query.callback?.(failed._canceledDueToError as Error);
+    else if (this.index !== this.parts.length)
+      this.query.callback?.(new Error('an implicit read was not answered whole'));
+    else
+      this.query.callback?.(
+        null,
+        this.parts.map((p) => p._results),
+      );
+  }
+}
+
+/**
+ * Runs `reads` on `client` behind the organization's setting, as one implicit transaction;
+ * resolves with their results in order. `client` must be out of any transaction and have
+ * every statement, IMPLICIT_OPENING included, parsed (`parsedOn`).
+ */
+export function readImplicitly(
+  client: pg.PoolClient,
+  orgId: number,
+  reads: readonly NamedRead[],
+): Promise<pg.QueryResult[]> {
+  return new Promise((resolve, reject) => {
+    const query = new ImplicitRead(
+      [{ ...IMPLICIT_OPENING, values: [String(orgId)] }, ...reads],
+      (err, results) => (err ? reject(err) : resolve(results!.slice(1))),
+    );
+    client.query(query as unknown as pg.QueryConfig);
+  });
+}
+
+/** A read on a checked-out connection, retried once on a new one when the connection was gone. */
+async function onConnection<T>(pool: pg.Pool, read: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const client = await checkout(pool, false);
+    try {
+      const result = await read(client);
+      client.release();
+      return result;
+    } catch (err) {
+      if (isDatabaseUnavailable(err)) {
+        // Nothing was committed but a read: once more on a new connection, as inTransaction does.
+        client.release(err as Error);
+        if (attempt === 1) continue;
+        throw new DatabaseUnavailableError(err);
+      }
+      // The implicit transaction rolled back; the connection is clean.
+      client.release();
+      throw err;
+    }
+  }
+}
+
+/**
+ * `statement` (parameters already inlined) behind `set_config` in one message: the server
+ * runs the message as one implicit transaction, so the setting holds for the statement and
+ * ends with it; an owed COMMIT (./opening.ts) goes first, as its own transaction. `orgId`
+ * is a checked integer.
+ */
+export function readOneImplicitly<R extends pg.QueryResultRow>(
+  pool: pg.Pool,
+  orgId: number,
+  statement: string,
+): Promise<pg.QueryResult<R>> {
+  return onConnection(pool, async (client) => {
+    const commit = takeOwedCommit(client) ? 'COMMIT; ' : '';
+    const results = (await client.query(
+      `${commit}SELECT set_config('tagtrail.org_id', '${orgId}', true); ${statement}`,
+    )) as unknown as pg.QueryResult<R>[];
+    return results[results.length - 1]!;
+  });
+}
+
+/**
+ * `reads` as one implicit transaction behind IMPLICIT_OPENING on a connection that has
+ * them all parsed; on one that has not, `otherwise` (a readWithOrg of the same statements,
+ * which parses them there) answers, and parses IMPLICIT_OPENING too. `orgId` is a checked
+ * integer.
+ */
+export async function readNamedImplicitly(
+  pool: pg.Pool,
+  orgId: number,
+  reads: readonly NamedRead[],
+  otherwise: (reads: readonly NamedRead[]) => Promise<pg.QueryResult[]>,
+): Promise<pg.QueryResult[]> {
+  for (const r of reads) r.values.forEach(textOf);
+  let unparsed = false;
+  const results = await onConnection(pool, async (client) => {
+    if (!parsedOn(client, [IMPLICIT_OPENING, ...reads])) {
+      unparsed = true;
+      return [];
+    }
+    const stream = streamOf(client);
+    // The owed COMMIT and the read leave in one write.
+    stream?.cork();
+    try {
+      if (takeOwedCommit(client)) client.query('COMMIT').catch(() => undefined);
+      return readImplicitly(client, orgId, reads);
+    } finally {
+      stream?.uncork();
+    }
+  });
+  if (!unparsed) return results;
+  return otherwise([{ ...IMPLICIT_OPENING, values: [String(orgId)] }, ...reads]).then((all) => all.slice(1));
+}

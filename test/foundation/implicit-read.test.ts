@@ -1,0 +1,110 @@
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDatabase, type Database } from '../../src/db/pool.js';
+import { preparedQuery } from '../../src/db/prepared.js';
+import { createTestDatabase, insertOrganization, type TestDatabase } from '../helpers/database.js';
+
+/**
+ * Database.readNamed (src/db/implicit-read.ts): named statements behind the organization's
+ * setting as one implicit transaction, on a connection that has them parsed; readWithOrg's
+ * way, which parses them, on one that has not.
+ */
+describe('implicit reads of named statements', () => {
+  let d: TestDatabase;
+  let orgA: number;
+  let orgB: number;
+  /** One connection, so each call runs on the connection the previous one used. */
+  let single: Database;
+  /** What each call sent: the text of a statement, or the name of a query object's class. */
+  const sent: string[] = [];
+
+  const org = (id: number) => preparedQuery('SELECT id, name FROM organizations WHERE id = $1', [id]);
+  const count = () => preparedQuery('SELECT count(*)::int AS n FROM organizations WHERE id > $1', [0]);
+  const state = async () =>
+    (
+      await single.appPool.query<{ org: string | null; open: boolean }>(
+        "SELECT nullif(current_setting('tagtrail.org_id', true), '') AS org, now() <> statement_timestamp() AS open",
+      )
+    ).rows[0];
+
+  beforeAll(async () => {
+    d = await createTestDatabase();
+    orgA = await insertOrganization(d.db, 'A');
+    orgB = await insertOrganization(d.db, 'B');
+    single = createDatabase(d.url, { max: 1 });
+    single.appPool.on('connect', (client: pg.PoolClient) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as { query: unknown }).query = (...args: unknown[]) => {
+        const q = args[0] as { text?: string; constructor: { name: string } } | string;
+        sent.push(typeof q === 'string' ? q : q.constructor.name === 'Object' ? q.text! : q.constructor.name);
+        return query(...args);
+      };
+    });
+  });
+  afterAll(async () => {
+    await single?.close();
+    await d?.drop();
+  });
+
+  it('reads the usual way until the connection has the statements, then as one implicit read', async () => {
+    const first = await single.readNamed(orgA, [org(orgA), count()]);
+    expect(first.map((r) => r.rows)).toEqual([[{ id: orgA, name: 'A' }], [{ n: 1 }]]);
+    expect(sent.some((s) => s.startsWith('BEGIN READ ONLY'))).toBe(true);
+    sent.length = 0;
+    const again = await single.readNamed(orgA, [org(orgA), count()]);
+    expect(again.map((r) => r.rows)).toEqual(first.map((r) => r.rows));
+    // The first read's COMMIT was owed: it leaves ahead of the implicit read.
+    expect(sent).toEqual(['COMMIT', 'ImplicitRead']);
+    expect(await state()).toEqual({ org: null, open: false });
+  });
+
+  it('applies row-level security for the organization named, and leaves no setting behind', async () => {
+    await single.readNamed(orgB, [org(orgA), count()]);
+    sent.length = 0;
+    const [other, total] = await single.readNamed(orgB, [org(orgA), count()]);
+    expect(sent).toEqual(['ImplicitRead']);
+    expect(other!.rows).toEqual([]);
+    expect(total!.rows).toEqual([{ n: 1 }]);
+    const [own] = await single.readNamed(orgB, [org(orgB)]);
+    expect(own!.rows).toEqual([{ id: orgB, name: 'B' }]);
+    expect(await state()).toEqual({ org: null, open: false });
+  });
+
+  it('fails whole on a failing statement and leaves the connection clean', async () => {
+    const divide = preparedQuery('SELECT 1 / $1::int AS v', [0]);
+    await expect(single.readNamed(orgA, [org(orgA), divide])).rejects.toMatchObject({ code: '22012' });
+    sent.length = 0;
+    await expect(single.readNamed(orgA, [org(orgA), divide])).rejects.toMatchObject({ code: '22012' });
+    expect(sent).toEqual(['ImplicitRead']);
+    expect(await state()).toEqual({ org: null, open: false });
+    expect((await single.readNamed(orgA, [org(orgA)]))[0]!.rows).toEqual([{ id: orgA, name: 'A' }]);
+  });
+
+  it('is read only', async () => {
+    const write = preparedQuery("UPDATE organizations SET name = 'changed' WHERE id = $1 RETURNING id", [
+      orgA,
+    ]);
+    for (let i = 0; i < 2; i++) {
+      await expect(single.readNamed(orgA, [write])).rejects.toMatchObject({ code: '25006' });
+    }
+    expect(sent.at(-1)).toBe('ImplicitRead');
+    const { rows } = await d.db.pool.query('SELECT name FROM organizations WHERE id = $1', [orgA]);
+    expect(rows).toEqual([{ name: 'A' }]);
+  });
+
+  it('takes numbers, strings and null only', async () => {
+    const at = preparedQuery('SELECT $1::timestamptz AS at', [new Date()]);
+    await expect(single.readNamed(orgA, [at])).rejects.toThrow(/numbers, strings and null/);
+  });
+
+  it('reads on a new connection when its connection was closed by the server', async () => {
+    const pid = preparedQuery('SELECT pg_backend_pid() AS pid WHERE $1::int > 0', [1]);
+    await single.readNamed(orgA, [pid]);
+    const [before] = await single.readNamed(orgA, [pid]);
+    const killed = before!.rows[0].pid as number;
+    await d.db.pool.query('SELECT pg_terminate_backend($1)', [killed]);
+    const [after, found] = await single.readNamed(orgA, [pid, org(orgA)]);
+    expect(after!.rows[0].pid).not.toBe(killed);
+    expect(found!.rows).toEqual([{ id: orgA, name: 'A' }]);
+  });
+});
