@@ -22,12 +22,34 @@ describe('list state in the URL', { timeout: 90_000 }, () => {
   const status = () => page.locator('.pager-status').first().textContent();
   const param = (name: string) => new URL(page.url()).searchParams.get(name);
 
+  // What the page asked of /internal/assets and what came back, for a failure's message:
+  // this test once failed twice in CI with the pager stuck, and nothing said why.
+  const listLog: string[] = [];
+  const explained = async (fn: () => Promise<void>) => {
+    try {
+      await fn();
+    } catch (err) {
+      const why = (err as Error).message;
+      throw new Error(
+        `${why}\n/internal/assets: ${listLog.join('; ')}\nconsole: ${browser.consoleErrors.join('; ')}`,
+        { cause: err },
+      );
+    }
+  };
+
   beforeAll(async () => {
     site = await startWebSite({
       name: 'lists',
       signUp: { email: 'lists@example.test', organization_name: 'Lists' },
     });
     ({ database, browser, page, base } = site);
+    const listed = (url: string) => new URL(url).pathname === '/internal/assets';
+    page.on('response', (r) => {
+      if (listed(r.url())) listLog.push(`${r.status()} ${new URL(r.url()).search}`);
+    });
+    page.on('requestfailed', (r) => {
+      if (listed(r.url())) listLog.push(`failed (${r.failure()?.errorText}) ${new URL(r.url()).search}`);
+    });
     const { orgId } = site.session!;
 
     // 30 assets A-01..A-30 at two locations, seen at increasing times; 22 API keys.
@@ -61,7 +83,10 @@ describe('list state in the URL', { timeout: 90_000 }, () => {
     await site?.close();
   });
 
-  it('assets: sort, page and search survive reload and Back; the sort controls pass axe', async () => {
+  it('assets: sort, page and search survive reload and Back; the sort controls pass axe', () =>
+    explained(assetsListState));
+
+  async function assetsListState() {
     await page.goto(`${base}/assets`);
     await expect.poll(status).toBe('1–25 of 30');
     // Default order: by name (Asset 01 is A-30).
@@ -124,7 +149,7 @@ describe('list state in the URL', { timeout: 90_000 }, () => {
     await page.goto(`${base}/assets?sort=-external_key&page=2`);
     await expect.poll(status).toBe('26–30 of 30');
     expect((await firstCells())[0]).toBe('A-05');
-  });
+  }
 
   it('keys: the page survives reload and Back', async () => {
     await page.goto(`${base}/keys`);
