@@ -84,3 +84,21 @@ export const fmt = (r) =>
   `${r.rps.toFixed(0).padStart(6)} req/s p50 ${String(r.p50).padStart(4)} p99 ${String(r.p99).padStart(4)}${
     r.non2xx || r.errors ? ` (!${r.non2xx} non-2xx, ${r.errors} errors)` : ''
   }`;
+
+/**
+ * The ratio over every round, by which side ran first: a side runs faster after itself
+ * (at a million assets by 15-25 points), so one round's ratio leans with its order and
+ * only the two orders together say where the service stands. `byOrder.tagtrail` holds
+ * the [tagtrail, baseline] results of the rounds that ran tagtrail first.
+ */
+export function roundsSummary(byOrder) {
+  const pooled = (pairs) => {
+    const sum = (i) => pairs.reduce((acc, p) => acc + p[i].rps, 0);
+    return pairs.length === 0 ? '-' : `${((sum(0) / sum(1)) * 100).toFixed(0)}%`;
+  };
+  const all = [...byOrder.tagtrail, ...byOrder.baseline];
+  return (
+    `all rounds ${pooled(all)} (tagtrail first ${pooled(byOrder.tagtrail)}, ` +
+    `baseline first ${pooled(byOrder.baseline)})`
+  );
+}

@@ -35,7 +35,7 @@ import { defaultPoolSize } from '../dist/src/db/pool-size.js';
 import { MemoryRateLimitStore } from '../dist/src/http/rate-limit/memory-store.js';
 import { createServices } from '../dist/src/services.js';
 import { baselineApp } from './api-baseline.mjs';
-import { cpu, cpuClock, fmt, serverTimings, total } from './api-measure.mjs';
+import { cpu, cpuClock, fmt, roundsSummary, serverTimings, total } from './api-measure.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -304,6 +304,7 @@ async function main() {
 
     console.log(`\n${'request'.padEnd(32)} ${'tagtrail'.padEnd(36)} ${'baseline'.padEnd(36)} ratio`);
     for (const [id, label, requests] of cases) {
+      const byOrder = { tagtrail: [], baseline: [] };
       for (let round = 0; round < ROUNDS; round++) {
         const results = [];
         // Odd rounds run the baseline first: whichever side goes first meets the cache the
@@ -317,6 +318,7 @@ async function main() {
           results[i] = await load(base, requests, headers, `${id}-${side}-r${round + 1}`);
         }
         const ratio = ((results[0].rps / results[1].rps) * 100).toFixed(0);
+        byOrder[round % 2 === 0 ? 'tagtrail' : 'baseline'].push(results);
         console.log(
           `${label.padEnd(32)} ${fmt(results[0]).padEnd(36)} ${fmt(results[1]).padEnd(36)} ${ratio}%`,
         );
@@ -326,6 +328,7 @@ async function main() {
           `${''.padEnd(32)}${cpu(results[0]).padEnd(55)}${cpu(results[1]).padEnd(55)}${cpuRatio.toFixed(0)}% by cpu`,
         );
       }
+      if (ROUNDS > 1) console.log(`${''.padEnd(32)}${roundsSummary(byOrder)}`);
     }
 
     if (!args['no-mixed'] && (!args.only || args.only.split(',').includes('mixed'))) {
