@@ -2,6 +2,7 @@ import pg from 'pg';
 import { checkout } from './checkout.js';
 import { streamOf } from './commit.js';
 import { takeOwedCommit } from './opening.js';
+import { forgetShapes, StatementAnswers } from './statement-answers.js';
 import { DatabaseUnavailableError, isDatabaseUnavailable } from './unavailable.js';
 
 /**
@@ -15,10 +16,11 @@ import { DatabaseUnavailableError, isDatabaseUnavailable } from './unavailable.j
  *
  * node-postgres ends every query with a Sync; `ImplicitRead` is one query of node-postgres
  * (a subclass of its Query, which its pipeline mode requires) that sends several
- * statements and hands each its own answers. It sends no Parse: every statement must
- * already be parsed on the connection (`parsedOn`), so a failed Parse can never leave
- * node-postgres' record of the connection's statements wrong; the caller otherwise reads
- * the usual way, which parses them.
+ * statements and hands each its own answers (./statement-answers.ts, which also keeps
+ * each statement's row shape: described once, not on every read). It sends no Parse:
+ * every statement must already be parsed on the connection (`parsedOn`), so a failed
+ * Parse can never leave node-postgres' record of the connection's statements wrong; the
+ * caller otherwise reads the usual way, which parses them.
  */
 
 /** A named statement with its values (preparedQuery) and, as for `Tx.query`, its types. */
@@ -49,14 +51,9 @@ interface Connection {
   sync(): void;
 }
 
-/** What node-postgres' Query does with the answers, which ImplicitRead hands on. */
+/** What ImplicitRead, a Query of node-postgres, uses of its Query. */
 interface QueryInternals {
   callback?: (err: Error | null, result?: unknown) => void;
-  _results: pg.QueryResult;
-  _canceledDueToError: Error | false;
-  handleRowDescription(msg: unknown): void;
-  handleDataRow(msg: unknown): void;
-  handleCommandComplete(msg: unknown, connection: unknown): void;
 }
 
 const QueryClass = pg.Query as unknown as new (config: pg.QueryConfig) => QueryInternals;
@@ -81,19 +78,23 @@ function textOf(value: unknown): string | null {
   throw new TypeError(`an implicit read takes numbers, strings and null, not ${typeof value}`);
 }
 
+/**
+ * The opening (IMPLICIT_OPENING, whose answer nobody reads: it goes without a Describe and
+ * its row is dropped) and `reads`, each answered into its own StatementAnswers.
+ */
 class ImplicitRead extends (QueryClass as unknown as new (config: pg.QueryConfig) => object) {
-  private readonly parts: QueryInternals[];
+  private readonly answers: StatementAnswers[];
+  /** The statement being answered: 0 is the opening, i + 1 is `reads[i]`. */
   private index = 0;
 
   constructor(
+    private readonly openingValues: string[],
     private readonly reads: readonly NamedRead[],
     done: (err: Error | null, results?: pg.QueryResult[]) => void,
   ) {
     super({ text: '' });
     for (const r of reads) r.values.forEach(textOf);
-    this.parts = reads.map(
-      (r) => new QueryClass({ name: r.name, text: r.text, values: r.values, types: r.types }),
-    );
+    this.answers = reads.map((r) => new StatementAnswers(r));
     // Answered through `callback`, which node-postgres wraps (its read timeout's timer).
     this.query.callback = (err, results) => done(err, results as pg.QueryResult[] | undefined);
   }
@@ -105,11 +106,18 @@ class ImplicitRead extends (QueryClass as unknown as new (config: pg.QueryConfig
   submit(connection: Connection): null {
     connection.stream.cork?.();
     try {
-      for (const r of this.reads) {
+      connection.bind({
+        portal: '',
+        statement: IMPLICIT_OPENING.name,
+        values: this.openingValues,
+        valueMapper: textOf,
+      });
+      connection.execute({ portal: '' });
+      this.reads.forEach((r, i) => {
         connection.bind({ portal: '', statement: r.name, values: r.values, valueMapper: textOf });
-        connection.describe({ type: 'P', name: '' });
+        if (this.answers[i]!.describe) connection.describe({ type: 'P', name: '' });
         connection.execute({ portal: '' });
-      }
+      });
       connection.sync();
     } finally {
       connection.stream.uncork?.();
@@ -117,16 +125,20 @@ class ImplicitRead extends (QueryClass as unknown as new (config: pg.QueryConfig
     return null;
   }
 
-  handleRowDescription(msg: unknown): void {
-    this.parts[this.index]?.handleRowDescription(msg);
+  private get answering(): StatementAnswers | undefined {
+    return this.index === 0 ? undefined : this.answers[this.index - 1];
   }
 
-  handleDataRow(msg: unknown): void {
-    this.parts[this.index]?.handleDataRow(msg);
+  handleRowDescription(msg: { fields: unknown[] }): void {
+    this.answering?.rowDescription(msg);
   }
 
-  handleCommandComplete(msg: unknown, connection: unknown): void {
-    this.parts[this.index]?.handleCommandComplete(msg, connection);
+  handleDataRow(msg: { fields: unknown[] }): void {
+    this.answering?.dataRow(msg);
+  }
+
+  handleCommandComplete(msg: unknown): void {
+    this.answering?.commandComplete(msg);
     this.index++;
   }
 
@@ -139,14 +151,14 @@ class ImplicitRead extends (QueryClass as unknown as new (config: pg.QueryConfig
   }
 
   handleReadyForQuery(): void {
-    const failed = this.parts.find((p) => p._canceledDueToError);
-    if (failed) this.query.callback?.(failed._canceledDueToError as Error);
-    else if (this.index !== this.parts.length)
+    const failed = this.answers.find((a) => a.failed);
+    if (failed) this.query.callback?.(failed.failed);
+    else if (this.index !== this.answers.length + 1)
       this.query.callback?.(new Error('an implicit read was not answered whole'));
     else
       this.query.callback?.(
         null,
-        this.parts.map((p) => p._results),
+        this.answers.map((a) => a.result),
       );
   }
 }
@@ -162,9 +174,8 @@ export function readImplicitly(
   reads: readonly NamedRead[],
 ): Promise<pg.QueryResult[]> {
   return new Promise((resolve, reject) => {
-    const query = new ImplicitRead(
-      [{ ...IMPLICIT_OPENING, values: [String(orgId)] }, ...reads],
-      (err, results) => (err ? reject(err) : resolve(results!.slice(1))),
+    const query = new ImplicitRead([String(orgId)], reads, (err, results) =>
+      err ? reject(err) : resolve(results!),
     );
     client.query(query as unknown as pg.QueryConfig);
   });
@@ -242,5 +253,6 @@ export async function readNamedImplicitly(
     }
   });
   if (!unparsed) return results;
+  forgetShapes(reads);
   return otherwise([{ ...IMPLICIT_OPENING, values: [String(orgId)] }, ...reads]).then((all) => all.slice(1));
 }

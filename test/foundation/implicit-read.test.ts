@@ -17,6 +17,8 @@ describe('implicit reads of named statements', () => {
   let single: Database;
   /** What each call sent: the text of a statement, or the name of a query object's class. */
   const sent: string[] = [];
+  /** How many Describe messages the connection has sent. */
+  let describes = 0;
 
   const org = (id: number) => preparedQuery('SELECT id, name FROM organizations WHERE id = $1', [id]);
   const count = () => preparedQuery('SELECT count(*)::int AS n FROM organizations WHERE id > $1', [0]);
@@ -33,6 +35,13 @@ describe('implicit reads of named statements', () => {
     orgB = await insertOrganization(d.db, 'B');
     single = createDatabase(d.url, { max: 1 });
     single.appPool.on('connect', (client: pg.PoolClient) => {
+      const connection = (client as unknown as { connection: { describe(...a: unknown[]): void } })
+        .connection;
+      const describe = connection.describe.bind(connection);
+      connection.describe = (...a: unknown[]) => {
+        describes++;
+        describe(...a);
+      };
       const query = client.query.bind(client) as (...args: unknown[]) => unknown;
       (client as { query: unknown }).query = (...args: unknown[]) => {
         const q = args[0] as { text?: string; constructor: { name: string } } | string;
@@ -95,6 +104,50 @@ describe('implicit reads of named statements', () => {
   it('takes numbers, strings and null only', async () => {
     const at = preparedQuery('SELECT $1::timestamptz AS at', [new Date()]);
     await expect(single.readNamed(orgA, [at])).rejects.toThrow(/numbers, strings and null/);
+  });
+
+  it("describes a statement once; later reads build its rows from the kept shape, with its types' parsers", async () => {
+    const tagged = (tag: string): pg.CustomTypesConfig => ({
+      getTypeParser: () => (v: string) => `${tag}:${v}`,
+    });
+    const typesA = tagged('a');
+    // A statement of this test alone: its first read parses it the usual way.
+    const shaped = () => preparedQuery('SELECT id, name FROM organizations WHERE id = $1 AND true', [orgA]);
+    const named = () => ({ ...shaped(), types: typesA });
+    await single.readNamed(orgA, [named()]);
+    describes = 0;
+    sent.length = 0;
+    const [described] = await single.readNamed(orgA, [named()]);
+    expect(sent.at(-1)).toBe('ImplicitRead');
+    expect(describes).toBe(1);
+    expect(described!.rows).toEqual([{ id: `a:${orgA}`, name: 'a:A' }]);
+    describes = 0;
+    const [kept] = await single.readNamed(orgA, [named(), named()]);
+    expect(describes).toBe(0);
+    expect(kept!.rows).toEqual(described!.rows);
+    expect(kept!.fields.map((f) => f.name)).toEqual(['id', 'name']);
+    // Other types for the same statement: described again, parsed by them.
+    const [other] = await single.readNamed(orgA, [{ ...shaped(), types: tagged('b') }]);
+    expect(describes).toBe(1);
+    expect(other!.rows).toEqual([{ id: `b:${orgA}`, name: 'b:A' }]);
+    // A statement without rows to describe (no RowDescription) still reads whole.
+    const none = preparedQuery('SELECT id FROM organizations WHERE id = $1 AND false', [orgA]);
+    for (let i = 0; i < 3; i++) expect((await single.readNamed(orgA, [none]))[0]!.rows).toEqual([]);
+  });
+
+  it('describes a statement again after it was read the usual way on a new connection', async () => {
+    const pid = preparedQuery('SELECT pg_backend_pid() AS pid, $1::int AS one', [1]);
+    await single.readNamed(orgA, [pid]);
+    const [before] = await single.readNamed(orgA, [pid]);
+    await d.db.pool.query('SELECT pg_terminate_backend($1)', [before!.rows[0].pid]);
+    sent.length = 0;
+    await single.readNamed(orgA, [pid]);
+    expect(sent.at(-1)).not.toBe('ImplicitRead');
+    describes = 0;
+    const [after] = await single.readNamed(orgA, [pid]);
+    expect(sent.at(-1)).toBe('ImplicitRead');
+    expect(describes).toBe(1);
+    expect(after!.rows[0]).toMatchObject({ one: 1 });
   });
 
   it('reads on a new connection when its connection was closed by the server', async () => {
