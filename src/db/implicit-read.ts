@@ -2,7 +2,7 @@ import pg from 'pg';
 import { checkout } from './checkout.js';
 import { streamOf } from './commit.js';
 import { takeOwedCommit } from './opening.js';
-import { forgetShapes, StatementAnswers } from './statement-answers.js';
+import { StatementAnswers } from './statement-answers.js';
 import { DatabaseUnavailableError, isDatabaseUnavailable } from './unavailable.js';
 
 /**
@@ -253,6 +253,5 @@ export async function readNamedImplicitly(
     }
   });
   if (!unparsed) return results;
-  forgetShapes(reads);
   return otherwise([{ ...IMPLICIT_OPENING, values: [String(orgId)] }, ...reads]).then((all) => all.slice(1));
 }

@@ -19,6 +19,7 @@ import {
   payOwedOnConnect,
   takeOwedCommit,
 } from './opening.js';
+import { shapeNamedQueries } from './shaped-query.js';
 import { DatabaseUnavailableError, isDatabaseUnavailable } from './unavailable.js';
 
 // Surrogate ids live in 1..2147483647 and counts fit easily: int8 as number is exact here.
@@ -302,7 +303,10 @@ function newPool(connectionString: string, options: DatabaseOptions): pg.Pool {
   // A client whose connection drops emits 'error' whether it is idle or checked out (its
   // query fails as well); without a listener that event would take the process down.
   pool.on('error', () => undefined);
-  pool.on('connect', (client) => client.on('error', () => undefined));
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+    shapeNamedQueries(client);
+  });
   return pool;
 }
 

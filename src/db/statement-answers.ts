@@ -21,7 +21,7 @@ export interface StatementKey {
 }
 
 /** node-postgres' Result, with the parts of it that ImplicitRead fills. */
-interface ResultInternals extends pg.QueryResult {
+export interface ResultInternals extends pg.QueryResult {
   fields: pg.FieldDef[];
   _parsers: unknown[] | undefined;
   _prebuiltEmptyResultObject: object | null;
@@ -34,7 +34,7 @@ interface ResultInternals extends pg.QueryResult {
 const ResultClass = (pg as unknown as { Result: new (rowMode?: string, types?: unknown) => ResultInternals })
   .Result;
 
-interface Shape {
+export interface Shape {
   text: string;
   types: pg.CustomTypesConfig | undefined;
   fields: pg.FieldDef[];
@@ -44,18 +44,28 @@ interface Shape {
 
 const shapes = new Map<string, Shape>();
 
-function shapeOf(statement: StatementKey): Shape | undefined {
+/** The kept shape of `statement`'s rows, if its first answer has been seen. */
+export function shapeOf(statement: StatementKey): Shape | undefined {
   const shape = shapes.get(statement.name);
   return shape && shape.text === statement.text && shape.types === statement.types ? shape : undefined;
 }
 
-/**
- * Forgets the shapes of `statements`: they are being read the usual way on a connection
- * that has not parsed them, perhaps after a migration changed their columns, so their next
- * implicit read describes them again.
- */
-export function forgetShapes(statements: readonly StatementKey[]): void {
-  for (const s of statements) shapes.delete(s.name);
+/** Keeps the shape `result` has from `statement`'s RowDescription. */
+export function rememberShape(statement: StatementKey, result: ResultInternals): void {
+  shapes.set(statement.name, {
+    text: statement.text,
+    types: statement.types,
+    fields: result.fields,
+    parsers: result._parsers,
+    empty: result._prebuiltEmptyResultObject,
+  });
+}
+
+/** Readies `result` for rows of `shape`, as a RowDescription would. */
+export function adoptShape(result: ResultInternals, shape: Shape): void {
+  result.fields = shape.fields;
+  result._parsers = shape.parsers;
+  result._prebuiltEmptyResultObject = shape.empty;
 }
 
 export class StatementAnswers {
@@ -68,22 +78,12 @@ export class StatementAnswers {
     this.result = new ResultClass(undefined, statement.types);
     const shape = shapeOf(statement);
     this.describe = shape === undefined;
-    if (shape) {
-      this.result.fields = shape.fields;
-      this.result._parsers = shape.parsers;
-      this.result._prebuiltEmptyResultObject = shape.empty;
-    }
+    if (shape) adoptShape(this.result, shape);
   }
 
   rowDescription(msg: { fields: unknown[] }): void {
     this.result.addFields(msg.fields);
-    shapes.set(this.statement.name, {
-      text: this.statement.text,
-      types: this.statement.types,
-      fields: this.result.fields,
-      parsers: this.result._parsers,
-      empty: this.result._prebuiltEmptyResultObject,
-    });
+    rememberShape(this.statement, this.result);
   }
 
   dataRow(msg: { fields: unknown[] }): void {
