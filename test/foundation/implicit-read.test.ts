@@ -2,7 +2,12 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, type Database } from '../../src/db/pool.js';
 import { preparedQuery } from '../../src/db/prepared.js';
-import { createTestDatabase, insertOrganization, type TestDatabase } from '../helpers/database.js';
+import {
+  createTestDatabase,
+  describeCounter,
+  insertOrganization,
+  type TestDatabase,
+} from '../helpers/database.js';
 
 /**
  * Database.readNamed (src/db/implicit-read.ts): named statements behind the organization's
@@ -18,7 +23,7 @@ describe('implicit reads of named statements', () => {
   /** What each call sent: the text of a statement, or the name of a query object's class. */
   const sent: string[] = [];
   /** How many Describe messages the connection has sent. */
-  let describes = 0;
+  let describes: { count: number };
 
   const org = (id: number) => preparedQuery('SELECT id, name FROM organizations WHERE id = $1', [id]);
   const count = () => preparedQuery('SELECT count(*)::int AS n FROM organizations WHERE id > $1', [0]);
@@ -34,14 +39,8 @@ describe('implicit reads of named statements', () => {
     orgA = await insertOrganization(d.db, 'A');
     orgB = await insertOrganization(d.db, 'B');
     single = createDatabase(d.url, { max: 1 });
+    describes = describeCounter(single.appPool);
     single.appPool.on('connect', (client: pg.PoolClient) => {
-      const connection = (client as unknown as { connection: { describe(...a: unknown[]): void } })
-        .connection;
-      const describe = connection.describe.bind(connection);
-      connection.describe = (...a: unknown[]) => {
-        describes++;
-        describe(...a);
-      };
       const query = client.query.bind(client) as (...args: unknown[]) => unknown;
       (client as { query: unknown }).query = (...args: unknown[]) => {
         const q = args[0] as { text?: string; constructor: { name: string } } | string;
@@ -114,19 +113,19 @@ describe('implicit reads of named statements', () => {
     // A statement of this test alone: its first read parses (and describes) it the usual way.
     const shaped = () => preparedQuery('SELECT id, name FROM organizations WHERE id = $1 AND true', [orgA]);
     const named = () => ({ ...shaped(), types: typesA });
-    describes = 0;
+    describes.count = 0;
     await single.readNamed(orgA, [named()]);
-    expect(describes).toBe(1);
-    describes = 0;
+    expect(describes.count).toBe(1);
+    describes.count = 0;
     sent.length = 0;
     const [kept] = await single.readNamed(orgA, [named(), named()]);
     expect(sent.at(-1)).toBe('ImplicitRead');
-    expect(describes).toBe(0);
+    expect(describes.count).toBe(0);
     expect(kept!.rows).toEqual([{ id: `a:${orgA}`, name: 'a:A' }]);
     expect(kept!.fields.map((f) => f.name)).toEqual(['id', 'name']);
     // Other types for the same statement: described again, parsed by them.
     const [other] = await single.readNamed(orgA, [{ ...shaped(), types: tagged('b') }]);
-    expect(describes).toBe(1);
+    expect(describes.count).toBe(1);
     expect(other!.rows).toEqual([{ id: `b:${orgA}`, name: 'b:A' }]);
     // A statement without rows to describe (no RowDescription) still reads whole.
     const none = preparedQuery('SELECT id FROM organizations WHERE id = $1 AND false', [orgA]);
@@ -139,15 +138,15 @@ describe('implicit reads of named statements', () => {
     const [before] = await single.readNamed(orgA, [pid]);
     await d.db.pool.query('SELECT pg_terminate_backend($1)', [before!.rows[0].pid]);
     sent.length = 0;
-    describes = 0;
+    describes.count = 0;
     await single.readNamed(orgA, [pid]);
     expect(sent.at(-1)).not.toBe('ImplicitRead');
     // The statement and the opening, each parsed there.
-    expect(describes).toBe(2);
-    describes = 0;
+    expect(describes.count).toBe(2);
+    describes.count = 0;
     const [after] = await single.readNamed(orgA, [pid]);
     expect(sent.at(-1)).toBe('ImplicitRead');
-    expect(describes).toBe(0);
+    expect(describes.count).toBe(0);
     expect(after!.rows[0]).toMatchObject({ one: 1 });
   });
 

@@ -2,7 +2,12 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, type Database } from '../../src/db/pool.js';
 import { preparedQuery } from '../../src/db/prepared.js';
-import { createTestDatabase, insertOrganization, type TestDatabase } from '../helpers/database.js';
+import {
+  createTestDatabase,
+  describeCounter,
+  insertOrganization,
+  type TestDatabase,
+} from '../helpers/database.js';
 
 /**
  * Named statements through a transaction's `tx.query` (src/db/shaped-query.ts): described
@@ -13,21 +18,14 @@ describe('named statements answered from their kept shape', () => {
   let orgA: number;
   /** One connection, so each call runs on the connection the previous one used. */
   let single: Database;
-  let describes = 0;
+  /** How many Describe messages the connection has sent. */
+  let describes: { count: number };
 
   beforeAll(async () => {
     d = await createTestDatabase();
     orgA = await insertOrganization(d.db, 'A');
     single = createDatabase(d.url, { max: 1 });
-    single.appPool.on('connect', (client: pg.PoolClient) => {
-      const connection = (client as unknown as { connection: { describe(...a: unknown[]): void } })
-        .connection;
-      const describe = connection.describe.bind(connection);
-      connection.describe = (...a: unknown[]) => {
-        describes++;
-        describe(...a);
-      };
-    });
+    describes = describeCounter(single.appPool);
   });
   afterAll(async () => {
     await single?.close();
@@ -40,12 +38,12 @@ describe('named statements answered from their kept shape', () => {
   it('describes a named statement once per connection that parses it, and answers alike after', async () => {
     const org = () =>
       preparedQuery('SELECT id, name, created_at FROM organizations WHERE id = $1 AND 1 = 1', [orgA]);
-    describes = 0;
+    describes.count = 0;
     const first = await read(org());
-    expect(describes).toBe(1);
+    expect(describes.count).toBe(1);
     const again = await read(org());
     const more = await single.readWithOrg(orgA, (tx) => Promise.all([tx.query(org()), tx.query(org())]));
-    expect(describes).toBe(1);
+    expect(describes.count).toBe(1);
     for (const r of [again, ...more]) {
       expect(r.rows).toEqual(first.rows);
       expect(r.rows[0].created_at).toBeInstanceOf(Date);
@@ -67,11 +65,11 @@ describe('named statements answered from their kept shape', () => {
     const statement = preparedQuery('SELECT $1::int AS v', [7]);
     const a = tagged('a');
     await read({ ...statement, types: a });
-    describes = 0;
+    describes.count = 0;
     expect((await read({ ...statement, types: a })).rows).toEqual([{ v: 'a:7' }]);
-    expect(describes).toBe(0);
+    expect(describes.count).toBe(0);
     expect((await read({ ...statement, types: tagged('b') })).rows).toEqual([{ v: 'b:7' }]);
-    expect(describes).toBe(1);
+    expect(describes.count).toBe(1);
     expect((await read(statement)).rows).toEqual([{ v: 7 }]);
   });
 

@@ -127,3 +127,17 @@ export async function insertOrganization(db: Database, name: string): Promise<nu
         .rows[0]!.id,
   );
 }
+
+/** Counts the Describe messages sent by the connections `pool` opens from now on. */
+export function describeCounter(pool: pg.Pool): { count: number } {
+  const counter = { count: 0 };
+  pool.on('connect', (client: pg.PoolClient) => {
+    const connection = (client as unknown as { connection: { describe(...a: unknown[]): void } }).connection;
+    const describe = connection.describe.bind(connection);
+    connection.describe = (...a: unknown[]) => {
+      counter.count++;
+      describe(...a);
+    };
+  });
+  return counter;
+}
