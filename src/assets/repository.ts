@@ -72,7 +72,6 @@ export async function withTags(tx: Tx, orgId: number, rows: AssetRow[]): Promise
   return rows.map((r) => toAsset(r, tags.get(r.id) ?? []));
 }
 
-/** A live asset, whatever its validity window; `lock` takes the row for update. */
 /** The live asset `id` and its tags, read as one implicit transaction (Database.readNamed). */
 export async function readLiveAsset(db: Database, orgId: number, id: number): Promise<Asset | null> {
   const [asset, tags] = await db.readNamed(orgId, [
@@ -87,6 +86,7 @@ const liveAssetSql = (lock: boolean) => `SELECT ${ASSET_COLUMNS} FROM assets a $
        WHERE a.org_id = $1 AND a.id = $2 AND a.deleted_at IS NULL
        ${lock ? 'FOR UPDATE OF a' : ''}`;
 
+/** A live asset, whatever its validity window; `lock` takes the row for update. */
 export async function findLiveAsset(
   tx: Tx,
   orgId: number,

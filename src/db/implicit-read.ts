@@ -32,7 +32,7 @@ export interface NamedRead {
 }
 
 /** The organization's setting for the implicit transaction; READ ONLY as readWithOrg's. */
-export const IMPLICIT_OPENING = {
+const IMPLICIT_OPENING = {
   name: 'tt_implicit_opening',
   text: "SELECT set_config('tagtrail.org_id', $1, true), set_config('transaction_read_only', 'on', true)",
 };
@@ -59,7 +59,7 @@ interface QueryInternals {
 const QueryClass = pg.Query as unknown as new (config: pg.QueryConfig) => QueryInternals;
 
 /** Whether every statement is parsed on the client's connection (so none needs a Parse). */
-export function parsedOn(client: pg.PoolClient, reads: readonly { name: string; text: string }[]): boolean {
+function parsedOn(client: pg.PoolClient, reads: readonly { name: string; text: string }[]): boolean {
   const parsed = connectionOf(client).parsedStatements;
   return reads.every((r) => parsed[r.name] === r.text);
 }
@@ -93,7 +93,6 @@ class ImplicitRead extends (QueryClass as unknown as new (config: pg.QueryConfig
     done: (err: Error | null, results?: pg.QueryResult[]) => void,
   ) {
     super({ text: '' });
-    for (const r of reads) r.values.forEach(textOf);
     this.answers = reads.map((r) => new StatementAnswers(r));
     // Answered through `callback`, which node-postgres wraps (its read timeout's timer).
     this.query.callback = (err, results) => done(err, results as pg.QueryResult[] | undefined);
@@ -166,9 +165,10 @@ class ImplicitRead extends (QueryClass as unknown as new (config: pg.QueryConfig
 /**
  * Runs `reads` on `client` behind the organization's setting, as one implicit transaction;
  * resolves with their results in order. `client` must be out of any transaction and have
- * every statement, IMPLICIT_OPENING included, parsed (`parsedOn`).
+ * every statement, IMPLICIT_OPENING included, parsed (`parsedOn`), and the values must
+ * have passed `textOf` (readNamedImplicitly checks them before choosing a path).
  */
-export function readImplicitly(
+function readImplicitly(
   client: pg.PoolClient,
   orgId: number,
   reads: readonly NamedRead[],

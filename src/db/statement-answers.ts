@@ -1,8 +1,10 @@
 import pg from 'pg';
 
 /**
- * The answers to one named statement of an implicit read (./implicit-read.ts), gathered
- * into node-postgres' own Result, so rows come out exactly as `client.query` gives them.
+ * The row shapes of named statements, kept for ./shaped-query.ts (every transaction's
+ * named statements) and ./implicit-read.ts, and the answers to one named statement of an
+ * implicit read, gathered into node-postgres' own Result, so rows come out exactly as
+ * `client.query` gives them.
  *
  * A named statement's columns never change while it exists on a connection (PostgreSQL
  * refuses to run it if they would: "cached plan must not change result type"), so the
@@ -13,14 +15,14 @@ import pg from 'pg';
  * was a tenth of node-postgres' share of GET /assets/{id} (docs/performance.md, step 26).
  */
 
-/** A statement as ImplicitRead sends it: its name, text and (as for `Tx.query`) types. */
+/** What a shape is kept by: a named statement's name, text and (as for `Tx.query`) types. */
 export interface StatementKey {
   name: string;
   text: string;
   types?: pg.CustomTypesConfig;
 }
 
-/** node-postgres' Result, with the parts of it that ImplicitRead fills. */
+/** node-postgres' Result, with the parts of it that a kept shape fills. */
 export interface ResultInternals extends pg.QueryResult {
   fields: pg.FieldDef[];
   _parsers: unknown[] | undefined;

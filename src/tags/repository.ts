@@ -50,12 +50,12 @@ export async function tagsForOwners(
  * GET /assets/{id}. Also for Database.readNamed.
  */
 export function ownerTagsRead(orgId: number, kind: OwnerKind, id: number) {
-  const column = OWNER_COLUMN[kind];
-  return preparedQuery(
-    `SELECT id, tag_type, value, ${column} AS owner_id FROM tags WHERE org_id = $1 AND ${column} = $2 AND detached_at IS NULL ORDER BY id`,
-    [orgId, id],
-  );
+  return preparedQuery(liveTagsOf(OWNER_COLUMN[kind], '= $2'), [orgId, id]);
 }
+
+/** The live tags whose owner `column` matches `$2` by `match`, with the owner as owner_id. */
+const liveTagsOf = (column: string, match: string) =>
+  `SELECT id, tag_type, value, ${column} AS owner_id FROM tags WHERE org_id = $1 AND ${column} ${match} AND detached_at IS NULL ORDER BY id`;
 
 /** Tags of the rows of `ownerTagsRead`, without their owner column. */
 export const tagsOfRows = (rows: Array<Tag & { owner_id: number }>): Tag[] =>
@@ -63,8 +63,7 @@ export const tagsOfRows = (rows: Array<Tag & { owner_id: number }>): Tag[] =>
 
 function ownersTagsQuery(orgId: number, kind: OwnerKind, ids: number[]) {
   if (ids.length === 1) return ownerTagsRead(orgId, kind, ids[0]!);
-  const column = OWNER_COLUMN[kind];
-  const text = `SELECT id, tag_type, value, ${column} AS owner_id FROM tags WHERE org_id = $1 AND ${column} = ANY($2::bigint[]) AND detached_at IS NULL ORDER BY id`;
+  const text = liveTagsOf(OWNER_COLUMN[kind], '= ANY($2::bigint[])');
   return ids.length <= NAMED_OWNERS_MAX ? preparedQuery(text, [orgId, ids]) : { text, values: [orgId, ids] };
 }
 

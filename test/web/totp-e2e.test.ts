@@ -13,11 +13,6 @@ async function shownRecoveryCodes(page: Page): Promise<string[]> {
 }
 
 /**
- * Two-factor sign-in in the web app (Debian's Chromium against the whole service): a person
- * turns it on from the Change password page (QR code, then recovery codes shown once), then
- * signing in asks for the code or a recovery code; an admin resets a member's.
- */
-/**
  * Signs the browser out by dropping its cookies, from a blank page: a signed-in page left
  * open keeps asking (its list, the live stream), and each request after the cookies went
  * would be a 401 in the console, which the tests hold to be empty.
@@ -27,6 +22,11 @@ async function forgetSession(page: Page): Promise<void> {
   await page.context().clearCookies();
 }
 
+/**
+ * Two-factor sign-in in the web app (Debian's Chromium against the whole service): a person
+ * turns it on from the Change password page (QR code, then recovery codes shown once), then
+ * signing in asks for the code or a recovery code; an admin resets a member's.
+ */
 describe.skipIf(!hasChromium)('two-factor sign-in in the web app', { timeout: 120_000 }, () => {
   let site: WebSite;
   let page: Page;
