@@ -223,6 +223,49 @@ describe('tree lists: what they accept and include', () => {
     expect((await own.list(`${BASE}/${root.id}/descendants`)).total_count).toBe(1);
   });
 
+  it('show each row as GET /locations/{id} does: its live tags by id, none from other rows', async () => {
+    const own = await client(t);
+    const root = await own.create({
+      external_key: 'TG-ROOT',
+      name: 'root',
+      tags: [{ tag_type: 'ble', value: 'TG-R' }],
+    });
+    const mid = await own.create({
+      external_key: 'TG-MID',
+      name: 'mid',
+      parent_id: root.id,
+      tags: [
+        { tag_type: 'rfid', value: 'TG-M2' },
+        { tag_type: 'ble', value: 'TG-M1' },
+      ],
+    });
+    const leaf = await own.create({ external_key: 'TG-LEAF', name: 'leaf', parent_id: mid.id });
+    const attached = await own.post(`${BASE}/${leaf.id}/tags`, { tag_type: 'barcode', value: 'TG-L1' });
+    expect(attached.statusCode, attached.body).toBe(201);
+    const detached = mid.tags.find((tag) => tag.value === 'TG-M2')!;
+    expect((await own.del(`${BASE}/${mid.id}/tags/${detached.id}`)).statusCode).toBe(204);
+
+    const [rootNow, midNow, leafNow] = [
+      await own.fetch(root.id),
+      await own.fetch(mid.id),
+      await own.fetch(leaf.id),
+    ];
+    expect(midNow.tags.map((tag) => tag.value)).toEqual(['TG-M1']);
+    expect(leafNow.tags.map((tag) => tag.value)).toEqual(['TG-L1']);
+    expect((await own.list(`${BASE}/${root.id}/descendants`)).data).toEqual([midNow, leafNow]);
+    expect((await own.list(`${BASE}/${root.id}/children`)).data).toEqual([midNow]);
+    expect((await own.list(`${BASE}/${leaf.id}/ancestors`)).data).toEqual([rootNow, midNow]);
+    // Several tags come in id order, not by type or value.
+    const many = await own.post(`${BASE}/${leaf.id}/tags`, { tag_type: 'barcode', value: 'TG-A0' });
+    expect(many.statusCode, many.body).toBe(201);
+    const [listed] = (await own.list(`${BASE}/${mid.id}/children`)).data;
+    expect(listed!.tags.map((tag) => tag.value)).toEqual(['TG-L1', 'TG-A0']);
+    expect(listed!.tags.map((tag) => tag.id)).toEqual(
+      [...listed!.tags.map((tag) => tag.id)].sort((a, b) => a - b),
+    );
+    expect(listed).toEqual(await own.fetch(leaf.id));
+  });
+
   it('follow moves: a re-parented subtree is listed under its new parent', async () => {
     const own = await client(t);
     const a = await own.create({ external_key: 'MV-A', name: 'a' });
