@@ -1,9 +1,9 @@
 import { allInOneWrite } from '../db/commit.js';
-import type { Tx } from '../db/pool.js';
+import type { Database, Tx } from '../db/pool.js';
 import { preparedFrom, preparedQuery } from '../db/prepared.js';
 import { WIRE_INSTANTS } from '../db/wire-instants.js';
 import { totalFromPage } from '../master-data/list-query.js';
-import { tagsForOwners } from '../tags/repository.js';
+import { type Tag, tagsForOwners } from '../tags/repository.js';
 import { type AssetListFilter, listPredicate, orderBy, type SqlQuery } from './list-predicate.js';
 import { ASSET_COLUMNS, type AssetRow, LOCATION_JOIN, toAsset } from './repository.js';
 import {
@@ -77,24 +77,65 @@ function countedTotalSql(isActive: string | undefined): string {
   - (SELECT count(*) FROM assets_in_org a WHERE ${live} AND a.valid_to <= now()))::int AS total`;
 }
 
+type SearchRow = Nullable<AssetRow & { tags: Tag[] }> & SearchHead;
+
+/** The named search statement for the filter, when its pattern is one for it. */
+function namedSearch(orgId: number, filter: AssetListFilter) {
+  const pattern = filter.searchPattern;
+  if (pattern === undefined || !trigramSearchable(pattern) || broadPatterns.has(orgId, pattern))
+    return undefined;
+  return { ...preparedFrom(buildSearchPageSql(orgId, filter)), types: WIRE_INSTANTS };
+}
+
+/**
+ * The page and total the named search statement answered, or undefined when its match
+ * passed the bound (the pattern is then remembered as broad, and the planned page answers).
+ */
+function searchPageOf(
+  orgId: number,
+  pattern: string,
+  rows: SearchRow[],
+): { assets: Asset[]; total: number } | undefined {
+  const head = rows[0]!;
+  if (head.matched > SEARCH_MATCH_MAX) {
+    broadPatterns.add(orgId, pattern);
+    return undefined;
+  }
+  // No page row: one row of the head alone (the page's columns null).
+  const page = head.id === null ? [] : (rows as (AssetRow & { tags: Tag[] } & SearchHead)[]);
+  return { assets: page.map((r) => toAsset(r, r.tags)), total: head.total };
+}
+
+const isScalar = (v: unknown) => v === null || ['string', 'number', 'boolean'].includes(typeof v);
+
+/**
+ * A text search's page as one implicit transaction (Database.readNamed: no BEGIN or
+ * COMMIT), its only statement being the named search: undefined when the pattern is not
+ * for it, a filter is a list of values, or the match passed the bound; listAssets in a
+ * transaction answers then.
+ */
+export async function searchAssetsAtOnce(
+  db: Database,
+  orgId: number,
+  filter: AssetListFilter,
+): Promise<{ assets: Asset[]; total: number } | undefined> {
+  const search = namedSearch(orgId, filter);
+  // An implicit read sends scalars only; a filter by several keys or locations is an array.
+  if (!search?.values.every(isScalar)) return undefined;
+  const [result] = await db.readNamed(orgId, [search]);
+  return searchPageOf(orgId, filter.searchPattern!, result!.rows as SearchRow[]);
+}
+
 export async function listAssets(
   tx: Tx,
   orgId: number,
   filter: AssetListFilter,
 ): Promise<{ assets: Asset[]; total: number }> {
   const pattern = filter.searchPattern;
-  if (pattern !== undefined && trigramSearchable(pattern) && !broadPatterns.has(orgId, pattern)) {
-    const { rows } = await tx.query<Nullable<AssetRow> & SearchHead>({
-      ...preparedFrom(buildSearchPageSql(orgId, filter)),
-      types: WIRE_INSTANTS,
-    });
-    const head = rows[0]!;
-    if (head.matched <= SEARCH_MATCH_MAX) {
-      // No page row: one row of the head alone (the page's columns null).
-      const page = head.id === null ? [] : (rows as AssetRow[]);
-      return withPlaces(tx, orgId, page, head.total, true);
-    }
-    broadPatterns.add(orgId, pattern);
+  const search = namedSearch(orgId, filter);
+  if (search) {
+    const found = searchPageOf(orgId, pattern!, (await tx.query(search)).rows as SearchRow[]);
+    if (found) return found;
   }
   const sql = buildAssetListSql(orgId, filter);
   // A text search's best plan depends on the pattern: it is planned for each request.

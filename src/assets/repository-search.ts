@@ -13,6 +13,11 @@ import { type AssetListFilter, listPredicate, orderBy, type SqlQuery } from './l
  * reading 1,001 matches before falling back added 2.8 ms to a search whose planned page
  * took 6.4 ms) while the searches planning mattered for, a serial or a key fragment with a
  * handful of matches, stay within it.
+ *
+ * The page carries its current locations and its tags (a JSON array by tag id), so a
+ * search within the bound is answered by this one statement: no round trip after it. They
+ * join the page's rows only (at most `limit`), and the generic plan stays as cheap as a
+ * custom one (docs/performance.md, step 29), so PostgreSQL keeps it.
  */
 export const SEARCH_MATCH_MAX = 200;
 
@@ -25,7 +30,7 @@ export function trigramSearchable(pattern: string): boolean {
   return /[a-z0-9]{3}/i.test(pattern);
 }
 
-/** Columns of the page (as the list's, locations unread) and of the head. */
+/** Columns of the head, beside the page's (the list's, with the page's tags). */
 export interface SearchHead {
   /** Trigram matches read, at most SEARCH_MATCH_MAX + 1. */
   matched: number;
@@ -36,21 +41,29 @@ export interface SearchHead {
 export function buildSearchPageSql(orgId: number, f: AssetListFilter): SqlQuery {
   const { where, search, values, param } = listPredicate(orgId, f);
   if (!search) throw new Error('buildSearchPageSql needs a search pattern');
+  // The page's order, inside (which rows) and outside (the joins after it keep no order).
+  const order = orderBy(f.sort);
   const text = `WITH m AS MATERIALIZED (
   SELECT a.* FROM assets_in_org a WHERE a.org_id = $1 AND ${search} LIMIT ${SEARCH_MATCH_MAX + 1}
 ), f AS MATERIALIZED (
   SELECT a.id, a.external_key, a.name, a.description, a.is_active, a.metadata,
-    NULL::bigint AS location_id, NULL::text AS location_external_key,
     a.valid_from, a.valid_to, a.created_at, a.updated_at, a.deleted_at
   FROM m a
   WHERE ${where.join('\n    AND ')}
     AND (SELECT count(*) FROM m) <= ${SEARCH_MATCH_MAX}
 )
-SELECT t.matched, t.total, p.*
+SELECT t.matched, t.total, a.*, ap.location_id, l.external_key AS location_external_key, g.tags
 FROM (SELECT (SELECT count(*) FROM m)::int AS matched, (SELECT count(*) FROM f)::int AS total) t
 LEFT JOIN LATERAL (
-  SELECT * FROM f a ORDER BY ${orderBy(f.sort)} LIMIT ${param(f.limit)} OFFSET ${param(f.offset)}
-) p ON true`;
+  SELECT * FROM f a ORDER BY ${order} LIMIT ${param(f.limit)} OFFSET ${param(f.offset)}
+) a ON true
+LEFT JOIN asset_positions ap ON ap.org_id = $1 AND ap.asset_id = a.id
+LEFT JOIN locations l ON l.org_id = $1 AND l.id = ap.location_id
+LEFT JOIN LATERAL (
+  SELECT coalesce(json_agg(json_build_object('id', tg.id, 'tag_type', tg.tag_type, 'value', tg.value) ORDER BY tg.id), '[]') AS tags
+  FROM tags tg WHERE tg.org_id = $1 AND tg.asset_id = a.id AND tg.detached_at IS NULL
+) g ON a.id IS NOT NULL
+ORDER BY ${order}`;
   return { text, values };
 }
 

@@ -25,7 +25,7 @@ import {
   toAsset,
   updateAsset,
 } from './repository.js';
-import { listAssets } from './repository-list.js';
+import { listAssets, searchAssetsAtOnce } from './repository-list.js';
 import { checkMetadata, READ_ONLY_FIELDS, readOnlyRules, rejectLocationOnCreate } from './rules.js';
 import {
   ASSET_SORT_FIELDS,
@@ -91,20 +91,20 @@ export class AssetService {
 
   async list(orgId: number, query: AssetListParams) {
     exclusivePair(query, 'location_id', 'location_external_key');
-    const sort = parseSort(query.sort, ASSET_SORT_FIELDS);
-    const { assets, total } = await this.db.readWithOrg(orgId, (tx) =>
-      listAssets(tx, orgId, {
-        locationIds: query.location_id,
-        locationKeys: query.location_external_key,
-        externalKeys: query.external_key,
-        isActive: query.is_active,
-        includeDeleted: query.include_deleted,
-        searchPattern: query.q ? containsPattern(query.q) : undefined,
-        sort,
-        limit: query.limit,
-        offset: query.offset,
-      }),
-    );
+    const filter = {
+      locationIds: query.location_id,
+      locationKeys: query.location_external_key,
+      externalKeys: query.external_key,
+      isActive: query.is_active,
+      includeDeleted: query.include_deleted,
+      searchPattern: query.q ? containsPattern(query.q) : undefined,
+      sort: parseSort(query.sort, ASSET_SORT_FIELDS),
+      limit: query.limit,
+      offset: query.offset,
+    };
+    const { assets, total } =
+      (await searchAssetsAtOnce(this.db, orgId, filter)) ??
+      (await this.db.readWithOrg(orgId, (tx) => listAssets(tx, orgId, filter)));
     return listEnvelope(assets, query, total);
   }
 

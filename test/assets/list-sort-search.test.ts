@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Asset } from '../../src/assets/schemas.js';
-import { type AssetApi, type AssetsFixture, assetApi } from './helpers.js';
+import { type AssetApi, type AssetsFixture, assetApi, insertLocation, placeAsset } from './helpers.js';
 import { BASE, type Catalogue, catalogue, ids } from './list-fixture.js';
 
 const bytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
@@ -79,6 +79,35 @@ describe('GET /api/v1/assets: sort, q and total_count', () => {
     expect(full.data[1]!.location_id).toBe(dockA);
     expect(full.total_count).toBe(3);
     expect((await api.list('?q=alpha&offset=2')).data).toEqual([a.alphaLower]);
+  });
+
+  it('q: a page row carries its live tags in id order and its current location, as GET /assets/{id} shows them', async () => {
+    const org = await f.t.createOrg();
+    const own = assetApi(f.t, (await org.key()).token);
+    const dock = await insertLocation(f.t, org.id, 'SEARCH-DOCK');
+    const tagged = await own.create({
+      name: 'Searched pallet',
+      tags: [
+        { tag_type: 'rfid', value: 'ZZ-FIRST' },
+        { tag_type: 'barcode', value: 'AA-SECOND' },
+      ],
+    });
+    const plain = await own.create({ name: 'Searched crate' });
+    await placeAsset(f.t, tagged.id, dock);
+    expect((await own.delete(`${BASE}/${tagged.id}/tags/${tagged.tags[1]!.id}`)).statusCode).toBe(204);
+    expect(
+      (await own.post(`${BASE}/${tagged.id}/tags`, { tag_type: 'ble', value: 'MM-THIRD' })).statusCode,
+    ).toBe(201);
+    const alone = async (id: number) => (await own.get(`${BASE}/${id}`)).json().data as Asset;
+    const [taggedNow, plainNow] = [await alone(tagged.id), await alone(plain.id)];
+    // By id: not by type (ble < rfid) nor by value (MM < ZZ); the detached tag is gone.
+    expect(taggedNow.tags.map((tag) => tag.value)).toEqual(['ZZ-FIRST', 'MM-THIRD']);
+    expect(taggedNow.location_id).toBe(dock);
+    expect((await own.list('?q=searched')).data).toEqual(
+      [plainNow, taggedNow].sort((x, y) => bytes(x.external_key, y.external_key)),
+    );
+    expect((await own.list('?q=searched&sort=-name')).data).toEqual([taggedNow, plainNow]);
+    expect((await own.list('?q=mm-third')).data).toEqual([taggedNow]);
   });
 
   it('q: metadata is not searched, and a match cannot span two fields', async () => {
