@@ -1,4 +1,5 @@
 import { allInOneWrite } from '../db/commit.js';
+import { implicitlySendable } from '../db/implicit-read.js';
 import type { Database, Tx } from '../db/pool.js';
 import { preparedFrom, preparedQuery } from '../db/prepared.js';
 import { WIRE_INSTANTS } from '../db/wire-instants.js';
@@ -106,8 +107,6 @@ function searchPageOf(
   return { assets: page.map((r) => toAsset(r, r.tags)), total: head.total };
 }
 
-const isScalar = (v: unknown) => v === null || ['string', 'number', 'boolean'].includes(typeof v);
-
 /**
  * A text search's page as one implicit transaction (Database.readNamed: no BEGIN or
  * COMMIT), its only statement being the named search: undefined when the pattern is not
@@ -120,8 +119,8 @@ export async function searchAssetsAtOnce(
   filter: AssetListFilter,
 ): Promise<{ assets: Asset[]; total: number } | undefined> {
   const search = namedSearch(orgId, filter);
-  // An implicit read sends scalars only; a filter by several keys or locations is an array.
-  if (!search?.values.every(isScalar)) return undefined;
+  // A filter by several keys or locations is an array, which an implicit read cannot send.
+  if (!search?.values.every(implicitlySendable)) return undefined;
   const [result] = await db.readNamed(orgId, [search]);
   return searchPageOf(orgId, filter.searchPattern!, result!.rows as SearchRow[]);
 }

@@ -67,15 +67,28 @@ function parsedOn(client: pg.PoolClient, reads: readonly { name: string; text: s
 const connectionOf = (client: pg.PoolClient) => (client as unknown as { connection: Connection }).connection;
 
 /**
- * A parameter as text, as node-postgres sends it: statements read by id and key take
- * numbers, strings and null only (anything else is refused before anything is sent).
+ * Whether an implicit read (Database.readNamed) can send `value`: numbers, strings and null
+ * only, which is what statements read by id and key take. Callers with other values (an
+ * array, a Date) read them in a transaction instead.
  */
+export function implicitlySendable(value: unknown): boolean {
+  const type = typeof value;
+  return (
+    value === null ||
+    type === 'undefined' ||
+    type === 'string' ||
+    type === 'number' ||
+    type === 'bigint' ||
+    type === 'boolean'
+  );
+}
+
+/** A parameter as text, as node-postgres sends it; anything else is refused before anything is sent. */
 function textOf(value: unknown): string | null {
-  if (value === null || value === undefined) return null;
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean')
-    return String(value);
-  throw new TypeError(`an implicit read takes numbers, strings and null, not ${typeof value}`);
+  if (!implicitlySendable(value)) {
+    throw new TypeError(`an implicit read takes numbers, strings and null, not ${typeof value}`);
+  }
+  return value === null || value === undefined ? null : String(value);
 }
 
 /**
