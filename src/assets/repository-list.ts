@@ -10,6 +10,7 @@ import { ASSET_COLUMNS, type AssetRow, LOCATION_JOIN, toAsset } from './reposito
 import {
   broadPatterns,
   buildSearchPageSql,
+  PAGE_ROW_TAGS,
   SEARCH_MATCH_MAX,
   type SearchHead,
   trigramSearchable,
@@ -78,14 +79,63 @@ function countedTotalSql(isActive: string | undefined): string {
   - (SELECT count(*) FROM assets_in_org a WHERE ${live} AND a.valid_to <= now()))::int AS total`;
 }
 
-type SearchRow = Nullable<AssetRow & { tags: Tag[] }> & SearchHead;
+type PageRow = Nullable<AssetRow & { tags: Tag[] }>;
+type SearchRow = PageRow & SearchHead;
 
-/** The named search statement for the filter, when its pattern is one for it. */
-function namedSearch(orgId: number, filter: AssetListFilter) {
+/**
+ * A list without a text search as one statement: buildAssetListSql's page (its locations
+ * joined), each row's live tags (PAGE_ROW_TAGS) and the total. The total is the page's own
+ * when it tells (totalFromPage's rule), else buildAssetListSql's count, which PostgreSQL
+ * then runs: an InitPlan runs when its value is first needed, so a short page counts
+ * nothing. One row per asset of the page, or one row of the total alone (the asset's
+ * columns null) when the page is empty.
+ */
+export function buildListPageSql(orgId: number, f: AssetListFilter): SqlQuery {
+  if (f.searchPattern !== undefined)
+    throw new Error('a text search has its own statement (buildSearchPageSql)');
+  const { page, count } = buildAssetListSql(orgId, f);
+  // The page's LIMIT and OFFSET are its last two values.
+  const limit = `$${page.values.length - 1}`;
+  const offset = `$${page.values.length}`;
+  const text = `WITH p AS MATERIALIZED (
+${page.text}
+)
+SELECT t.total, a.*, g.tags
+FROM (
+  SELECT CASE WHEN c.n < ${limit} AND (c.n > 0 OR ${offset} = 0) THEN ${offset} + c.n
+    ELSE (${count.text}) END::int AS total
+  FROM (SELECT count(*) AS n FROM p) c
+) t
+LEFT JOIN p a ON true
+${PAGE_ROW_TAGS}
+ORDER BY ${orderBy(f.sort)}`;
+  return { text, values: page.values };
+}
+
+/** The statement answering the filter's page by itself, with the rows' reading of it. */
+interface OneStatement {
+  query: { name: string; text: string; values: unknown[]; types: typeof WIRE_INSTANTS };
+  /** The page and total the rows tell, or undefined when another way must answer. */
+  answer(rows: unknown[]): { assets: Asset[]; total: number } | undefined;
+}
+
+/**
+ * The one statement of the filter's page: a text search's named statement when the pattern
+ * is one for it (repository-search.ts), the list's page statement without a text search.
+ */
+function oneStatement(orgId: number, filter: AssetListFilter): OneStatement | undefined {
   const pattern = filter.searchPattern;
-  if (pattern === undefined || !trigramSearchable(pattern) || broadPatterns.has(orgId, pattern))
-    return undefined;
-  return { ...preparedFrom(buildSearchPageSql(orgId, filter)), types: WIRE_INSTANTS };
+  if (pattern === undefined) {
+    return {
+      query: { ...preparedFrom(buildListPageSql(orgId, filter)), types: WIRE_INSTANTS },
+      answer: (rows) => pageOf(rows as PageRow[], (rows[0] as { total: number }).total),
+    };
+  }
+  if (!trigramSearchable(pattern) || broadPatterns.has(orgId, pattern)) return undefined;
+  return {
+    query: { ...preparedFrom(buildSearchPageSql(orgId, filter)), types: WIRE_INSTANTS },
+    answer: (rows) => searchPageOf(orgId, pattern, rows as SearchRow[]),
+  };
 }
 
 /**
@@ -102,27 +152,31 @@ function searchPageOf(
     broadPatterns.add(orgId, pattern);
     return undefined;
   }
-  // No page row: one row of the head alone (the page's columns null).
-  const page = head.id === null ? [] : (rows as (AssetRow & { tags: Tag[] } & SearchHead)[]);
-  return { assets: page.map((r) => toAsset(r, r.tags)), total: head.total };
+  return pageOf(rows, head.total);
+}
+
+/** The assets of a one-statement page; an empty page is one row with the asset's columns null. */
+function pageOf(rows: PageRow[], total: number): { assets: Asset[]; total: number } {
+  const page = rows[0]!.id === null ? [] : (rows as (AssetRow & { tags: Tag[] })[]);
+  return { assets: page.map((r) => toAsset(r, r.tags)), total };
 }
 
 /**
- * A text search's page as one implicit transaction (Database.readNamed: no BEGIN or
- * COMMIT), its only statement being the named search: undefined when the pattern is not
- * for it, a filter is a list of values, or the match passed the bound; listAssets in a
- * transaction answers then.
+ * The filter's page as one implicit transaction (Database.readNamed: no BEGIN or COMMIT),
+ * its only statement being the page's one statement: undefined when there is none for the
+ * filter, a filter is a list of values, or a search's match passed the bound; listAssets in
+ * a transaction answers then.
  */
-export async function searchAssetsAtOnce(
+export async function listAssetsAtOnce(
   db: Database,
   orgId: number,
   filter: AssetListFilter,
 ): Promise<{ assets: Asset[]; total: number } | undefined> {
-  const search = namedSearch(orgId, filter);
+  const one = oneStatement(orgId, filter);
   // A filter by several keys or locations is an array, which an implicit read cannot send.
-  if (!search?.values.every(implicitlySendable)) return undefined;
-  const [result] = await db.readNamed(orgId, [search]);
-  return searchPageOf(orgId, filter.searchPattern!, result!.rows as SearchRow[]);
+  if (!one?.query.values.every(implicitlySendable)) return undefined;
+  const [result] = await db.readNamed(orgId, [one.query]);
+  return one.answer(result!.rows);
 }
 
 export async function listAssets(
@@ -130,16 +184,15 @@ export async function listAssets(
   orgId: number,
   filter: AssetListFilter,
 ): Promise<{ assets: Asset[]; total: number }> {
-  const pattern = filter.searchPattern;
-  const search = namedSearch(orgId, filter);
-  if (search) {
-    const found = searchPageOf(orgId, pattern!, (await tx.query(search)).rows as SearchRow[]);
+  const one = oneStatement(orgId, filter);
+  if (one) {
+    const found = one.answer((await tx.query(one.query)).rows);
     if (found) return found;
   }
+  // A text search past the bound, or one whose pattern the trigram index cannot look up:
+  // its page planned for its pattern (the best plan depends on it), on every request.
   const sql = buildAssetListSql(orgId, filter);
-  // A text search's best plan depends on the pattern: it is planned for each request.
-  const send = (q: SqlQuery) => (pattern !== undefined ? q : preparedFrom(q));
-  const { rows } = await tx.query<AssetRow>({ ...send(sql.page), types: WIRE_INSTANTS });
+  const { rows } = await tx.query<AssetRow>({ ...sql.page, types: WIRE_INSTANTS });
   // The count (when the page does not tell the total), the tags and the locations each
   // depend on the page alone: they leave in one write (the pool pipelines).
   const known = totalFromPage(rows.length, filter);
@@ -147,30 +200,26 @@ export async function listAssets(
     tx,
     orgId,
     rows,
-    known ?? (() => tx.query<{ total: number }>(send(sql.count)).then((r) => r.rows[0]!.total)),
-    pattern !== undefined,
+    known ?? (() => tx.query<{ total: number }>(sql.count).then((r) => r.rows[0]!.total)),
   );
 }
 
 type Nullable<T> = { [K in keyof T]: T[K] | null };
 
-/** The page's assets with their tags and, for a search's page, their current locations. */
+/** A planned search page's assets with their tags and current locations. */
 async function withPlaces(
   tx: Tx,
   orgId: number,
   rows: AssetRow[],
   total: number | (() => Promise<number>),
-  unplaced: boolean,
 ): Promise<{ assets: Asset[]; total: number }> {
   const ids = rows.map((r) => r.id);
   const [counted, tags, positions] = await allInOneWrite(tx, () => [
     typeof total === 'number' ? total : total(),
     tagsForOwners(tx, orgId, 'asset', ids),
-    unplaced ? positionsOf(tx, orgId, ids) : undefined,
+    positionsOf(tx, orgId, ids),
   ]);
-  const assets = rows.map((r) =>
-    toAsset(positions ? { ...r, ...positions.get(r.id) } : r, tags.get(r.id) ?? []),
-  );
+  const assets = rows.map((r) => toAsset({ ...r, ...positions.get(r.id) }, tags.get(r.id) ?? []));
   return { assets, total: counted };
 }
 

@@ -38,6 +38,15 @@ export interface SearchHead {
   total: number;
 }
 
+/**
+ * The live tags of a page row `a` (of a statement whose $1 is the organization), as a JSON
+ * array by tag id in the column `tags`: what tagsForOwners reads for GET /assets/{id}.
+ */
+export const PAGE_ROW_TAGS = `LEFT JOIN LATERAL (
+  SELECT coalesce(json_agg(json_build_object('id', tg.id, 'tag_type', tg.tag_type, 'value', tg.value) ORDER BY tg.id), '[]') AS tags
+  FROM tags tg WHERE tg.org_id = $1 AND tg.asset_id = a.id AND tg.detached_at IS NULL
+) g ON a.id IS NOT NULL`;
+
 export function buildSearchPageSql(orgId: number, f: AssetListFilter): SqlQuery {
   const { where, search, values, param } = listPredicate(orgId, f);
   if (!search) throw new Error('buildSearchPageSql needs a search pattern');
@@ -59,10 +68,7 @@ LEFT JOIN LATERAL (
 ) a ON true
 LEFT JOIN asset_positions ap ON ap.org_id = $1 AND ap.asset_id = a.id
 LEFT JOIN locations l ON l.org_id = $1 AND l.id = ap.location_id
-LEFT JOIN LATERAL (
-  SELECT coalesce(json_agg(json_build_object('id', tg.id, 'tag_type', tg.tag_type, 'value', tg.value) ORDER BY tg.id), '[]') AS tags
-  FROM tags tg WHERE tg.org_id = $1 AND tg.asset_id = a.id AND tg.detached_at IS NULL
-) g ON a.id IS NOT NULL
+${PAGE_ROW_TAGS}
 ORDER BY ${order}`;
   return { text, values };
 }

@@ -25,7 +25,7 @@ import {
   toAsset,
   updateAsset,
 } from './repository.js';
-import { listAssets, searchAssetsAtOnce } from './repository-list.js';
+import { listAssets, listAssetsAtOnce } from './repository-list.js';
 import { checkMetadata, READ_ONLY_FIELDS, readOnlyRules, rejectLocationOnCreate } from './rules.js';
 import {
   ASSET_SORT_FIELDS,
@@ -103,8 +103,12 @@ export class AssetService {
       offset: query.offset,
     };
     const { assets, total } =
-      (await searchAssetsAtOnce(this.db, orgId, filter)) ??
-      (await this.db.readWithOrg(orgId, (tx) => listAssets(tx, orgId, filter)));
+      (await listAssetsAtOnce(this.db, orgId, filter)) ??
+      (await this.db.readWithOrg(orgId, (tx) => listAssets(tx, orgId, filter), {
+        // Without a text search the page is one named statement (buildListPageSql); a
+        // search here is one whose page is planned for its pattern.
+        genericPlans: filter.searchPattern === undefined,
+      }));
     return listEnvelope(assets, query, total);
   }
 

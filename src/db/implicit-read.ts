@@ -31,10 +31,17 @@ export interface NamedRead {
   types?: pg.CustomTypesConfig;
 }
 
-/** The organization's setting for the implicit transaction; READ ONLY as readWithOrg's. */
+/**
+ * The organization's setting for the implicit transaction; READ ONLY as readWithOrg's. Its
+ * statements run their generic plans: each is read by id, or is a list page whose LIMIT and
+ * OFFSET are parameters, which PostgreSQL prices at a tenth of the table in a generic plan
+ * and so plans on every call otherwise (half the default list's PostgreSQL time,
+ * docs/performance.md, step 30). The list-plans test holds those plans to the indexes.
+ */
 const IMPLICIT_OPENING = {
   name: 'tt_implicit_opening',
-  text: "SELECT set_config('tagtrail.org_id', $1, true), set_config('transaction_read_only', 'on', true)",
+  text: `SELECT set_config('tagtrail.org_id', $1, true), set_config('transaction_read_only', 'on', true),
+  set_config('plan_cache_mode', 'force_generic_plan', true)`,
 };
 
 interface Connection {

@@ -72,7 +72,7 @@ export interface Database {
    * and its result is returned without waiting for the COMMIT, which has nothing to make
    * durable; the COMMIT leaves in the same socket write as the connection's next statements.
    */
-  readWithOrg<T>(orgId: number, fn: (tx: Tx) => Promise<T>): Promise<T>;
+  readWithOrg<T>(orgId: number, fn: (tx: Tx) => Promise<T>, options?: ReadOptions): Promise<T>;
   /**
    * One SELECT for the organization, as the restricted role: `readWithOrg` with a single
    * statement, sent with `set_config` in one simple-query message and no BEGIN or COMMIT
@@ -97,6 +97,17 @@ export interface Database {
   /** One round trip within `timeoutMs`; rejects with DatabaseUnavailableError otherwise. */
   ping(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface ReadOptions {
+  /**
+   * Every statement of the transaction runs its generic plan (`plan_cache_mode`), for
+   * transactions of named statements whose LIMIT and OFFSET are parameters: PostgreSQL
+   * prices a generic plan of those at a tenth of the table and so plans them on every call
+   * otherwise (docs/performance.md, step 30). Not for a statement whose best plan depends
+   * on its values (a text search's planned page): unnamed statements take the setting too.
+   */
+  genericPlans?: boolean;
 }
 
 /**
@@ -277,6 +288,9 @@ function orgPrologue(begin: string, scope: number | Caller): string {
   return `${begin}; SET LOCAL tagtrail.org_id = '${orgId}'${actor}`;
 }
 
+/** ReadOptions.genericPlans, a clause of the prologue (SET LOCAL, as the organization's). */
+const GENERIC_PLANS = '; SET LOCAL plan_cache_mode = force_generic_plan';
+
 /** The caller's actor as the SQL literal of its JSON (escapeLiteral copes with quotes and backslashes). */
 function actorLiteral(caller: Caller): string {
   const { actor } = caller;
@@ -316,8 +330,14 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
   const appPool = newPool(restrictedConnectionUrl(url, APP_ROLE), options);
   // Only inTransaction may take a connection with a read's COMMIT still owed (./opening.ts).
   payOwedOnConnect(appPool);
-  const readWithOrg = <T>(orgId: number, fn: (tx: Tx) => Promise<T>): Promise<T> =>
-    inTransaction(appPool, orgPrologue('BEGIN READ ONLY', orgId), fn, true, orgId);
+  const readWithOrg = <T>(orgId: number, fn: (tx: Tx) => Promise<T>, options: ReadOptions = {}): Promise<T> =>
+    inTransaction(
+      appPool,
+      `${orgPrologue('BEGIN READ ONLY', orgId)}${options.genericPlans ? GENERIC_PLANS : ''}`,
+      fn,
+      true,
+      orgId,
+    );
   return {
     pool,
     appPool,

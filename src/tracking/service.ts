@@ -103,21 +103,26 @@ export class TrackingService {
     ]);
     const sort = parseSort(query.sort, REPORT_SORTS);
     const page = { limit: query.limit, offset: query.offset };
-    const { rows, total } = await this.db.readWithOrg(orgId, (tx) =>
-      reportPage(
-        tx,
-        orgId,
-        {
-          locationIds: query.location_id,
-          locationKeys: query.location_external_key,
-          assetIds: query.asset_id,
-          assetKeys: query.asset_external_key,
-          q: query.q || undefined,
-          includeDeleted: query.include_deleted ?? false,
-          sort,
-        },
-        page,
-      ),
+    const q = query.q || undefined;
+    const { rows, total } = await this.db.readWithOrg(
+      orgId,
+      (tx) =>
+        reportPage(
+          tx,
+          orgId,
+          {
+            locationIds: query.location_id,
+            locationKeys: query.location_external_key,
+            assetIds: query.asset_id,
+            assetKeys: query.asset_external_key,
+            q,
+            includeDeleted: query.include_deleted ?? false,
+            sort,
+          },
+          page,
+        ),
+      // Without q every statement is named (reportPage); with q the page is planned for its pattern.
+      { genericPlans: q === undefined },
     );
     return listEnvelope(
       rows.map((r) => ({

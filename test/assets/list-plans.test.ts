@@ -1,13 +1,19 @@
 /**
  * Asset lists stay index-served at scale. With 50k assets of realistic width in one
  * organization and 3k in another, EXPLAIN of the exact statements the repository runs
- * (buildAssetListSql: the page and the total count), planned as the service plans them
+ * (buildAssetListSql: the page and the total count; buildListPageSql, which runs them as
+ * one statement with the page's tags), planned as the service plans them
  * (inside the organization's transaction, as the restricted role), never reads assets
  * with a Seq Scan. bench/list-assets.mjs times the same statements at a million assets.
  */
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AssetListFilter, buildAssetListSql, type SqlQuery } from '../../src/assets/repository-list.js';
+import {
+  type AssetListFilter,
+  buildAssetListSql,
+  buildListPageSql,
+  type SqlQuery,
+} from '../../src/assets/repository-list.js';
 import { buildSearchPageSql } from '../../src/assets/repository-search.js';
 import { containsPattern } from '../../src/master-data/list-query.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
@@ -112,6 +118,14 @@ describe('asset list plans at 50k assets in one organization', () => {
       const sql = buildAssetListSql(orgId, { ...base, ...change });
       await expectIndexServed(sql.page, genericPlan);
       await expectIndexServed(sql.count, genericPlan);
+    },
+  );
+
+  it.each(cases.filter(([, change]) => change.searchPattern === undefined))(
+    '%s: the one statement of the page, its tags and its total is index-served, in its generic plan too',
+    async (_name, change) => {
+      const sql = buildListPageSql(orgId, { ...base, ...change });
+      for (const planOf of [plan, genericPlan]) await expectIndexServed(sql, planOf);
     },
   );
 

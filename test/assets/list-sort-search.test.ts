@@ -81,7 +81,7 @@ describe('GET /api/v1/assets: sort, q and total_count', () => {
     expect((await api.list('?q=alpha&offset=2')).data).toEqual([a.alphaLower]);
   });
 
-  it('q: a page row carries its live tags in id order and its current location, as GET /assets/{id} shows them', async () => {
+  it('q and the default list: a page row carries its live tags in id order and its current location, as GET /assets/{id} shows them', async () => {
     const org = await f.t.createOrg();
     const own = assetApi(f.t, (await org.key()).token);
     const dock = await insertLocation(f.t, org.id, 'SEARCH-DOCK');
@@ -108,6 +108,12 @@ describe('GET /api/v1/assets: sort, q and total_count', () => {
     );
     expect((await own.list('?q=searched&sort=-name')).data).toEqual([taggedNow, plainNow]);
     expect((await own.list('?q=mm-third')).data).toEqual([taggedNow]);
+    // The default list's page is one statement of its own (buildListPageSql).
+    expect((await own.list('')).data).toEqual(
+      [plainNow, taggedNow].sort((x, y) => bytes(x.external_key, y.external_key)),
+    );
+    expect((await own.list('?sort=-name&limit=1')).data).toEqual([taggedNow]);
+    expect((await own.list(`?location_id=${dock}`)).data).toEqual([taggedNow]);
   });
 
   it('q: metadata is not searched, and a match cannot span two fields', async () => {

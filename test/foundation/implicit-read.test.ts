@@ -88,6 +88,28 @@ describe('implicit reads of named statements', () => {
     expect((await single.readNamed(orgA, [org(orgA)]))[0]!.rows).toEqual([{ id: orgA, name: 'A' }]);
   });
 
+  it('runs generic plans, both ways, and leaves the setting behind neither', async () => {
+    const mode = preparedQuery("SELECT current_setting('plan_cache_mode') AS mode, $1::int AS n", [1]);
+    for (let i = 0; i < 2; i++) {
+      const [read] = await single.readNamed(orgA, [mode]);
+      expect(read!.rows).toEqual([{ mode: 'force_generic_plan', n: 1 }]);
+    }
+    const after = await single.appPool.query("SELECT current_setting('plan_cache_mode') AS mode");
+    expect(after.rows).toEqual([{ mode: 'auto' }]);
+  });
+
+  it('a readWithOrg runs generic plans when asked, for its own transaction only', async () => {
+    const modeIn = (options?: { genericPlans?: boolean }) =>
+      single.readWithOrg(
+        orgA,
+        async (tx) => (await tx.query("SELECT current_setting('plan_cache_mode') AS mode")).rows[0].mode,
+        options,
+      );
+    expect(await modeIn({ genericPlans: true })).toBe('force_generic_plan');
+    expect(await modeIn()).toBe('auto');
+    expect(await modeIn({ genericPlans: false })).toBe('auto');
+  });
+
   it('is read only', async () => {
     const write = preparedQuery("UPDATE organizations SET name = 'changed' WHERE id = $1 RETURNING id", [
       orgA,
