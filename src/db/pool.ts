@@ -355,8 +355,9 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
       return readOneImplicitly<R>(appPool, orgId, statement);
     },
     readNamed(orgId, reads) {
+      // The implicit opening sets generic plans; a transaction that goes without it sets them too.
       const usual = (all: readonly NamedRead[]) =>
-        readWithOrg(orgId, (tx) => Promise.all(all.map((r) => tx.query(r))));
+        readWithOrg(orgId, (tx) => Promise.all(all.map((r) => tx.query(r))), { genericPlans: true });
       // A key confirmation in scope (step 9) rides on a transaction's opening: give it one.
       if (guards.getStore()) return usual(reads);
       checkOrgId(orgId);

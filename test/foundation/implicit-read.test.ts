@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabase, type Database } from '../../src/db/pool.js';
+import { createDatabase, type Database, withTransactionGuard } from '../../src/db/pool.js';
 import { preparedQuery } from '../../src/db/prepared.js';
 import {
   createTestDatabase,
@@ -96,6 +96,18 @@ describe('implicit reads of named statements', () => {
     }
     const after = await single.appPool.query("SELECT current_setting('plan_cache_mode') AS mode");
     expect(after.rows).toEqual([{ mode: 'auto' }]);
+    // Under a key confirmation (step 9) the reads ride on a transaction's opening instead.
+    const guard = {
+      orgId: orgA,
+      query: preparedQuery('SELECT $1::int AS ok', [1]),
+      verify: () => undefined,
+    };
+    const guarded = await withTransactionGuard(
+      guard,
+      async () => undefined,
+      () => single.readNamed(orgA, [mode]),
+    );
+    expect(guarded[0]!.rows).toEqual([{ mode: 'force_generic_plan', n: 1 }]);
   });
 
   it('a readWithOrg runs generic plans when asked, for its own transaction only', async () => {
