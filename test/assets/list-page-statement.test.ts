@@ -4,7 +4,6 @@
  * the planned page and count row for row, and each row's tags as the tags repository reads
  * them; the count runs only when the page cannot tell the total.
  */
-import { readFile } from 'node:fs/promises';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -18,17 +17,10 @@ import { createDatabase } from '../../src/db/pool.js';
 import { preparedFrom } from '../../src/db/prepared.js';
 import { tagsForOwners } from '../../src/tags/repository.js';
 import { buildTestApp, type TestApp, type TestOrg } from '../helpers/app.js';
-import { settleTables, withSeedClient } from '../helpers/database.js';
+import { nodesOf, type PlanNode } from '../helpers/plan-nodes.js';
+import { seedCatalogue } from './seeded-catalogue.js';
 
 const ASSETS = 400;
-
-interface PlanNode {
-  'Relation Name'?: string;
-  'Actual Loops'?: number;
-  Plans?: PlanNode[];
-}
-
-const nodesOf = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(nodesOf)];
 
 describe('the list page statement', () => {
   let t: TestApp;
@@ -37,32 +29,24 @@ describe('the list page statement', () => {
 
   beforeAll(async () => {
     t = await buildTestApp();
-    org = await t.createOrg('Listed');
-    const other = await t.createOrg('Other');
-    const seed = await readFile(new URL('../../bench/seed-assets.sql', import.meta.url), 'utf8');
-    const pool = t.database.db.pool;
-    locationId = (
-      await pool.query<{ id: number }>(
-        "INSERT INTO locations (org_id, external_key, name) VALUES ($1, 'DOCK-1', 'Dock 1') RETURNING id",
-        [org.id],
-      )
-    ).rows[0]!.id;
-    await withSeedClient(t.database.url, async (c) => {
-      await c.query(seed, [org.id, 1, ASSETS, locationId]);
+    ({ org, locationId } = await seedCatalogue(t, {
       // The same keys in another organization, with tags: none may show.
-      await c.query(seed, [other.id, 1, 100, null]);
+      names: ['Listed', 'Other'],
+      counts: [ASSETS, 100],
       // Tags on every seventh asset by its key's number, a second on every fourteenth, every
       // 42nd's second detached; the other organization's too.
-      await c.query(
-        `INSERT INTO tags (org_id, tag_type, value, asset_id, detached_at)
-         SELECT a.org_id, 'rfid', 'TAG-' || a.org_id || '-' || n || '-' || k, a.id,
-           CASE WHEN k = 2 AND n % 3 = 0 THEN now() END
-         FROM assets a, LATERAL (SELECT substr(a.external_key, 4)::int AS n) x, generate_series(1, 2) k
-         WHERE n % 7 = 0 AND (k = 1 OR n % 14 = 0)
-         ORDER BY a.org_id, n, k`,
-      );
-      await settleTables(c, ['assets', 'asset_positions', 'tags']);
-    });
+      more: async (c) => {
+        await c.query(
+          `INSERT INTO tags (org_id, tag_type, value, asset_id, detached_at)
+           SELECT a.org_id, 'rfid', 'TAG-' || a.org_id || '-' || n || '-' || k, a.id,
+             CASE WHEN k = 2 AND n % 3 = 0 THEN now() END
+           FROM assets a, LATERAL (SELECT substr(a.external_key, 4)::int AS n) x, generate_series(1, 2) k
+           WHERE n % 7 = 0 AND (k = 1 OR n % 14 = 0)
+           ORDER BY a.org_id, n, k`,
+        );
+      },
+      settle: ['tags'],
+    }));
   }, 120_000);
   afterAll(() => t?.close());
 

@@ -6,7 +6,6 @@
  * (inside the organization's transaction, as the restricted role), never reads assets
  * with a Seq Scan. bench/list-assets.mjs times the same statements at a million assets.
  */
-import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AssetListFilter,
@@ -17,23 +16,9 @@ import {
 import { buildSearchPageSql } from '../../src/assets/repository-search.js';
 import { containsPattern } from '../../src/master-data/list-query.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { settleTables, withSeedClient } from '../helpers/database.js';
 import { explainGeneric } from '../helpers/generic-plan.js';
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  'Plan Rows': number;
-  Plans?: PlanNode[];
-}
-
-const nodesOf = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(nodesOf)];
-
-const describePlan = (plan: PlanNode) =>
-  nodesOf(plan)
-    .map((n) => `${n['Node Type']}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}`)
-    .join(' > ');
+import { describePlan, nodesOf, type PlanNode } from '../helpers/plan-nodes.js';
+import { seedCatalogue } from './seeded-catalogue.js';
 
 const BIG = 50_000;
 const base: AssetListFilter = { includeDeleted: false, sort: [], limit: 50, offset: 0 };
@@ -42,26 +27,15 @@ const by = (field: string, desc: boolean) => ({ sort: [{ field, desc }] });
 describe('asset list plans at 50k assets in one organization', () => {
   let t: TestApp;
   let orgId: number;
-  let locationId: number;
 
   beforeAll(async () => {
     t = await buildTestApp();
-    const big = await t.createOrg('Big');
-    const small = await t.createOrg('Small');
-    orgId = big.id;
-    const pool = t.database.db.pool;
-    const seed = await readFile(new URL('../../bench/seed-assets.sql', import.meta.url), 'utf8');
-    const location = await pool.query<{ id: number }>(
-      "INSERT INTO locations (org_id, external_key, name) VALUES ($1, 'DOCK-1', 'Dock 1') RETURNING id",
-      [orgId],
-    );
-    locationId = location.rows[0]!.id;
-    await withSeedClient(t.database.url, async (c) => {
-      await c.query(seed, [orgId, 1, BIG, locationId]);
-      await c.query(seed, [small.id, 1, 3000, null]);
-      await settleTables(c, ['assets', 'asset_positions']);
-      await c.query('ANALYZE locations');
+    const seeded = await seedCatalogue(t, {
+      names: ['Big', 'Small'],
+      counts: [BIG, 3000],
+      more: (c) => c.query('ANALYZE locations').then(() => undefined),
     });
+    orgId = seeded.org.id;
   }, 300_000);
   afterAll(() => t?.close());
 

@@ -5,7 +5,6 @@
  * statement's page and total are the planned page's and count's, row for row.
  */
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AssetListFilter, buildAssetListSql, listAssets } from '../../src/assets/repository-list.js';
@@ -18,7 +17,7 @@ import {
 import { preparedFrom } from '../../src/db/prepared.js';
 import { containsPattern } from '../../src/master-data/list-query.js';
 import { bearer, buildTestApp, type TestApp, type TestOrg } from '../helpers/app.js';
-import { settleTables, withSeedClient } from '../helpers/database.js';
+import { seedCatalogue } from './seeded-catalogue.js';
 
 /** More assets than the named statement takes matches, so a common pattern falls back. */
 const ASSETS = SEARCH_MATCH_MAX + 1000;
@@ -30,22 +29,8 @@ describe('the named text search statement', () => {
 
   beforeAll(async () => {
     t = await buildTestApp();
-    org = await t.createOrg('Searched');
-    const other = await t.createOrg('Other');
-    const seed = await readFile(new URL('../../bench/seed-assets.sql', import.meta.url), 'utf8');
-    const pool = t.database.db.pool;
-    locationId = (
-      await pool.query<{ id: number }>(
-        "INSERT INTO locations (org_id, external_key, name) VALUES ($1, 'DOCK-1', 'Dock 1') RETURNING id",
-        [org.id],
-      )
-    ).rows[0]!.id;
-    await withSeedClient(t.database.url, async (c) => {
-      await c.query(seed, [org.id, 1, ASSETS, locationId]);
-      // The same keys and names in another organization: none may show.
-      await c.query(seed, [other.id, 1, 500, null]);
-      await settleTables(c, ['assets', 'asset_positions']);
-    });
+    // The same keys and names in another organization: none may show.
+    ({ org, locationId } = await seedCatalogue(t, { names: ['Searched', 'Other'], counts: [ASSETS, 500] }));
   }, 120_000);
   afterAll(() => t?.close());
 

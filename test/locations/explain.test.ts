@@ -10,19 +10,7 @@ import type { Tx } from '../../src/db/pool.js';
 import { buildListQuery, type ListFilters, type SqlQuery } from '../../src/locations/repository.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { settleTables, withSeedClient } from '../helpers/database.js';
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  Plans?: PlanNode[];
-}
-
-const nodesOf = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(nodesOf)];
-const describePlan = (plan: PlanNode) =>
-  nodesOf(plan)
-    .map((n) => `${n['Node Type']}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}`)
-    .join(' > ');
+import { describePlan, nodesOf, type PlanNode } from '../helpers/plan-nodes.js';
 
 const BIG = 20_000;
 
