@@ -1,5 +1,5 @@
 /**
- * How transactions end (see inTransaction, src/db/pool.ts): the READ ONLY commit that is not
+ * How transactions end (see inTransaction, src/db/transaction.ts): the READ ONLY commit that is not
  * waited for, the COMMIT that releases its locks before the WAL flush and the one sent
  * behind a transaction's last statements.
  */

@@ -1,26 +1,13 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import type { Caller } from '../caller.js';
 import { restrictedConnectionUrl } from './app-connection.js';
-import { checkout } from './checkout.js';
-import {
-  commitThenFlush,
-  committing,
-  commitUnawaited,
-  flushAfterCommit,
-  guarded,
-  streamOf,
-} from './commit.js';
 import { type NamedRead, readNamedImplicitly, readOneImplicitly } from './implicit-read.js';
-import {
-  inlineParameters,
-  joiningOpening,
-  payOwedCommits,
-  payOwedOnConnect,
-  takeOwedCommit,
-} from './opening.js';
+import { inlineParameters, payOwedCommits, payOwedOnConnect } from './opening.js';
+import { checkOrgId, GENERIC_PLANS, orgOf, orgPrologue } from './prologue.js';
 import { shapeNamedQueries } from './shaped-query.js';
-import { DatabaseUnavailableError, isDatabaseUnavailable } from './unavailable.js';
+import { inTransaction } from './transaction.js';
+import { guardScope } from './transaction-guard.js';
+import { DatabaseUnavailableError } from './unavailable.js';
 
 // Surrogate ids live in 1..2147483647 and counts fit easily: int8 as number is exact here.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
@@ -110,198 +97,6 @@ export interface ReadOptions {
   genericPlans?: boolean;
 }
 
-/**
- * A check that rides in the prologue of the first organization transaction started within
- * `withTransactionGuard`: one more statement in the same write, instead of a round trip of
- * its own before the work. Its verdict holds every transaction of the scope: none returns
- * or commits before the check has passed, and a failed check aborts them.
- */
-export interface TransactionGuard {
-  /** The organization the check's statement reads under (row-level security). */
-  readonly orgId: number;
-  /**
-   * One statement, sent behind the prologue in the same write; named, so that each
-   * connection parses and plans it once.
-   */
-  readonly query: { name: string; text: string; values: unknown[] };
-  /** Throws when the rows the statement read mean the work must not stand. */
-  verify(rows: unknown[]): void;
-}
-
-interface GuardState {
-  guard: TransactionGuard;
-  /** Set by the transaction that sent the check; rejects with what `verify` threw. */
-  verdict?: Promise<void>;
-}
-
-const guards = new AsyncLocalStorage<GuardState>();
-
-/**
- * Runs `fn` with `guard` on the organization transactions it starts; once `fn` is done,
- * waits for the verdict (`settle`, when no transaction sent the check, decides instead).
- */
-export async function withTransactionGuard<T>(
-  guard: TransactionGuard,
-  settle: () => Promise<void>,
-  fn: () => Promise<T>,
-): Promise<T> {
-  const state: GuardState = { guard };
-  const result = await guards.run(state, fn);
-  await (state.verdict ?? settle());
-  return result;
-}
-
-/**
- * Runs `fn` in a transaction opened by `prologue`. The pool is in pipeline mode: the
- * prologue is written and `fn`'s first statements follow it on the wire without waiting for
- * its answer, one round trip less per transaction. Should the prologue fail, the open
- * transaction is aborted, so nothing `fn` sent behind it runs.
- */
-async function inTransaction<T>(
-  pool: pg.Pool,
-  prologue: string,
-  fn: (tx: Tx) => Promise<T>,
-  readOnly = false,
-  orgId?: number,
-): Promise<T> {
-  const state = orgId === undefined ? undefined : guards.getStore();
-  for (let attempt = 1; ; attempt++) {
-    const client = await checkout(pool, !readOnly);
-    const opening = takeOwedCommit(client) ? `COMMIT; ${prologue}` : prologue;
-    // The opening and the statements `fn` sends before its first await leave in one write:
-    // on a loaded machine each socket write (a loopback TCP send) costs more than the query.
-    const stream = streamOf(client);
-    stream?.cork();
-    let guard: TransactionGuard | undefined;
-    if (state && !state.verdict && state.guard.orgId === orgId) guard = state.guard;
-    // Never rejects: the opening's error, if any, is looked at once `fn` is done.
-    let started: Promise<Error | undefined> | undefined;
-    let sendOpening: () => void = () => undefined;
-    if (guard) {
-      const begun = client.query(opening);
-      const checked = client.query<Record<string, unknown>>(guard.query);
-      // Fails as well when the opening did; the opening's error is the one reported.
-      checked.catch(() => undefined);
-      const check = guard;
-      started = begun.then(
-        async () => {
-          try {
-            check.verify((await checked).rows);
-            return undefined;
-          } catch (err) {
-            return err as Error;
-          }
-        },
-        (err: Error) => err,
-      );
-      if (state) {
-        state.verdict = started.then((err) => {
-          if (err) throw err;
-        });
-        // Looked at by withTransactionGuard; not a rejection nobody handles meanwhile.
-        state.verdict.catch(() => undefined);
-      }
-    } else {
-      ({ sendOpening } = joiningOpening(client, opening, (sent, joined) => {
-        // Joined with fn's first statement, an error other than a lost connection is that
-        // statement's: fn sees it, and handles it or not, as it would have on its own.
-        started = sent.then(
-          () => undefined,
-          (err: Error) => (!joined || isDatabaseUnavailable(err) ? err : undefined),
-        );
-      }));
-    }
-    // A transaction of the scope that did not send the check waits for the one that did.
-    const verdict = guard ? undefined : state?.verdict;
-    if (guard || verdict) guarded.add(client);
-    let work: Promise<T>;
-    try {
-      work = fn(client);
-    } catch (err) {
-      work = Promise.reject(err);
-    } finally {
-      // fn sent nothing before its first await: the opening goes on its own.
-      sendOpening();
-      stream?.uncork();
-    }
-    try {
-      const result = await work;
-      const failed = await started;
-      if (failed) throw failed;
-      await verdict;
-      guarded.delete(client);
-      const flush = flushAfterCommit.delete(client);
-      const sent = committing.get(client);
-      committing.delete(client);
-      if (readOnly && !sent) {
-        commitUnawaited(client);
-        return result;
-      }
-      await (sent ?? (flush ? commitThenFlush(client, false) : client.query('COMMIT')));
-      client.release();
-      return result;
-    } catch (err) {
-      guarded.delete(client);
-      flushAfterCommit.delete(client);
-      committing.delete(client);
-      const failedToStart = await started;
-      if (failedToStart && isDatabaseUnavailable(failedToStart)) {
-        client.release(failedToStart);
-        // A pooled connection the server closed (it restarted) before the pool noticed:
-        // the transaction never began, so nothing `fn` sent ran; once more on a new connection
-        // (which sends the guard's check again: its verdict was not reached).
-        if (guard && state) state.verdict = undefined;
-        if (attempt === 1) continue;
-        throw new DatabaseUnavailableError(failedToStart);
-      }
-      if (isDatabaseUnavailable(err)) {
-        // The connection is gone or stuck: a ROLLBACK would wait on it. Closing it rolls back.
-        client.release(err as Error);
-        throw new DatabaseUnavailableError(err);
-      }
-      await client.query('ROLLBACK').catch(() => undefined);
-      client.release();
-      throw failedToStart ?? err;
-    }
-  }
-}
-
-/**
- * Opens a transaction as the restricted role with the organization set (row-level
- * security) and, for a Caller, its actor (`tagtrail.actor`, read by the activity triggers).
- */
-const orgOf = (scope: number | Caller): number => (typeof scope === 'number' ? scope : scope.orgId);
-
-function checkOrgId(orgId: number): void {
-  if (!Number.isSafeInteger(orgId) || orgId < 1) throw new Error(`invalid organization id ${orgId}`);
-}
-
-function orgPrologue(begin: string, scope: number | Caller): string {
-  const orgId = orgOf(scope);
-  checkOrgId(orgId);
-  // One round trip; orgId is a checked integer and the actor an escaped literal. SET LOCAL,
-  // a utility statement, costs the server less than `SELECT set_config(...)`, which goes
-  // through the planner and the executor and answers with a row (pgbench, the opening alone:
-  // 7-19% more transactions per second).
-  const actor = typeof scope === 'number' ? '' : `; SET LOCAL tagtrail.actor = ${actorLiteral(scope)}`;
-  // No SET LOCAL ROLE: the connection (appPool) is the restricted role since it started.
-  return `${begin}; SET LOCAL tagtrail.org_id = '${orgId}'${actor}`;
-}
-
-/** ReadOptions.genericPlans, a clause of the prologue (SET LOCAL, as the organization's). */
-const GENERIC_PLANS = '; SET LOCAL plan_cache_mode = force_generic_plan';
-
-/** The caller's actor as the SQL literal of its JSON (escapeLiteral copes with quotes and backslashes). */
-function actorLiteral(caller: Caller): string {
-  const { actor } = caller;
-  const json = JSON.stringify({
-    type: actor.type,
-    id: actor.type === 'cli' ? null : String(actor.id),
-    name: actor.name,
-  });
-  return pg.escapeLiteral(json);
-}
-
 function newPool(connectionString: string, options: DatabaseOptions): pg.Pool {
   const pool = new pg.Pool({
     connectionString,
@@ -348,7 +143,7 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
     readOne<R extends pg.QueryResultRow>(orgId: number, text: string, values: unknown[]) {
       const statement = inlineParameters(text, values);
       // A key confirmation in scope (step 9) rides on a transaction's opening: give it one.
-      if (statement === undefined || text.trimEnd().endsWith(';') || guards.getStore()) {
+      if (statement === undefined || text.trimEnd().endsWith(';') || guardScope()) {
         return readWithOrg(orgId, (tx) => tx.query<R>(text, values));
       }
       checkOrgId(orgId);
@@ -359,7 +154,7 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
       const usual = (all: readonly NamedRead[]) =>
         readWithOrg(orgId, (tx) => Promise.all(all.map((r) => tx.query(r))), { genericPlans: true });
       // A key confirmation in scope (step 9) rides on a transaction's opening: give it one.
-      if (guards.getStore()) return usual(reads);
+      if (guardScope()) return usual(reads);
       checkOrgId(orgId);
       return readNamedImplicitly(appPool, orgId, reads, usual);
     },

@@ -6,7 +6,8 @@ import {
   type PublicAuthenticator,
   StaleKeyError,
 } from '../auth-types.js';
-import { type Database, withTransactionGuard } from '../db/pool.js';
+import type { Database } from '../db/pool.js';
+import { withTransactionGuard } from '../db/transaction-guard.js';
 import { ApiError } from '../errors.js';
 import type { ApiKeyCache } from './key-cache.js';
 import { type AuthKeyRecord, FIND_API_KEY, findApiKey, touchApiKey } from './repository.js';

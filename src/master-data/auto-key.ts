@@ -21,7 +21,7 @@ export interface LockOptions {
  * Serialises creates and renames of one organization's keys of one kind until the
  * transaction commits, so "lowest unused slot" cannot hand the same key to two creates.
  * The COMMIT releases it before its WAL flush, which the transaction's end waits for
- * instead (releaseBeforeFlush, src/db/pool.ts): the organization's writes queue on the
+ * instead (releaseBeforeFlush, src/db/commit.ts): the organization's writes queue on the
  * lock for each other's work, not for one fsync each.
  */
 export async function lockKeyspace(

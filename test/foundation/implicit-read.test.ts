@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabase, type Database, withTransactionGuard } from '../../src/db/pool.js';
+import { createDatabase, type Database } from '../../src/db/pool.js';
 import { preparedQuery } from '../../src/db/prepared.js';
+import { withTransactionGuard } from '../../src/db/transaction-guard.js';
 import {
   createTestDatabase,
   describeCounter,
