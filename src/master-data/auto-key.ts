@@ -44,45 +44,13 @@ export function formatAutoKey(table: KeyedTable, slot: number): string {
 }
 
 /**
- * The lowest slot no live row holds (`ASSET-NNNN` / `LOC-NNNN`); slots of deleted or
- * renamed rows are reused. Call after lockKeyspace in the same transaction.
- *
- * Every slot up to the organization's watermark is held (migration 0007 lowers it when a
- * slot is freed), so the search walks the slot index only from there to the first gap,
- * and then moves the watermark to the slot taken, unless a slot below was freed meanwhile.
+ * The lowest slot no live row holds (`ASSET-NNNN` / `LOC-NNNN`), with the watermark moved
+ * to it (slotChoice); slots of deleted or renamed rows are reused. Call after lockKeyspace
+ * in the same transaction.
  */
 export async function nextAutoKey(tx: Tx, table: KeyedTable, orgId: number): Promise<string> {
-  const { rows: marks } = await tx.query<{ dense_upto: number }>(
-    preparedQuery(
-      `WITH created AS (
-       INSERT INTO auto_key_watermarks (org_id, kind) VALUES ($1, $2)
-       ON CONFLICT (org_id, kind) DO NOTHING RETURNING dense_upto)
-     SELECT dense_upto FROM created
-     UNION ALL SELECT dense_upto FROM auto_key_watermarks WHERE org_id = $1 AND kind = $2`,
-      [orgId, table],
-    ),
-  );
-  const mark = marks[0]!.dense_upto;
-  // Slots above the watermark in order, numbered from it: the first slot that differs from
-  // its number is a gap at that number; with none, the next slot is past the last one.
-  // One ordered walk that stops at the gap, whatever the planner's statistics say.
-  const live = `org_id = $1 AND deleted_at IS NULL AND auto_slot IS NOT NULL AND auto_slot > $3`;
   const { rows } = await tx.query<{ slot: number }>(
-    preparedQuery(
-      `WITH found AS (
-       SELECT coalesce(
-         (SELECT s.expected FROM (
-            SELECT auto_slot, $3 + row_number() OVER (ORDER BY auto_slot) AS expected
-            FROM ${table} WHERE ${live}) s
-          WHERE s.auto_slot <> s.expected LIMIT 1),
-         (SELECT coalesce(max(auto_slot), $3) + 1 FROM ${table} WHERE ${live})
-       )::integer AS slot),
-     advanced AS (
-       UPDATE auto_key_watermarks SET dense_upto = found.slot FROM found
-       WHERE org_id = $1 AND kind = $2 AND dense_upto = $3)
-     SELECT slot FROM found`,
-      [orgId, table, mark],
-    ),
+    preparedQuery(`WITH ${slotChoice(table)} SELECT slot FROM found`, [orgId, table]),
   );
   return formatAutoKey(table, rows[0]!.slot);
 }
@@ -111,21 +79,37 @@ export async function assignAutoKey(tx: Tx, table: KeyedTable, orgId: number, id
 
 /**
  * The CTEs `mark`, `found` (one row: the chosen `slot`) and `advanced` (the watermark
- * moved) of nextAutoKey's choice, for a statement whose $1 is the organization, $2 the
- * table and $3 its prefix (autoKeyPrefix); CHOSEN_KEY is the key, read from `found`.
+ * moved) of the lowest free slot, for a statement whose $1 is the organization and $2 the
+ * table; CHOSEN_KEY is the key, read from `found`, for a statement whose $3 is the table's
+ * prefix (autoKeyPrefix).
+ *
+ * Every slot up to the organization's watermark is held (migration 0007 lowers it when a
+ * slot is freed), so the search starts just above it and steps up while the slot is
+ * held: one probe of the slot index when nothing is held above the watermark, which is
+ * the usual case, and one more for each slot a key given by hand holds there (passed
+ * once: the watermark then moves past them). The watermark moves to the slot taken,
+ * unless a slot below was freed meanwhile.
+ *
+ * Probes by equality, not a walk of the slots above the watermark in order: the bound of
+ * such a walk is unknown when the statement is planned, so PostgreSQL counts on a third of
+ * the index, and with statistics older than the organization's auto keys it chose to read
+ * the whole table, under the keyspace lock, for every create
+ * (test/master-data/auto-key-plan.test.ts). The probe is a scalar subquery with LIMIT, so
+ * that it stays a probe: as EXISTS it was turned into a semi-join that hashed every slot
+ * of the organization on each step.
  */
 export function slotChoice(table: KeyedTable): string {
-  const live = `org_id = $1 AND deleted_at IS NULL AND auto_slot IS NOT NULL AND auto_slot > (SELECT m FROM mark)`;
   return `mark AS MATERIALIZED (
        SELECT coalesce((SELECT dense_upto FROM auto_key_watermarks WHERE org_id = $1 AND kind = $2), 0) AS m),
      found AS MATERIALIZED (
-       SELECT coalesce(
-         (SELECT s.expected FROM (
-            SELECT auto_slot, (SELECT m FROM mark) + row_number() OVER (ORDER BY auto_slot) AS expected
-            FROM ${table} WHERE ${live}) s
-          WHERE s.auto_slot <> s.expected LIMIT 1),
-         (SELECT coalesce(max(auto_slot), (SELECT m FROM mark)) + 1 FROM ${table} WHERE ${live})
-       )::integer AS slot),
+       WITH RECURSIVE probe (slot) AS (
+         SELECT m + 1 FROM mark
+         UNION ALL
+         SELECT probe.slot + 1 FROM probe WHERE (
+           SELECT true FROM ${table}
+           WHERE org_id = $1 AND deleted_at IS NULL AND auto_slot IS NOT NULL AND auto_slot = probe.slot
+           LIMIT 1))
+       SELECT max(slot)::integer AS slot FROM probe),
      advanced AS (
        INSERT INTO auto_key_watermarks AS w (org_id, kind, dense_upto) SELECT $1, $2, slot FROM found
        ON CONFLICT (org_id, kind) DO UPDATE SET dense_upto = excluded.dense_upto
