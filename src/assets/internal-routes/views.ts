@@ -110,7 +110,7 @@ export const assetViewRoutes =
         const { orgId } = sessionOf(request);
         const { q, limit, offset, sort } = request.query;
         const page = { limit, offset };
-        const { rows, total } = await s.db.withOrg(orgId, (tx) => assetPage(tx, orgId, q, page, sort));
+        const { rows, total } = await s.db.readWithOrg(orgId, (tx) => assetPage(tx, orgId, q, page, sort));
         return listEnvelope(
           rows.map((r) => ({ ...r, last_seen_at: toWireOrNull(r.last_seen_at) })),
           page,
@@ -133,7 +133,7 @@ export const assetViewRoutes =
         const { asset_id } = request.params;
         // The public read first: it is the 404 for a missing, deleted or foreign asset.
         const asset = await s.assets.get(orgId, asset_id);
-        const where = await s.db.withOrg(orgId, (tx) => assetWhereabouts(tx, orgId, asset_id));
+        const where = await s.db.readWithOrg(orgId, (tx) => assetWhereabouts(tx, orgId, asset_id));
         return { data: { ...asset, ...where } };
       },
     );
@@ -154,7 +154,7 @@ export const assetViewRoutes =
         const { limit, offset } = request.query;
         const history = await s.tracking.history(orgId, asset_id, { limit, offset });
         const ids = history.data.flatMap((r) => (r.location_id === null ? [] : [r.location_id]));
-        const [names, current] = await s.db.withOrg(orgId, (tx) =>
+        const [names, current] = await s.db.readWithOrg(orgId, (tx) =>
           Promise.all([locationNames(tx, orgId, ids), currentStayStart(tx, orgId, asset_id)]),
         );
         return {

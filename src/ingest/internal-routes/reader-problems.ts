@@ -54,7 +54,7 @@ export const readerProblemRoutes =
       { config: { role: 'viewer' }, schema: { params: ReaderParams, response: { 200: ProblemsEnvelope } } },
       async (request) => {
         const { orgId } = sessionOf(request);
-        const p = await s.db.withOrg(orgId, (tx) => readerProblems(tx, orgId, request.params.reader_id));
+        const p = await s.db.readWithOrg(orgId, (tx) => readerProblems(tx, orgId, request.params.reader_id));
         return {
           data: p.messages.map((m) => ({
             received_at: toWire(m.receivedAt),

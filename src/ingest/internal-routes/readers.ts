@@ -70,7 +70,7 @@ type LocationLabel = { external_key: string; name: string };
 async function locationLabels(db: Database, orgId: number, points: ScanPoint[]) {
   const ids = [...new Set(points.map((p) => p.locationId))];
   if (ids.length === 0) return new Map<number, LocationLabel>();
-  const { rows } = await db.withOrg(orgId, (tx) =>
+  const { rows } = await db.readWithOrg(orgId, (tx) =>
     tx.query<LocationLabel & { id: number }>(
       'SELECT id, external_key, name FROM locations WHERE org_id = $1 AND id = ANY($2::bigint[])',
       [orgId, ids],

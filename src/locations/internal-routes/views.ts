@@ -185,7 +185,7 @@ export const locationViewRoutes =
         const { orgId } = sessionOf(request);
         const { parent_id, limit, offset } = request.query;
         const page = { limit, offset };
-        const { rows, total } = await s.db.withOrg(orgId, (tx) => treeLevel(tx, orgId, parent_id, page));
+        const { rows, total } = await s.db.readWithOrg(orgId, (tx) => treeLevel(tx, orgId, parent_id, page));
         return listEnvelope(rows, page, total);
       },
     );
@@ -200,7 +200,7 @@ export const locationViewRoutes =
         const { orgId } = sessionOf(request);
         const { q, limit, offset } = request.query;
         const page = { limit, offset };
-        const { rows, total } = await s.db.withOrg(orgId, (tx) => treeSearch(tx, orgId, q, page));
+        const { rows, total } = await s.db.readWithOrg(orgId, (tx) => treeSearch(tx, orgId, q, page));
         return listEnvelope(rows, page, total);
       },
     );
@@ -220,7 +220,7 @@ export const locationViewRoutes =
         const { limit, offset } = request.query;
         const page = { limit, offset };
         const id = request.params.location_id;
-        const { rows, total } = await s.db.withOrg(orgId, (tx) => assetsAt(tx, orgId, id, page));
+        const { rows, total } = await s.db.readWithOrg(orgId, (tx) => assetsAt(tx, orgId, id, page));
         return listEnvelope(rows, page, total);
       },
     );
@@ -235,7 +235,7 @@ export const locationViewRoutes =
         const { orgId } = sessionOf(request);
         const { q, limit, offset } = request.query;
         const page = { limit, offset };
-        const { rows, total } = await s.db.withOrg(orgId, (tx) => pickerPage(tx, orgId, q, page));
+        const { rows, total } = await s.db.readWithOrg(orgId, (tx) => pickerPage(tx, orgId, q, page));
         return listEnvelope(rows, page, total);
       },
     );

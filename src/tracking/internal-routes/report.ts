@@ -42,7 +42,7 @@ export const reportRoutes =
         const { q, limit, offset } = request.query;
         const report = await s.tracking.report(orgId, { limit, offset, q });
         const locationIds = report.data.flatMap((r) => (r.location_id === null ? [] : [r.location_id]));
-        const [assets, locations] = await s.db.withOrg(orgId, (tx) =>
+        const [assets, locations] = await s.db.readWithOrg(orgId, (tx) =>
           Promise.all([
             namesOf(
               tx,
