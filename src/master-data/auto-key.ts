@@ -84,32 +84,35 @@ export async function assignAutoKey(tx: Tx, table: KeyedTable, orgId: number, id
  * prefix (autoKeyPrefix).
  *
  * Every slot up to the organization's watermark is held (migration 0007 lowers it when a
- * slot is freed), so the search starts just above it and steps up while the slot is
- * held: one probe of the slot index when nothing is held above the watermark, which is
- * the usual case, and one more for each slot a key given by hand holds there (passed
- * once: the watermark then moves past them). The watermark moves to the slot taken,
- * unless a slot below was freed meanwhile.
+ * slot is freed), so the slot just above it is the answer unless a live row holds it: one
+ * probe of the slot index, the usual case. Only when it is held (by a key given by hand,
+ * or after a freed slot below was refilled) are the slots above the watermark walked in
+ * order to the first gap, once: the watermark then moves to the slot taken, unless a slot
+ * below was freed meanwhile.
  *
- * Probes by equality, not a walk of the slots above the watermark in order: the bound of
- * such a walk is unknown when the statement is planned, so PostgreSQL counts on a third of
- * the index, and with statistics older than the organization's auto keys it chose to read
- * the whole table, under the keyspace lock, for every create
- * (test/master-data/auto-key-plan.test.ts). The probe is a scalar subquery with LIMIT, so
- * that it stays a probe: as EXISTS it was turned into a semi-join that hashed every slot
- * of the organization on each step.
+ * The probe is by equality because the walk's lower bound, read by this statement, is
+ * unknown when it is planned: PostgreSQL counts on a third of the slot index, and with
+ * statistics older than the organization's auto keys it read the whole table, twice,
+ * under the keyspace lock, for every create (test/master-data/auto-key-plan.test.ts). An
+ * uncorrelated subquery is run when its value is first needed, so the walk's never runs
+ * when the probe finds the slot free.
  */
 export function slotChoice(table: KeyedTable): string {
+  const held = `org_id = $1 AND deleted_at IS NULL AND auto_slot IS NOT NULL`;
+  const above = `${held} AND auto_slot > (SELECT m FROM mark)`;
   return `mark AS MATERIALIZED (
        SELECT coalesce((SELECT dense_upto FROM auto_key_watermarks WHERE org_id = $1 AND kind = $2), 0) AS m),
      found AS MATERIALIZED (
-       WITH RECURSIVE probe (slot) AS (
-         SELECT m + 1 FROM mark
-         UNION ALL
-         SELECT probe.slot + 1 FROM probe WHERE (
-           SELECT true FROM ${table}
-           WHERE org_id = $1 AND deleted_at IS NULL AND auto_slot IS NOT NULL AND auto_slot = probe.slot
-           LIMIT 1))
-       SELECT max(slot)::integer AS slot FROM probe),
+       SELECT (CASE
+         WHEN (SELECT true FROM ${table} WHERE ${held} AND auto_slot = (SELECT m FROM mark) + 1 LIMIT 1) IS NULL
+           THEN (SELECT m FROM mark) + 1
+         ELSE coalesce(
+           (SELECT s.expected FROM (
+              SELECT auto_slot, (SELECT m FROM mark) + row_number() OVER (ORDER BY auto_slot) AS expected
+              FROM ${table} WHERE ${above}) s
+            WHERE s.auto_slot <> s.expected LIMIT 1),
+           (SELECT coalesce(max(auto_slot), (SELECT m FROM mark)) + 1 FROM ${table} WHERE ${above}))
+       END)::integer AS slot),
      advanced AS (
        INSERT INTO auto_key_watermarks AS w (org_id, kind, dense_upto) SELECT $1, $2, slot FROM found
        ON CONFLICT (org_id, kind) DO UPDATE SET dense_upto = excluded.dense_upto

@@ -6,6 +6,8 @@ export interface PlanNode {
   'Plan Rows': number;
   /** With ANALYZE: how often the node ran (0 for a node never executed). */
   'Actual Loops'?: number;
+  /** With ANALYZE: rows the node returned, per loop. */
+  'Actual Rows'?: number;
   Plans?: PlanNode[];
 }
 
