@@ -5,7 +5,8 @@
  * and then created thousands without a key before the next one (autovacuum runs it after a
  * tenth of the table has changed; on a server where it is off, never) had its keyless
  * creates read the whole table, twice, under the keyspace lock. The plans as they run are
- * checked in that state, and the answer against the rule for any slots held.
+ * checked in that state, and the answer against the rule for any slots held; so is what an
+ * import's batch of keyless rows reads to find its slots (src/spreadsheet/auto-keys.ts).
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +17,7 @@ import {
   nextAutoKey,
   slotChoice,
 } from '../../src/master-data/auto-key.js';
+import { freeSlotsSql } from '../../src/spreadsheet/auto-keys.js';
 import {
   createTestDatabase,
   insertOrganization,
@@ -97,6 +99,22 @@ describe('choosing the lowest free auto-key slot', () => {
       expect(onAssets[0]!['Actual Rows'], describePlan(root)).toBeLessThanOrEqual(1);
     },
   );
+
+  it("an import's free slots read only the slots above the watermark", async () => {
+    const root = await d.db.withOrg(orgId, async (tx) => {
+      const { rows } = await tx.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${freeSlotsSql('assets')}`, [
+        orgId,
+        AUTO_KEYS,
+        500,
+      ]);
+      return (rows[0]['QUERY PLAN'] as { Plan: PlanNode }[])[0]!.Plan;
+    });
+    const read = nodesOf(root)
+      .filter((n) => n['Relation Name'] === 'assets')
+      .reduce((sum, n) => sum + (n['Actual Rows'] ?? 0) * (n['Actual Loops'] ?? 0), 0);
+    // Nothing is held above the watermark: not the organization's 8,000 slots below it.
+    expect(read, describePlan(root)).toBe(0);
+  });
 
   it('takes the slot above the watermark and moves the watermark to it', async () => {
     const key = await d.db.withOrg(orgId, (tx) => nextAutoKey(tx, 'assets', orgId));
