@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Caller } from '../caller.js';
-import { allInOneWrite, commitBehind, inOneWrite, releaseBeforeFlush } from '../db/commit.js';
+import { allInOneWrite, commitBehind, inOneWrite } from '../db/commit.js';
 import type { Database, Tx } from '../db/pool.js';
 import { conflict, notFound } from '../errors.js';
 import { assetEvent, recordEvents, recordEventWithRowKey } from '../events/outbox.js';
@@ -298,10 +298,11 @@ export class AssetService {
     await this.db.withOrg(caller, async (tx) => {
       // Read before the delete (which locks the row): the event shows what was deleted.
       const before = await findLiveAsset(tx, orgId, id);
-      // Freeing an auto key's slot takes the keyspace lock (migration 0009's trigger).
-      if (before && isAutoKeyForm('assets', before.external_key)) {
-        await tx.query(`SELECT ${releaseBeforeFlush(tx)}`);
-      }
+      // Freeing an auto key's slot takes the keyspace lock (migration 0009's trigger): taken
+      // here first, in the lock order (keyspace, rows). Taken by the trigger after the
+      // delete's row lock, it deadlocked with a create or rename that held it and waited for
+      // that row (or for its key in the unique index).
+      if (before && isAutoKeyForm('assets', before.external_key)) await lockKeyspace(tx, 'assets', orgId);
       if (!before || !(await softDeleteAsset(tx, orgId, id))) throw notFound('asset');
       await detachAllTags(tx, orgId, asset(id));
       await refreshTagValues(tx, orgId, asset(id), false);

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { checkout } from './checkout.js';
 import {
@@ -10,6 +11,11 @@ import {
 } from './commit.js';
 import { joiningOpening, takeOwedCommit } from './opening.js';
 import { guardScope, type TransactionGuard } from './transaction-guard.js';
+import {
+  isTransientConflict,
+  TRANSIENT_CONFLICT_ATTEMPTS,
+  transientConflictPauseMs,
+} from './transient-conflict.js';
 import { DatabaseUnavailableError, isDatabaseUnavailable } from './unavailable.js';
 
 /**
@@ -122,7 +128,15 @@ export async function inTransaction<T>(
       }
       await client.query('ROLLBACK').catch(() => undefined);
       client.release();
-      throw failedToStart ?? err;
+      const failure = failedToStart ?? err;
+      // Aborted by the server to break a deadlock: nothing of it stands, so the work runs
+      // again in a new transaction (./transient-conflict.ts). Reads take no locks to meet in one.
+      if (!readOnly && isTransientConflict(failure) && attempt < TRANSIENT_CONFLICT_ATTEMPTS) {
+        if (guard && state) state.verdict = undefined;
+        await sleep(transientConflictPauseMs(attempt));
+        continue;
+      }
+      throw failure;
     }
   }
 }

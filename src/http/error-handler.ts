@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isTransientConflict } from '../db/transient-conflict.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { ApiError, type ErrorType, validationError } from '../errors.js';
 import { type HttpPart, mapAjvErrors } from './validation/ajv-errors.js';
@@ -101,7 +102,9 @@ export const serviceUnavailable = () =>
 
 export function toApiError(error: unknown, bodyLimit: number): ApiError | null {
   if (error instanceof ApiError) return error;
-  if (isDatabaseUnavailable(error)) return serviceUnavailable();
+  // A transaction still aborted by deadlocks after its attempts (src/db/transaction.ts):
+  // the moment, not the request, was wrong.
+  if (isDatabaseUnavailable(error) || isTransientConflict(error)) return serviceUnavailable();
   return fromFastify(error as FastifyError, bodyLimit);
 }
 
@@ -117,7 +120,8 @@ export function registerErrorHandler(app: FastifyInstance, bodyLimit: number): v
   app.setErrorHandler((error, request, reply) => {
     const mapped = toApiError(error, bodyLimit);
     if (mapped?.type === 'service_unavailable' && !(error instanceof ApiError)) {
-      request.log.warn({ err: (error as Error).message }, 'database unavailable; answered 503');
+      const why = isTransientConflict(error) ? 'transaction aborted by deadlocks' : 'database unavailable';
+      request.log.warn({ err: (error as Error).message }, `${why}; answered 503`);
     }
     if (mapped) return sendError(request, reply, mapped);
     request.log.error({ err: error }, 'unhandled error');
