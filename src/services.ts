@@ -70,6 +70,7 @@ export async function createServices(
   metrics: ServiceMetrics = new ServiceMetrics({ processMetrics: false }),
 ): Promise<Services> {
   metrics.watchPool(db.pool, db.appPool);
+  metrics.watchTransactionRetries(() => db.stats.transientConflictRetries);
   const tokens = new TokenCodec(await loadSigningKey(db), config.TAGTRAIL_ENV);
   const internal = await createInternalServices(db, tokens, { ...config, instruments: metrics.ingest });
   const authenticator = new ApiKeyAuthenticator(db, tokens, new ApiKeyCache(db.pool.options));

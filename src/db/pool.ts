@@ -5,7 +5,7 @@ import { type NamedRead, readNamedImplicitly, readOneImplicitly } from './implic
 import { inlineParameters, payOwedCommits, payOwedOnConnect } from './opening.js';
 import { checkOrgId, GENERIC_PLANS, orgOf, orgPrologue } from './prologue.js';
 import { shapeNamedQueries } from './shaped-query.js';
-import { inTransaction } from './transaction.js';
+import { type DatabaseStats, inTransaction } from './transaction.js';
 import { guardScope } from './transaction-guard.js';
 import { DatabaseUnavailableError } from './unavailable.js';
 
@@ -48,6 +48,8 @@ export interface Database {
    * the organization is unset, so the policies show nothing.
    */
   appPool: pg.Pool;
+  /** What its transactions went through, read by the metrics (docs/metrics.md). */
+  readonly stats: Readonly<DatabaseStats>;
   /**
    * Runs `fn` in a transaction as the restricted role with the organization set, so the
    * row-level security policies hide every other organization's rows. Given a Caller, its
@@ -123,6 +125,7 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
   const pool = newPool(url, options);
   // Lazily filled like any pg.Pool: an instance that serves no organization's work opens none.
   const appPool = newPool(restrictedConnectionUrl(url, APP_ROLE), options);
+  const stats: DatabaseStats = { transientConflictRetries: 0 };
   // Only inTransaction may take a connection with a read's COMMIT still owed (./opening.ts).
   payOwedOnConnect(appPool);
   const readWithOrg = <T>(orgId: number, fn: (tx: Tx) => Promise<T>, options: ReadOptions = {}): Promise<T> =>
@@ -130,14 +133,14 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
       appPool,
       `${orgPrologue('BEGIN READ ONLY', orgId)}${options.genericPlans ? GENERIC_PLANS : ''}`,
       fn,
-      true,
-      orgId,
+      { readOnly: true, orgId },
     );
   return {
     pool,
     appPool,
+    stats,
     withOrg(scope, fn) {
-      return inTransaction(appPool, orgPrologue('BEGIN', scope), fn, false, orgOf(scope));
+      return inTransaction(appPool, orgPrologue('BEGIN', scope), fn, { orgId: orgOf(scope), stats });
     },
     readWithOrg,
     readOne<R extends pg.QueryResultRow>(orgId: number, text: string, values: unknown[]) {
@@ -159,7 +162,7 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
       return readNamedImplicitly(appPool, orgId, reads, usual);
     },
     system(fn) {
-      return inTransaction(pool, 'BEGIN', fn);
+      return inTransaction(pool, 'BEGIN', fn, { stats });
     },
     async ping(timeoutMs = 3_000) {
       let timer: NodeJS.Timeout | undefined;

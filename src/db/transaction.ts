@@ -18,6 +18,21 @@ import {
 } from './transient-conflict.js';
 import { DatabaseUnavailableError, isDatabaseUnavailable } from './unavailable.js';
 
+/** Counts of what the transactions of one Database went through (tagtrail_db_* metrics). */
+export interface DatabaseStats {
+  /** Write transactions run again after PostgreSQL aborted them to break a deadlock. */
+  transientConflictRetries: number;
+}
+
+export interface TransactionOptions {
+  /** READ ONLY work: its COMMIT is not waited for, and it is never run again. */
+  readOnly?: boolean;
+  /** The organization of an organization transaction (a TransactionGuard's scope). */
+  orgId?: number;
+  /** Where its retries are counted. */
+  stats?: DatabaseStats;
+}
+
 /**
  * Runs `fn` in a transaction opened by `prologue`. The pool is in pipeline mode: the
  * prologue is written and `fn`'s first statements follow it on the wire without waiting for
@@ -28,9 +43,9 @@ export async function inTransaction<T>(
   pool: pg.Pool,
   prologue: string,
   fn: (tx: pg.PoolClient) => Promise<T>,
-  readOnly = false,
-  orgId?: number,
+  options: TransactionOptions = {},
 ): Promise<T> {
+  const { readOnly = false, orgId, stats } = options;
   const state = orgId === undefined ? undefined : guardScope();
   for (let attempt = 1; ; attempt++) {
     const client = await checkout(pool, !readOnly);
@@ -133,6 +148,7 @@ export async function inTransaction<T>(
       // again in a new transaction (./transient-conflict.ts). Reads take no locks to meet in one.
       if (!readOnly && isTransientConflict(failure) && attempt < TRANSIENT_CONFLICT_ATTEMPTS) {
         if (guard && state) state.verdict = undefined;
+        if (stats) stats.transientConflictRetries++;
         await sleep(transientConflictPauseMs(attempt));
         continue;
       }

@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { HttpMetrics } from '../http/metrics.js';
 import type { IngestInstruments } from '../ingest/instruments.js';
 import { ingestInstruments } from './ingest.js';
@@ -71,6 +71,26 @@ export class ServiceMetrics {
       'Transactions waiting for a pool connection because every connection is busy',
       () => pool.waitingCount,
     );
+  }
+
+  /**
+   * Write transactions run again after PostgreSQL aborted them to break a deadlock
+   * (src/db/transient-conflict.ts): a count kept by the database layer, read at each scrape.
+   */
+  watchTransactionRetries(read: () => number): void {
+    const name = 'tagtrail_db_transaction_retries_total';
+    this.registry.removeSingleMetric(name);
+    let counted = 0;
+    new Counter({
+      name,
+      help: 'Write transactions run again after the database aborted them to break a deadlock',
+      registers: [this.registry],
+      collect() {
+        const now = read();
+        if (now > counted) this.inc(now - counted);
+        counted = now;
+      },
+    });
   }
 
   /** The embedded broker: how many readers are logged in to it. */

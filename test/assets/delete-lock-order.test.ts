@@ -60,6 +60,7 @@ describe('DELETE /api/v1/assets/{id} and the keyspace lock', { timeout: 90_000 }
   it('a delete aborted to break a deadlock is run again, and answered 204', async () => {
     const doomed = await api.create();
     const before = await deadlocks();
+    const retriedBefore = f.t.database.db.stats.transientConflictRetries;
     await holder.query('BEGIN');
     try {
       // The holder never checks for the deadlock, so the server aborts the delete's side.
@@ -76,6 +77,8 @@ describe('DELETE /api/v1/assets/{id} and the keyspace lock', { timeout: 90_000 }
       await holder.query('ROLLBACK');
     }
     expect(await deadlocks()).toBe(before + 1);
+    // Counted where /metrics reads it (tagtrail_db_transaction_retries_total).
+    expect(f.t.database.db.stats.transientConflictRetries).toBe(retriedBefore + 1);
     expect((await api.get(`/api/v1/assets/${doomed.id}`)).statusCode).toBe(404);
   });
 });

@@ -100,6 +100,7 @@ describe('GET /metrics', () => {
     }
     // The database pool and Node's own series are there too.
     expect(after.type('tagtrail_db_pool_waiting_clients')).toBe('gauge');
+    expect(after.type('tagtrail_db_transaction_retries_total')).toBe('counter');
     expect(after.value('tagtrail_db_pool_connections')).toBeGreaterThanOrEqual(1);
     expect(after.has('tagtrail_db_pool_idle_connections')).toBe(true);
     expect(after.type('process_cpu_user_seconds_total')).toBe('counter');
