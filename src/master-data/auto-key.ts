@@ -5,7 +5,8 @@ import { preparedQuery } from '../db/prepared.js';
 export type KeyedTable = 'assets' | 'locations';
 
 const PREFIX: Record<KeyedTable, string> = { assets: 'ASSET', locations: 'LOC' };
-const LOCK_CLASS: Record<KeyedTable, number> = { assets: 7101, locations: 7102 };
+/** The advisory lock classes of lockKeyspace (migration 0009's trigger takes the same). */
+export const KEYSPACE_LOCK_CLASS: Record<KeyedTable, number> = { assets: 7101, locations: 7102 };
 
 /** How long the lock is held: see lockKeyspace. */
 export interface LockOptions {
@@ -31,7 +32,9 @@ export async function lockKeyspace(
   options: LockOptions = {},
 ): Promise<void> {
   const early = options.heldThroughFlush ? '' : `, ${releaseBeforeFlush(tx)}`;
-  await tx.query(preparedQuery(`SELECT pg_advisory_xact_lock($1, $2)${early}`, [LOCK_CLASS[table], orgId]));
+  await tx.query(
+    preparedQuery(`SELECT pg_advisory_xact_lock($1, $2)${early}`, [KEYSPACE_LOCK_CLASS[table], orgId]),
+  );
 }
 
 /** Whether `key` has the form of an auto key (the slot expression of migration 0002). */
@@ -78,6 +81,13 @@ export async function assignAutoKey(tx: Tx, table: KeyedTable, orgId: number, id
 }
 
 /**
+ * The rows holding an auto-key slot, for a statement whose $1 is the organization: the
+ * predicate of the slot index (assets_auto_slot, locations_auto_slot), so every search of
+ * slots is served by it.
+ */
+export const HELD_SLOTS = 'org_id = $1 AND deleted_at IS NULL AND auto_slot IS NOT NULL';
+
+/**
  * The CTEs `mark`, `found` (one row: the chosen `slot`) and `advanced` (the watermark
  * moved) of the lowest free slot, for a statement whose $1 is the organization and $2 the
  * table; CHOSEN_KEY is the key, read from `found`, for a statement whose $3 is the table's
@@ -87,8 +97,8 @@ export async function assignAutoKey(tx: Tx, table: KeyedTable, orgId: number, id
  * slot is freed), so the slot just above it is the answer unless a live row holds it: one
  * probe of the slot index, the usual case. Only when it is held (by a key given by hand,
  * or after a freed slot below was refilled) are the slots above the watermark walked in
- * order to the first gap, once: the watermark then moves to the slot taken, unless a slot
- * below was freed meanwhile.
+ * order to the first gap (or past the last one: there is one, the slot just above), once:
+ * the watermark then moves to the slot taken, unless a slot below was freed meanwhile.
  *
  * The probe is by equality because the walk's lower bound, read by this statement, is
  * unknown when it is planned: PostgreSQL counts on a third of the slot index, and with
@@ -98,20 +108,19 @@ export async function assignAutoKey(tx: Tx, table: KeyedTable, orgId: number, id
  * when the probe finds the slot free.
  */
 export function slotChoice(table: KeyedTable): string {
-  const held = `org_id = $1 AND deleted_at IS NULL AND auto_slot IS NOT NULL`;
-  const above = `${held} AND auto_slot > (SELECT m FROM mark)`;
+  const above = `${HELD_SLOTS} AND auto_slot > (SELECT m FROM mark)`;
   return `mark AS MATERIALIZED (
        SELECT coalesce((SELECT dense_upto FROM auto_key_watermarks WHERE org_id = $1 AND kind = $2), 0) AS m),
      found AS MATERIALIZED (
        SELECT (CASE
-         WHEN (SELECT true FROM ${table} WHERE ${held} AND auto_slot = (SELECT m FROM mark) + 1 LIMIT 1) IS NULL
+         WHEN (SELECT true FROM ${table} WHERE ${HELD_SLOTS} AND auto_slot = (SELECT m FROM mark) + 1 LIMIT 1) IS NULL
            THEN (SELECT m FROM mark) + 1
          ELSE coalesce(
            (SELECT s.expected FROM (
               SELECT auto_slot, (SELECT m FROM mark) + row_number() OVER (ORDER BY auto_slot) AS expected
               FROM ${table} WHERE ${above}) s
             WHERE s.auto_slot <> s.expected LIMIT 1),
-           (SELECT coalesce(max(auto_slot), (SELECT m FROM mark)) + 1 FROM ${table} WHERE ${above}))
+           (SELECT max(auto_slot) + 1 FROM ${table} WHERE ${above}))
        END)::integer AS slot),
      advanced AS (
        INSERT INTO auto_key_watermarks AS w (org_id, kind, dense_upto) SELECT $1, $2, slot FROM found

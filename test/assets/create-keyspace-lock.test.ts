@@ -4,14 +4,15 @@
  * involved, and a create without a key takes it only to choose the slot and commit (and
  * releases it before the commit's WAL flush: test/master-data/keyspace-flush.test.ts).
  */
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Asset } from '../../src/assets/schemas.js';
 import { KEYLESS_CREATES_IN_FLIGHT } from '../../src/assets/service.js';
+import { KEYSPACE_LOCK_CLASS } from '../../src/master-data/auto-key.js';
 import type { TestOrg } from '../helpers/app.js';
-import { type AssetApi, type AssetsFixture, assetApi, assetsFixture, unique } from './helpers.js';
+import { type AssetApi, type AssetsFixture, assetApi, assetsFixture, lockHolder, unique } from './helpers.js';
 
-const ASSETS_LOCK_CLASS = 7101;
+const ASSETS_LOCK_CLASS = KEYSPACE_LOCK_CLASS.assets;
 
 describe('POST /api/v1/assets and the keyspace lock', { timeout: 90_000 }, () => {
   let f: AssetsFixture;
@@ -21,10 +22,8 @@ describe('POST /api/v1/assets and the keyspace lock', { timeout: 90_000 }, () =>
 
   beforeAll(async () => {
     f = await assetsFixture();
-    org = await f.t.createOrg();
-    api = assetApi(f.t, (await org.key()).token);
-    holder = new pg.Client({ connectionString: f.t.database.url });
-    await holder.connect();
+    ({ org, api } = f);
+    holder = await lockHolder(f.t);
   });
   afterAll(async () => {
     await holder?.end();

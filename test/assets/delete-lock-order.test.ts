@@ -7,13 +7,14 @@
  * break a deadlock is run again (src/db/transaction.ts), so the request is answered as if
  * it had run alone.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KEYSPACE_LOCK_CLASS } from '../../src/master-data/auto-key.js';
 import type { TestOrg } from '../helpers/app.js';
 import { untilSessions } from '../helpers/database.js';
-import { type AssetApi, type AssetsFixture, assetApi, assetsFixture } from './helpers.js';
+import { type AssetApi, type AssetsFixture, assetsFixture, lockHolder } from './helpers.js';
 
-const ASSETS_LOCK_CLASS = 7101;
+const ASSETS_LOCK_CLASS = KEYSPACE_LOCK_CLASS.assets;
 
 describe('DELETE /api/v1/assets/{id} and the keyspace lock', { timeout: 90_000 }, () => {
   let f: AssetsFixture;
@@ -23,10 +24,8 @@ describe('DELETE /api/v1/assets/{id} and the keyspace lock', { timeout: 90_000 }
 
   beforeAll(async () => {
     f = await assetsFixture();
-    org = await f.t.createOrg();
-    api = assetApi(f.t, (await org.key()).token);
-    holder = new pg.Client({ connectionString: f.t.database.url });
-    await holder.connect();
+    ({ org, api } = f);
+    holder = await lockHolder(f.t);
   });
   afterAll(async () => {
     await holder?.end();

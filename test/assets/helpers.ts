@@ -1,4 +1,5 @@
 import type { LightMyRequestResponse } from 'fastify';
+import pg from 'pg';
 import { expect } from 'vitest';
 import type { Asset } from '../../src/assets/schemas.js';
 import { bearer, buildTestApp, type TestApp, type TestOrg } from '../helpers/app.js';
@@ -65,6 +66,16 @@ export async function assetsFixture(): Promise<AssetsFixture> {
   const org = await t.createOrg();
   const key = await org.key();
   return { t, org, api: assetApi(t, key.token) };
+}
+
+/**
+ * A connection of its own to the fixture's database, outside the service's pools: it holds
+ * the locks (keyspace, rows) that the service's requests are then seen to meet.
+ */
+export async function lockHolder(t: TestApp): Promise<pg.Client> {
+  const holder = new pg.Client({ connectionString: t.database.url });
+  await holder.connect();
+  return holder;
 }
 
 /** A location row, straight into the table (the locations API is another resource). */
