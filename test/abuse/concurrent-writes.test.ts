@@ -77,6 +77,18 @@ describe(`concurrent writes to the same records (seed ${SEED})`, { timeout: 180_
       if (res.statusCode === 201) into.push(res.json().data.id);
     };
 
+    /** A tag attached to one of `ids`, and detached again one time in two. */
+    const attachTag = async (resource: 'assets' | 'locations', ids: number[], tagType: string) => {
+      if (!ids.length) return;
+      const id = pick(ids);
+      const res = await call('POST', `/${resource}/${id}/tags`, {
+        tag_type: tagType,
+        value: pick(tagValues),
+      });
+      if (res.statusCode === 201 && below(2))
+        await call('DELETE', `/${resource}/${id}/tags/${res.json().data.id}`);
+    };
+
     const operations: Array<() => Promise<unknown>> = [
       async () => {
         const body: Record<string, unknown> = { name: 'Crate' };
@@ -88,13 +100,7 @@ describe(`concurrent writes to the same records (seed ${SEED})`, { timeout: 180_
         assets.length && call('POST', `/assets/${pick(assets)}/rename`, { external_key: pick(assetKeys) }),
       async () => assets.length && call('DELETE', `/assets/${pick(assets)}`),
       async () => assets.length && call('PATCH', `/assets/${pick(assets)}`, { description: `d${below(9)}` }),
-      async () => {
-        if (!assets.length) return;
-        const id = pick(assets);
-        const res = await call('POST', `/assets/${id}/tags`, { tag_type: 'rfid', value: pick(tagValues) });
-        if (res.statusCode === 201 && below(2))
-          await call('DELETE', `/assets/${id}/tags/${res.json().data.id}`);
-      },
+      () => attachTag('assets', assets, 'rfid'),
       async () => {
         const body: Record<string, unknown> = { name: 'Bay' };
         if (below(2)) body.external_key = pick(locationKeys);
@@ -108,13 +114,7 @@ describe(`concurrent writes to the same records (seed ${SEED})`, { timeout: 180_
       async () =>
         locations.length &&
         call('POST', `/locations/${pick(locations)}/rename`, { external_key: pick(locationKeys) }),
-      async () => {
-        if (!locations.length) return;
-        const id = pick(locations);
-        const res = await call('POST', `/locations/${id}/tags`, { tag_type: 'ble', value: pick(tagValues) });
-        if (res.statusCode === 201 && below(2))
-          await call('DELETE', `/locations/${id}/tags/${res.json().data.id}`);
-      },
+      () => attachTag('locations', locations, 'ble'),
     ];
 
     let started = 0;
