@@ -17,7 +17,7 @@ import { createDatabase } from '../../src/db/pool.js';
 import { preparedFrom } from '../../src/db/prepared.js';
 import { tagsForOwners } from '../../src/tags/repository.js';
 import { buildTestApp, type TestApp, type TestOrg } from '../helpers/app.js';
-import { nodesOf, type PlanNode } from '../helpers/plan-nodes.js';
+import { explainedRoot, nodesOf } from '../helpers/plan-nodes.js';
 import { seedCatalogue } from './seeded-catalogue.js';
 
 const ASSETS = 400;
@@ -154,7 +154,7 @@ describe('the list page statement', () => {
     const sql = buildListPageSql(org.id, f);
     return t.database.db.withOrg(org.id, async (tx) => {
       const { rows } = await tx.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql.text}`, sql.values);
-      const root = (rows[0]['QUERY PLAN'] as { Plan: PlanNode }[])[0]!.Plan;
+      const root = explainedRoot(rows);
       return nodesOf(root)
         .filter((n) => n['Relation Name'] === relation)
         .map((n) => n['Actual Loops']!);

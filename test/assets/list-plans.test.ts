@@ -17,7 +17,7 @@ import { buildSearchPageSql } from '../../src/assets/repository-search.js';
 import { containsPattern } from '../../src/master-data/list-query.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { explainGeneric } from '../helpers/generic-plan.js';
-import { describePlan, nodesOf, type PlanNode } from '../helpers/plan-nodes.js';
+import { describePlan, explainedRoot, nodesOf, type PlanNode } from '../helpers/plan-nodes.js';
 import { seedCatalogue } from './seeded-catalogue.js';
 
 const BIG = 50_000;
@@ -42,7 +42,7 @@ describe('asset list plans at 50k assets in one organization', () => {
   async function plan(query: SqlQuery): Promise<PlanNode> {
     return t.database.db.withOrg(orgId, async (tx) => {
       const { rows } = await tx.query(`EXPLAIN (FORMAT JSON) ${query.text}`, query.values);
-      return (rows[0]['QUERY PLAN'] as { Plan: PlanNode }[])[0]!.Plan;
+      return explainedRoot(rows);
     });
   }
 

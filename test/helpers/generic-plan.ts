@@ -1,5 +1,6 @@
 import { inlineParameters } from '../../src/db/opening.js';
 import type { Tx } from '../../src/db/pool.js';
+import { explainedRoot } from './plan-nodes.js';
 
 /**
  * EXPLAIN (FORMAT JSON) of the generic plan PostgreSQL may settle on for a named statement
@@ -13,7 +14,7 @@ export async function explainGeneric<P>(tx: Tx, text: string, values: readonly u
   try {
     await tx.query('SET LOCAL plan_cache_mode = force_generic_plan');
     const { rows } = await tx.query(`EXPLAIN (FORMAT JSON) EXECUTE generic_plan_probe(${args})`);
-    return (rows[0]['QUERY PLAN'] as { Plan: P }[])[0]!.Plan;
+    return explainedRoot<P>(rows);
   } finally {
     await tx.query('DEALLOCATE generic_plan_probe');
   }

@@ -13,7 +13,7 @@ import type { Database, Tx } from '../../src/db/pool.js';
 import { IngestService } from '../../src/ingest/service.js';
 import { EXTEND_STAYS } from '../../src/tracking/repository.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { type PlanNode, planNodes, rowsRead } from '../helpers/plan-rows.js';
+import { explainedRoot, nodesOf, type PlanNode, rowsRead } from '../helpers/plan-nodes.js';
 import { genericJson, ingestFixture, iso, readerRef, unique } from './helpers.js';
 
 const ASSETS = 20_000;
@@ -59,18 +59,15 @@ async function extendPlan(settings: string | null): Promise<PlanNode> {
   expect(batch).toHaveLength(BATCH);
   return t.database.db.withOrg(orgId, async (tx) => {
     if (settings) await tx.query(settings);
-    const { rows } = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
-      `EXPLAIN (ANALYZE, FORMAT JSON) ${EXTEND_STAYS}`,
-      [
-        orgId,
-        intArray(batch.map((s) => s.assetId)),
-        textArray(batch.map((s) => s.key)),
-        instantArray(batch.map(() => Date.now())),
-      ],
-    );
+    const { rows } = await tx.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${EXTEND_STAYS}`, [
+      orgId,
+      intArray(batch.map((s) => s.assetId)),
+      textArray(batch.map((s) => s.key)),
+      instantArray(batch.map(() => Date.now())),
+    ]);
     // Not kept: the EXPLAIN ran the update.
     await tx.query('ROLLBACK');
-    return rows[0]!['QUERY PLAN'][0].Plan;
+    return explainedRoot(rows);
   });
 }
 
@@ -78,7 +75,7 @@ describe('the plans of a batch of keys', () => {
   it('read the stays the batch names, with statistics older than the table', async () => {
     const plan = await extendPlan(KEYED_BATCHES);
     expect(rowsRead(plan, 'stays')).toBe(BATCH);
-    expect(planNodes(plan).map((n) => n['Node Type'])).not.toContain('Hash Join');
+    expect(nodesOf(plan).map((n) => n['Node Type'])).not.toContain('Hash Join');
   });
 
   it('are what KEYED_BATCHES changes: left to the statistics, the batch reads more than it names', async () => {

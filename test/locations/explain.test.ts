@@ -10,7 +10,7 @@ import type { Tx } from '../../src/db/pool.js';
 import { buildListQuery, type ListFilters, type SqlQuery } from '../../src/locations/repository.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { settleTables, withSeedClient } from '../helpers/database.js';
-import { describePlan, nodesOf, type PlanNode } from '../helpers/plan-nodes.js';
+import { describePlan, explainedRoot, nodesOf, type PlanNode } from '../helpers/plan-nodes.js';
 
 const BIG = 20_000;
 
@@ -65,7 +65,7 @@ afterAll(() => t?.close());
 async function plan(query: SqlQuery): Promise<PlanNode> {
   return t.database.db.withOrg(orgId, async (tx: Tx) => {
     const { rows } = await tx.query(`EXPLAIN (FORMAT JSON) ${query.text}`, query.values);
-    return (rows[0]['QUERY PLAN'] as { Plan: PlanNode }[])[0]!.Plan;
+    return explainedRoot(rows);
   });
 }
 

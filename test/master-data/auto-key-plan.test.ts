@@ -24,7 +24,7 @@ import {
   type TestDatabase,
   withSeedClient,
 } from '../helpers/database.js';
-import { describePlan, nodesOf, type PlanNode } from '../helpers/plan-nodes.js';
+import { describePlan, explainedRoot, nodesOf, type PlanNode, rowsRead } from '../helpers/plan-nodes.js';
 
 const OWN_KEYS = 2_000;
 const AUTO_KEYS = 8_000;
@@ -75,7 +75,7 @@ describe('choosing the lowest free auto-key slot', () => {
         const { rows } = await tx.query(
           `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE slot_choice(${orgId}, 'assets')`,
         );
-        plan = (rows[0]['QUERY PLAN'] as { Plan: PlanNode }[])[0]!.Plan;
+        plan = explainedRoot(rows);
         await tx.query('DEALLOCATE slot_choice');
         throw done;
       })
@@ -107,13 +107,10 @@ describe('choosing the lowest free auto-key slot', () => {
         AUTO_KEYS,
         500,
       ]);
-      return (rows[0]['QUERY PLAN'] as { Plan: PlanNode }[])[0]!.Plan;
+      return explainedRoot(rows);
     });
-    const read = nodesOf(root)
-      .filter((n) => n['Relation Name'] === 'assets')
-      .reduce((sum, n) => sum + (n['Actual Rows'] ?? 0) * (n['Actual Loops'] ?? 0), 0);
     // Nothing is held above the watermark: not the organization's 8,000 slots below it.
-    expect(read, describePlan(root)).toBe(0);
+    expect(rowsRead(root, 'assets'), describePlan(root)).toBe(0);
   });
 
   it('takes the slot above the watermark and moves the watermark to it', async () => {

@@ -18,7 +18,7 @@ import {
   STAY_RANGES,
 } from '../../src/tracking/repository.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { type PlanNode, rowsRead } from '../helpers/plan-rows.js';
+import { explainedRoot, rowsRead } from '../helpers/plan-nodes.js';
 import { ingestFixture, unique } from '../ingest/helpers.js';
 
 let t: TestApp;
@@ -32,11 +32,8 @@ afterAll(async () => {
 /** Rows of `stays` the plan read: those it returned and those its filters threw away. */
 async function staysRead(orgId: number, text: string, values: unknown[]): Promise<number> {
   const plan = await t.database.db.withOrg(orgId, async (tx) => {
-    const { rows } = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
-      `EXPLAIN (ANALYZE, FORMAT JSON) ${text}`,
-      values,
-    );
-    return rows[0]!['QUERY PLAN'][0].Plan;
+    const { rows } = await tx.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, values);
+    return explainedRoot(rows);
   });
   return rowsRead(plan, 'stays');
 }

@@ -11,7 +11,7 @@ import { KEYED_BATCHES } from '../../src/db/app-connection.js';
 import { intArray } from '../../src/db/array-literals.js';
 import { REFRESH_POSITIONS, refreshCurrentLocation } from '../../src/tracking/positions-repository.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { type PlanNode, rowsHandled } from '../helpers/plan-rows.js';
+import { explainedRoot, type PlanNode, rowsHandled } from '../helpers/plan-nodes.js';
 import { ingestFixture, unique } from '../ingest/helpers.js';
 
 let t: TestApp;
@@ -29,11 +29,8 @@ const byAsset = <T extends Change>(changes: T[]): T[] => [...changes].sort((a, b
 async function keyedPlan(orgId: number, text: string, values: unknown[]): Promise<PlanNode> {
   return t.database.db.withOrg(orgId, async (tx) => {
     await tx.query(KEYED_BATCHES);
-    const { rows } = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
-      `EXPLAIN (ANALYZE, FORMAT JSON) ${text}`,
-      values,
-    );
-    return rows[0]!['QUERY PLAN'][0].Plan;
+    const { rows } = await tx.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, values);
+    return explainedRoot(rows);
   });
 }
 

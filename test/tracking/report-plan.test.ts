@@ -9,6 +9,7 @@ import { type ReportFilter, reportSql, type SqlQuery } from '../../src/tracking/
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { settleTables } from '../helpers/database.js';
 import { explainGeneric } from '../helpers/generic-plan.js';
+import { describePlan, explainedRoot, nodesOf, type PlanNode } from '../helpers/plan-nodes.js';
 
 let t: TestApp;
 let orgId: number;
@@ -55,30 +56,14 @@ afterAll(async () => {
   await t?.close();
 });
 
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  Plans?: PlanNode[];
-}
-
-function nodes(plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
-}
-
 async function explain(sql: SqlQuery): Promise<PlanNode> {
   return t.database.db.withOrg(orgId, async (tx) => {
-    const { rows } = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>({
+    const { rows } = await tx.query({
       text: `EXPLAIN (FORMAT JSON) ${sql.text}`,
       values: sql.values,
     });
-    return rows[0]!['QUERY PLAN'][0].Plan;
+    return explainedRoot(rows);
   });
-}
-
-function describePlan(plan: PlanNode): string {
-  return nodes(plan)
-    .map((n) => `${n['Node Type']}${n['Relation Name'] ? ` on ${n['Relation Name']}` : ''}`)
-    .join(' / ');
 }
 
 async function expectIndexServed(filter: Partial<ReportFilter>): Promise<void> {
@@ -91,7 +76,9 @@ async function expectIndexServed(filter: Partial<ReportFilter>): Promise<void> {
   for (const [name, statement] of Object.entries(sql)) {
     for (const [kind, planOf] of Object.entries(planners)) {
       const plan = await planOf(statement);
-      const seq = nodes(plan).filter((n) => n['Node Type'] === 'Seq Scan' && n['Relation Name'] === 'assets');
+      const seq = nodesOf(plan).filter(
+        (n) => n['Node Type'] === 'Seq Scan' && n['Relation Name'] === 'assets',
+      );
       expect(seq, `${name} (${kind} plan): ${describePlan(plan)}`).toEqual([]);
     }
   }
