@@ -29,20 +29,33 @@ function oneAtATime(client) {
   });
 }
 
-/** The Database interface with nothing around the work: no role, no organization transaction. */
-function bareDatabase(url, orgId, { transactional, max }) {
-  // The views read the organization from a setting: set it for the session, once. The
-  // trigram indexes' pending lists are kept as short as on the service's connections: the
-  // same database settings, so the comparison is of the request path alone.
-  const pool = new pg.Pool({
-    connectionString: url,
-    max,
-    options: `-c tagtrail.org_id=${orgId} -c gin_pending_list_limit=${API_PENDING_LIST_LIMIT}`,
-  });
+/**
+ * A pool of bare connections. The views read the organization from a setting: set it for
+ * the session, once. The trigram indexes' pending lists are kept as short as on the
+ * service's connections: the same database settings, so the comparison is of the request
+ * path alone. `generic` makes every plan generic, as the service's reads that ask for it.
+ */
+function barePool(url, orgId, max, generic) {
+  const settings = [`-c tagtrail.org_id=${orgId}`, `-c gin_pending_list_limit=${API_PENDING_LIST_LIMIT}`];
+  if (generic) settings.push('-c plan_cache_mode=force_generic_plan');
+  const pool = new pg.Pool({ connectionString: url, max, options: settings.join(' ') });
   // The bench drops its database WITH (FORCE) at the end: a terminated idle connection is no crash.
   pool.on('error', () => undefined);
-  const inClient = async (fn) => {
-    const pooled = await pool.connect();
+  return pool;
+}
+
+/**
+ * The Database interface with nothing around the work: no role, no organization
+ * transaction. The reads the service plans generically (ReadOptions.genericPlans and the
+ * implicit reads of Database.readNamed, which set plan_cache_mode in their transaction)
+ * run on connections whose session has that setting, so both sides plan the same
+ * statements the same way and the ratio is of the request path alone.
+ */
+function bareDatabase(url, orgId, { transactional, max }) {
+  const pool = barePool(url, orgId, max, false);
+  const genericPool = transactional ? undefined : barePool(url, orgId, max, true);
+  const inClient = async (fn, generic = false) => {
+    const pooled = await (generic ? genericPool : pool).connect();
     const client = oneAtATime(pooled);
     try {
       if (!transactional) return await fn(client);
@@ -62,11 +75,14 @@ function bareDatabase(url, orgId, { transactional, max }) {
   return {
     pool,
     withOrg: (_org, fn) => inClient(fn),
-    readWithOrg: (_org, fn) => inClient(fn),
+    readWithOrg: (_org, fn, options = {}) => inClient(fn, options.genericPlans === true),
     readOne: (_org, text, values) => pool.query(text, values),
-    readNamed: (_org, reads) => inClient((client) => Promise.all(reads.map((r) => client.query(r)))),
+    readNamed: (_org, reads) => inClient((client) => Promise.all(reads.map((r) => client.query(r))), true),
     system: inClient,
-    close: () => pool.end(),
+    close: async () => {
+      await pool.end();
+      await genericPool?.end();
+    },
   };
 }
 
@@ -115,6 +131,7 @@ export async function baselineApp(url, orgId, { pool }) {
   });
   app.get('/api/v1/assets/:id', async (req) => ({ data: await assets.get(orgId, Number(req.params.id)) }));
   app.get('/api/v1/assets', (req) => assets.list(orgId, parseQuery(req.query)));
+  app.get('/api/v1/locations', (req) => locations.list(orgId, parseQuery(req.query)));
   app.get('/api/v1/locations/:id/descendants', (req) =>
     locations.descendants(orgId, Number(req.params.id), parseQuery(req.query)),
   );

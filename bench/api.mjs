@@ -296,6 +296,7 @@ async function main() {
         [{ method: 'GET', path: '/api/v1/assets?is_active=false' }],
       ],
       ['descendants', 'GET /locations/{id}/descendants', [descendants]],
+      ['locations', 'GET /locations', [{ method: 'GET', path: '/api/v1/locations' }]],
       ['report', 'GET /reports/asset-locations', [report]],
       ['history', 'GET /assets/{id}/history', [{ method: 'GET', path: '/api/v1/assets/10/history' }]],
       ['post', 'POST /assets (auto key)', [post]],

@@ -1,6 +1,6 @@
 import { allInOneWrite, releaseBeforeFlush } from '../db/commit.js';
 import type { Tx } from '../db/pool.js';
-import { preparedQuery } from '../db/prepared.js';
+import { preparedFrom, preparedQuery } from '../db/prepared.js';
 import { WIRE_INSTANTS, type WireInstant, wireOf, wireOrNullOf } from '../db/wire-instants.js';
 import type { LockOptions } from '../master-data/auto-key.js';
 import { containsPattern, EFFECTIVE, type SortKey, totalFromPage } from '../master-data/list-query.js';
@@ -269,6 +269,9 @@ function orderBy(sort: SortKey[]): string {
   return parts.join(', ');
 }
 
+/** Whether a list filters by text (`q`), whose statements are planned for their pattern. */
+export const hasSearch = (f: Pick<ListFilters, 'q'>): boolean => f.q !== undefined && f.q !== '';
+
 /**
  * The two statements of one list request: the page and the total, over one predicate.
  * Exported so the plan test EXPLAINs exactly what runs. They read `locations_in_org`
@@ -293,7 +296,7 @@ export function buildListQuery(orgId: number, f: ListFilters): { page: SqlQuery;
       WHERE pk.org_id = $1 AND pk.deleted_at IS NULL AND ${EFFECTIVE('pk')}
         AND pk.external_key = ANY(${add(f.parent_external_key, '::text[]')}))`);
   }
-  if (f.q !== undefined && f.q !== '') where.push(`l.search_text LIKE ${add(containsPattern(f.q))}`);
+  if (hasSearch(f)) where.push(`l.search_text LIKE ${add(containsPattern(f.q!))}`);
   const predicate = where.join('\n  AND ');
   const countValues = [...values];
   const page = `SELECT ${COLUMNS}
@@ -312,12 +315,18 @@ export async function listLocations(
   f: ListFilters,
 ): Promise<{ data: Location[]; total: number }> {
   const sql = buildListQuery(orgId, f);
-  const { rows } = await tx.query<LocationRow>({ ...sql.page, types: WIRE_INSTANTS });
+  // Without a text search both statements are named, and the caller plans them generically
+  // (LocationService.list; the plan tests hold those plans to indexes); a search's are
+  // planned for their pattern.
+  const named = !hasSearch(f);
+  const page = named ? preparedFrom(sql.page) : sql.page;
+  const count = named ? preparedFrom(sql.count) : sql.count;
+  const { rows } = await tx.query<LocationRow>({ ...page, types: WIRE_INSTANTS });
   // The count (when the page does not tell the total) and the tags depend on the page
   // alone, so they leave in one write.
   const known = totalFromPage(rows.length, f);
   const [total, data] = await allInOneWrite(tx, () => [
-    known ?? tx.query<{ total: number }>(sql.count).then((r) => r.rows[0]!.total),
+    known ?? tx.query<{ total: number }>(count).then((r) => r.rows[0]!.total),
     hydrate(tx, orgId, rows),
   ]);
   return { data, total };

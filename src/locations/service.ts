@@ -22,6 +22,7 @@ import {
   dbNow,
   findLiveIdByKey,
   findLiveLocation,
+  hasSearch,
   insertLocation,
   type LocationChanges,
   listLocations,
@@ -154,20 +155,25 @@ export class LocationService {
   list(orgId: number, query: LocationListInput): Promise<PagedLocations> {
     exclusivePair(query, 'parent_id', 'parent_external_key');
     const sort = parseSort(query.sort, SORT_FIELDS);
-    return this.db.readWithOrg(orgId, async (tx) => {
-      const { data, total } = await listLocations(tx, orgId, {
-        parent_id: query.parent_id,
-        parent_external_key: query.parent_external_key,
-        external_key: query.external_key,
-        is_active: query.is_active,
-        include_deleted: query.include_deleted ?? false,
-        q: query.q,
-        sort,
-        limit: query.limit,
-        offset: query.offset,
-      });
-      return { data, total };
-    });
+    return this.db.readWithOrg(
+      orgId,
+      async (tx) => {
+        const { data, total } = await listLocations(tx, orgId, {
+          parent_id: query.parent_id,
+          parent_external_key: query.parent_external_key,
+          external_key: query.external_key,
+          is_active: query.is_active,
+          include_deleted: query.include_deleted ?? false,
+          q: query.q,
+          sort,
+          limit: query.limit,
+          offset: query.offset,
+        });
+        return { data, total };
+      },
+      // Generic plans for the named statements of a list without q (listLocations).
+      { genericPlans: !hasSearch(query) },
+    );
   }
 
   /** A live location, whatever its validity window (the temporal filter is for lists). */

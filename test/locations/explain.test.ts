@@ -3,13 +3,15 @@
  * organization (and 3k in another), EXPLAIN of the exact statements the repository runs
  * (buildListQuery: the page and the total count), planned as the service plans them
  * (inside the organization's transaction, as the restricted role), never reads locations
- * with a Seq Scan, for the default order and for q.
+ * with a Seq Scan, for the default order and for q. Without q the statements are named and
+ * planned generically (LocationService.list), so their generic plans are held to the same.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tx } from '../../src/db/pool.js';
 import { buildListQuery, type ListFilters, type SqlQuery } from '../../src/locations/repository.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { settleTables, withSeedClient } from '../helpers/database.js';
+import { explainGeneric } from '../helpers/generic-plan.js';
 import { describePlan, explainedRoot, nodesOf, type PlanNode } from '../helpers/plan-nodes.js';
 
 const BIG = 20_000;
@@ -69,9 +71,12 @@ async function plan(query: SqlQuery): Promise<PlanNode> {
   });
 }
 
+const genericPlan = (query: SqlQuery) =>
+  t.database.db.withOrg(orgId, (tx: Tx) => explainGeneric<PlanNode>(tx, query.text, query.values));
+
 /** Asserts no Seq Scan reads locations; returns the plan's nodes. */
-async function expectIndexServed(query: SqlQuery): Promise<PlanNode[]> {
-  const root = await plan(query);
+async function expectIndexServed(query: SqlQuery, planOf = plan): Promise<PlanNode[]> {
+  const root = await planOf(query);
   const onLocations = nodesOf(root).filter((n) => n['Relation Name'] === 'locations');
   expect(onLocations.length, describePlan(root)).toBeGreaterThan(0);
   expect(
@@ -121,15 +126,35 @@ describe(`location list plans at ${BIG} locations in one organization`, () => {
     }
   });
 
-  it.each([
+  const filtered: [string, Partial<ListFilters>][] = [
     ['sort=name', { sort: [{ field: 'name', desc: false }] }],
     ['sort=-created_at', { sort: [{ field: 'created_at', desc: true }] }],
     ['parent_id filter', { parent_id: [20] }],
     ['external_key filter', { external_key: ['LOC-0000042'] }],
     ['parent_external_key filter', { parent_external_key: ['LOC-0000020', 'LOC-0000040'] }],
-  ])('%s: the page and the count are index-served', async (_name, change) => {
+  ];
+
+  it.each(filtered)('%s: the page and the count are index-served', async (_name, change) => {
     const sql = buildListQuery(orgId, { ...base, ...change });
     await expectIndexServed(sql.page);
     await expectIndexServed(sql.count);
   });
+
+  it.each([
+    ['default order', {}],
+    ['sort=-external_key', { sort: [{ field: 'external_key', desc: true }] }],
+    ['is_active=false', { is_active: false }],
+    ['include_deleted=true', { include_deleted: true }],
+    ['page far in', { offset: 5000 }],
+    ...filtered,
+  ] as [string, Partial<ListFilters>][])(
+    '%s: the generic plans of the named page and count are index-served',
+    async (_name, change) => {
+      const sql = buildListQuery(orgId, { ...base, ...change });
+      const page = await expectIndexServed(sql.page, genericPlan);
+      if (!change.sort && !change.parent_id && !change.external_key && !change.parent_external_key)
+        expect(page.map((n) => n['Index Name'])).toContain('locations_external_key_sort');
+      await expectIndexServed(sql.count, genericPlan);
+    },
+  );
 });
