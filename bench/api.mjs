@@ -196,6 +196,12 @@ function benchServices(db) {
   );
 }
 
+/** BENCH_PG_STATS: pg_stat_statements from zero, for the load that follows. */
+async function resetStatements(pool) {
+  await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+  await pool.query('SELECT pg_stat_statements_reset()');
+}
+
 async function main() {
   const server = await benchPostgres(process.env.BENCH_DATABASE_URL);
   if (server.dataDir) {
@@ -316,7 +322,9 @@ async function main() {
           await settle(db.pool);
           // Not counted: the first requests of a route run before the JIT has compiled its code.
           if (round === 0 && WARMUP > 0) await loadOnly(base, requests, headers, WARMUP);
+          if (process.env.BENCH_PG_STATS) await resetStatements(db.pool);
           results[i] = await load(base, requests, headers, `${id}-${side}-r${round + 1}`);
+          if (process.env.BENCH_PG_STATS) await printStatements(db.pool, `${id}-${side}-r${round + 1}`);
         }
         const ratio = ((results[0].rps / results[1].rps) * 100).toFixed(0);
         byOrder[round % 2 === 0 ? 'tagtrail' : 'baseline'].push(results);
@@ -351,10 +359,7 @@ async function main() {
         await settle(db.pool);
         if (WARMUP > 0) await loadOnly(base, mix, headers, WARMUP);
         timings.reset();
-        if (process.env.BENCH_PG_STATS) {
-          await db.pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
-          await db.pool.query('SELECT pg_stat_statements_reset()');
-        }
+        if (process.env.BENCH_PG_STATS) await resetStatements(db.pool);
         const result = await load(base, mix, headers, `mixed-${side}`);
         console.log(`${side.padEnd(10)} ${fmt(result)},${cpu(result)}`);
         for (const line of timings.summary()) console.log(`${''.padEnd(10)} server-side ${line}`);
