@@ -157,8 +157,8 @@ export class LocationService {
     const sort = parseSort(query.sort, SORT_FIELDS);
     return this.db.readWithOrg(
       orgId,
-      async (tx) => {
-        const { data, total } = await listLocations(tx, orgId, {
+      (tx) =>
+        listLocations(tx, orgId, {
           parent_id: query.parent_id,
           parent_external_key: query.parent_external_key,
           external_key: query.external_key,
@@ -168,9 +168,7 @@ export class LocationService {
           sort,
           limit: query.limit,
           offset: query.offset,
-        });
-        return { data, total };
-      },
+        }),
       // Generic plans for the named statements of a list without q (listLocations).
       { genericPlans: !hasSearch(query) },
     );

@@ -45,18 +45,19 @@ describe('GET /api/v1/locations statements', () => {
         expect(page.data.map((l) => l.external_key)[0]).toBe(`LOC-${String(offset + 1).padStart(4, '0')}`);
       }
       const sql = buildListQuery(org.id, base);
+      const [pageName, countName] = [prepared(sql.page.text).name, prepared(sql.count.text).name];
       const plans = await one.withOrg(org.id, async (tx) => {
         const { rows } = await tx.query<{ name: string; generic_plans: number; custom_plans: number }>(
           'SELECT name, generic_plans, custom_plans FROM pg_prepared_statements WHERE name = ANY($1) ORDER BY name',
-          [[prepared(sql.page.text).name, prepared(sql.count.text).name]],
+          [[pageName, countName]],
         );
         return Object.fromEntries(
           rows.map((r) => [r.name, { generic: r.generic_plans, custom: r.custom_plans }]),
         );
       });
       expect(plans).toEqual({
-        [prepared(sql.page.text).name]: { generic: 10, custom: 0 },
-        [prepared(sql.count.text).name]: { generic: 10, custom: 0 },
+        [pageName]: { generic: 10, custom: 0 },
+        [countName]: { generic: 10, custom: 0 },
       });
     } finally {
       await one.close();
