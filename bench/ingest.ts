@@ -37,6 +37,7 @@ import {
   waitForDispatch,
   waitForStoredReads,
 } from './harness.js';
+import { type HeapSampling, startHeapSampling } from './heap-sampling.js';
 import { type BrokerCeiling, brokerCeiling } from './ingest-broker-ceiling.js';
 import { type CeilingMessage, type CeilingRead, copyCeiling, transactionCeiling } from './ingest-ceiling.js';
 import { type BenchMessage, type Publishers, startPublishers } from './ingest-publishers.js';
@@ -60,7 +61,8 @@ const USAGE = `usage: npm run bench:ingest [-- options]   (or node dist/bench/in
   --history N      stays per asset stored before the run (0)
   --json           the results as JSON on standard output
 env: TEST_DATABASE_URL (a PostgreSQL server instead of the embedded one), BENCH_MQTT_URL
-(an external broker), BENCH_PG_STATS=1 (the statements' times)`;
+(an external broker), BENCH_PG_STATS=1 (the statements' times), BENCH_HEAP_PROFILE=<dir>
+(allocations sampled over the measured window, read with bench/heap-summary.mjs)`;
 
 const options = {
   reads: { type: 'string', default: '300000' },
@@ -207,6 +209,7 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
     publishers = await startPublishers({ mqttUrl: running.mqttUrl, readers, messages, window: WINDOW });
     const before = await sizes(db.pool);
     const pgStats = Boolean(process.env.BENCH_PG_STATS);
+    const heapProfileDir = process.env.BENCH_HEAP_PROFILE;
     if (pgStats) {
       await db.pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
       await db.pool.query('SELECT pg_stat_statements_reset()');
@@ -239,6 +242,7 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
       }, delayMs);
     };
     if (liveAtStart !== null) sampleLive(1000);
+    const heapSampling: HeapSampling | null = heapProfileDir ? await startHeapSampling(heapProfileDir) : null;
     const started = process.hrtime.bigint();
     const cpuAtStart = process.cpuUsage();
     const pgCpuAtStart = pgCpu?.() ?? 0;
@@ -250,6 +254,7 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
     const pgCpuMs = pgCpu ? pgCpu() - pgCpuAtStart : null;
     // For `node --cpu-prof`: the measured window in the profile's clock (µs), to cut it out.
     log(`${population}: measured from ${started / 1000n} to ${process.hrtime.bigint() / 1000n} µs (hrtime)`);
+    if (heapSampling) log(`${population}: allocations sampled in ${await heapSampling.stop(population)}`);
     // The events of the run are dispatched beside ingest; what is left to dispatch when the
     // reads are stored, then the CPU until it is done, so that the dispatch is counted.
     const eventsBehind = await queuedEvents(db);
