@@ -19,7 +19,7 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { adminQuery, benchPostgres } from '../dist/bench/harness.js';
-import { instantArray, intArray } from '../dist/src/db/array-literals.js';
+import { int8Array, timestampArray } from '../dist/src/db/binary-arrays.js';
 import { migrate } from '../dist/src/db/migrate.js';
 import { createDatabase } from '../dist/src/db/pool.js';
 import { appendStays, setCurrentLocations } from '../dist/src/tracking/repository.js';
@@ -146,9 +146,9 @@ async function main() {
         db.system(async (tx) => {
           const values = [
             orgId,
-            intArray(batch.map((r) => r.assetId)),
-            intArray(batch.map((r) => r.locationId)),
-            instantArray(batch.map((r) => r.lastSeenAt)),
+            int8Array(batch.map((r) => r.assetId)),
+            int8Array(batch.map((r) => r.locationId)),
+            timestampArray(batch.map((r) => r.lastSeenAt)),
           ];
           // No key to conflict on without indexes: the first round inserts, the others update.
           const positions =

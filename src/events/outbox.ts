@@ -1,5 +1,5 @@
 import type { Asset } from '../assets/schemas.js';
-import { instantArray, intArray } from '../db/array-literals.js';
+import { int8Array, textArray } from '../db/binary-arrays.js';
 import type { Tx } from '../db/pool.js';
 import { preparedQuery } from '../db/prepared.js';
 import { toWire } from '../http/timestamps.js';
@@ -155,11 +155,11 @@ export async function recordMoves(tx: Tx, orgId: number, moves: Move[], wanted: 
      ORDER BY v.n`,
       [
         orgId,
-        intArray(stored.map((m) => m.assetId)),
-        intArray(stored.map((m) => m.from)),
-        intArray(stored.map((m) => m.to)),
+        int8Array(stored.map((m) => m.assetId)),
+        int8Array(stored.map((m) => m.from)),
+        int8Array(stored.map((m) => m.to)),
         // The instant as the wire writes it, read as the event's time too.
-        instantArray(stored.map((m) => m.at)),
+        textArray(stored.map((m) => new Date(m.at).toISOString())),
         stored.map((m) => (m.source === null ? null : JSON.stringify(m.source))),
       ],
     );

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { int8Array } from '../db/binary-arrays.js';
 import type { Tx } from '../db/pool.js';
 
 /**
@@ -64,9 +65,9 @@ export async function claimDigests(
      FROM ins`,
     [
       orgId,
-      claims.map((c) => c.readerId),
+      int8Array(claims.map((c) => c.readerId)),
       Buffer.concat(claims.map((c) => c.digest)),
-      claims.map((c) => Math.floor(c.receivedAt)),
+      int8Array(claims.map((c) => Math.floor(c.receivedAt))),
       claims.length,
     ],
   );

@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { intArray, textArray } from '../db/array-literals.js';
+import { int4Array, int8Array, textArray } from '../db/binary-arrays.js';
 import type { Tx } from '../db/pool.js';
 import { assetsByTagKeys, scanPointsOfReaders } from '../tracking/resolve.js';
 import { placeSightings, type Sighting } from '../tracking/sightings.js';
@@ -266,21 +266,21 @@ async function logMessages(
        AS v(received_ms, reader_id, source, start, len, good, bad, unknown, errors)`,
     [
       orgId,
-      intArray(messages.map((m) => Math.floor(m.receivedAt))),
-      intArray(messages.map((m) => m.reader.id)),
+      int8Array(messages.map((m) => Math.floor(m.receivedAt))),
+      int8Array(messages.map((m) => m.reader.id)),
       textArray(messages.map((m) => m.source)),
       bodies.length === 1 ? bodies[0]! : Buffer.concat(bodies),
-      intArray(outcomes.map((o) => o.good)),
-      intArray(outcomes.map((o) => o.bad)),
-      intArray(outcomes.map((o) => o.unknown)),
+      int4Array(outcomes.map((o) => o.good)),
+      int4Array(outcomes.map((o) => o.bad)),
+      int4Array(outcomes.map((o) => o.unknown)),
       // A ragged array of arrays does not fit text[][]; each message's errors go as JSON.
       textArray(
         outcomes.map((o) =>
           o.errors.length ? JSON.stringify(o.errors.slice(0, 100).map(storableText)) : null,
         ),
       ),
-      intArray(starts),
-      intArray(bodies.map((b) => b.byteLength)),
+      int4Array(starts),
+      int4Array(bodies.map((b) => b.byteLength)),
     ],
   );
 }
@@ -311,7 +311,7 @@ async function countOnReaders(
   // Both at once: the server runs the update once the locks are held.
   const locked = tx.query(
     'SELECT 1 FROM readers WHERE org_id = $1 AND id = ANY($2::bigint[]) ORDER BY id FOR UPDATE',
-    [orgId, ids],
+    [orgId, int8Array(ids)],
   );
   locked.catch(() => undefined);
   const bumped = bumpReaderCounters(

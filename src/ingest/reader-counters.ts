@@ -1,3 +1,4 @@
+import { int4Array, int8Array, timestampArray } from '../db/binary-arrays.js';
 import type { Tx } from '../db/pool.js';
 
 /** What stored messages add to one reader's row (several of one reader summed). */
@@ -45,11 +46,11 @@ export async function bumpReaderCounters(tx: Tx, orgId: number, counts: ReaderCo
      WHERE r.org_id = $1 AND r.id = b.id`,
     [
       orgId,
-      counts.map((c) => c.readerId),
-      counts.map((c) => new Date(c.receivedAt)),
-      counts.map((c) => c.good),
-      counts.map((c) => c.bad),
-      counts.map((c) => c.unknown),
+      int8Array(counts.map((c) => c.readerId)),
+      timestampArray(counts.map((c) => c.receivedAt)),
+      int4Array(counts.map((c) => c.good)),
+      int4Array(counts.map((c) => c.bad)),
+      int4Array(counts.map((c) => c.unknown)),
     ],
   );
 }

@@ -2,7 +2,7 @@
  * asset_positions (migration 0042): each asset's current location and last sighting, a copy
  * of its newest stay that ingest keeps up to date beside the stays it writes.
  */
-import { instantArray, intArray, textArray } from '../db/array-literals.js';
+import { int8Array, textArray, timestampArray } from '../db/binary-arrays.js';
 import type { Tx } from '../db/pool.js';
 import { type AssetValidity, epochMs, newestStays } from './repository.js';
 
@@ -21,14 +21,16 @@ export async function setCurrentLocations(
   if (rows.length === 0) return;
   await tx.query(
     `INSERT INTO asset_positions AS p (org_id, asset_id, location_id, last_seen_at, valid_from, valid_to)
-     SELECT $1, * FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[], $5::timestamptz[], $6::timestamptz[])
+     SELECT $1, v.asset_id, v.location_id, v.last_seen_at, v.valid_from::timestamptz, v.valid_to::timestamptz
+     FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[], $5::text[], $6::text[])
+       AS v(asset_id, location_id, last_seen_at, valid_from, valid_to)
      ON CONFLICT (asset_id) DO UPDATE SET location_id = excluded.location_id, last_seen_at = excluded.last_seen_at
        WHERE p.location_id IS DISTINCT FROM excluded.location_id OR p.last_seen_at IS DISTINCT FROM excluded.last_seen_at`,
     [
       orgId,
-      intArray(rows.map((r) => r.assetId)),
-      intArray(rows.map((r) => r.locationId)),
-      instantArray(rows.map((r) => r.lastSeenAt)),
+      int8Array(rows.map((r) => r.assetId)),
+      int8Array(rows.map((r) => r.locationId)),
+      timestampArray(rows.map((r) => r.lastSeenAt)),
       textArray(rows.map((r) => r.validity.validFrom)),
       textArray(rows.map((r) => r.validity.validTo)),
     ],
@@ -74,7 +76,7 @@ export async function refreshCurrentLocation(
     location_id: number | null;
     started_ms: number | null;
     changed: boolean;
-  }>(REFRESH_POSITIONS, [orgId, intArray(assetIds)]);
+  }>(REFRESH_POSITIONS, [orgId, int8Array(assetIds)]);
   const changed = new Set(rows.filter((r) => r.changed).map((r) => r.asset_id));
   return rows
     .filter((r) => !r.changed && changed.has(r.asset_id))

@@ -1,4 +1,4 @@
-import { instantArray, intArray, textArray } from '../db/array-literals.js';
+import { int8Array, textArray, timestampArray } from '../db/binary-arrays.js';
 import type { Tx } from '../db/pool.js';
 import type { StayRange } from './late-reads.js';
 import { placeRead, type Stay } from './stays.js';
@@ -138,7 +138,7 @@ export const NEWEST_STAYS = `SELECT v.asset_id, s.id, s.location_id, s.last_seen
 export async function lockAssets(tx: Tx, orgId: number, assetIds: number[]): Promise<LockedAssets> {
   const out: LockedAssets = { newest: new Map(), validity: new Map() };
   if (assetIds.length === 0) return out;
-  const ids = intArray(assetIds);
+  const ids = int8Array(assetIds);
   // As text: handed back to PostgreSQL as it came, never parsed here.
   const locking = tx.query<{ id: number; valid_from: string; valid_to: string | null }>(
     `SELECT id, valid_from::text, valid_to::text FROM assets
@@ -174,17 +174,24 @@ export async function lockAssets(tx: Tx, orgId: number, assetIds: number[]): Pro
 
 /**
  * The statements that change stays by key: $1 the organization, $2 asset ids and $3 the
- * stays' starts as printed (StayKey), then the new values. Each finds its rows by the
- * primary key's index (test/tracking/long-history-plans.test.ts).
+ * stays' starts as printed (StayKey, text read back as the timestamp it was printed from),
+ * then the new values. Each finds its rows by the primary key's index
+ * (test/tracking/long-history-plans.test.ts). The keys are read as timestamps in a
+ * subquery kept apart (OFFSET 0): the cast is not leak-proof, and under row-level security
+ * PostgreSQL will not use a condition calling it as an index condition.
  */
+const byKey = (
+  columns: string,
+  types: string,
+) => `(SELECT asset_id, started_key::timestamptz AS started_at${columns}
+    FROM unnest($2::bigint[], $3::text[]${types}) AS u(asset_id, started_key${columns}) OFFSET 0) v`;
 export const EXTEND_STAYS = `UPDATE stays s SET last_seen_at = v.last_seen_at
-  FROM unnest($2::bigint[], $3::timestamptz[], $4::timestamptz[]) AS v(asset_id, started_at, last_seen_at)
+  FROM ${byKey(', last_seen_at', ', $4::timestamptz[]')}
   WHERE s.org_id = $1 AND s.asset_id = v.asset_id AND s.started_at = v.started_at`;
-export const DELETE_STAYS = `DELETE FROM stays s USING unnest($2::bigint[], $3::timestamptz[]) AS v(asset_id, started_at)
+export const DELETE_STAYS = `DELETE FROM stays s USING ${byKey('', '')}
   WHERE s.org_id = $1 AND s.asset_id = v.asset_id AND s.started_at = v.started_at`;
 export const MOVE_STAYS = `UPDATE stays s SET started_at = v.new_started_at, last_seen_at = v.last_seen_at
-  FROM unnest($2::bigint[], $3::timestamptz[], $4::timestamptz[], $5::timestamptz[])
-    AS v(asset_id, started_at, new_started_at, last_seen_at)
+  FROM ${byKey(', new_started_at, last_seen_at', ', $4::timestamptz[], $5::timestamptz[]')}
   WHERE s.org_id = $1 AND s.asset_id = v.asset_id AND s.started_at = v.started_at`;
 
 /** Moves the last sighting of stays (by key) later, in one statement. */
@@ -196,9 +203,9 @@ export async function extendStays(
   if (changes.length === 0) return;
   await tx.query(EXTEND_STAYS, [
     orgId,
-    intArray(changes.map((c) => c.assetId)),
+    int8Array(changes.map((c) => c.assetId)),
     textArray(changes.map((c) => c.key)),
-    instantArray(changes.map((c) => c.lastSeenAt)),
+    timestampArray(changes.map((c) => c.lastSeenAt)),
   ]);
 }
 
@@ -214,10 +221,10 @@ export async function appendStays(
      SELECT $1, * FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[], $5::timestamptz[])`,
     [
       orgId,
-      intArray(stays.map((s) => s.assetId)),
-      intArray(stays.map((s) => s.locationId)),
-      instantArray(stays.map((s) => s.startedAt)),
-      instantArray(stays.map((s) => s.lastSeenAt)),
+      int8Array(stays.map((s) => s.assetId)),
+      int8Array(stays.map((s) => s.locationId)),
+      timestampArray(stays.map((s) => s.startedAt)),
+      timestampArray(stays.map((s) => s.lastSeenAt)),
     ],
   );
 }
@@ -228,7 +235,7 @@ export async function lockLocations(tx: Tx, orgId: number, ids: number[]): Promi
   const { rows } = await tx.query<{ id: number }>(
     `SELECT id FROM locations WHERE org_id = $1 AND id = ANY($2::bigint[]) AND deleted_at IS NULL
      ORDER BY id FOR SHARE`,
-    [orgId, ids],
+    [orgId, int8Array(ids)],
   );
   return new Set(rows.map((r) => r.id));
 }
@@ -271,9 +278,9 @@ export async function loadStayRanges(
     STAY_RANGES,
     [
       orgId,
-      intArray(ranges.map((r) => r.assetId)),
-      instantArray(ranges.map((r) => r.from)),
-      instantArray(ranges.map((r) => r.to)),
+      int8Array(ranges.map((r) => r.assetId)),
+      timestampArray(ranges.map((r) => r.from)),
+      timestampArray(ranges.map((r) => r.to)),
       limit + 1,
     ],
   );
@@ -309,17 +316,17 @@ export async function writeStayChanges(
   if (changes.deletes.length > 0) {
     await tx.query(DELETE_STAYS, [
       orgId,
-      intArray(changes.deletes.map((d) => d.assetId)),
+      int8Array(changes.deletes.map((d) => d.assetId)),
       textArray(changes.deletes.map((d) => d.key)),
     ]);
   }
   if (changes.updates.length > 0) {
     await tx.query(MOVE_STAYS, [
       orgId,
-      intArray(changes.updates.map((u) => u.assetId)),
+      int8Array(changes.updates.map((u) => u.assetId)),
       textArray(changes.updates.map((u) => u.key)),
-      instantArray(changes.updates.map((u) => u.startedAt)),
-      instantArray(changes.updates.map((u) => u.lastSeenAt)),
+      timestampArray(changes.updates.map((u) => u.startedAt)),
+      timestampArray(changes.updates.map((u) => u.lastSeenAt)),
     ]);
   }
   await appendStays(tx, orgId, changes.inserts);

@@ -1,4 +1,4 @@
-import { textArray } from '../db/array-literals.js';
+import { int8Array, textArray } from '../db/binary-arrays.js';
 import type { Tx } from '../db/pool.js';
 
 /** Same normalisation as the tags.match_key column (migration 0005). */
@@ -62,7 +62,7 @@ export async function scanPointsOfReaders(
   const { rows } = await tx.query<{ reader_id: number; antenna: number | null; location_id: number }>(
     `SELECT sp.reader_id, sp.antenna, sp.location_id FROM scan_points sp JOIN locations l ON l.id = sp.location_id
      WHERE sp.org_id = $1 AND sp.reader_id = ANY($2::bigint[]) AND l.deleted_at IS NULL`,
-    [orgId, readerIds],
+    [orgId, int8Array(readerIds)],
   );
   for (const r of rows) out.get(r.reader_id)?.set(r.antenna, r.location_id);
   return out;

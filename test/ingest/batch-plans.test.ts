@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEYED_BATCHES } from '../../src/db/app-connection.js';
-import { instantArray, intArray, textArray } from '../../src/db/array-literals.js';
+import { int8Array, textArray, timestampArray } from '../../src/db/binary-arrays.js';
 import type { Database, Tx } from '../../src/db/pool.js';
 import { IngestService } from '../../src/ingest/service.js';
 import { EXTEND_STAYS } from '../../src/tracking/repository.js';
@@ -61,9 +61,9 @@ async function extendPlan(settings: string | null): Promise<PlanNode> {
     if (settings) await tx.query(settings);
     const { rows } = await tx.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${EXTEND_STAYS}`, [
       orgId,
-      intArray(batch.map((s) => s.assetId)),
+      int8Array(batch.map((s) => s.assetId)),
       textArray(batch.map((s) => s.key)),
-      instantArray(batch.map(() => Date.now())),
+      timestampArray(batch.map(() => Date.now())),
     ]);
     // Not kept: the EXPLAIN ran the update.
     await tx.query('ROLLBACK');

@@ -6,7 +6,7 @@
  * under row-level security), not on time.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { instantArray, intArray, textArray } from '../../src/db/array-literals.js';
+import { int8Array, textArray, timestampArray } from '../../src/db/binary-arrays.js';
 import { refreshCurrentLocation } from '../../src/tracking/positions-repository.js';
 import {
   DELETE_STAYS,
@@ -75,7 +75,7 @@ describe('the newest stay of each asset', () => {
       [f.orgId, once, dock],
     );
     await t.database.db.pool.query('ANALYZE stays');
-    expect(await staysRead(f.orgId, NEWEST_STAYS, [f.orgId, intArray([travelled, once])])).toBe(2);
+    expect(await staysRead(f.orgId, NEWEST_STAYS, [f.orgId, int8Array([travelled, once])])).toBe(2);
 
     const { newest } = await t.database.db.withOrg(f.orgId, (tx) =>
       lockAssets(tx, f.orgId, [travelled, once]),
@@ -117,9 +117,9 @@ describe('the newest stay of each asset', () => {
     const to = start + 1502 * 60_000 + 10_000;
     const read = await staysRead(f.orgId, STAY_RANGES, [
       f.orgId,
-      intArray([asset]),
-      instantArray([from]),
-      instantArray([to]),
+      int8Array([asset]),
+      timestampArray([from]),
+      timestampArray([to]),
       1001,
     ]);
     expect(read).toBeLessThan(20);
@@ -155,8 +155,8 @@ describe('the newest stay of each asset', () => {
       ),
     );
     const [, gone, moved] = ranges.get(asset)!.stays;
-    const at = (ms: number) => instantArray([ms]);
-    const one = intArray([asset]);
+    const at = (ms: number) => timestampArray([ms]);
+    const one = int8Array([asset]);
     // EXPLAIN ANALYZE runs each statement: the newest stay is extended, one stay deleted, the next one moved.
     expect(
       await staysRead(f.orgId, EXTEND_STAYS, [

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEYED_BATCHES } from '../../src/db/app-connection.js';
-import { intArray } from '../../src/db/array-literals.js';
+import { int8Array } from '../../src/db/binary-arrays.js';
 import { REFRESH_POSITIONS, refreshCurrentLocation } from '../../src/tracking/positions-repository.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { explainedRoot, type PlanNode, rowsHandled } from '../helpers/plan-nodes.js';
@@ -52,7 +52,7 @@ async function staysAt(orgId: number, ids: number[], place: number, at: number):
   await t.database.db.pool.query(
     `INSERT INTO stays (org_id, asset_id, location_id, started_at, last_seen_at)
      SELECT $1, id, $3, to_timestamp($4 / 1000.0), to_timestamp($4 / 1000.0) FROM unnest($2::bigint[]) AS id`,
-    [orgId, intArray(ids), place, at],
+    [orgId, int8Array(ids), place, at],
   );
 }
 
@@ -88,7 +88,7 @@ describe('refreshing positions after late reads', () => {
     const moved = ids.filter((_, i) => i % 2 === 0);
     await staysAt(f.orgId, moved, shelf, at + 60_000);
     await t.database.db.pool.query('ANALYZE stays, asset_positions');
-    const plan = await keyedPlan(f.orgId, REFRESH_POSITIONS, [f.orgId, intArray(ids)]);
+    const plan = await keyedPlan(f.orgId, REFRESH_POSITIONS, [f.orgId, int8Array(ids)]);
     // A pairwise join handles count x moved (80,000) rows; each asset here takes a handful.
     expect(rowsHandled(plan)).toBeLessThan(20 * count);
   });
