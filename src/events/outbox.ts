@@ -159,7 +159,7 @@ export async function recordMoves(tx: Tx, orgId: number, moves: Move[], wanted: 
         int8Array(stored.map((m) => m.from)),
         int8Array(stored.map((m) => m.to)),
         // The instant as the wire writes it, read as the event's time too.
-        textArray(stored.map((m) => new Date(m.at).toISOString())),
+        textArray(stored.map((m) => toWire(m.at))),
         stored.map((m) => (m.source === null ? null : JSON.stringify(m.source))),
       ],
     );
