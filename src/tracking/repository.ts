@@ -175,24 +175,30 @@ export async function lockAssets(tx: Tx, orgId: number, assetIds: number[]): Pro
 /**
  * The statements that change stays by key: $1 the organization, $2 asset ids and $3 the
  * stays' starts as printed (StayKey, text read back as the timestamp it was printed from),
- * then the new values. Each finds its rows by the primary key's index
- * (test/tracking/long-history-plans.test.ts). The keys are read as timestamps in a
- * subquery kept apart (OFFSET 0): the cast is not leak-proof, and under row-level security
- * PostgreSQL will not use a condition calling it as an index condition.
+ * then the new values. Each key's stay is found by its own probe of the primary key (a
+ * LATERAL subquery, run once per key) and then changed by its row address, so the plan
+ * is linear in the batch whatever the planner believes of the table: joined as a plain
+ * `UPDATE … FROM unnest(…)`, a site whose stays came after the last ANALYZE had them
+ * estimated at a row or two, and the planner compared every stay of the organization with
+ * every key (test/ingest/batch-plans.test.ts, test/tracking/long-history-plans.test.ts).
+ * The keys are read as timestamps in a subquery kept apart (OFFSET 0): the cast is not
+ * leak-proof, and under row-level security PostgreSQL will not use a condition calling it
+ * as an index condition. Rows are addressed within the transaction that holds their
+ * assets' locks (lockAssets), so no one moves them in between.
  */
-const byKey = (
-  columns: string,
-  types: string,
-) => `(SELECT asset_id, started_key::timestamptz AS started_at${columns}
-    FROM unnest($2::bigint[], $3::text[]${types}) AS u(asset_id, started_key${columns}) OFFSET 0) v`;
+const byKey = (columns: string[], types: string) => `(SELECT p.tid${columns.map((c) => `, k.${c}`).join('')}
+    FROM (SELECT asset_id, started_key::timestamptz AS started_at${columns.map((c) => `, ${c}`).join('')}
+      FROM unnest($2::bigint[], $3::text[]${types}) AS u(asset_id, started_key${columns.map((c) => `, ${c}`).join('')}) OFFSET 0) k
+    CROSS JOIN LATERAL (SELECT ctid AS tid FROM stays
+      WHERE org_id = $1 AND asset_id = k.asset_id AND started_at = k.started_at LIMIT 1) p) v`;
 export const EXTEND_STAYS = `UPDATE stays s SET last_seen_at = v.last_seen_at
-  FROM ${byKey(', last_seen_at', ', $4::timestamptz[]')}
-  WHERE s.org_id = $1 AND s.asset_id = v.asset_id AND s.started_at = v.started_at`;
-export const DELETE_STAYS = `DELETE FROM stays s USING ${byKey('', '')}
-  WHERE s.org_id = $1 AND s.asset_id = v.asset_id AND s.started_at = v.started_at`;
+  FROM ${byKey(['last_seen_at'], ', $4::timestamptz[]')}
+  WHERE s.ctid = v.tid`;
+export const DELETE_STAYS = `DELETE FROM stays s USING ${byKey([], '')}
+  WHERE s.ctid = v.tid`;
 export const MOVE_STAYS = `UPDATE stays s SET started_at = v.new_started_at, last_seen_at = v.last_seen_at
-  FROM ${byKey(', new_started_at, last_seen_at', ', $4::timestamptz[], $5::timestamptz[]')}
-  WHERE s.org_id = $1 AND s.asset_id = v.asset_id AND s.started_at = v.started_at`;
+  FROM ${byKey(['new_started_at', 'last_seen_at'], ', $4::timestamptz[], $5::timestamptz[]')}
+  WHERE s.ctid = v.tid`;
 
 /** Moves the last sighting of stays (by key) later, in one statement. */
 export async function extendStays(
