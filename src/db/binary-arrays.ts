@@ -34,17 +34,25 @@ function writeInt64(buf: Buffer, v: number, at: number): void {
   buf.writeUInt32BE(v - hi * TWO_32, at + 4);
 }
 
-function fixedWidth(
-  values: ReadonlyArray<number | null>,
+/**
+ * One array of `values`: each element its byte length (-1 for null) and then its bytes.
+ * `size` gives an element's byte length for the buffer's size, and `write` writes it at
+ * `at` and answers how many bytes it wrote.
+ */
+function binaryArray<T>(
+  values: ReadonlyArray<T | null>,
   elementType: number,
-  width: 4 | 8,
-  write: (buf: Buffer, v: number, at: number) => void,
+  size: (v: T) => number,
+  write: (buf: Buffer, v: T, at: number) => number,
 ): Buffer {
   let hasNulls = false;
-  for (let i = 0; i < values.length; i++) if (values[i] == null) hasNulls = true;
-  let size = HEADER;
-  for (let i = 0; i < values.length; i++) size += values[i] == null ? 4 : 4 + width;
-  const buf = Buffer.allocUnsafe(size);
+  let total = HEADER;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (v == null) hasNulls = true;
+    total += v == null ? 4 : 4 + size(v);
+  }
+  const buf = Buffer.allocUnsafe(total);
   let at = header(buf, elementType, values.length, hasNulls);
   for (let i = 0; i < values.length; i++) {
     const v = values[i];
@@ -52,27 +60,32 @@ function fixedWidth(
       buf.writeInt32BE(-1, at);
       at += 4;
     } else {
-      buf.writeInt32BE(width, at);
-      write(buf, v, at + 4);
-      at += 4 + width;
+      const n = write(buf, v, at + 4);
+      buf.writeInt32BE(n, at);
+      at += 4 + n;
     }
   }
   return buf.subarray(0, at);
 }
 
+const EIGHT = () => 8;
+const FOUR = () => 4;
+
 /** A bigint[] parameter; throws on anything but safe integers and null. */
 export function int8Array(values: ReadonlyArray<number | null>): Buffer {
-  return fixedWidth(values, OID.int8, 8, (buf, v, at) => {
+  return binaryArray(values, OID.int8, EIGHT, (buf, v, at) => {
     if (!Number.isSafeInteger(v)) throw new TypeError(`not an integer: ${v}`);
     writeInt64(buf, v, at);
+    return 8;
   });
 }
 
 /** An int[] parameter; throws on anything but 32-bit integers and null. */
 export function int4Array(values: ReadonlyArray<number | null>): Buffer {
-  return fixedWidth(values, OID.int4, 4, (buf, v, at) => {
+  return binaryArray(values, OID.int4, FOUR, (buf, v, at) => {
     if (!Number.isInteger(v) || v < -(2 ** 31) || v >= 2 ** 31) throw new TypeError(`not an int4: ${v}`);
     buf.writeInt32BE(v, at);
+    return 4;
   });
 }
 
@@ -88,7 +101,7 @@ const MAX_MS = Date.parse('9999-12-31T23:59:59.999Z');
  * range, so they are composed from 32-bit halves.
  */
 export function timestampArray(values: ReadonlyArray<number>): Buffer {
-  return fixedWidth(values, OID.timestamptz, 8, (buf, v, at) => {
+  return binaryArray(values, OID.timestamptz, EIGHT, (buf, v, at) => {
     if (!Number.isFinite(v) || v < MIN_MS || v > MAX_MS) throw new RangeError(`not an instant: ${v}`);
     const ms = Math.floor(v) - PG_EPOCH_MS;
     const hiMs = Math.floor(ms / TWO_32);
@@ -96,30 +109,16 @@ export function timestampArray(values: ReadonlyArray<number>): Buffer {
     const carry = Math.floor(loMicros / TWO_32);
     buf.writeInt32BE(hiMs * 1000 + carry, at);
     buf.writeUInt32BE(loMicros - carry * TWO_32, at + 4);
+    return 8;
   });
 }
 
 /** A text[] parameter: each element's UTF-8 bytes, no quoting or escaping. */
 export function textArray(values: ReadonlyArray<string | null>): Buffer {
-  let hasNulls = false;
-  let size = HEADER;
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i];
-    if (v == null) hasNulls = true;
-    size += v == null ? 4 : 4 + Buffer.byteLength(v, 'utf8');
-  }
-  const buf = Buffer.allocUnsafe(size);
-  let at = header(buf, OID.text, values.length, hasNulls);
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i];
-    if (v == null) {
-      buf.writeInt32BE(-1, at);
-      at += 4;
-    } else {
-      const n = buf.write(v, at + 4, 'utf8');
-      buf.writeInt32BE(n, at);
-      at += 4 + n;
-    }
-  }
-  return buf.subarray(0, at);
+  return binaryArray(
+    values,
+    OID.text,
+    (v) => Buffer.byteLength(v, 'utf8'),
+    (buf, v, at) => buf.write(v, at, 'utf8'),
+  );
 }
