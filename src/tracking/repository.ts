@@ -186,11 +186,14 @@ export async function lockAssets(tx: Tx, orgId: number, assetIds: number[]): Pro
  * as an index condition. Rows are addressed within the transaction that holds their
  * assets' locks (lockAssets), so no one moves them in between.
  */
-const byKey = (columns: string[], types: string) => `(SELECT p.tid${columns.map((c) => `, k.${c}`).join('')}
-    FROM (SELECT asset_id, started_key::timestamptz AS started_at${columns.map((c) => `, ${c}`).join('')}
-      FROM unnest($2::bigint[], $3::text[]${types}) AS u(asset_id, started_key${columns.map((c) => `, ${c}`).join('')}) OFFSET 0) k
+const byKey = (columns: string[], types: string) => {
+  const listed = columns.map((c) => `, ${c}`).join('');
+  return `(SELECT p.tid${columns.map((c) => `, k.${c}`).join('')}
+    FROM (SELECT asset_id, started_key::timestamptz AS started_at${listed}
+      FROM unnest($2::bigint[], $3::text[]${types}) AS u(asset_id, started_key${listed}) OFFSET 0) k
     CROSS JOIN LATERAL (SELECT ctid AS tid FROM stays
       WHERE org_id = $1 AND asset_id = k.asset_id AND started_at = k.started_at LIMIT 1) p) v`;
+};
 export const EXTEND_STAYS = `UPDATE stays s SET last_seen_at = v.last_seen_at
   FROM ${byKey(['last_seen_at'], ', $4::timestamptz[]')}
   WHERE s.ctid = v.tid`;
