@@ -50,15 +50,23 @@ beforeAll(async () => {
   // as a new site's does in its first hour, before autovacuum analyzes it.
   await pool.query('ANALYZE');
   await pool.query('ALTER TABLE stays SET (autovacuum_enabled = off)');
-  const { rows } = await pool.query<{ asset_id: number; key: string }>(
+  stays = await stayAtOnePlace(orgId, dock);
+}, 120_000);
+afterAll(() => t?.close());
+
+/** One stay for every asset of the organization, at `location`; their keys. */
+async function stayAtOnePlace(
+  org: number,
+  location: number,
+): Promise<Array<{ assetId: number; key: string }>> {
+  const { rows } = await t.database.db.pool.query<{ asset_id: number; key: string }>(
     `INSERT INTO stays (org_id, asset_id, location_id, started_at, last_seen_at)
      SELECT $1, id, $2, now() - interval '1 hour', now() - interval '1 hour' FROM assets WHERE org_id = $1
      RETURNING asset_id, started_at::text AS key`,
-    [orgId, dock],
+    [org, location],
   );
-  stays = rows.map((r) => ({ assetId: Number(r.asset_id), key: r.key }));
-}, 120_000);
-afterAll(() => t?.close());
+  return rows.map((r) => ({ assetId: Number(r.asset_id), key: r.key }));
+}
 
 /** The plan of extending the stays of `size` assets spread over the site, as one of ingest's batches. */
 async function extendPlan(settings: string | null, size = BATCH, site = { orgId, stays }): Promise<PlanNode> {
@@ -106,19 +114,12 @@ describe("the plans of a new site's batches", () => {
     await t.database.db.pool.query('ANALYZE stays');
     const f = await ingestFixture(t);
     const dock = await f.location();
-    const pool = t.database.db.pool;
-    await pool.query(
+    await t.database.db.pool.query(
       `INSERT INTO assets (org_id, external_key, name, valid_from)
        SELECT $1, 'NEW-' || i, 'Asset ' || i, now() - interval '1 day' FROM generate_series(1, 5000) i`,
       [f.orgId],
     );
-    const { rows } = await pool.query<{ asset_id: number; key: string }>(
-      `INSERT INTO stays (org_id, asset_id, location_id, started_at, last_seen_at)
-       SELECT $1, id, $2, now() - interval '1 hour', now() - interval '1 hour' FROM assets WHERE org_id = $1
-       RETURNING asset_id, started_at::text AS key`,
-      [f.orgId, dock],
-    );
-    const site = { orgId: f.orgId, stays: rows.map((r) => ({ assetId: Number(r.asset_id), key: r.key })) };
+    const site = { orgId: f.orgId, stays: await stayAtOnePlace(f.orgId, dock) };
     for (const size of [50, 500]) {
       const plan = await extendPlan(KEYED_BATCHES, size, site);
       // Linear in the batch: every node handles each key a few times at most.
