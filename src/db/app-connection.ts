@@ -33,7 +33,7 @@ export const BULK_WRITES = "SET LOCAL gin_pending_list_limit = '4MB'";
  * disk read (4), it still scanned the whole tags and stays tables for batches of 1,000 keys
  * at 100,000 assets. Ingest's tables are read all day and stay in memory, where an index
  * probe costs about what a sequential page does (1.1), and a hash or merge join could only
- * ever read more rows than the keys' index probes (docs/ingest.md, "Plans at 100,000
+ * ever read more rows than the keys' index probes (docs/ingest-history.md, "Plans at 100,000
  * assets"). Per transaction, not on the connection: the API's plans are not moved by it.
  */
 export const KEYED_BATCHES = `SET LOCAL random_page_cost = 1.1; SET LOCAL enable_hashjoin = off;

@@ -6,7 +6,7 @@ import { availableParallelism } from 'node:os';
  * what the cores can run at once only queue inside the server, where they cost more than
  * a request waiting in this process for a free one: each extra backend is another process
  * to switch to per round trip and another contender for the same index pages and locks.
- * On the 2-core machine of docs/performance.md ("Pool size") the mixed load spent about a
+ * On the 2-core machine of docs/performance-history.md ("Pool size") the mixed load spent about a
  * tenth less CPU per request with 6 connections than with 20 (the earlier fixed size).
  * The cores counted are this machine's: right for the embedded server, a starting point for
  * an external one, which may have more and is then better served by setting the size.

@@ -11,7 +11,7 @@ export interface ServerSettings {
  * is well). Ingest plans its batches on the tables' statistics, and the stays and positions
  * grow and change all day: without autovacuum (or without the activity counters it runs
  * on) they are never analyzed again, and a plan chosen for the small table of the first
- * hour can compare every key with every row of a large one (docs/ingest.md, "Refreshing
+ * hour can compare every key with every row of a large one (docs/ingest-history.md, "Refreshing
  * positions after late reads"); their dead row versions are never reclaimed either.
  */
 export function settingsWarnings(settings: ServerSettings): string[] {

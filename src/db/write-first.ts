@@ -22,7 +22,7 @@ function pendingQueue(pool: pg.Pool): PendingQueue | undefined {
  * A connection from `pool` by `connect`, served ahead of waiting reads when `write`. With
  * every connection busy, a write waited behind every read queued before it, and on the
  * mixed load (40% lists) most of a PATCH's 70 ms was that wait for a connection it then
- * held for a few milliseconds (docs/performance.md, "Writes first"). A write now goes
+ * held for a few milliseconds (docs/performance-history.md, "Writes first"). A write now goes
  * behind the writes already waiting and the reads that have waited READ_PLACE_KEPT_MS or
  * longer, ahead of the others.
  *

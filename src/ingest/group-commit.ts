@@ -31,7 +31,7 @@ export interface GroupCommitOptions<I, O> {
   /**
    * Most items in one transaction (default 5,000). With one read per message an item is a
    * read: at 500 a group of such messages was 500 reads, and PostgreSQL's CPU per message
-   * 115 us against 25 at 5,000 (docs/ingest.md, "Small messages in larger groups").
+   * 115 us against 25 at 5,000 (docs/ingest-history.md, "Small messages in larger groups").
    */
   maxItems?: number;
   /** Most weight in one transaction (a single heavier item still goes, alone). */

@@ -10,7 +10,7 @@ import type { ReaderMessage, ReaderWork } from './reader-batch.js';
  * transactions lock at once: the second waited for the first's whole transaction, and
  * could commit a newer read before the older one, which then took the slow path for late
  * reads. With assets crossing readers (the moving population of `npm run bench:ingest`)
- * that made the lanes take turns (docs/ingest.md, "Lanes by tag").
+ * that made the lanes take turns (docs/ingest-history.md, "Lanes by tag").
  */
 export const READER_LANES = 4;
 

@@ -7,7 +7,7 @@ import type { Server, Socket } from 'node:net';
  * its commit before the next is read: the buffer is how many of its messages one group
  * commit can take. Node's default (16 KiB on 20, 64 KiB from 22) is a few messages of 100
  * reads; 1 MiB made one reader's backlog 41,000-47,000 reads/s, 4 MiB 70,000-76,000
- * (docs/ingest.md, "A reader's socket buffer").
+ * (docs/ingest-history.md, "A reader's socket buffer").
  *
  * It is memory per reader with a backlog, and readers may be many: each connection gets
  * `total / connections` as it connects (the connections then open counted), at most `max`

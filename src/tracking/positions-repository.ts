@@ -43,7 +43,7 @@ export async function setCurrentLocations(
  * (`changed` true), and the caller matches the two. Joining them here would join two CTE
  * scans, and ingest's transactions plan without hash and merge joins (KEYED_BATCHES): a
  * nested loop compared every asset with every changed one, 990,000 comparisons and 134 of
- * the statement's 180 ms for 1,354 assets (docs/ingest.md, "Refreshing positions after late
+ * the statement's 180 ms for 1,354 assets (docs/ingest-history.md, "Refreshing positions after late
  * reads").
  */
 export const REFRESH_POSITIONS = `WITH s AS (

@@ -1,6 +1,6 @@
 /**
  * Ingest's statements find thousands of rows by key at once; their cost must follow the
- * batch, not the table. The trap (docs/ingest.md, "Plans at 100,000 assets"): a stays table
+ * batch, not the table. The trap (docs/ingest-history.md, "Plans at 100,000 assets"): a stays table
  * that grew since its last ANALYZE, where the planner joined a batch's keys to the stays by
  * hashing every stay of the organization. Ingest's transactions open with KEYED_BATCHES;
  * checked here on the plan's row counts (EXPLAIN ANALYZE, as the restricted role), not on
@@ -97,7 +97,7 @@ describe('the plans of a batch of keys', () => {
 
   it('do so without KEYED_BATCHES too: the statement probes key by key whatever the planner estimates', async () => {
     // Before the probes were a LATERAL subquery, this plan hashed every stay of the
-    // organization (docs/ingest.md, "Plans at 100,000 assets"), and only the settings kept
+    // organization (docs/ingest-history.md, "Plans at 100,000 assets"), and only the settings kept
     // it from doing so.
     const plan = await extendPlan(null);
     expect(rowsRead(plan, 'stays'), describePlan(plan)).toBe(2 * BATCH);
