@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import { int8Array } from '../db/binary-arrays.js';
 import type { Tx } from '../db/pool.js';
+import type { Read } from './adapters/types.js';
 
 /**
  * Recognising a redelivered reader message (docs/ingest.md, "Redeliveries"). MQTT delivers
@@ -24,10 +25,55 @@ export function payloadDigest(payload: Buffer | string): Buffer {
   return full.subarray(0, DIGEST_BYTES);
 }
 
-export interface DigestClaim {
-  readerId: number;
+/**
+ * What identifies a timed message: its digest and the earliest reader time among its reads,
+ * both functions of the payload's bytes, so a redelivery has the same key. The time leads
+ * the claims' key (migration 0057), so claims go to the right edge of the index.
+ */
+export interface MessageKey {
   digest: Buffer;
+  /** Milliseconds since the epoch. */
+  firstReadAt: number;
+}
+
+/** The key of a payload whose reads all carry reader times (at least one read). */
+export function messageKey(payload: Buffer | string, reads: readonly Pick<Read, 'readerTime'>[]): MessageKey {
+  let firstReadAt = Number.POSITIVE_INFINITY;
+  for (const r of reads) {
+    if (r.readerTime === null) throw new Error('a keyed message has reader times on all its reads');
+    if (r.readerTime < firstReadAt) firstReadAt = r.readerTime;
+  }
+  if (reads.length === 0) throw new Error('a keyed message has reads');
+  return { digest: payloadDigest(payload), firstReadAt };
+}
+
+export interface DigestClaim extends MessageKey {
+  readerId: number;
   receivedAt: number;
+}
+
+/**
+ * The claims made before migration 0057, kept in message_digests_legacy until they expire:
+ * only a message whose earliest reader time is at or before `until` (the last legacy
+ * receipt plus the future skew bound) can have one. Null when there are none.
+ */
+export interface LegacyClaims {
+  until: number | null;
+}
+
+/** The legacy claims' bound (loadLegacyClaims): none, as in a database created after 0057. */
+export const NO_LEGACY_CLAIMS: LegacyClaims = { until: null };
+
+/**
+ * Reads the legacy claims' bound once: nothing adds to message_digests_legacy after the
+ * migration, so it never moves.
+ */
+export async function loadLegacyClaims(tx: Tx, maxFutureSkewMs: number): Promise<LegacyClaims> {
+  const { rows } = await tx.query<{ last: string | null }>(
+    'SELECT (extract(epoch FROM last_seen_at) * 1000)::bigint::text AS last FROM message_digests_legacy_bound',
+  );
+  const last = rows[0]?.last;
+  return { until: last == null ? null : Number(last) + maxFutureSkewMs };
 }
 
 /**
@@ -37,39 +83,51 @@ export interface DigestClaim {
  * a digest twice in `claims` is claimed by its first occurrence. Rows are inserted in key
  * order, so two transactions claiming overlapping batches wait on each other instead of
  * deadlocking; a claim that meets another transaction's uncommitted row waits for it and
- * is refused once that one commits (or succeeds if it rolls back).
+ * is refused once that one commits (or succeeds if it rolls back). A message that has a
+ * legacy claim (LegacyClaims) is refused too.
  */
 export async function claimDigests(
   tx: Tx,
   orgId: number,
   claims: readonly DigestClaim[],
+  legacy: LegacyClaims = NO_LEGACY_CLAIMS,
 ): Promise<boolean[]> {
   if (claims.length === 0) return [];
   for (const c of claims) {
     if (c.digest.byteLength !== DIGEST_BYTES) throw new Error(`a digest is ${DIGEST_BYTES} bytes`);
+  }
+  const values: unknown[] = [
+    orgId,
+    int8Array(claims.map((c) => c.readerId)),
+    Buffer.concat(claims.map((c) => c.digest)),
+    int8Array(claims.map((c) => Math.floor(c.receivedAt))),
+    claims.length,
+    int8Array(claims.map((c) => Math.floor(c.firstReadAt))),
+  ];
+  // A message read after the last legacy receipt could have no legacy claim: no look-up.
+  let unclaimedBefore = '';
+  if (legacy.until !== null && claims.some((c) => c.firstReadAt <= legacy.until!)) {
+    values.push(legacy.until);
+    unclaimedBefore = `WHERE c.f > $7 OR NOT EXISTS (
+         SELECT 1 FROM message_digests_legacy l WHERE l.reader_id = c.r AND l.digest = x.d)`;
   }
   // The digests go as one binary parameter (no bytea[] literal of hex text), and the answer
   // is one row: how many were claimed, and only when some were not, which ones were (with
   // one read per message, a row per claim to parse was a good part of the claim's cost).
   const { rows } = await tx.query<{ claimed: number; keys: string | null }>(
     `WITH ins AS (
-       INSERT INTO message_digests (reader_id, digest, org_id, seen_at)
-       SELECT c.r, substring($3::bytea FROM (c.i::int - 1) * ${DIGEST_BYTES} + 1 FOR ${DIGEST_BYTES}), $1,
-         timestamptz 'epoch' + c.ms * interval '1 millisecond'
-       FROM unnest($2::bigint[], $4::bigint[]) WITH ORDINALITY AS c(r, ms, i)
-       ORDER BY 1, 2
+       INSERT INTO message_digests (reader_id, first_read_at, digest, org_id, seen_at)
+       SELECT c.r, ${EPOCH_MS('c.f')}, x.d, $1, ${EPOCH_MS('c.ms')}
+       FROM unnest($2::bigint[], $4::bigint[], $6::bigint[]) WITH ORDINALITY AS c(r, ms, f, i),
+         LATERAL (SELECT substring($3::bytea FROM (c.i::int - 1) * ${DIGEST_BYTES} + 1 FOR ${DIGEST_BYTES}) AS d) x
+       ${unclaimedBefore}
+       ORDER BY 1, 2, 3
        ON CONFLICT DO NOTHING
        RETURNING reader_id, digest)
      SELECT count(*)::int AS claimed,
        CASE WHEN count(*) < $5 THEN string_agg(reader_id || ':' || encode(digest, 'hex'), ',') END AS keys
      FROM ins`,
-    [
-      orgId,
-      int8Array(claims.map((c) => c.readerId)),
-      Buffer.concat(claims.map((c) => c.digest)),
-      int8Array(claims.map((c) => Math.floor(c.receivedAt))),
-      claims.length,
-    ],
+    values,
   );
   const { claimed: count, keys } = rows[0]!;
   if (count === claims.length) return claims.map(() => true);
@@ -77,16 +135,25 @@ export async function claimDigests(
   return claims.map((c) => claimed.delete(`${c.readerId}:${c.digest.toString('hex')}`));
 }
 
+/** An instant given in milliseconds since the epoch. */
+const EPOCH_MS = (ms: string) => `timestamptz 'epoch' + ${ms} * interval '1 millisecond'`;
+
 /**
  * Deletes up to `limit` digests first seen before `cutoff`, across organizations (a system
- * transaction); returns how many. Callers repeat it while it returns `limit`, so that a
- * large backlog goes in short transactions well inside the statement timeout.
+ * transaction), the legacy claims (migration 0057) first; returns how many. Callers repeat
+ * it while it returns `limit`, so that a large backlog goes in short transactions well
+ * inside the statement timeout.
  */
 export async function deleteExpiredDigests(tx: Tx, cutoff: number, limit: number): Promise<number> {
-  const { rowCount } = await tx.query(
-    `DELETE FROM message_digests WHERE ctid = ANY (ARRAY(
-       SELECT ctid FROM message_digests WHERE seen_at < $1 LIMIT $2))`,
-    [new Date(cutoff), limit],
-  );
-  return rowCount ?? 0;
+  let deleted = 0;
+  for (const table of ['message_digests_legacy', 'message_digests']) {
+    const { rowCount } = await tx.query(
+      `DELETE FROM ${table} WHERE ctid = ANY (ARRAY(
+         SELECT ctid FROM ${table} WHERE seen_at < $1 LIMIT $2))`,
+      [new Date(cutoff), limit - deleted],
+    );
+    deleted += rowCount ?? 0;
+    if (deleted >= limit) break;
+  }
+  return deleted;
 }

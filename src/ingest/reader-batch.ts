@@ -5,7 +5,7 @@ import { assetsByTagKeys, scanPointsOfReaders } from '../tracking/resolve.js';
 import { placeSightings, type Sighting } from '../tracking/sightings.js';
 import { MAX_PAYLOAD_BYTES } from './adapters/payload.js';
 import type { AdapterResult } from './adapters/types.js';
-import { claimDigests } from './message-digests.js';
+import { claimDigests, type LegacyClaims, type MessageKey } from './message-digests.js';
 import { bumpReaderCounters } from './reader-counters.js';
 import { type ClockPolicy, type IngestOutcome, observedAt, type ReaderRef, storableText } from './service.js';
 
@@ -17,10 +17,11 @@ export interface ReaderMessage {
   source: 'mqtt' | 'webhook';
   receivedAt: number;
   /**
-   * The payload's digest when a repeat of it is a redelivery, not a new observation
-   * (IngestService: carriesReaderTimes); null when every copy is stored.
+   * The payload's key (digest and earliest reader time) when a repeat of it is a
+   * redelivery, not a new observation (IngestService: carriesReaderTimes); null when every
+   * copy is stored.
    */
-  digest: Buffer | null;
+  key: MessageKey | null;
 }
 
 /** What some of a message's reads came to: counts, and each error with the read it is about. */
@@ -92,16 +93,17 @@ function messageOutcome(m: ReaderMessage, placed: PlacedReads): IngestOutcome {
  * placed (those of its other items were, which changes nothing: placing a read again does
  * not change the stays it is in). With `commit`, the COMMIT is sent behind the last
  * statement (the caller sends nothing after); it throws StaleCounts when the batch must be
- * run again with `countFirst: false`.
+ * run again with `countFirst: false`. `legacy`: the claims made before migration 0057
+ * (claimDigests), none by default.
  */
 export async function storeReaderMessages(
   tx: Tx,
   orgId: number,
   work: ReaderWork[],
   clock: ClockPolicy,
-  options: { countFirst?: boolean; commit?: boolean } = {},
+  options: { countFirst?: boolean; commit?: boolean; legacy?: LegacyClaims } = {},
 ): Promise<WorkOutcome[]> {
-  const claimed = work.filter((w) => w.book && w.message.digest !== null);
+  const claimed = work.filter((w) => w.book && w.message.key !== null);
   const keys = new Set<string>();
   const readers = new Set<number>();
   for (const w of work) {
@@ -118,10 +120,11 @@ export async function storeReaderMessages(
       tx,
       orgId,
       claimed.map((w) => ({
+        ...w.message.key!,
         readerId: w.message.reader.id,
-        digest: w.message.digest!,
         receivedAt: w.message.receivedAt,
       })),
+      options.legacy,
     ),
     assetsByTagKeys(tx, orgId, [...keys]),
   ]);

@@ -19,7 +19,7 @@ const message = (readerId: number, reads: Read[]): ReaderMessage => ({
   parsed: { reads, errors: [] },
   source: 'mqtt',
   receivedAt: 0,
-  digest: null,
+  key: null,
 });
 
 /** A tag whose reads go to `lane`: the first of E2…0, E2…1, … that does. */

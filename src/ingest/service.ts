@@ -6,7 +6,7 @@ import { MAX_PAYLOAD_BYTES, parsePayload } from './adapters/index.js';
 import type { Read, ReaderFamily } from './adapters/types.js';
 import { type BatchReport, GroupCommit, type GroupCommitOptions } from './group-commit.js';
 import { type IngestInstruments, type MessageSource, NO_INSTRUMENTS } from './instruments.js';
-import { payloadDigest } from './message-digests.js';
+import { type LegacyClaims, loadLegacyClaims, messageKey } from './message-digests.js';
 import {
   addPlaced,
   noReads,
@@ -111,6 +111,7 @@ const messageOutcomeOf = (w: WorkOutcome) => w.outcome!;
 export class IngestService {
   private readonly batches: GroupCommit<ReaderWork, WorkOutcome>;
   private readonly batchListeners = new Set<(report: IngestBatchReport) => void>();
+  private legacy: LegacyClaims | undefined;
 
   constructor(
     private readonly db: Database,
@@ -149,16 +150,24 @@ export class IngestService {
    * deleted meanwhile, once more counted after the placing.
    */
   private async storeBatch(orgId: number, work: ReaderWork[]): Promise<WorkOutcome[]> {
+    const legacy = this.legacy ?? (await this.loadLegacy());
     try {
       return await this.inBatchTransaction(orgId, (tx) =>
-        storeReaderMessages(tx, orgId, work, this.clock, { commit: true }),
+        storeReaderMessages(tx, orgId, work, this.clock, { commit: true, legacy }),
       );
     } catch (err) {
       if (!(err instanceof StaleCounts)) throw err;
       return this.inBatchTransaction(orgId, (tx) =>
-        storeReaderMessages(tx, orgId, work, this.clock, { countFirst: false, commit: true }),
+        storeReaderMessages(tx, orgId, work, this.clock, { countFirst: false, commit: true, legacy }),
       );
     }
+  }
+
+  /** The claims made before migration 0057 (claimDigests), read once they are first needed. */
+  private async loadLegacy(): Promise<LegacyClaims> {
+    const legacy = await this.db.system((tx) => loadLegacyClaims(tx, this.clock.maxFutureSkewMs));
+    this.legacy = legacy;
+    return legacy;
   }
 
   /** An ingest transaction: its batches of keys planned as index probes (KEYED_BATCHES). */
@@ -240,7 +249,7 @@ export class IngestService {
           parsed,
           source,
           receivedAt,
-          digest: once ? payloadDigest(payload) : null,
+          key: once ? messageKey(payload, parsed.reads) : null,
         }),
       );
     } catch (err) {

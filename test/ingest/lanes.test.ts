@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parsePayload } from '../../src/ingest/adapters/index.js';
-import { payloadDigest } from '../../src/ingest/message-digests.js';
+import { messageKey } from '../../src/ingest/message-digests.js';
 import { storeReaderMessages } from '../../src/ingest/reader-batch.js';
 import { laneOfKey, planMessage, READER_LANES } from '../../src/ingest/reader-lanes.js';
 import { DEFAULT_CLOCK_POLICY, IngestService } from '../../src/ingest/service.js';
@@ -53,7 +53,7 @@ describe('reader messages split by lane', () => {
       parsed: parsePayload('generic-json', payload),
       source: 'mqtt',
       receivedAt: Date.now(),
-      digest: null,
+      key: null,
     });
     expect('parts' in plan).toBe(true);
 
@@ -95,7 +95,7 @@ describe('reader messages split by lane', () => {
       parsed: parsePayload('generic-json', payload),
       source: 'mqtt' as const,
       receivedAt,
-      digest: payloadDigest(payload),
+      key: messageKey(payload, parsePayload('generic-json', payload).reads),
     };
     const plan = planMessage(message);
     if (!('parts' in plan)) throw new Error(`the tags all fell in one lane of ${READER_LANES}`);

@@ -175,6 +175,47 @@ describe('a message delivered again', () => {
   });
 });
 
+describe('a message claimed before migration 0057', () => {
+  it('is refused when delivered again after it (a legacy claim), and its reader times key the new claims', async () => {
+    const f = await ingestFixture(t);
+    const dock = await f.location();
+    await f.asset('E2000000000000000000A301');
+    const { reader } = await f.reader('generic-json', [[1, dock]]);
+    const at = Date.now() - 120_000;
+    const message = genericJson([
+      ['E2000000000000000000A301', 1, iso(at + 500)],
+      ['E2000000000000000000A301', 1, iso(at)],
+    ]);
+    // Stored by the build before 0057, whose claim now is a legacy one.
+    await t.database.db.pool.query(
+      `INSERT INTO message_digests_legacy (reader_id, digest, org_id, seen_at) VALUES ($1, $2, $3, $4)`,
+      [reader.id, payloadDigest(message), f.orgId, new Date(at + 1000)],
+    );
+    await t.database.db.pool.query('UPDATE message_digests_legacy_bound SET last_seen_at = $1', [
+      new Date(at + 1000),
+    ]);
+    try {
+      const ingest = new IngestService(t.database.db);
+      const again = await ingest.readerMessage(readerRef(reader), message, 'mqtt');
+      expect(again).toEqual({ good: 0, bad: 0, unknown: 0, errors: [], duplicate: true });
+      expect(await f.rawMessages(reader.id)).toEqual([]);
+      expect(await digests(reader.id)).toBe(0);
+
+      // A message read later is claimed by its earliest reader time, and stored once.
+      const later = genericJson([['E2000000000000000000A301', 1, iso(at + 60_000)]]);
+      expect(await ingest.readerMessage(readerRef(reader), later, 'mqtt')).toMatchObject({ good: 1 });
+      expect(await ingest.readerMessage(readerRef(reader), later, 'mqtt')).toMatchObject({ duplicate: true });
+      const { rows } = await t.database.db.pool.query<{ at: Date }>(
+        'SELECT first_read_at AS at FROM message_digests WHERE reader_id = $1',
+        [reader.id],
+      );
+      expect(rows.map((r) => r.at.getTime())).toEqual([at + 60_000]);
+    } finally {
+      await t.database.db.pool.query('UPDATE message_digests_legacy_bound SET last_seen_at = NULL');
+    }
+  });
+});
+
 describe('digest claims and their window', () => {
   it('claim a batch at once; a digest twice in a batch or claimed before is refused', async () => {
     const f = await ingestFixture(t);
@@ -191,7 +232,12 @@ describe('digest claims and their window', () => {
         claimDigests(
           tx,
           f.orgId,
-          claims.map(([readerId, digest]) => ({ readerId, digest, receivedAt: now })),
+          claims.map(([readerId, digest]) => ({
+            readerId,
+            digest,
+            firstReadAt: now - 1000,
+            receivedAt: now,
+          })),
         ),
       );
     expect(await claim([])).toEqual([]);
@@ -227,6 +273,7 @@ describe('digest claims and their window', () => {
         ages.map((age, i) => ({
           readerId: reader.id,
           digest: payloadDigest(`m${i}`),
+          firstReadAt: now - age,
           receivedAt: now - age,
         })),
       ),

@@ -1,0 +1,27 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { messageKey, payloadDigest } from './message-digests.js';
+
+const reads = (times: Array<number | null>) => times.map((readerTime) => ({ readerTime }));
+
+describe('messageKey', () => {
+  it('is the payload digest and the earliest reader time, whatever the reads order', () => {
+    fc.assert(
+      fc.property(
+        fc.string(),
+        fc.array(fc.integer({ min: 0, max: 253402300799999 }), { minLength: 1, maxLength: 50 }),
+        (payload, times) => {
+          const key = messageKey(payload, reads(times));
+          expect(key.firstReadAt).toBe(Math.min(...times));
+          expect(key.digest).toEqual(payloadDigest(payload));
+          expect(messageKey(Buffer.from(payload), reads([...times].reverse()))).toEqual(key);
+        },
+      ),
+    );
+  });
+
+  it('is only for messages whose reads all carry reader times', () => {
+    expect(() => messageKey('{}', [])).toThrow(/has reads/);
+    expect(() => messageKey('{}', reads([1000, null]))).toThrow(/reader times/);
+  });
+});
