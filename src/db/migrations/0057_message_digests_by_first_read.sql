@@ -2,8 +2,9 @@
 -- (reader, digest): the digest is random, so every claim went to a random leaf of a primary
 -- key that holds a week of timed messages. Once that index is larger than memory each claim
 -- is a random read, and after every checkpoint the first change to each leaf writes the
--- whole page to the WAL: measured after a CHECKPOINT with 4,000,000 claims in the table,
--- 4.6 kB of WAL per claim (0.65 full-page images each) against 350 bytes with the key below.
+-- whole page to the WAL: measured after a CHECKPOINT with 4,000,000 claims in the table
+-- (npm run bench:digests), 3.5 kB of WAL per claim (0.57 full-page images each) against
+-- 330 bytes with the key below.
 --
 -- The key is now (reader, first_read_at, digest), first_read_at being the earliest reader
 -- time among the message's reads. It is a function of the payload's bytes like the digest,
