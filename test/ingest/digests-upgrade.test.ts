@@ -74,6 +74,16 @@ describe('migration 0057 (digest claims by first read) on existing claims', () =
       expect(await claim(fresh, now - 1000)).toEqual([true]);
       expect(await claim(fresh, now - 1000)).toEqual([false]);
 
+      // Nothing adds legacy claims any more (the bound holds only while that is so).
+      await expect(
+        db.withOrg(orgId, (tx) =>
+          tx.query(
+            `INSERT INTO message_digests_legacy (reader_id, digest, org_id, seen_at) VALUES (1, $1, $2, now())`,
+            [fresh, orgId],
+          ),
+        ),
+      ).rejects.toThrow(/permission denied/);
+
       // The week-old legacy claim expires; the hour-old one is kept.
       const window = 7 * 24 * hour;
       expect(await db.system((tx) => deleteExpiredDigests(tx, now - window, 100))).toBe(1);

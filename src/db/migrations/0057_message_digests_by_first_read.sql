@@ -20,6 +20,8 @@
 ALTER TABLE message_digests RENAME TO message_digests_legacy;
 ALTER INDEX message_digests_pkey RENAME TO message_digests_legacy_pkey;
 ALTER INDEX message_digests_seen RENAME TO message_digests_legacy_seen;
+-- Nothing adds to it any more: the bound below holds only while that is so.
+REVOKE INSERT ON message_digests_legacy FROM tagtrail_app;
 
 CREATE TABLE message_digests_legacy_bound AS
   SELECT max(seen_at) AS last_seen_at FROM message_digests_legacy;
