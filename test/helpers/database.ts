@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { copyFile, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { migrate } from '../../src/db/migrate.js';
+import { migrate, migrationsDir } from '../../src/db/migrate.js';
 import { createDatabase, type Database } from '../../src/db/pool.js';
 
 export interface TestDatabase {
@@ -140,4 +143,28 @@ export function describeCounter(pool: pg.Pool): { count: number } {
     };
   });
   return counter;
+}
+
+/**
+ * The migrations in two steps, for a test of one migration on data written before it: those
+ * numbered below `version`, then `between` (writing that data), then the rest.
+ */
+export async function migrateAround(
+  pool: pg.Pool,
+  version: string,
+  between: () => Promise<void>,
+): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), `tagtrail-${version}-`));
+  try {
+    const files = (await readdir(migrationsDir())).filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f)).sort();
+    const copy = (names: string[]) =>
+      Promise.all(names.map((f) => copyFile(join(migrationsDir(), f), join(dir, f))));
+    await copy(files.filter((f) => f < version));
+    await migrate(pool, dir);
+    await between();
+    await copy(files.filter((f) => f >= version));
+    await migrate(pool, dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
