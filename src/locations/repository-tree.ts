@@ -2,7 +2,7 @@ import type { Tx } from '../db/pool.js';
 import { preparedQuery } from '../db/prepared.js';
 import { WIRE_INSTANTS } from '../db/wire-instants.js';
 import { EFFECTIVE } from '../master-data/list-query.js';
-import { COLUMNS, hydrate, type LocationRow, PARENT_JOIN } from './repository.js';
+import { COLUMNS, hydrate, type LocationRow, ownColumns, PARENT_JOIN } from './repository.js';
 import type { Location } from './schemas.js';
 
 /**
@@ -99,11 +99,6 @@ export function listChildren(tx: Tx, orgId: number, id: number, page: Page): Pro
 const segment = (alias: string) =>
   `((lower(${alias}.external_key) || chr(1) || lpad(${alias}.id::text, 10, '0')) COLLATE "C")`;
 
-/** The columns of the read shape but the parent's key, of the location aliased `c`. */
-const CARRIED = (c: string) =>
-  `${c}.id, ${c}.external_key, ${c}.name, ${c}.description, ${c}.is_active, ${c}.parent_id,
-   ${c}.valid_from, ${c}.valid_to, ${c}.created_at, ${c}.updated_at, ${c}.deleted_at`;
-
 /**
  * Descendants of `id` in depth-first tree order: each row follows its parent, and the
  * children of one parent come by lowercased external_key, then id. The path of segments
@@ -122,16 +117,16 @@ export async function listDescendants(
   const { rows } = await tx.query<LocationRow & { total: number }>({
     ...preparedQuery(
       `WITH RECURSIVE down AS (
-      SELECT ARRAY[${segment('c')}] AS path, ${CARRIED('c')}, p.external_key AS parent_external_key
+      SELECT ARRAY[${segment('c')}] AS path, ${ownColumns('c')}, p.external_key AS parent_external_key
       FROM locations p JOIN locations c ON c.org_id = $1 AND c.parent_id = p.id AND c.deleted_at IS NULL
       WHERE p.org_id = $1 AND p.id = $2
       UNION ALL
-      SELECT d.path || ${segment('c')}, ${CARRIED('c')}, d.external_key
+      SELECT d.path || ${segment('c')}, ${ownColumns('c')}, d.external_key
       FROM down d JOIN locations c ON c.org_id = $1 AND c.parent_id = d.id AND c.deleted_at IS NULL
       WHERE NOT ${segment('c')} = ANY(d.path)
     ),
     matched AS (SELECT * FROM down l WHERE ${EFFECTIVE('l')})
-     SELECT t.total, ${CARRIED('m')}, m.parent_external_key
+     SELECT t.total, ${ownColumns('m')}, m.parent_external_key
      FROM (SELECT count(*)::int AS total FROM matched) t
      LEFT JOIN LATERAL (SELECT * FROM matched ORDER BY matched.path LIMIT $3 OFFSET $4) m ON true
      ORDER BY m.path`,

@@ -27,9 +27,13 @@ export interface LocationRow {
   deleted_at: Date | WireInstant | null;
 }
 
+/** The read shape's columns of the location aliased `a`, all but its parent's key. */
+export const ownColumns = (a: string) =>
+  `${a}.id, ${a}.external_key, ${a}.name, ${a}.description, ${a}.is_active, ${a}.parent_id,
+  ${a}.valid_from, ${a}.valid_to, ${a}.created_at, ${a}.updated_at, ${a}.deleted_at`;
+
 /** The read shape's columns; `p` is the parent, joined whatever its state. */
-export const COLUMNS = `l.id, l.external_key, l.name, l.description, l.is_active, l.parent_id,
-  p.external_key AS parent_external_key, l.valid_from, l.valid_to, l.created_at, l.updated_at, l.deleted_at`;
+export const COLUMNS = `${ownColumns('l')}, p.external_key AS parent_external_key`;
 
 export const PARENT_JOIN = 'LEFT JOIN locations p ON p.org_id = l.org_id AND p.id = l.parent_id';
 
