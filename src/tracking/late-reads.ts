@@ -29,6 +29,11 @@ export interface LatePlan {
   deletes: number[];
   updates: Array<{ id: number; startedAt: number; lastSeenAt: number }>;
   inserts: Array<{ locationId: number; startedAt: number; lastSeenAt: number }>;
+  /**
+   * The range's latest stay once the reads are placed: the asset's newest stay when the
+   * range reaches its newest (nothing stored starts after the range's last stay).
+   */
+  last: Pick<Stay, 'locationId' | 'startedAt' | 'lastSeenAt'> | null;
 }
 
 /**
@@ -74,7 +79,15 @@ export function planLateReads(range: StayRange, reads: readonly Sighting[]): Lat
  */
 export function planOfPlaced(range: StayRange, placed: readonly Stay[]): LatePlan | null {
   const original = new Map(range.stays.map((s) => [s.id, s]));
-  const plan: LatePlan = { deletes: [], updates: [], inserts: [] };
+  const latest = placed.at(-1);
+  const plan: LatePlan = {
+    deletes: [],
+    updates: [],
+    inserts: [],
+    last: latest
+      ? { locationId: latest.locationId, startedAt: latest.startedAt, lastSeenAt: latest.lastSeenAt }
+      : null,
+  };
   const kept = new Set<number>();
   for (const s of placed) {
     if (s.id < 0) {

@@ -2,7 +2,7 @@ import { commitBehind } from '../db/commit.js';
 import type { Tx } from '../db/pool.js';
 import { movesWanted } from '../events/move-subscriptions.js';
 import { type Move, type ReadSource, recordMoves } from '../events/outbox.js';
-import { planLateReads } from './late-reads.js';
+import { type LatePlan, planLateReads } from './late-reads.js';
 import { refreshCurrentLocation, setCurrentLocations } from './positions-repository.js';
 import {
   appendStays,
@@ -16,6 +16,9 @@ import {
   writeStayChanges,
 } from './repository.js';
 
+/** What placeLateReads answers for an asset whose newest stay its placing left as it was. */
+const UNCHANGED = 'unchanged' as const;
+
 /** Assets whose late reads are placed read by read at once (their statements pipelined). */
 const LATE_ASSETS_AT_ONCE = 16;
 
@@ -24,6 +27,13 @@ const LATE_ASSETS_AT_ONCE = 16;
  * batch's first and last instant: as many as it moved in that time); beyond, read by read.
  */
 const LATE_RANGE_STAYS = 1_000;
+
+/** An asset's reads reaching into its past, in the order they are placed, and its newest stay under the lock. */
+interface PastReads {
+  assetId: number;
+  reads: Sighting[];
+  newest: NewestStay | null;
+}
 
 /** One resolved observation: this asset was at this location at this instant (epoch ms). */
 export interface Sighting {
@@ -174,7 +184,7 @@ export async function placeSightings(
   const current: Parameters<typeof setCurrentLocations>[2] = [];
   const readByRead: number[] = [];
   const moves: Move[] = [];
-  const pastReads: Array<{ assetId: number; reads: Sighting[] }> = [];
+  const pastReads: PastReads[] = [];
   for (const [assetId, list] of byAsset) {
     const newest = live.get(assetId) ?? null;
     list.sort((a, b) => a.at - b.at);
@@ -198,7 +208,7 @@ export async function placeSightings(
       continue;
     }
     readByRead.push(assetId);
-    pastReads.push({ assetId, reads: compact(list, newest?.lastSeenAt ?? null) });
+    pastReads.push({ assetId, reads: compact(list, newest?.lastSeenAt ?? null), newest });
   }
   // The appending assets' writes go at once; the late reads' assets are others, so their
   // statements may follow in any order.
@@ -210,21 +220,37 @@ export async function placeSightings(
   ];
   for (const w of writes) w.catch(() => undefined);
   if (readByRead.length > 0) {
-    await placeLateReads(tx, orgId, pastReads);
+    const placedNewest = await placeLateReads(tx, orgId, pastReads);
     // Late reads rewrite history; they are an event only where the current location changed.
-    for (const change of await refreshCurrentLocation(tx, orgId, readByRead)) {
-      const from = live.get(change.assetId)?.locationId ?? null;
-      if (from === change.locationId) continue;
-      const read = byAsset
-        .get(change.assetId)
-        ?.find((s) => s.at === change.startedAt && s.locationId === change.locationId);
-      moves.push({
-        assetId: change.assetId,
-        from,
-        to: change.locationId,
-        at: change.startedAt,
-        source: read?.source ?? null,
-      });
+    const moved = (assetId: number, to: number, at: number) => {
+      const from = live.get(assetId)?.locationId ?? null;
+      if (from === to) return;
+      const read = byAsset.get(assetId)?.find((s) => s.at === at && s.locationId === to);
+      moves.push({ assetId, from, to, at, source: read?.source ?? null });
+    };
+    // The newest stay of an asset placed in memory is known: its position is written as
+    // the appended ones' are, and only where it changed (an unchanged position is not
+    // written at all, not even locked). The others' newest stays are read back.
+    const known: typeof current = [];
+    const unknown: number[] = [];
+    for (const assetId of readByRead) {
+      const placed = placedNewest.get(assetId);
+      if (placed === UNCHANGED) continue;
+      if (!placed) {
+        unknown.push(assetId);
+        continue;
+      }
+      const before = live.get(assetId);
+      if (before?.locationId === placed.locationId && before.lastSeenAt === placed.lastSeenAt) continue;
+      const valid = validity.get(assetId)!;
+      known.push({ assetId, locationId: placed.locationId, lastSeenAt: placed.lastSeenAt, validity: valid });
+      moved(assetId, placed.locationId, placed.startedAt);
+    }
+    const knownWritten = setCurrentLocations(tx, orgId, known);
+    knownWritten.catch(() => undefined);
+    writes.push(knownWritten);
+    for (const change of await refreshCurrentLocation(tx, orgId, unknown)) {
+      moved(change.assetId, change.locationId, change.startedAt);
     }
   }
   const recorded = recordMoves(tx, orgId, moves, wanted);
@@ -244,9 +270,10 @@ export async function placeSightings(
 async function placeLateReads(
   tx: Tx,
   orgId: number,
-  pastReads: Array<{ assetId: number; reads: Sighting[] }>,
-): Promise<void> {
-  if (pastReads.length === 0) return;
+  pastReads: PastReads[],
+): Promise<Map<number, LatePlan['last'] | typeof UNCHANGED>> {
+  const placedNewest = new Map<number, LatePlan['last'] | typeof UNCHANGED>();
+  if (pastReads.length === 0) return placedNewest;
   const ranges = await loadStayRanges(
     tx,
     orgId,
@@ -263,6 +290,12 @@ async function placeLateReads(
       continue;
     }
     const { assetId } = late;
+    // The range ends at the newest stay when nothing starts after it, or when its last
+    // stay is the newest one lockAssets read under the asset's lock; where it ends before,
+    // the newest stay is outside it and the placing left it as it was.
+    const reachesNewest =
+      range!.completeAfter || (late.newest !== null && range!.stays.at(-1)?.id === late.newest.id);
+    placedNewest.set(assetId, reachesNewest ? plan.last : UNCHANGED);
     for (const id of plan.deletes) planned.deletes.push(keyOf(range!.stays, assetId, id));
     for (const { id, ...u } of plan.updates)
       planned.updates.push({ ...keyOf(range!.stays, assetId, id), ...u });
@@ -283,4 +316,5 @@ async function placeLateReads(
   const settled = await Promise.allSettled(Array.from({ length: LATE_ASSETS_AT_ONCE }, placeOne));
   const failed = settled.find((r) => r.status === 'rejected');
   if (failed) throw failed.reason;
+  return placedNewest;
 }
