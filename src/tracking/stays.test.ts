@@ -191,6 +191,24 @@ describe('placeRead properties', () => {
     );
   });
 
+  it('its changes, applied one statement at a time in their order, never hold two stays with one start', () => {
+    // The table's key is (asset, started_at): the repository applies placeRead's changes
+    // one by one, so every intermediate state must be a valid table too.
+    fc.assert(
+      fc.property(reads, (rs) => {
+        let id = 0;
+        let stays: Stay[] = [];
+        for (const read of rs) {
+          for (const change of placeRead(read, windowAt(stays, read.at))) {
+            stays = applyChanges(stays, [change], () => ++id);
+            expect(new Set(stays.map((s) => s.startedAt)).size).toBe(stays.length);
+          }
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it('the current stay is at the location of the newest read', () => {
     fc.assert(
       fc.property(reads, (rs) => {

@@ -104,11 +104,12 @@ function mergeRuns(drafts: Draft[]): Draft[] {
 }
 
 function diff(window: readonly Stay[], drafts: Draft[]): StayChange[] {
-  const changes: StayChange[] = [];
+  const updates: StayChange[] = [];
+  const inserts: StayChange[] = [];
   const kept = new Set<number>();
   for (const d of drafts) {
     if (d.id === undefined) {
-      changes.push({
+      inserts.push({
         op: 'insert',
         locationId: d.locationId,
         startedAt: d.startedAt,
@@ -119,14 +120,16 @@ function diff(window: readonly Stay[], drafts: Draft[]): StayChange[] {
     kept.add(d.id);
     const old = window.find((s) => s.id === d.id);
     if (old && (old.startedAt !== d.startedAt || old.lastSeenAt !== d.lastSeenAt)) {
-      changes.push({ op: 'update', id: d.id, startedAt: d.startedAt, lastSeenAt: d.lastSeenAt });
+      updates.push({ op: 'update', id: d.id, startedAt: d.startedAt, lastSeenAt: d.lastSeenAt });
     }
   }
-  // Deletes first, so a unique (asset, started_at) never sees two rows at once.
   const deletes: StayChange[] = window
     .filter((s) => !kept.has(s.id))
     .map((s) => ({ op: 'delete', id: s.id }));
-  return [...deletes, ...changes];
+  // Applied in this order, one statement each, the unique (asset, started_at) never sees
+  // two rows at once: deletes free their starts, then updates move starts away (a read at
+  // a stay's very start moves that stay 1 ms on), and only then do new stays take theirs.
+  return [...deletes, ...updates, ...inserts];
 }
 
 /** Applies changes to an in-memory, start-ordered list (tests and the simulator). */

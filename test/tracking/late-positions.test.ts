@@ -128,4 +128,41 @@ describe('positions after late reads', () => {
       { numRuns: 40 },
     );
   });
+
+  it('two reads at one instant at two locations, before the stored stay, are stored (the stay moves 1 ms on first)', async () => {
+    // Once a reader message that failed on the unique (asset, started_at) key, again on
+    // every redelivery: the stay was moved off the instant after the new one took it.
+    const f = await ingestFixture(t);
+    const [dock, shelf] = [await f.location(), await f.location()];
+    const asset = await f.asset(unique('T'));
+    const base = Date.now() - 3_600_000;
+    const store = (sightings: Array<[number, number]>) =>
+      t.database.db.withOrg(f.orgId, (tx) =>
+        storeSightings(
+          tx,
+          f.orgId,
+          sightings.map(([locationId, ms]) => ({ assetId: asset, locationId, at: base + ms })),
+        ),
+      );
+    await store([[dock, 4000]]);
+    expect(
+      await store([
+        [dock, 3000],
+        [shelf, 3000],
+      ]),
+    ).toBe(2);
+    const { rows } = await t.database.db.pool.query<{ location_id: string; started: string; seen: string }>(
+      `SELECT location_id, (extract(epoch FROM started_at) * 1000)::bigint - $2 AS started,
+              (extract(epoch FROM last_seen_at) * 1000)::bigint - $2 AS seen
+       FROM stays WHERE org_id = $1 AND asset_id = $3 ORDER BY started_at`,
+      [f.orgId, base, asset],
+    );
+    expect(rows.map((r) => [Number(r.location_id), Number(r.started), Number(r.seen)])).toEqual([
+      [shelf, 3000, 3000],
+      [dock, 3001, 4000],
+    ]);
+    expect(await positions(f.orgId, [asset])).toEqual(
+      new Map([[asset, { location: dock, lastSeenAt: base + 4000 }]]),
+    );
+  });
 });
