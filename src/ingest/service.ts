@@ -1,4 +1,5 @@
 import { KEYED_BATCHES } from '../db/app-connection.js';
+import { noteFirstFailure } from '../db/first-failure.js';
 import type { Database, Tx } from '../db/pool.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { type Sighting, storeSightings } from '../tracking/sightings.js';
@@ -19,6 +20,7 @@ import {
 import { type MessagePlan, planMessage } from './reader-lanes.js';
 import { resolveRefs } from './record-refs.js';
 import type { ScanRecord } from './records.js';
+import { failsEveryTime, notPlaced } from './unplaceable.js';
 
 export interface IngestOutcome {
   /** Reads resolved to an asset and a location and stored. */
@@ -172,27 +174,54 @@ export class IngestService {
 
   /** An ingest transaction: its batches of keys planned as index probes (KEYED_BATCHES). */
   private inBatchTransaction<T>(orgId: number, fn: (tx: Tx) => Promise<T>): Promise<T> {
-    return this.db.withOrg(orgId, (tx) => {
-      // Sent without waiting (the pool pipelines), so it runs before the batch's statements;
-      // were it to fail, they would fail with it.
-      tx.query(KEYED_BATCHES).catch(() => undefined);
-      return fn(tx);
-    });
+    // What aborted the transaction, not a statement pipelined behind it: failsEveryTime
+    // judges by it.
+    let cause = (err: unknown) => err;
+    return this.db
+      .withOrg(orgId, (tx) => {
+        // Sent without waiting (the pool pipelines), so it runs before the batch's statements;
+        // were it to fail, they would fail with it.
+        tx.query(KEYED_BATCHES).catch(() => undefined);
+        const noted = noteFirstFailure(tx, fn);
+        cause = noted.cause;
+        return noted.done;
+      })
+      .catch((err: unknown) => {
+        throw cause(err);
+      });
   }
 
   /** Stores a planned message (planMessage): its outcome once its book entry committed. */
   private storePlanned(orgId: number, plan: MessagePlan): Promise<IngestOutcome> {
     // A chain for the usual case: one frame fewer for every one-read message.
-    if ('whole' in plan) return this.batches.submit(orgId, plan.whole).then(messageOutcomeOf);
+    if ('whole' in plan) {
+      const { whole } = plan;
+      return this.batches.submit(orgId, whole).then(messageOutcomeOf, (err: unknown) => {
+        // The group commit fails a message alone only once it fails alone (or in an outage).
+        if (!failsEveryTime(err)) throw err;
+        const unplaced = { ...whole, reads: [], placed: notPlaced(readCount(whole), err) };
+        return this.batches.submit(orgId, unplaced).then(messageOutcomeOf);
+      });
+    }
     return this.storeInParts(orgId, plan);
   }
 
-  /** A message split over lanes: its parts, then, once they have all committed, its book entry. */
+  /**
+   * A message split over lanes: its parts, then, once they have all committed, its book
+   * entry. A part that fails every time (failsEveryTime) counts its reads as not placed.
+   */
   private async storeInParts(
     orgId: number,
     plan: { parts: ReaderWork[]; book: ReaderWork },
   ): Promise<IngestOutcome> {
-    const parts = await Promise.all(plan.parts.map((part) => this.batches.submit(orgId, part)));
+    const parts = await Promise.all(
+      plan.parts.map((part) =>
+        this.batches.submit(orgId, part).catch((err: unknown) => {
+          if (!failsEveryTime(err)) throw err;
+          return { placed: notPlaced(readCount(part), err) };
+        }),
+      ),
+    );
     const placed = parts.reduce((sum, p) => addPlaced(sum, p.placed), noReads());
     return messageOutcomeOf(await this.batches.submit(orgId, { ...plan.book, placed }));
   }

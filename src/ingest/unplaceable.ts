@@ -1,0 +1,38 @@
+import { isDatabaseUnavailable } from '../db/unavailable.js';
+import type { PlacedReads } from './reader-batch.js';
+
+/**
+ * SQLSTATE classes of errors that a redelivery of the same message would meet again: data
+ * exceptions (22), integrity constraint violations (23), syntax or access rule violations
+ * (42, among them a row-level security refusal), errors raised by a trigger or function
+ * (P0) and internal errors (XX). Others (a deadlock, a serialization failure, a statement
+ * timeout, an outage) may pass on another attempt.
+ */
+const EVERY_TIME = /^(22|23|42|P0|XX)[0-9A-Z]{3}$/;
+
+/**
+ * Whether storing a message's reads failed in a way its every redelivery would repeat: a
+ * database error of those classes, or a programming error (TypeError, RangeError). Such a
+ * message is not refused, which would have the reader send it again and again, and hold
+ * up every message behind it, but booked without its reads (notPlaced): its raw log row
+ * keeps its payload and says why, the reader's counters count its reads bad.
+ */
+export function failsEveryTime(err: unknown): boolean {
+  if (isDatabaseUnavailable(err)) return false;
+  if (err instanceof TypeError || err instanceof RangeError) return true;
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && EVERY_TIME.test(code);
+}
+
+/** What `reads` reads that could not be placed come to: bad, with the reason once. */
+export function notPlaced(reads: number, err: unknown): PlacedReads {
+  const code = (err as { code?: unknown } | null)?.code;
+  const message = err instanceof Error ? err.message : String(err);
+  const reason = `${typeof code === 'string' ? `${code} ` : ''}${message}`.slice(0, 200);
+  return {
+    good: 0,
+    bad: reads,
+    unknown: 0,
+    errors: [{ read: 0, text: `${reads} read(s) not placed: ${reason}` }],
+  };
+}
