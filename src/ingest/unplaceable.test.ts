@@ -6,7 +6,7 @@ const pgError = (code: string) => Object.assign(new Error(`error ${code}`), { co
 
 describe('failsEveryTime', () => {
   it('is true of errors a redelivery would meet again', () => {
-    for (const code of ['22001', '22P02', '23505', '23514', '42501', '42P01', 'P0001', 'XX000']) {
+    for (const code of ['22001', '22P02', '23505', '23514', 'P0001', 'XX000']) {
       expect(failsEveryTime(pgError(code)), code).toBe(true);
     }
     expect(failsEveryTime(new TypeError("Cannot read properties of undefined (reading 'id')"))).toBe(true);
@@ -15,8 +15,20 @@ describe('failsEveryTime', () => {
 
   it('is false of errors another attempt may pass, and of outages', () => {
     // Serialization failure, deadlock, transaction aborted (its cause unknown), statement
-    // timeout, lock not available, too many connections, admin shutdown.
-    for (const code of ['40001', '40P01', '25P02', '57014', '55P03', '53300', '57P01']) {
+    // timeout, lock not available, too many connections, admin shutdown, a table or a
+    // column not there (an upgrade under way), a privilege missing.
+    for (const code of [
+      '40001',
+      '40P01',
+      '25P02',
+      '57014',
+      '55P03',
+      '53300',
+      '57P01',
+      '42P01',
+      '42703',
+      '42501',
+    ]) {
       expect(failsEveryTime(pgError(code)), code).toBe(false);
     }
     expect(failsEveryTime(new DatabaseUnavailableError(new Error('connect ECONNREFUSED')))).toBe(false);

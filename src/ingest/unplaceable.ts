@@ -2,13 +2,15 @@ import { isDatabaseUnavailable } from '../db/unavailable.js';
 import type { PlacedReads } from './reader-batch.js';
 
 /**
- * SQLSTATE classes of errors that a redelivery of the same message would meet again: data
- * exceptions (22), integrity constraint violations (23), syntax or access rule violations
- * (42, among them a row-level security refusal), errors raised by a trigger or function
- * (P0) and internal errors (XX). Others (a deadlock, a serialization failure, a statement
- * timeout, an outage) may pass on another attempt.
+ * SQLSTATE classes of errors that a redelivery of the same message would meet again, as
+ * they depend on the message: data exceptions (22), integrity constraint violations (23),
+ * errors raised by a trigger or function (P0) and internal errors (XX). Others may pass on
+ * another attempt: a deadlock, a serialization failure, a statement timeout, an outage,
+ * and also a schema or privilege the service does not find (42: an instance older than
+ * the database's migrations during an upgrade, a grant taken away), which an operator
+ * puts right.
  */
-const EVERY_TIME = /^(22|23|42|P0|XX)[0-9A-Z]{3}$/;
+const EVERY_TIME = /^(22|23|P0|XX)[0-9A-Z]{3}$/;
 
 /**
  * Whether storing a message's reads failed in a way its every redelivery would repeat: a
