@@ -1,49 +1,50 @@
-import type { Tx } from './pool.js';
+import type pg from 'pg';
 
 /** SQLSTATE of a statement sent after another failed in the same transaction. */
 const IN_FAILED_TRANSACTION = '25P02';
 
+/** What noteFailures gives back: the failure behind an error, and the connection's own `query`. */
+export interface NotedFailures {
+  /**
+   * `err`, or the statement failure that aborted the transaction when `err` is "current
+   * transaction is aborted" (25P02), the answer of every statement pipelined behind it.
+   */
+  cause(err: unknown): unknown;
+  /** Puts the connection's `query` back (once its transaction is done with it). */
+  restore(): void;
+}
+
 /**
- * Runs `work` with a transaction, noting the statement failures on it, and returns a
- * `cause` that turns "current transaction is aborted" (25P02), the answer of every
- * statement pipelined behind a failed one, into the failure that aborted the transaction.
- * Which of the two reaches the caller depends on which statement's answer the work
- * awaited first; what happened, and whether it would happen again, is the other one's.
+ * Notes the statement failures on a connection, for its transaction (src/db/transaction.ts):
+ * which of a failed statement and a 25P02 behind it reaches the caller depends on which
+ * answer the work awaited first, and what happened (a deadlock to run again, a failure
+ * that would repeat) is the first one's. Any failure but a 25P02 is kept, not simply the
+ * first handled: the rejections of pipelined statements do not reach their handlers in
+ * the order the statements were sent. `query` is an own property of the connection until
+ * `restore`, like the opening's (./opening.ts), which is installed over it.
  */
-export function noteFirstFailure<T>(
-  tx: Tx,
-  work: (tx: Tx) => Promise<T>,
-): { done: Promise<T>; cause: (err: unknown) => unknown } {
+export function noteFailures(client: pg.PoolClient): NotedFailures {
+  type Query = (...args: unknown[]) => unknown;
+  const holder = client as unknown as { query: Query };
   let first: unknown;
-  // Any but a 25P02, not simply the first: the rejections of pipelined statements do not
-  // reach their handlers in the order the statements were sent (a 25P02 came first).
   const note = (err: unknown) => {
     if ((err as { code?: unknown } | null)?.code !== IN_FAILED_TRANSACTION) first ??= err;
   };
-  const query = tx.query;
-  const own = Object.hasOwn(tx, 'query');
-  const noting = function (this: Tx, ...args: unknown[]) {
-    const result = (query as (...a: unknown[]) => unknown).apply(this, args);
+  const own = Object.getOwnPropertyDescriptor(client, 'query');
+  const original = holder.query;
+  const noting: Query = (...args) => {
+    const result = original.apply(client, args);
     if (result instanceof Promise) result.catch(note);
     return result;
   };
-  tx.query = noting as Tx['query'];
-  let done: Promise<T>;
-  try {
-    done = work(tx);
-  } catch (err) {
-    done = Promise.reject(err);
-  }
-  // The pooled client goes back with its own method once the work is done.
-  const restore = () => {
-    if (tx.query !== noting) return;
-    if (own) tx.query = query;
-    else delete (tx as Partial<Pick<Tx, 'query'>>).query;
-  };
-  done.then(restore, restore);
+  holder.query = noting;
   return {
-    done,
     cause: (err) =>
       (err as { code?: unknown } | null)?.code === IN_FAILED_TRANSACTION && first !== undefined ? first : err,
+    restore() {
+      if (holder.query !== noting) return;
+      if (own) Object.defineProperty(client, 'query', own);
+      else delete (holder as { query?: Query }).query;
+    },
   };
 }

@@ -9,6 +9,7 @@ import {
   guarded,
   streamOf,
 } from './commit.js';
+import { noteFailures } from './first-failure.js';
 import { joiningOpening, takeOwedCommit } from './opening.js';
 import { guardScope, type TransactionGuard } from './transaction-guard.js';
 import {
@@ -49,6 +50,7 @@ export async function inTransaction<T>(
   const state = orgId === undefined ? undefined : guardScope();
   for (let attempt = 1; ; attempt++) {
     const client = await checkout(pool, !readOnly);
+    const failures = noteFailures(client);
     const opening = takeOwedCommit(client) ? `COMMIT; ${prologue}` : prologue;
     // The opening and the statements `fn` sends before its first await leave in one write:
     // on a loaded machine each socket write (a loopback TCP send) costs more than the query.
@@ -108,6 +110,7 @@ export async function inTransaction<T>(
     }
     try {
       const result = await work;
+      failures.restore();
       const failed = await started;
       if (failed) throw failed;
       await verdict;
@@ -123,6 +126,7 @@ export async function inTransaction<T>(
       client.release();
       return result;
     } catch (err) {
+      failures.restore();
       guarded.delete(client);
       flushAfterCommit.delete(client);
       committing.delete(client);
@@ -143,7 +147,8 @@ export async function inTransaction<T>(
       }
       await client.query('ROLLBACK').catch(() => undefined);
       client.release();
-      const failure = failedToStart ?? err;
+      // What aborted the transaction, not a statement pipelined behind it (./first-failure.ts).
+      const failure = failedToStart ?? failures.cause(err);
       // Aborted by the server to break a deadlock: nothing of it stands, so the work runs
       // again in a new transaction (./transient-conflict.ts). Reads take no locks to meet in one.
       if (!readOnly && isTransientConflict(failure) && attempt < TRANSIENT_CONFLICT_ATTEMPTS) {

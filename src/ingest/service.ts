@@ -1,5 +1,4 @@
 import { KEYED_BATCHES } from '../db/app-connection.js';
-import { noteFirstFailure } from '../db/first-failure.js';
 import type { Database, Tx } from '../db/pool.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { type Sighting, storeSightings } from '../tracking/sightings.js';
@@ -174,21 +173,12 @@ export class IngestService {
 
   /** An ingest transaction: its batches of keys planned as index probes (KEYED_BATCHES). */
   private inBatchTransaction<T>(orgId: number, fn: (tx: Tx) => Promise<T>): Promise<T> {
-    // What aborted the transaction, not a statement pipelined behind it: failsEveryTime
-    // judges by it.
-    let cause = (err: unknown) => err;
-    return this.db
-      .withOrg(orgId, (tx) => {
-        // Sent without waiting (the pool pipelines), so it runs before the batch's statements;
-        // were it to fail, they would fail with it.
-        tx.query(KEYED_BATCHES).catch(() => undefined);
-        const noted = noteFirstFailure(tx, fn);
-        cause = noted.cause;
-        return noted.done;
-      })
-      .catch((err: unknown) => {
-        throw cause(err);
-      });
+    return this.db.withOrg(orgId, (tx) => {
+      // Sent without waiting (the pool pipelines), so it runs before the batch's statements;
+      // were it to fail, they would fail with it.
+      tx.query(KEYED_BATCHES).catch(() => undefined);
+      return fn(tx);
+    });
   }
 
   /** Stores a planned message (planMessage): its outcome once its book entry committed. */
