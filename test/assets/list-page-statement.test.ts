@@ -130,7 +130,9 @@ describe('the list page statement', () => {
       }),
       { numRuns: 150 },
     );
-    expect(pages).toBeGreaterThan(40);
+    // That the property looked at pages with rows, not only at empty ones: about 50 of the
+    // 150 runs have rows (47-52 in four runs); 40 failed one CI run in many with 39.
+    expect(pages).toBeGreaterThan(25);
   }, 120_000);
 
   it('a full page, a short one, the last full one and one past the end each carry the total', async () => {
