@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { errorCode } from './error-code.js';
 
 /** SQLSTATE of a statement sent after another failed in the same transaction. */
 const IN_FAILED_TRANSACTION = '25P02';
@@ -28,7 +29,7 @@ export function noteFailures(client: pg.PoolClient): NotedFailures {
   const holder = client as unknown as { query: Query };
   let first: unknown;
   const note = (err: unknown) => {
-    if ((err as { code?: unknown } | null)?.code !== IN_FAILED_TRANSACTION) first ??= err;
+    if (errorCode(err) !== IN_FAILED_TRANSACTION) first ??= err;
   };
   const own = Object.getOwnPropertyDescriptor(client, 'query');
   const original = holder.query;
@@ -39,8 +40,7 @@ export function noteFailures(client: pg.PoolClient): NotedFailures {
   };
   holder.query = noting;
   return {
-    cause: (err) =>
-      (err as { code?: unknown } | null)?.code === IN_FAILED_TRANSACTION && first !== undefined ? first : err,
+    cause: (err) => (errorCode(err) === IN_FAILED_TRANSACTION && first !== undefined ? first : err),
     restore() {
       if (holder.query !== noting) return;
       if (own) Object.defineProperty(client, 'query', own);

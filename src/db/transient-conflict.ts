@@ -1,3 +1,5 @@
+import { errorCode } from './error-code.js';
+
 /**
  * A transaction PostgreSQL aborted to break a deadlock (40P01) or a serialization failure
  * (40001): nothing it did stands, and the same work run again in a new transaction will
@@ -16,8 +18,8 @@ const TRANSIENT_SQLSTATES = new Set(['40P01', '40001']);
 export const TRANSIENT_CONFLICT_ATTEMPTS = 4;
 
 export function isTransientConflict(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && TRANSIENT_SQLSTATES.has(code);
+  const code = errorCode(err);
+  return code !== undefined && TRANSIENT_SQLSTATES.has(code);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { errorCode } from '../db/error-code.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import type { PlacedReads } from './reader-batch.js';
 
@@ -22,15 +23,15 @@ const EVERY_TIME = /^(22|23|P0|XX)[0-9A-Z]{3}$/;
 export function failsEveryTime(err: unknown): boolean {
   if (isDatabaseUnavailable(err)) return false;
   if (err instanceof TypeError || err instanceof RangeError) return true;
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && EVERY_TIME.test(code);
+  const code = errorCode(err);
+  return code !== undefined && EVERY_TIME.test(code);
 }
 
 /** What `reads` reads that could not be placed come to: bad, with the reason once. */
 export function notPlaced(reads: number, err: unknown): PlacedReads {
-  const code = (err as { code?: unknown } | null)?.code;
+  const code = errorCode(err);
   const message = err instanceof Error ? err.message : String(err);
-  const reason = `${typeof code === 'string' ? `${code} ` : ''}${message}`.slice(0, 200);
+  const reason = `${code === undefined ? '' : `${code} `}${message}`.slice(0, 200);
   return {
     good: 0,
     bad: reads,
