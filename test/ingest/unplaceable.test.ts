@@ -43,19 +43,33 @@ function tagInLane(lane: number, n: number): string {
   }
 }
 
+/**
+ * An organization whose stays at `broken` are refused with P0001, a reader whose antenna 1
+ * reads there and antenna 2 at `fine`, and an asset carrying each of `tags`.
+ */
+async function brokenSite(tags: [string, string]) {
+  const f = await ingestFixture(t);
+  const [broken, fine] = [await f.location(), await f.location()];
+  await refuseStaysAt(broken, 'P0001');
+  const assets: [number, number] = [await f.asset(tags[0]), await f.asset(tags[1])];
+  const { reader } = await f.reader('generic-json', [
+    [1, broken],
+    [2, fine],
+  ]);
+  return { f, fine, assets, reader, ingest: new IngestService(t.database.db) };
+}
+
 describe('reads that cannot be placed', () => {
   it('that fail every time: the message is booked without them, once', async () => {
-    const f = await ingestFixture(t);
-    const [broken, fine] = [await f.location(), await f.location()];
-    await refuseStaysAt(broken, 'P0001');
     const tag = tagInLane(0, 0);
     const other = tagInLane(0, 1);
-    const [asset, placed] = [await f.asset(tag), await f.asset(other)];
-    const { reader } = await f.reader('generic-json', [
-      [1, broken],
-      [2, fine],
-    ]);
-    const ingest = new IngestService(t.database.db);
+    const {
+      f,
+      fine,
+      assets: [asset, placed],
+      reader,
+      ingest,
+    } = await brokenSite([tag, other]);
     const at = Date.now() - 60_000;
     const message = genericJson([[tag, 1, iso(at)]]);
     // With another reader's message in the same lane, committed with it or after it.
@@ -80,16 +94,14 @@ describe('reads that cannot be placed', () => {
   });
 
   it('in one lane of a message split over several: the other lanes place theirs', async () => {
-    const f = await ingestFixture(t);
-    const [broken, fine] = [await f.location(), await f.location()];
-    await refuseStaysAt(broken, 'P0001');
     const [refused, kept] = [tagInLane(1, 0), tagInLane(2 % READER_LANES, 0)];
-    const [lost, moved] = [await f.asset(refused), await f.asset(kept)];
-    const { reader } = await f.reader('generic-json', [
-      [1, broken],
-      [2, fine],
-    ]);
-    const ingest = new IngestService(t.database.db);
+    const {
+      f,
+      fine,
+      assets: [lost, moved],
+      reader,
+      ingest,
+    } = await brokenSite([refused, kept]);
     const at = Date.now() - 30_000;
     const outcome = await ingest.readerMessage(
       readerRef(reader),
