@@ -1,7 +1,7 @@
-import type { ReaderDirectory } from './directory.js';
+import type { ReaderDirectory, ReaderRef } from './directory.js';
 import type { IngestInstruments } from './instruments.js';
 import { IN_FLIGHT, type IngestLogger, Limiter, LogThrottle, sleep } from './limiter.js';
-import type { IngestService, ReaderRef } from './service.js';
+import type { IngestService } from './service.js';
 
 export interface BrokerIngestTarget {
   directory: ReaderDirectory;

@@ -1,7 +1,14 @@
 import type pg from 'pg';
+import type { ReaderFamily } from './adapters/types.js';
 import type { IngestLogger } from './limiter.js';
 import { READERS_CHANNEL, type ReaderTopic } from './readers-repository.js';
-import type { ReaderRef } from './service.js';
+
+/** A reader as ingest knows it: the organization it belongs to and how its payloads are read. */
+export interface ReaderRef {
+  id: number;
+  orgId: number;
+  family: ReaderFamily;
+}
 
 export interface DirectoryChange {
   added: string[];

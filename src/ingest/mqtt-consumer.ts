@@ -3,7 +3,8 @@ import { isDatabaseUnavailable } from '../db/unavailable.js';
 import type { DirectoryChange, ReaderDirectory } from './directory.js';
 import type { IngestInstruments } from './instruments.js';
 import { IN_FLIGHT, type IngestLogger, Limiter, LogThrottle, sleep } from './limiter.js';
-import type { IngestOutcome, IngestService } from './service.js';
+import type { IngestOutcome } from './outcome.js';
+import type { IngestService } from './service.js';
 
 export interface MqttConsumerOptions {
   url: string;

@@ -1,13 +1,14 @@
-import { isUtf8 } from 'node:buffer';
-import { int4Array, int8Array, textArray } from '../db/binary-arrays.js';
+import { int8Array } from '../db/binary-arrays.js';
 import type { Tx } from '../db/pool.js';
 import { assetsByTagKeys, scanPointsOfReaders } from '../tracking/resolve.js';
 import { placeSightings, type Sighting } from '../tracking/sightings.js';
-import { MAX_PAYLOAD_BYTES } from './adapters/payload.js';
 import type { AdapterResult } from './adapters/types.js';
+import { type ClockPolicy, observedAt } from './clock-policy.js';
+import type { ReaderRef } from './directory.js';
 import { claimDigests, type LegacyClaims, type MessageKey } from './message-digests.js';
+import type { IngestOutcome } from './outcome.js';
+import { logMessages } from './raw-log.js';
 import { bumpReaderCounters } from './reader-counters.js';
-import { type ClockPolicy, type IngestOutcome, observedAt, type ReaderRef, storableText } from './service.js';
 
 /** A reader message, parsed, waiting to be stored with others of its organization. */
 export interface ReaderMessage {
@@ -224,68 +225,6 @@ export class StaleCounts extends Error {
   constructor() {
     super('an asset or location of the batch was deleted while it was being stored');
   }
-}
-
-/**
- * The bytes the raw log stores of a payload: storableText's, taken as they are when they
- * already are that (valid UTF-8 without NUL, within the size limit), which is the rule.
- */
-function storableBytes(payload: Buffer | string): Buffer {
-  if (
-    typeof payload !== 'string' &&
-    payload.byteLength <= MAX_PAYLOAD_BYTES &&
-    payload.indexOf(0) === -1 &&
-    isUtf8(payload)
-  ) {
-    return payload;
-  }
-  return Buffer.from(storableText(payload), 'utf8');
-}
-
-/**
- * The raw log rows of the messages, in one statement. The payloads go as one binary
- * parameter, each cut out by its offset and length (no text[] literal to escape and build
- * per payload, nor for the server to parse); the receipt times as epoch milliseconds.
- */
-async function logMessages(
-  tx: Tx,
-  orgId: number,
-  messages: ReaderMessage[],
-  outcomes: IngestOutcome[],
-): Promise<void> {
-  const bodies = messages.map((m) => storableBytes(m.payload));
-  const starts: number[] = [];
-  let offset = 1;
-  for (const b of bodies) {
-    starts.push(offset);
-    offset += b.byteLength;
-  }
-  await tx.query(
-    `INSERT INTO raw_messages (received_at, org_id, reader_id, source, payload, good_reads, bad_reads, unknown_reads, errors)
-     SELECT timestamptz 'epoch' + v.received_ms * interval '1 millisecond', $1, v.reader_id, v.source,
-       convert_from(substring($5::bytea FROM v.start FOR v.len), 'UTF8'), v.good, v.bad, v.unknown,
-       CASE WHEN v.errors IS NULL THEN NULL ELSE ARRAY(SELECT json_array_elements_text(v.errors::json)) END
-     FROM unnest($2::bigint[], $3::bigint[], $4::text[], $10::int[], $11::int[], $6::int[], $7::int[], $8::int[], $9::text[])
-       AS v(received_ms, reader_id, source, start, len, good, bad, unknown, errors)`,
-    [
-      orgId,
-      int8Array(messages.map((m) => Math.floor(m.receivedAt))),
-      int8Array(messages.map((m) => m.reader.id)),
-      textArray(messages.map((m) => m.source)),
-      bodies.length === 1 ? bodies[0]! : Buffer.concat(bodies),
-      int4Array(outcomes.map((o) => o.good)),
-      int4Array(outcomes.map((o) => o.bad)),
-      int4Array(outcomes.map((o) => o.unknown)),
-      // A ragged array of arrays does not fit text[][]; each message's errors go as JSON.
-      textArray(
-        outcomes.map((o) =>
-          o.errors.length ? JSON.stringify(o.errors.slice(0, 100).map(storableText)) : null,
-        ),
-      ),
-      int4Array(starts),
-      int4Array(bodies.map((b) => b.byteLength)),
-    ],
-  );
 }
 
 /**

@@ -3,7 +3,7 @@ import { notFound } from '../errors.js';
 import { assetsByTagKeys, matchKey } from '../tracking/resolve.js';
 import { parsePayload } from './adapters/index.js';
 import type { ReaderFamily, TagType } from './adapters/types.js';
-import { DEFAULT_CLOCK_POLICY, observedAt } from './service.js';
+import { DEFAULT_CLOCK_POLICY, observedAt } from './clock-policy.js';
 
 /** Messages shown per reader, and how many of the organization's latest messages are looked through. */
 export const PROBLEMS_SHOWN = 10;

@@ -3,6 +3,7 @@ import type { Caller } from '../caller.js';
 import type { Database } from '../db/pool.js';
 import { ApiError, conflict, fieldError, notFound } from '../errors.js';
 import { READER_FAMILIES, type ReaderFamily } from './adapters/types.js';
+import type { ReaderRef } from './directory.js';
 import { generateMqttPassword, hashMqttPassword, readerUsername } from './mqtt-credentials.js';
 import {
   deleteScanPoint,
@@ -23,7 +24,6 @@ import {
   updateReader,
   updateScanPoint,
 } from './readers-repository.js';
-import type { ReaderRef } from './service.js';
 
 export type { Reader, ReaderTopic, ScanPoint } from './readers-repository.js';
 

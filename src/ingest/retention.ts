@@ -1,8 +1,8 @@
 import type { Database, Tx } from '../db/pool.js';
 import { PeriodicPass } from '../periodic-pass.js';
+import { DEFAULT_CLOCK_POLICY, digestWindowMs } from './clock-policy.js';
 import type { IngestLogger } from './limiter.js';
 import { deleteExpiredDigests } from './message-digests.js';
-import { DEFAULT_CLOCK_POLICY, digestWindowMs } from './service.js';
 
 const DAY_MS = 24 * 3600_000;
 /** Daily partitions as ensure_raw_partition (migration 0005) names them. */

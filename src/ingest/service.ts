@@ -2,11 +2,14 @@ import { KEYED_BATCHES } from '../db/app-connection.js';
 import type { Database, Tx } from '../db/pool.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { type Sighting, storeSightings } from '../tracking/sightings.js';
-import { MAX_PAYLOAD_BYTES, parsePayload } from './adapters/index.js';
-import type { Read, ReaderFamily } from './adapters/types.js';
+import { parsePayload } from './adapters/index.js';
+import { type ClockPolicy, carriesReaderTimes, DEFAULT_CLOCK_POLICY } from './clock-policy.js';
+import type { ReaderRef } from './directory.js';
 import { type BatchReport, GroupCommit, type GroupCommitOptions } from './group-commit.js';
 import { type IngestInstruments, type MessageSource, NO_INSTRUMENTS } from './instruments.js';
 import { type LegacyClaims, loadLegacyClaims, messageKey } from './message-digests.js';
+import type { IngestOutcome } from './outcome.js';
+import { logRecords } from './raw-log.js';
 import {
   addPlaced,
   noReads,
@@ -21,83 +24,12 @@ import { resolveRefs } from './record-refs.js';
 import type { ScanRecord } from './records.js';
 import { failsEveryTime, notPlaced } from './unplaceable.js';
 
-export interface IngestOutcome {
-  /** Reads resolved to an asset and a location and stored. */
-  good: number;
-  /** Malformed items, and reads without a scan point for their antenna. */
-  bad: number;
-  /** Reads of tags (or asset references) that match no asset. */
-  unknown: number;
-  errors: string[];
-  /** records() only: the records refused after parsing (0-based index in the batch), with the reason. */
-  rejected?: Array<{ index: number; reason: string }>;
-  /** records() only: the records (0-based index in the batch) that matched no asset, so callers can name them. */
-  unknownIndexes?: number[];
-  /**
-   * readerMessage() only: the message was a redelivery of one already stored (see
-   * carriesReaderTimes) and was skipped: nothing stored, nothing counted (all counts 0).
-   */
-  duplicate?: boolean;
-}
-
-export interface ReaderRef {
-  id: number;
-  orgId: number;
-  family: ReaderFamily;
-}
-
-export interface ClockPolicy {
-  /** A reader clock further ahead of our receipt than this is not trusted. */
-  maxFutureSkewMs: number;
-  /** Nor one further behind (store-and-forward readers may lag, but not this much). */
-  maxPastSkewMs: number;
-}
-
 /** How reader messages are grouped into transactions (GroupCommit's limits). */
 export type GroupCommitLimits = Pick<
   GroupCommitOptions<ReaderWork, WorkOutcome>,
   'maxItems' | 'maxWeight' | 'maxTransactions'
 >;
 
-export const DEFAULT_CLOCK_POLICY: ClockPolicy = {
-  maxFutureSkewMs: 5 * 60_000,
-  maxPastSkewMs: 7 * 24 * 3600_000,
-};
-
-/** The reader's time when present and plausible, otherwise the time we received it. */
-export function observedAt(readerTime: number | null, receivedAt: number, policy: ClockPolicy): number {
-  if (readerTime === null) return receivedAt;
-  if (readerTime > receivedAt + policy.maxFutureSkewMs) return receivedAt;
-  if (readerTime < receivedAt - policy.maxPastSkewMs) return receivedAt;
-  return readerTime;
-}
-
-/**
- * Whether a reader message is one observation that a repeat of its bytes repeats (then it
- * is stored once: docs/ingest.md, "Redeliveries"): it has reads, and every read's
- * observation time is the reader's own. A read without a reader time, or with one we do
- * not trust, is placed at our receipt, so the same bytes received again are a new
- * observation (a reader reporting every second what it sees) and are stored again.
- */
-export function carriesReaderTimes(reads: readonly Read[], receivedAt: number, policy: ClockPolicy): boolean {
-  return (
-    reads.length > 0 &&
-    reads.every((r) => r.readerTime !== null && observedAt(r.readerTime, receivedAt, policy) === r.readerTime)
-  );
-}
-
-/**
- * How long a message's digest is kept. A redelivery later than this carries reader times
- * (at most maxFutureSkew ahead of the first receipt) more than maxPastSkew behind its own
- * receipt: not trusted, so carriesReaderTimes is false for it and it is a new observation.
- */
-export const digestWindowMs = (policy: ClockPolicy) => policy.maxPastSkewMs + policy.maxFutureSkewMs;
-
-/**
- * Turns what readers, handhelds and import files report into stored sightings. Every
- * entry point writes the raw message and the sightings in one transaction, so a message
- * is acknowledged (by the caller) only once all of it is durable.
- */
 /** A reader-message transaction, for metrics: BatchReport with its messages and reads. */
 export interface IngestBatchReport extends BatchReport {
   /** Messages booked (raw log row and counters written) by the transaction. */
@@ -109,6 +41,11 @@ export interface IngestBatchReport extends BatchReport {
 /** A book item's outcome, which storeReaderMessages always sets. */
 const messageOutcomeOf = (w: WorkOutcome) => w.outcome!;
 
+/**
+ * Turns what readers, handhelds and import files report into stored sightings. Every
+ * entry point writes the raw message and the sightings in one transaction, so a message
+ * is acknowledged (by the caller) only once all of it is durable.
+ */
 export class IngestService {
   private readonly batches: GroupCommit<ReaderWork, WorkOutcome>;
   private readonly batchListeners = new Set<(report: IngestBatchReport) => void>();
@@ -345,49 +282,8 @@ export class IngestService {
         }
       });
       outcome.good = await storeSightings(tx, orgId, sightings);
-      await this.logMessage(tx, orgId, null, source, raw, receivedAt, outcome);
+      await logRecords(tx, orgId, source, raw, receivedAt, outcome);
       return outcome;
     });
   }
-
-  private async logMessage(
-    tx: Tx,
-    orgId: number,
-    readerId: number | null,
-    source: string,
-    payload: Buffer | string,
-    receivedAt: number,
-    outcome: IngestOutcome,
-  ): Promise<void> {
-    await tx.query(
-      `INSERT INTO raw_messages (received_at, org_id, reader_id, source, payload, good_reads, bad_reads, unknown_reads, errors)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [
-        new Date(receivedAt),
-        orgId,
-        readerId,
-        source,
-        storableText(payload),
-        outcome.good,
-        outcome.bad,
-        outcome.unknown,
-        outcome.errors.length ? outcome.errors.slice(0, 100).map(storableText) : null,
-      ],
-    );
-  }
-}
-
-/**
- * A payload or message as PostgreSQL can store it in text: NUL is not allowed there (a
- * payload carrying one would fail its transaction on every delivery), and a payload is
- * kept up to the adapters' size limit, with a note when it was cut.
- */
-export function storableText(value: Buffer | string): string {
-  const size = typeof value === 'string' ? value.length : value.byteLength;
-  let text =
-    typeof value === 'string'
-      ? value.slice(0, MAX_PAYLOAD_BYTES)
-      : value.subarray(0, MAX_PAYLOAD_BYTES).toString('utf8');
-  if (size > MAX_PAYLOAD_BYTES) text += `\n[truncated: ${size} in all, ${MAX_PAYLOAD_BYTES} kept]`;
-  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
 }

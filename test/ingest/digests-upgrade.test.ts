@@ -5,6 +5,7 @@
  * message's earliest reader time.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { DEFAULT_CLOCK_POLICY } from '../../src/ingest/clock-policy.js';
 import {
   claimDigests,
   deleteExpiredDigests,
@@ -12,7 +13,6 @@ import {
   NO_LEGACY_CLAIMS,
   payloadDigest,
 } from '../../src/ingest/message-digests.js';
-import { DEFAULT_CLOCK_POLICY } from '../../src/ingest/service.js';
 import { createTestDatabase, migrateAround, type TestDatabase } from '../helpers/database.js';
 
 describe('migration 0057 (digest claims by first read) on existing claims', () => {

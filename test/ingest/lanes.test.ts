@@ -6,10 +6,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parsePayload } from '../../src/ingest/adapters/index.js';
+import { DEFAULT_CLOCK_POLICY } from '../../src/ingest/clock-policy.js';
 import { messageKey } from '../../src/ingest/message-digests.js';
 import { storeReaderMessages } from '../../src/ingest/reader-batch.js';
 import { laneOfKey, planMessage, READER_LANES } from '../../src/ingest/reader-lanes.js';
-import { DEFAULT_CLOCK_POLICY, IngestService } from '../../src/ingest/service.js';
+import { IngestService } from '../../src/ingest/service.js';
 import { matchKey } from '../../src/tracking/resolve.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { genericJson, ingestFixture, iso, readerRef } from './helpers.js';

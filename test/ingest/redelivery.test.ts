@@ -5,15 +5,10 @@
  * "Redeliveries").
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Read } from '../../src/ingest/adapters/types.js';
+import { DEFAULT_CLOCK_POLICY, digestWindowMs } from '../../src/ingest/clock-policy.js';
 import { claimDigests, payloadDigest } from '../../src/ingest/message-digests.js';
 import { dropExpiredDigests } from '../../src/ingest/retention.js';
-import {
-  carriesReaderTimes,
-  DEFAULT_CLOCK_POLICY,
-  digestWindowMs,
-  IngestService,
-} from '../../src/ingest/service.js';
+import { IngestService } from '../../src/ingest/service.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { genericJson, ingestFixture, iso, readerRef, unique } from './helpers.js';
 
@@ -37,36 +32,6 @@ const lastSeen = async (assetId: number) => {
   );
   return rows[0]!.at.getTime();
 };
-
-describe('which messages are one observation', () => {
-  const read = (readerTime: number | null): Read => ({
-    antenna: 1,
-    tagValue: 'E2000000000000000000A001',
-    rssi: null,
-    readerTime,
-  });
-  const now = Date.parse('2031-03-15T10:30:00Z');
-
-  it('is one when every read carries a trusted reader time', () => {
-    expect(carriesReaderTimes([read(now - 1000), read(now - 60_000)], now, DEFAULT_CLOCK_POLICY)).toBe(true);
-    // At the bounds themselves the reader's time is still trusted.
-    const { maxFutureSkewMs, maxPastSkewMs } = DEFAULT_CLOCK_POLICY;
-    expect(carriesReaderTimes([read(now + maxFutureSkewMs)], now, DEFAULT_CLOCK_POLICY)).toBe(true);
-    expect(carriesReaderTimes([read(now - maxPastSkewMs)], now, DEFAULT_CLOCK_POLICY)).toBe(true);
-  });
-
-  it('is new each time when any read is placed at our receipt, or there are no reads', () => {
-    const { maxFutureSkewMs, maxPastSkewMs } = DEFAULT_CLOCK_POLICY;
-    expect(carriesReaderTimes([read(now), read(null)], now, DEFAULT_CLOCK_POLICY)).toBe(false);
-    expect(carriesReaderTimes([read(now + maxFutureSkewMs + 1)], now, DEFAULT_CLOCK_POLICY)).toBe(false);
-    expect(carriesReaderTimes([read(now - maxPastSkewMs - 1)], now, DEFAULT_CLOCK_POLICY)).toBe(false);
-    expect(carriesReaderTimes([], now, DEFAULT_CLOCK_POLICY)).toBe(false);
-  });
-
-  it('keeps a digest as long as the same reader times could be trusted again', () => {
-    expect(digestWindowMs(DEFAULT_CLOCK_POLICY)).toBe(7 * 24 * 3600_000 + 5 * 60_000);
-  });
-});
 
 describe('a message delivered again', () => {
   it('with reader times, from the same reader: stored, counted and applied once', async () => {

@@ -6,10 +6,11 @@ import type { MqttClient } from 'mqtt';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type EmbeddedBroker, startEmbeddedBroker } from '../../src/ingest/broker.js';
 import { BrokerIngest } from '../../src/ingest/broker-ingest.js';
+import type { ReaderRef } from '../../src/ingest/directory.js';
 import { ReaderDirectory } from '../../src/ingest/directory.js';
 import { silentLogger } from '../../src/ingest/limiter.js';
 import { MqttConsumer } from '../../src/ingest/mqtt-consumer.js';
-import type { IngestOutcome, ReaderRef } from '../../src/ingest/service.js';
+import type { IngestOutcome } from '../../src/ingest/outcome.js';
 import { discardSession, publisher, unique, waitFor } from './helpers.js';
 
 const OK: IngestOutcome = { good: 1, bad: 0, unknown: 0, errors: [] };

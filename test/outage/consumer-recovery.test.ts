@@ -9,7 +9,7 @@ import { type EmbeddedBroker, startEmbeddedBroker } from '../../src/ingest/broke
 import { ReaderDirectory } from '../../src/ingest/directory.js';
 import { silentLogger } from '../../src/ingest/limiter.js';
 import { MqttConsumer } from '../../src/ingest/mqtt-consumer.js';
-import type { IngestOutcome } from '../../src/ingest/service.js';
+import type { IngestOutcome } from '../../src/ingest/outcome.js';
 import { publisher, unique, waitFor } from '../ingest/helpers.js';
 
 let broker: EmbeddedBroker;
