@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliCaller } from '../../src/caller.js';
 import { sweepNotSeen } from '../../src/events/not-seen.js';
 import { EVENT_TYPES, eventBody, type StoredEvent } from '../../src/events/outbox.js';
-import { WebhookService } from '../../src/events/webhook-service.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { subscribeToMoves } from '../helpers/move-subscription.js';
 import { ingestFixture, unique } from '../ingest/helpers.js';
 
 let t: TestApp;
@@ -26,10 +26,7 @@ describe('the event JSON Schema', () => {
 
     const f = await ingestFixture(t);
     // Moves are stored only for an organization whose endpoints want them.
-    await new WebhookService(t.database.db, { allowPrivate: true }).create(f.orgId, {
-      url: 'http://127.0.0.1:9/hook',
-      event_types: ['asset.first_seen', 'asset.moved'],
-    });
+    await subscribeToMoves(t.database.db, f.orgId);
     const [a, b] = [await f.location(), await f.location()];
     const now = Date.now();
     await sweepNotSeen(t.database.db, 3600_000, now - 3 * 3600_000);

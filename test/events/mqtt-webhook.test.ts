@@ -7,9 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { verifySignature } from '../../src/events/signing.js';
-import { WebhookService } from '../../src/events/webhook-service.js';
 import { type RunningService, startService } from '../../src/runtime.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { subscribeToMoves } from '../helpers/move-subscription.js';
 import { genericJson, ingestFixture, publisher, waitFor } from '../ingest/helpers.js';
 import { startReceiver } from './receiver.js';
 
@@ -46,11 +46,7 @@ describe('asset.moved for an MQTT read reaches a receiver, signed', () => {
     ]);
     const rx = await startReceiver();
     try {
-      const webhooks = new WebhookService(t.database.db, { allowPrivate: true });
-      const { secret } = await webhooks.create(f.orgId, {
-        url: rx.url,
-        event_types: ['asset.first_seen', 'asset.moved'],
-      });
+      const { secret } = await subscribeToMoves(t.database.db, f.orgId, rx.url);
       await running.ingest.serving(topic);
       const client = await publisher(running.mqttUrl, { login: mqtt });
       const t0 = Date.now() - 60_000;

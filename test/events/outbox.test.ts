@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliCaller } from '../../src/caller.js';
 import { dispatchEvents } from '../../src/events/dispatcher.js';
 import { sweepNotSeen } from '../../src/events/not-seen.js';
-import { WebhookService } from '../../src/events/webhook-service.js';
 import { storeSightings } from '../../src/tracking/sightings.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { subscribeToMoves } from '../helpers/move-subscription.js';
 import { ingestFixture, unique } from '../ingest/helpers.js';
 
 let t: TestApp;
@@ -28,14 +28,7 @@ interface EventRow {
   payload: Record<string, unknown>;
 }
 
-/** An endpoint that wants moves: without one, they are not stored (move-subscriptions.test.ts). */
-async function subscribe(orgId: number): Promise<void> {
-  const webhooks = new WebhookService(t.database.db, { allowPrivate: true });
-  await webhooks.create(orgId, {
-    url: 'http://127.0.0.1:9/hook',
-    event_types: ['asset.first_seen', 'asset.moved'],
-  });
-}
+const subscribe = (orgId: number) => subscribeToMoves(t.database.db, orgId);
 
 async function eventsOf(orgId: number, subject?: string): Promise<EventRow[]> {
   const { rows } = await t.database.db.pool.query<EventRow>(

@@ -7,9 +7,9 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WebhookService } from '../../src/events/webhook-service.js';
 import { type Sighting, storeSightings } from '../../src/tracking/sightings.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { subscribeToMoves } from '../helpers/move-subscription.js';
 import { ingestFixture, unique } from '../ingest/helpers.js';
 
 let t: TestApp;
@@ -83,11 +83,7 @@ async function moves(orgId: number, asset: number) {
 describe('positions after late reads', () => {
   it('the position is the newest stay and the move events chain to it, whatever order the reads come in', async () => {
     const f = await ingestFixture(t);
-    const webhooks = new WebhookService(t.database.db, { allowPrivate: true });
-    await webhooks.create(f.orgId, {
-      url: 'http://127.0.0.1:9/hook',
-      event_types: ['asset.first_seen', 'asset.moved'],
-    });
+    await subscribeToMoves(t.database.db, f.orgId);
     const locations = [await f.location(), await f.location(), await f.location()];
     const base = Date.now() - 3_600_000;
     const read = fc.record({
