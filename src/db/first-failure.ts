@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { errorCode } from './error-code.js';
+import { overrideQuery } from './query-override.js';
 
 /** SQLSTATE of a statement sent after another failed in the same transaction. */
 const IN_FAILED_TRANSACTION = '25P02';
@@ -21,30 +22,21 @@ export interface NotedFailures {
  * answer the work awaited first, and what happened (a deadlock to run again, a failure
  * that would repeat) is the first one's. Any failure but a 25P02 is kept, not simply the
  * first handled: the rejections of pipelined statements do not reach their handlers in
- * the order the statements were sent. `query` is an own property of the connection until
- * `restore`, like the opening's (./opening.ts), which is installed over it.
+ * the order the statements were sent. The opening's override (./opening.ts) is installed
+ * over this one (./query-override.ts).
  */
 export function noteFailures(client: pg.PoolClient): NotedFailures {
-  type Query = (...args: unknown[]) => unknown;
-  const holder = client as unknown as { query: Query };
   let first: unknown;
   const note = (err: unknown) => {
     if (errorCode(err) !== IN_FAILED_TRANSACTION) first ??= err;
   };
-  const own = Object.getOwnPropertyDescriptor(client, 'query');
-  const original = holder.query;
-  const noting: Query = (...args) => {
-    const result = original.apply(client, args);
+  const restore = overrideQuery(client, (original) => (...args) => {
+    const result = original(...args);
     if (result instanceof Promise) result.catch(note);
     return result;
-  };
-  holder.query = noting;
+  });
   return {
     cause: (err) => (errorCode(err) === IN_FAILED_TRANSACTION && first !== undefined ? first : err),
-    restore() {
-      if (holder.query !== noting) return;
-      if (own) Object.defineProperty(client, 'query', own);
-      else delete (holder as { query?: Query }).query;
-    },
+    restore,
   };
 }

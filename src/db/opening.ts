@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import pg from 'pg';
+import { overrideQuery, type QueryMethod } from './query-override.js';
 
 /**
  * node-postgres's own conversion of a parameter to the text it sends (numbers, booleans,
@@ -175,12 +176,11 @@ function joinable(
 }
 
 /**
- * Until the opening is sent, the connection's `query` is replaced (an own property over the
- * prototype's, so the connection `fn` sees is the connection itself, the key of the
- * WeakMaps of ./commit.ts): the first statement `fn` sends, when its parameters can be
- * written as literals (`inlineParameters`), goes out in the same message as the opening
- * (`BEGIN ...; SET LOCAL ...; <statement>`), so the server answers both at once:
- * one message and one answer fewer per transaction. Otherwise the opening is sent on its
+ * Until the opening is sent, the connection's `query` is replaced (./query-override.ts):
+ * the first statement `fn` sends, when its parameters can be written as literals
+ * (`inlineParameters`), goes out in the same message as the opening (`BEGIN ...; SET LOCAL
+ * ...; <statement>`), so the server answers both at once: one message and one answer fewer
+ * per transaction. Otherwise the opening is sent on its
  * own first. `open` is called with the promise of what was sent: the opening's results, or
  * the opening's and the statement's. Call `sendOpening` once `fn`'s synchronous part is
  * done: it sends the opening if nothing did, and puts `query` back.
@@ -190,33 +190,33 @@ export function joiningOpening(
   opening: string,
   open: (sent: Promise<unknown>, joined: boolean) => void,
 ): { sendOpening(): void } {
-  type Query = (...args: unknown[]) => unknown;
-  const holder = client as unknown as { query: Query };
-  const own = Object.getOwnPropertyDescriptor(client, 'query');
-  const original = holder.query;
-  const send: Query = (...args) => original.apply(client, args);
+  let send: QueryMethod = () => undefined;
   let sent = false;
+  const putBack = overrideQuery(client, (original) => {
+    send = original;
+    return (config: unknown, values?: unknown, callback?: unknown) => {
+      const statement = joinable(config, values, callback);
+      if (statement === undefined) {
+        sendOpening();
+        return send(config, values, callback);
+      }
+      restore();
+      const text = `${opening}; ${statement.text}`;
+      const both = send(statement.types ? { text, types: statement.types } : text) as Promise<
+        pg.QueryResult[]
+      >;
+      open(both, true);
+      return both.then((results) => results[results.length - 1]);
+    };
+  });
   const restore = () => {
     sent = true;
-    if (own) Object.defineProperty(client, 'query', own);
-    else delete (holder as { query?: Query }).query;
+    putBack();
   };
   const sendOpening = () => {
     if (sent) return;
     restore();
     open(send(opening) as Promise<unknown>, false);
-  };
-  holder.query = (config: unknown, values?: unknown, callback?: unknown) => {
-    const statement = joinable(config, values, callback);
-    if (statement === undefined) {
-      sendOpening();
-      return send(config, values, callback);
-    }
-    restore();
-    const text = `${opening}; ${statement.text}`;
-    const both = send(statement.types ? { text, types: statement.types } : text) as Promise<pg.QueryResult[]>;
-    open(both, true);
-    return both.then((results) => results[results.length - 1]);
   };
   return { sendOpening };
 }
