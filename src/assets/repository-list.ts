@@ -1,7 +1,7 @@
 import { allInOneWrite } from '../db/commit.js';
 import { implicitlySendable } from '../db/implicit-read.js';
 import type { Database, Tx } from '../db/pool.js';
-import { preparedFrom, preparedQuery } from '../db/prepared.js';
+import { type PreparedQuery, preparedFrom, preparedQuery } from '../db/prepared.js';
 import { WIRE_INSTANTS } from '../db/wire-instants.js';
 import { totalFromPage } from '../master-data/list-query.js';
 import { type Tag, tagsForOwners } from '../tags/repository.js';
@@ -114,7 +114,7 @@ ORDER BY ${orderBy(f.sort)}`;
 
 /** The statement answering the filter's page by itself, with the rows' reading of it. */
 interface OneStatement {
-  query: { name: string; text: string; values: unknown[]; types: typeof WIRE_INSTANTS };
+  query: PreparedQuery;
   /** The page and total the rows tell, or undefined when another way must answer. */
   answer(rows: unknown[]): { assets: Asset[]; total: number } | undefined;
 }
@@ -127,13 +127,13 @@ function oneStatement(orgId: number, filter: AssetListFilter): OneStatement | un
   const pattern = filter.searchPattern;
   if (pattern === undefined) {
     return {
-      query: { ...preparedFrom(buildListPageSql(orgId, filter)), types: WIRE_INSTANTS },
+      query: preparedFrom(buildListPageSql(orgId, filter), WIRE_INSTANTS),
       answer: (rows) => pageOf(rows as PageRow[], (rows[0] as { total: number }).total),
     };
   }
   if (!trigramSearchable(pattern) || broadPatterns.has(orgId, pattern)) return undefined;
   return {
-    query: { ...preparedFrom(buildSearchPageSql(orgId, filter)), types: WIRE_INSTANTS },
+    query: preparedFrom(buildSearchPageSql(orgId, filter), WIRE_INSTANTS),
     answer: (rows) => searchPageOf(orgId, pattern, rows as SearchRow[]),
   };
 }
@@ -192,7 +192,11 @@ export async function listAssets(
   // A text search past the bound, or one whose pattern the trigram index cannot look up:
   // its page planned for its pattern (the best plan depends on it), on every request.
   const sql = buildAssetListSql(orgId, filter);
-  const { rows } = await tx.query<AssetRow>({ ...sql.page, types: WIRE_INSTANTS });
+  const { rows } = await tx.query<AssetRow>({
+    text: sql.page.text,
+    values: sql.page.values,
+    types: WIRE_INSTANTS,
+  });
   // The count (when the page does not tell the total), the tags and the locations each
   // depend on the page alone: they leave in one write (the pool pipelines).
   const known = totalFromPage(rows.length, filter);

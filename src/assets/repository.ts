@@ -75,7 +75,7 @@ export async function withTags(tx: Tx, orgId: number, rows: AssetRow[]): Promise
 /** The live asset `id` and its tags, read as one implicit transaction (Database.readNamed). */
 export async function readLiveAsset(db: Database, orgId: number, id: number): Promise<Asset | null> {
   const [asset, tags] = await db.readNamed(orgId, [
-    { ...preparedQuery(liveAssetSql(false), [orgId, id]), types: WIRE_INSTANTS },
+    preparedQuery(liveAssetSql(false), [orgId, id], WIRE_INSTANTS),
     ownerTagsRead(orgId, 'asset', id),
   ]);
   const row = asset!.rows[0] as AssetRow | undefined;
@@ -97,10 +97,7 @@ export async function findLiveAsset(
   // requested, not by the row found, so they need not wait for the asset's answer. With
   // `lock`, the tags are read once the row is locked, as before.
   const [{ rows }, tags] = await Promise.all([
-    tx.query<AssetRow>({
-      ...preparedQuery(liveAssetSql(options.lock === true), [orgId, id]),
-      types: WIRE_INSTANTS,
-    }),
+    tx.query<AssetRow>(preparedQuery(liveAssetSql(options.lock === true), [orgId, id], WIRE_INSTANTS)),
     tagsForOwners(tx, orgId, 'asset', [id]),
   ]);
   const row = rows[0];

@@ -273,5 +273,8 @@ export async function readNamedImplicitly(
     }
   });
   if (!unparsed) return results;
-  return otherwise([{ ...IMPLICIT_OPENING, values: [String(orgId)] }, ...reads]).then((all) => all.slice(1));
+  return otherwise([
+    { name: IMPLICIT_OPENING.name, text: IMPLICIT_OPENING.text, values: [String(orgId)] },
+    ...reads,
+  ]).then((all) => all.slice(1));
 }

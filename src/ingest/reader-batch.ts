@@ -120,10 +120,12 @@ export async function storeReaderMessages(
     claimDigests(
       tx,
       orgId,
-      claimed.map((w) => ({
-        ...w.message.key!,
-        readerId: w.message.reader.id,
-        receivedAt: w.message.receivedAt,
+      // A literal, not a spread of the key: one object shape for every claim, built per message.
+      claimed.map(({ message: m }) => ({
+        digest: m.key!.digest,
+        firstReadAt: m.key!.firstReadAt,
+        readerId: m.reader.id,
+        receivedAt: m.receivedAt,
       })),
       options.legacy,
     ),

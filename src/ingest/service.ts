@@ -150,7 +150,10 @@ export class IngestService {
       ),
     );
     const placed = parts.reduce((sum, p) => addPlaced(sum, p.placed), noReads());
-    return messageOutcomeOf(await this.batches.submit(orgId, { ...plan.book, placed }));
+    const { message, keys, lane, reads } = plan.book;
+    return messageOutcomeOf(
+      await this.batches.submit(orgId, { message, keys, lane, reads, book: true, placed }),
+    );
   }
 
   /**

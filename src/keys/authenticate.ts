@@ -97,7 +97,10 @@ export class ApiKeyAuthenticator implements PublicAuthenticator {
       // Admitted on the cached record with no round trip: the route's work confirms it.
       // A refusal is only ever given on a record read after the request arrived (below).
       const principal = this.admit(verified, cached);
-      if (principal) return { ...principal, confirmation: this.confirmation(verified, cached) };
+      if (principal) {
+        principal.confirmation = this.confirmation(verified, cached);
+        return principal;
+      }
     }
     return this.decide(verified, await this.record(claims.orgId, claims.id));
   }
@@ -142,7 +145,7 @@ export class ApiKeyAuthenticator implements PublicAuthenticator {
     };
     const guard = {
       orgId: cached.orgId,
-      query: { ...FIND_API_KEY, values: [cached.orgId, cached.id] },
+      query: { name: FIND_API_KEY.name, text: FIND_API_KEY.text, values: [cached.orgId, cached.id] },
       verify: (rows: unknown[]) => {
         if (!sameRecord(rows[0] as AuthKeyRecord | undefined, cached)) throw stale();
       },

@@ -39,8 +39,8 @@ async function pagedMatches(
 ): Promise<PagedLocations> {
   const n = params.length;
   // Each tree walk is one text with the organization and the location as its parameters.
-  const { rows } = await tx.query<LocationRow & { total: number }>({
-    ...preparedQuery(
+  const { rows } = await tx.query<LocationRow & { total: number }>(
+    preparedQuery(
       `${ctes}
      SELECT t.total, ${COLUMNS}
      FROM (SELECT count(*)::int AS total FROM matched) t
@@ -49,9 +49,9 @@ async function pagedMatches(
      ${PARENT_JOIN}
      ORDER BY ${order('m')}`,
       [...params, page.limit, page.offset],
+      WIRE_INSTANTS,
     ),
-    types: WIRE_INSTANTS,
-  });
+  );
   return toPage(tx, orgId, rows);
 }
 
@@ -114,8 +114,8 @@ export async function listDescendants(
   id: number,
   page: Page,
 ): Promise<PagedLocations> {
-  const { rows } = await tx.query<LocationRow & { total: number }>({
-    ...preparedQuery(
+  const { rows } = await tx.query<LocationRow & { total: number }>(
+    preparedQuery(
       `WITH RECURSIVE down AS (
       SELECT ARRAY[${segment('c')}] AS path, ${ownColumns('c')}, p.external_key AS parent_external_key
       FROM locations p JOIN locations c ON c.org_id = $1 AND c.parent_id = p.id AND c.deleted_at IS NULL
@@ -131,9 +131,9 @@ export async function listDescendants(
      LEFT JOIN LATERAL (SELECT * FROM matched ORDER BY matched.path LIMIT $3 OFFSET $4) m ON true
      ORDER BY m.path`,
       [orgId, id, page.limit, page.offset],
+      WIRE_INSTANTS,
     ),
-    types: WIRE_INSTANTS,
-  });
+  );
   return toPage(tx, orgId, rows);
 }
 

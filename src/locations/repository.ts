@@ -91,14 +91,14 @@ export async function findLiveLocation(
   id: number,
   lock = false,
 ): Promise<Location | null> {
-  const { rows } = await tx.query<LocationRow>({
-    ...preparedQuery(
+  const { rows } = await tx.query<LocationRow>(
+    preparedQuery(
       `SELECT ${COLUMNS} FROM locations l ${PARENT_JOIN}
      WHERE l.org_id = $1 AND l.id = $2 AND l.deleted_at IS NULL${lock ? ' FOR UPDATE OF l' : ''}`,
       [orgId, id],
+      WIRE_INSTANTS,
     ),
-    types: WIRE_INSTANTS,
-  });
+  );
   if (rows.length === 0) return null;
   return (await hydrate(tx, orgId, rows))[0]!;
 }
@@ -323,9 +323,11 @@ export async function listLocations(
   // (LocationService.list; the plan tests hold those plans to indexes); a search's are
   // planned for their pattern.
   const named = !hasSearch(f);
-  const page = named ? preparedFrom(sql.page) : sql.page;
+  const page = named
+    ? preparedFrom(sql.page, WIRE_INSTANTS)
+    : { text: sql.page.text, values: sql.page.values, types: WIRE_INSTANTS };
   const count = named ? preparedFrom(sql.count) : sql.count;
-  const { rows } = await tx.query<LocationRow>({ ...page, types: WIRE_INSTANTS });
+  const { rows } = await tx.query<LocationRow>(page);
   // The count (when the page does not tell the total) and the tags depend on the page
   // alone, so they leave in one write.
   const known = totalFromPage(rows.length, f);

@@ -225,14 +225,11 @@ export async function reportPage(
   const sql = reportSql(orgId, filter, page);
   // A text search's best plan depends on the pattern: it is planned for each request.
   const search = filter.q !== undefined;
-  const send = (q: SqlQuery) => (search ? q : preparedFrom(q));
+  const send = (q: SqlQuery, types?: typeof WIRE_INSTANTS) => {
+    if (!search) return preparedFrom(q, types);
+    return types ? { text: q.text, values: q.values, types } : q;
+  };
   // The report covers every tracked asset, so its first pages are full and need the count;
   // a text search's count would be planned in vain whenever its page is short.
-  return withTotal<ReportRow>(
-    tx,
-    { ...send(sql.page), types: WIRE_INSTANTS },
-    send(sql.count),
-    page,
-    !search,
-  );
+  return withTotal<ReportRow>(tx, send(sql.page, WIRE_INSTANTS), send(sql.count), page, !search);
 }

@@ -141,14 +141,14 @@ describe('decide', () => {
   it('takes one token when at least one is there', () => {
     expect(decide({ limit: 10, windowSeconds: 10 }, 10)).toEqual({
       tokens: 9,
-      decision: { allowed: true, remaining: 9, resetSeconds: 1, retryAfterSeconds: 0 },
+      decision: { allowed: true, limit: 10, remaining: 9, resetSeconds: 1, retryAfterSeconds: 0 },
     });
   });
 
   it('takes nothing and names the wait when fewer than one is there', () => {
     expect(decide({ limit: 10, windowSeconds: 10 }, 0.25)).toEqual({
       tokens: 0.25,
-      decision: { allowed: false, remaining: 0, resetSeconds: 10, retryAfterSeconds: 1 },
+      decision: { allowed: false, limit: 10, remaining: 0, resetSeconds: 10, retryAfterSeconds: 1 },
     });
   });
 });

@@ -28,7 +28,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
       : this.policy.limit;
     const { tokens, decision } = decide(this.policy, refilled);
     this.buckets.set(bucketId, { tokens, at: now });
-    return { ...decision, limit: this.policy.limit };
+    return decision;
   }
 
   sweep(): void {

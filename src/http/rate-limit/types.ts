@@ -25,7 +25,7 @@ export interface BucketPolicy {
 export function decide(
   policy: BucketPolicy,
   tokensBefore: number,
-): { tokens: number; decision: Omit<RateDecision, 'limit'> } {
+): { tokens: number; decision: RateDecision } {
   const perSecond = policy.limit / policy.windowSeconds;
   const allowed = tokensBefore >= 1;
   const tokens = allowed ? tokensBefore - 1 : tokensBefore;
@@ -33,6 +33,7 @@ export function decide(
     tokens,
     decision: {
       allowed,
+      limit: policy.limit,
       remaining: Math.floor(tokens),
       resetSeconds: Math.ceil((policy.limit - tokens) / perSecond),
       retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((1 - tokens) / perSecond)),
