@@ -1,7 +1,8 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { HttpMetrics } from '../http/metrics.js';
 import type { IngestInstruments } from '../ingest/instruments.js';
 import { ingestInstruments } from './ingest.js';
+import { TalliedHistogram } from './tally.js';
 
 /** The counts pg.Pool keeps (its totalCount, idleCount and waitingCount). */
 export interface PoolCounts {
@@ -29,16 +30,17 @@ export class ServiceMetrics {
     // ready-made Node.js dashboards expect.
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
     this.ingest = ingestInstruments(this.registry);
-    const requests = new Histogram({
+    // Observed once per request: tallied, not prom-client's own (./tally.ts).
+    const requests = new TalliedHistogram({
       name: 'tagtrail_http_request_duration_seconds',
       help: 'HTTP requests by method, route pattern and status, and how long each took to answer',
-      labelNames: ['method', 'route', 'status'] as const,
+      labelNames: ['method', 'route', 'status'],
       buckets: HTTP_BUCKETS,
       registers,
     });
     this.http = {
       observeRequest: ({ method, route, status, seconds }) =>
-        requests.observe({ method, route, status: String(status) }, seconds),
+        requests.observe([method, route, String(status)], seconds),
       render: async () => ({ contentType: this.registry.contentType, body: await this.registry.metrics() }),
     };
   }

@@ -49,7 +49,7 @@ export function ingestInstruments(registry: Registry): IngestInstruments {
   const messageLatency = new TalliedHistogram({
     name: 'tagtrail_ingest_message_latency_seconds',
     help: 'From receipt of a message to the commit of the transaction holding it',
-    labelName: 'source',
+    labelNames: ['source'],
     buckets: LATENCY_BUCKETS,
     registers,
   });

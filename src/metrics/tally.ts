@@ -54,7 +54,7 @@ export class TalliedCounter<A extends string, B extends string> {
 }
 
 interface HistogramSlot {
-  readonly label: string;
+  readonly labels: Record<string, string>;
   /** Observations per bucket (not cumulative); the last one is above every bound (+Inf). */
   readonly buckets: Float64Array;
   sum: number;
@@ -64,42 +64,53 @@ interface HistogramSlot {
 type Sample = { value: number; labels: Record<string, string | number>; metricName: string };
 
 /**
- * A histogram with one label, kept in plain arrays and rendered at each scrape. It is a
- * registry entry of its own rather than a prom-client Histogram, which has no way to take
- * counts kept elsewhere; it renders the same lines one would (`_bucket` per bound and
- * `+Inf`, `_sum`, `_count`).
+ * A histogram kept in plain arrays and rendered at each scrape. It is a registry entry of
+ * its own rather than a prom-client Histogram, which has no way to take counts kept
+ * elsewhere; it renders the same lines one would (`_bucket` per bound and `+Inf`, `_sum`,
+ * `_count`). Once per HTTP request, prom-client's observe() validates and hashes the label
+ * set (0.47-0.54 µs on a quiet machine); this one joins the values for a Map lookup (0.14).
  */
 export class TalliedHistogram {
   readonly type = 'histogram';
   readonly aggregator = 'sum';
   readonly name: string;
   readonly help: string;
-  private readonly labelName: string;
+  private readonly labelNames: readonly string[];
   private readonly bounds: readonly number[];
   private readonly slots = new Map<string, HistogramSlot>();
 
   constructor(config: {
     name: string;
     help: string;
-    labelName: string;
+    labelNames: readonly string[];
     buckets: readonly number[];
     registers: Registry[];
   }) {
     this.name = config.name;
     this.help = config.help;
-    this.labelName = config.labelName;
+    this.labelNames = config.labelNames;
     this.bounds = [...config.buckets].sort((a, b) => a - b);
     // The registry reads a metric through get() and reset() alone (any prom-client metric's
     // contract); the cast is for its type, which names prom-client's own classes.
     for (const registry of config.registers) registry.registerMetric(this as unknown as Histogram);
   }
 
-  observe(label: string, value: number): void {
+  /**
+   * One observation of the series of `values`, one per label name and in their order (a
+   * string for a histogram of one label).
+   */
+  observe(values: string | readonly string[], value: number): void {
     if (!Number.isFinite(value)) return;
-    let slot = this.slots.get(label);
+    // NUL separates the values: no label value here holds one.
+    const key = typeof values === 'string' ? values : values.join('\u0000');
+    let slot = this.slots.get(key);
     if (slot === undefined) {
-      slot = { label, buckets: new Float64Array(this.bounds.length + 1), sum: 0, count: 0 };
-      this.slots.set(label, slot);
+      const labels: Record<string, string> = {};
+      this.labelNames.forEach((name, i) => {
+        labels[name] = typeof values === 'string' ? values : values[i]!;
+      });
+      slot = { labels, buckets: new Float64Array(this.bounds.length + 1), sum: 0, count: 0 };
+      this.slots.set(key, slot);
     }
     let i = 0;
     while (i < this.bounds.length && value > this.bounds[i]!) i++;
@@ -111,7 +122,7 @@ export class TalliedHistogram {
   async get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: Sample[] }> {
     const values: Sample[] = [];
     for (const slot of this.slots.values()) {
-      const own = { [this.labelName]: slot.label };
+      const own = slot.labels;
       let cumulative = 0;
       this.bounds.forEach((le, i) => {
         cumulative += slot.buckets[i]!;

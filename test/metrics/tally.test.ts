@@ -42,13 +42,32 @@ function pair() {
   const tallyHistogram = new TalliedHistogram({
     name: 'h_seconds',
     help: 'h',
-    labelName: 'source',
+    labelNames: ['source'],
+    buckets: BUCKETS,
+    registers: [tallied],
+  });
+  // Several labels, as the HTTP requests' series has them.
+  const requests = new Histogram({
+    name: 'r_seconds',
+    help: 'r',
+    labelNames: ['method', 'route', 'status'],
+    buckets: BUCKETS,
+    registers: [own],
+  });
+  const tallyRequests = new TalliedHistogram({
+    name: 'r_seconds',
+    help: 'r',
+    labelNames: ['method', 'route', 'status'],
     buckets: BUCKETS,
     registers: [tallied],
   });
   return {
     own,
     tallied,
+    request: (method: string, route: string, status: string, v: number) => {
+      requests.observe({ method, route, status }, v);
+      tallyRequests.observe([method, route, status], v);
+    },
     inc: (family: string, outcome: string, n: number) => {
       counter.inc({ family, outcome }, n);
       tallyCounter.add(family, outcome, n);
@@ -82,6 +101,13 @@ describe('tallied series', () => {
               source: fc.constantFrom('mqtt', 'webhook'),
               v: seconds,
             }),
+            fc.record({
+              kind: fc.constant('request' as const),
+              method: fc.constantFrom('GET', 'POST'),
+              route: fc.constantFrom('/api/v1/assets', '/api/v1/assets/:asset_id', '(unmatched)'),
+              status: fc.constantFrom('200', '404'),
+              v: seconds,
+            }),
             fc.record({ kind: fc.constant('scrape' as const) }),
           ),
           { maxLength: 60 },
@@ -91,6 +117,7 @@ describe('tallied series', () => {
           for (const step of steps) {
             if (step.kind === 'inc') p.inc(step.family, step.outcome, step.n);
             else if (step.kind === 'observe') p.observe(step.source, step.v);
+            else if (step.kind === 'request') p.request(step.method, step.route, step.status, step.v);
             else expect(await lines(p.tallied)).toEqual(await lines(p.own));
           }
           expect(await lines(p.tallied)).toEqual(await lines(p.own));
@@ -107,6 +134,9 @@ describe('tallied series', () => {
     p.observe('mqtt', 0.001);
     p.observe('mqtt', 0.5);
     p.observe('webhook', 20);
+    p.request('GET', '/api/v1/assets/:asset_id', '200', 0.004);
+    p.request('GET', '/api/v1/assets/:asset_id', '200', 0.006);
+    p.request('GET', '/api/v1/assets/:asset_id', '404', 0.002);
     const scrape = await Scrape.parse(await p.tallied.metrics());
     expect(scrape.type('c_total')).toBe('counter');
     expect(scrape.value('c_total', { family: 'generic-json', outcome: 'ingested' })).toBe(7);
@@ -114,6 +144,9 @@ describe('tallied series', () => {
     expect(scrape.type('h_seconds')).toBe('histogram');
     expect(scrape.histogram('h_seconds', { source: 'mqtt' })).toEqual({ count: 2, sum: 0.501 });
     expect(scrape.histogram('h_seconds', { source: 'webhook' })).toEqual({ count: 1, sum: 20 });
+    const got = { method: 'GET', route: '/api/v1/assets/:asset_id' };
+    expect(scrape.histogram('r_seconds', { ...got, status: '200' })).toEqual({ count: 2, sum: 0.01 });
+    expect(scrape.histogram('r_seconds', { ...got, status: '404' })).toEqual({ count: 1, sum: 0.002 });
     // Counts are handed over, not kept twice: a second scrape reads the same totals.
     const again = await Scrape.parse(await p.tallied.metrics());
     expect(again.value('c_total', { family: 'generic-json', outcome: 'ingested' })).toBe(7);
