@@ -1,5 +1,6 @@
 import type { Database, Tx } from '../db/pool.js';
 import { preparedQuery } from '../db/prepared.js';
+import { textPer } from '../db/statement-text.js';
 import { WIRE_INSTANTS, type WireInstant, wireOf, wireOrNullOf } from '../db/wire-instants.js';
 import { autoKeyPrefix, CHOSEN_KEY, slotChoice } from '../master-data/auto-key.js';
 import { ownerTagsRead, tagsForOwners, tagsOfRows } from '../tags/repository.js';
@@ -82,9 +83,11 @@ export async function readLiveAsset(db: Database, orgId: number, id: number): Pr
   return row ? toAsset(row, tagsOfRows(tags!.rows)) : null;
 }
 
-const liveAssetSql = (lock: boolean) => `SELECT ${ASSET_COLUMNS} FROM assets a ${LOCATION_JOIN}
+const liveAssetSql = textPer(
+  (lock: boolean) => `SELECT ${ASSET_COLUMNS} FROM assets a ${LOCATION_JOIN}
        WHERE a.org_id = $1 AND a.id = $2 AND a.deleted_at IS NULL
-       ${lock ? 'FOR UPDATE OF a' : ''}`;
+       ${lock ? 'FOR UPDATE OF a' : ''}`,
+);
 
 /** A live asset, whatever its validity window; `lock` takes the row for update. */
 export async function findLiveAsset(
@@ -154,19 +157,19 @@ const newAssetValues = (a: Omit<NewAsset, 'external_key'>) => [
  */
 export async function insertAsset(tx: Tx, orgId: number, a: NewAsset): Promise<AssetRow> {
   const { rows } = await tx.query<AssetRow>(
-    preparedQuery(
-      `WITH clock AS (SELECT now_ms() AS now)
+    preparedQuery(INSERT_ASSET, [orgId, a.external_key, ...newAssetValues(a)]),
+  );
+  return rows[0]!;
+}
+
+// Built once, so prepared() finds the name by the same string each time (../db/statement-text.ts).
+const INSERT_ASSET = `WITH clock AS (SELECT now_ms() AS now)
      INSERT INTO assets (org_id, external_key, name, description, is_active, metadata,
                          valid_from, valid_to, created_at, updated_at)
      SELECT $1, $2, $3, $4, $5, $6::jsonb, coalesce($7::timestamptz, clock.now), $8::timestamptz,
             clock.now, clock.now
      FROM clock
-     RETURNING ${NEW_ROW_COLUMNS}`,
-      [orgId, a.external_key, ...newAssetValues(a)],
-    ),
-  );
-  return rows[0]!;
-}
+     RETURNING ${NEW_ROW_COLUMNS}`;
 
 /** An instant in wire form (toWire: RFC 3339, milliseconds, UTC), for years 1-9999. */
 const WIRE = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
@@ -185,8 +188,19 @@ export async function insertAssetWithAutoKey(
   event: { type: string; payload: object },
 ): Promise<AssetRow> {
   const { rows } = await tx.query<AssetRow>(
-    preparedQuery(
-      `WITH clock AS (SELECT now_ms() AS now),
+    preparedQuery(INSERT_ASSET_WITH_AUTO_KEY, [
+      orgId,
+      'assets',
+      autoKeyPrefix('assets'),
+      ...newAssetValues(a),
+      event.type,
+      JSON.stringify(event.payload),
+    ]),
+  );
+  return rows[0]!;
+}
+
+const INSERT_ASSET_WITH_AUTO_KEY = `WITH clock AS (SELECT now_ms() AS now),
      ${slotChoice('assets')},
      a AS (
        INSERT INTO assets (org_id, external_key, name, description, is_active, metadata,
@@ -203,19 +217,7 @@ export async function insertAssetWithAutoKey(
          'valid_from', ${WIRE('a.valid_from')}, 'valid_to', ${WIRE('a.valid_to')},
          'created_at', ${WIRE('a.created_at')}, 'updated_at', ${WIRE('a.updated_at')})
        FROM a)
-     SELECT ${NEW_ROW_COLUMNS} FROM a`,
-      [
-        orgId,
-        'assets',
-        autoKeyPrefix('assets'),
-        ...newAssetValues(a),
-        event.type,
-        JSON.stringify(event.payload),
-      ],
-    ),
-  );
-  return rows[0]!;
-}
+     SELECT ${NEW_ROW_COLUMNS} FROM a`;
 
 /** Columns PATCH may set, with their values (timestamps in wire form). */
 export interface AssetChanges {

@@ -2,6 +2,7 @@ import type { Asset } from '../assets/schemas.js';
 import { int8Array, textArray } from '../db/binary-arrays.js';
 import type { Tx } from '../db/pool.js';
 import { preparedQuery } from '../db/prepared.js';
+import { textPer } from '../db/statement-text.js';
 import { toWire } from '../http/timestamps.js';
 import type { Location } from '../locations/schemas.js';
 import { LIVE_CHANNEL, type LiveChange, MAX_LISTED_IDS } from './dispatcher.js';
@@ -93,6 +94,14 @@ export async function recordEvents(tx: Tx, orgId: number, events: NewEvent[]): P
   );
 }
 
+const eventWithRowKeySql = textPer(
+  (
+    table: 'assets' | 'locations',
+  ) => `INSERT INTO events (org_id, type, occurred_at, subject, location_ids, payload)
+     SELECT $1, $2, now_ms(), $3, $4::bigint[], jsonb_set($5::jsonb, '{external_key}', to_jsonb(r.external_key))
+     FROM ${table} r WHERE r.org_id = $1 AND r.id = $6`,
+);
+
 /**
  * recordEvents for one event about row `id` of `table`, whose payload's external_key is
  * the one the row has when the statement runs: for a create whose key is set earlier in
@@ -106,12 +115,14 @@ export async function recordEventWithRowKey(
   id: number,
 ): Promise<void> {
   await tx.query(
-    preparedQuery(
-      `INSERT INTO events (org_id, type, occurred_at, subject, location_ids, payload)
-     SELECT $1, $2, now_ms(), $3, $4::bigint[], jsonb_set($5::jsonb, '{external_key}', to_jsonb(r.external_key))
-     FROM ${table} r WHERE r.org_id = $1 AND r.id = $6`,
-      [orgId, event.type, event.subject, event.locationIds ?? [], JSON.stringify(event.payload), id],
-    ),
+    preparedQuery(eventWithRowKeySql(table), [
+      orgId,
+      event.type,
+      event.subject,
+      event.locationIds ?? [],
+      JSON.stringify(event.payload),
+      id,
+    ]),
   );
 }
 

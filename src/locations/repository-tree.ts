@@ -1,5 +1,6 @@
 import type { Tx } from '../db/pool.js';
 import { preparedQuery } from '../db/prepared.js';
+import { textOnce } from '../db/statement-text.js';
 import { WIRE_INSTANTS } from '../db/wire-instants.js';
 import { EFFECTIVE } from '../master-data/list-query.js';
 import { COLUMNS, hydrate, type LocationRow, ownColumns, PARENT_JOIN } from './repository.js';
@@ -99,6 +100,23 @@ export function listChildren(tx: Tx, orgId: number, id: number, page: Page): Pro
 const segment = (alias: string) =>
   `((lower(${alias}.external_key) || chr(1) || lpad(${alias}.id::text, 10, '0')) COLLATE "C")`;
 
+const descendantsSql = textOnce(
+  () => `WITH RECURSIVE down AS (
+      SELECT ARRAY[${segment('c')}] AS path, ${ownColumns('c')}, p.external_key AS parent_external_key
+      FROM locations p JOIN locations c ON c.org_id = $1 AND c.parent_id = p.id AND c.deleted_at IS NULL
+      WHERE p.org_id = $1 AND p.id = $2
+      UNION ALL
+      SELECT d.path || ${segment('c')}, ${ownColumns('c')}, d.external_key
+      FROM down d JOIN locations c ON c.org_id = $1 AND c.parent_id = d.id AND c.deleted_at IS NULL
+      WHERE NOT ${segment('c')} = ANY(d.path)
+    ),
+    matched AS (SELECT * FROM down l WHERE ${EFFECTIVE('l')})
+     SELECT t.total, ${ownColumns('m')}, m.parent_external_key
+     FROM (SELECT count(*)::int AS total FROM matched) t
+     LEFT JOIN LATERAL (SELECT * FROM matched ORDER BY matched.path LIMIT $3 OFFSET $4) m ON true
+     ORDER BY m.path`,
+);
+
 /**
  * Descendants of `id` in depth-first tree order: each row follows its parent, and the
  * children of one parent come by lowercased external_key, then id. The path of segments
@@ -115,24 +133,7 @@ export async function listDescendants(
   page: Page,
 ): Promise<PagedLocations> {
   const { rows } = await tx.query<LocationRow & { total: number }>(
-    preparedQuery(
-      `WITH RECURSIVE down AS (
-      SELECT ARRAY[${segment('c')}] AS path, ${ownColumns('c')}, p.external_key AS parent_external_key
-      FROM locations p JOIN locations c ON c.org_id = $1 AND c.parent_id = p.id AND c.deleted_at IS NULL
-      WHERE p.org_id = $1 AND p.id = $2
-      UNION ALL
-      SELECT d.path || ${segment('c')}, ${ownColumns('c')}, d.external_key
-      FROM down d JOIN locations c ON c.org_id = $1 AND c.parent_id = d.id AND c.deleted_at IS NULL
-      WHERE NOT ${segment('c')} = ANY(d.path)
-    ),
-    matched AS (SELECT * FROM down l WHERE ${EFFECTIVE('l')})
-     SELECT t.total, ${ownColumns('m')}, m.parent_external_key
-     FROM (SELECT count(*)::int AS total FROM matched) t
-     LEFT JOIN LATERAL (SELECT * FROM matched ORDER BY matched.path LIMIT $3 OFFSET $4) m ON true
-     ORDER BY m.path`,
-      [orgId, id, page.limit, page.offset],
-      WIRE_INSTANTS,
-    ),
+    preparedQuery(descendantsSql(), [orgId, id, page.limit, page.offset], WIRE_INSTANTS),
   );
   return toPage(tx, orgId, rows);
 }

@@ -1,6 +1,7 @@
 import { allInOneWrite, releaseBeforeFlush } from '../db/commit.js';
 import type { Tx } from '../db/pool.js';
 import { preparedFrom, preparedQuery } from '../db/prepared.js';
+import { textPer } from '../db/statement-text.js';
 import { WIRE_INSTANTS, type WireInstant, wireOf, wireOrNullOf } from '../db/wire-instants.js';
 import type { LockOptions } from '../master-data/auto-key.js';
 import { containsPattern, EFFECTIVE, type SortKey, totalFromPage } from '../master-data/list-query.js';
@@ -38,6 +39,8 @@ export const COLUMNS = `${ownColumns('l')}, p.external_key AS parent_external_ke
 export const PARENT_JOIN = 'LEFT JOIN locations p ON p.org_id = l.org_id AND p.id = l.parent_id';
 
 const TREE_LOCK_CLASS = 7110;
+const TREE_LOCK = 'SELECT pg_advisory_xact_lock($1, $2)';
+const TREE_LOCK_UNTIL_COMMIT = textPer((release: string) => `${TREE_LOCK}, ${release}`);
 
 /**
  * Serialises the organization's tree mutations (re-parent, create under a parent, delete)
@@ -46,8 +49,8 @@ const TREE_LOCK_CLASS = 7110;
  * before the COMMIT's WAL flush unless `heldThroughFlush`, as lockKeyspace.
  */
 export async function lockTree(tx: Tx, orgId: number, options: LockOptions = {}): Promise<void> {
-  const early = options.heldThroughFlush ? '' : `, ${releaseBeforeFlush(tx)}`;
-  await tx.query(preparedQuery(`SELECT pg_advisory_xact_lock($1, $2)${early}`, [TREE_LOCK_CLASS, orgId]));
+  const text = options.heldThroughFlush ? TREE_LOCK : TREE_LOCK_UNTIL_COMMIT(releaseBeforeFlush(tx));
+  await tx.query(preparedQuery(text, [TREE_LOCK_CLASS, orgId]));
 }
 
 /** The database clock truncated to the millisecond (the wire's precision). */
@@ -81,6 +84,11 @@ export async function hydrate(tx: Tx, orgId: number, rows: LocationRow[]): Promi
   }));
 }
 
+const liveLocationSql = textPer(
+  (lock: boolean) => `SELECT ${COLUMNS} FROM locations l ${PARENT_JOIN}
+     WHERE l.org_id = $1 AND l.id = $2 AND l.deleted_at IS NULL${lock ? ' FOR UPDATE OF l' : ''}`,
+);
+
 /**
  * A live (not soft-deleted) location by id, whatever its validity window; null when
  * missing, deleted or another organization's. `lock` takes the row for update.
@@ -92,12 +100,7 @@ export async function findLiveLocation(
   lock = false,
 ): Promise<Location | null> {
   const { rows } = await tx.query<LocationRow>(
-    preparedQuery(
-      `SELECT ${COLUMNS} FROM locations l ${PARENT_JOIN}
-     WHERE l.org_id = $1 AND l.id = $2 AND l.deleted_at IS NULL${lock ? ' FOR UPDATE OF l' : ''}`,
-      [orgId, id],
-      WIRE_INSTANTS,
-    ),
+    preparedQuery(liveLocationSql(lock), [orgId, id], WIRE_INSTANTS),
   );
   if (rows.length === 0) return null;
   return (await hydrate(tx, orgId, rows))[0]!;

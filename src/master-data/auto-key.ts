@@ -1,6 +1,7 @@
 import { releaseBeforeFlush } from '../db/commit.js';
 import type { Tx } from '../db/pool.js';
 import { preparedQuery } from '../db/prepared.js';
+import { textPer } from '../db/statement-text.js';
 
 export type KeyedTable = 'assets' | 'locations';
 
@@ -31,11 +32,12 @@ export async function lockKeyspace(
   orgId: number,
   options: LockOptions = {},
 ): Promise<void> {
-  const early = options.heldThroughFlush ? '' : `, ${releaseBeforeFlush(tx)}`;
-  await tx.query(
-    preparedQuery(`SELECT pg_advisory_xact_lock($1, $2)${early}`, [KEYSPACE_LOCK_CLASS[table], orgId]),
-  );
+  const text = options.heldThroughFlush ? LOCK : LOCK_UNTIL_COMMIT(releaseBeforeFlush(tx));
+  await tx.query(preparedQuery(text, [KEYSPACE_LOCK_CLASS[table], orgId]));
 }
+
+const LOCK = 'SELECT pg_advisory_xact_lock($1, $2)';
+const LOCK_UNTIL_COMMIT = textPer((release: string) => `${LOCK}, ${release}`);
 
 /** Whether `key` has the form of an auto key (the slot expression of migration 0002). */
 export function isAutoKeyForm(table: KeyedTable, key: string): boolean {

@@ -1,5 +1,6 @@
 import type { Tx } from '../db/pool.js';
 import { preparedQuery } from '../db/prepared.js';
+import { textPer } from '../db/statement-text.js';
 
 export type OwnerKind = 'asset' | 'location';
 
@@ -50,12 +51,14 @@ export async function tagsForOwners(
  * GET /assets/{id}. Also for Database.readNamed.
  */
 export function ownerTagsRead(orgId: number, kind: OwnerKind, id: number) {
-  return preparedQuery(liveTagsOf(OWNER_COLUMN[kind], '= $2'), [orgId, id]);
+  return preparedQuery(tagsOfOwner(kind), [orgId, id]);
 }
 
 /** The live tags whose owner `column` matches `$2` by `match`, with the owner as owner_id. */
 const liveTagsOf = (column: string, match: string) =>
   `SELECT id, tag_type, value, ${column} AS owner_id FROM tags WHERE org_id = $1 AND ${column} ${match} AND detached_at IS NULL ORDER BY id`;
+const tagsOfOwner = textPer((kind: OwnerKind) => liveTagsOf(OWNER_COLUMN[kind], '= $2'));
+const tagsOfOwners = textPer((kind: OwnerKind) => liveTagsOf(OWNER_COLUMN[kind], '= ANY($2::bigint[])'));
 
 /** Tags of the rows of `ownerTagsRead`, without their owner column. */
 export const tagsOfRows = (rows: Array<Tag & { owner_id: number }>): Tag[] =>
@@ -63,7 +66,7 @@ export const tagsOfRows = (rows: Array<Tag & { owner_id: number }>): Tag[] =>
 
 function ownersTagsQuery(orgId: number, kind: OwnerKind, ids: number[]) {
   if (ids.length === 1) return ownerTagsRead(orgId, kind, ids[0]!);
-  const text = liveTagsOf(OWNER_COLUMN[kind], '= ANY($2::bigint[])');
+  const text = tagsOfOwners(kind);
   return ids.length <= NAMED_OWNERS_MAX ? preparedQuery(text, [orgId, ids]) : { text, values: [orgId, ids] };
 }
 
