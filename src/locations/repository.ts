@@ -1,9 +1,9 @@
-import { allInOneWrite, releaseBeforeFlush } from '../db/commit.js';
+import { allInOneWrite } from '../db/commit.js';
 import type { Tx } from '../db/pool.js';
 import { preparedFrom, preparedQuery } from '../db/prepared.js';
 import { textPer } from '../db/statement-text.js';
 import { WIRE_INSTANTS, type WireInstant, wireOf, wireOrNullOf } from '../db/wire-instants.js';
-import type { LockOptions } from '../master-data/auto-key.js';
+import { type LockOptions, takeXactLock } from '../db/xact-lock.js';
 import { containsPattern, EFFECTIVE, type SortKey, totalFromPage } from '../master-data/list-query.js';
 import { tagsForOwners } from '../tags/repository.js';
 import type { Location } from './schemas.js';
@@ -39,8 +39,6 @@ export const COLUMNS = `${ownColumns('l')}, p.external_key AS parent_external_ke
 export const PARENT_JOIN = 'LEFT JOIN locations p ON p.org_id = l.org_id AND p.id = l.parent_id';
 
 const TREE_LOCK_CLASS = 7110;
-const TREE_LOCK = 'SELECT pg_advisory_xact_lock($1, $2)';
-const TREE_LOCK_UNTIL_COMMIT = textPer((release: string) => `${TREE_LOCK}, ${release}`);
 
 /**
  * Serialises the organization's tree mutations (re-parent, create under a parent, delete)
@@ -49,8 +47,7 @@ const TREE_LOCK_UNTIL_COMMIT = textPer((release: string) => `${TREE_LOCK}, ${rel
  * before the COMMIT's WAL flush unless `heldThroughFlush`, as lockKeyspace.
  */
 export async function lockTree(tx: Tx, orgId: number, options: LockOptions = {}): Promise<void> {
-  const text = options.heldThroughFlush ? TREE_LOCK : TREE_LOCK_UNTIL_COMMIT(releaseBeforeFlush(tx));
-  await tx.query(preparedQuery(text, [TREE_LOCK_CLASS, orgId]));
+  await takeXactLock(tx, TREE_LOCK_CLASS, orgId, options);
 }
 
 /** The database clock truncated to the millisecond (the wire's precision). */

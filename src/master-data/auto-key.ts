@@ -1,23 +1,12 @@
-import { releaseBeforeFlush } from '../db/commit.js';
 import type { Tx } from '../db/pool.js';
 import { preparedQuery } from '../db/prepared.js';
-import { textPer } from '../db/statement-text.js';
+import { type LockOptions, takeXactLock } from '../db/xact-lock.js';
 
 export type KeyedTable = 'assets' | 'locations';
 
 const PREFIX: Record<KeyedTable, string> = { assets: 'ASSET', locations: 'LOC' };
 /** The advisory lock classes of lockKeyspace (migration 0009's trigger takes the same). */
 export const KEYSPACE_LOCK_CLASS: Record<KeyedTable, number> = { assets: 7101, locations: 7102 };
-
-/** How long the lock is held: see lockKeyspace. */
-export interface LockOptions {
-  /**
-   * Hold the lock until the COMMIT's WAL flush, as any lock is by default. Imports do: they
-   * hold it for their whole run, which one fsync more or less does not change, and so rows
-   * that a crash could still lose are visible only for single-row writes.
-   */
-  heldThroughFlush?: boolean;
-}
 
 /**
  * Serialises creates and renames of one organization's keys of one kind until the
@@ -32,12 +21,8 @@ export async function lockKeyspace(
   orgId: number,
   options: LockOptions = {},
 ): Promise<void> {
-  const text = options.heldThroughFlush ? LOCK : LOCK_UNTIL_COMMIT(releaseBeforeFlush(tx));
-  await tx.query(preparedQuery(text, [KEYSPACE_LOCK_CLASS[table], orgId]));
+  await takeXactLock(tx, KEYSPACE_LOCK_CLASS[table], orgId, options);
 }
-
-const LOCK = 'SELECT pg_advisory_xact_lock($1, $2)';
-const LOCK_UNTIL_COMMIT = textPer((release: string) => `${LOCK}, ${release}`);
 
 /** Whether `key` has the form of an auto key (the slot expression of migration 0002). */
 export function isAutoKeyForm(table: KeyedTable, key: string): boolean {
