@@ -180,10 +180,10 @@ function joinable(
  * the first statement `fn` sends, when its parameters can be written as literals
  * (`inlineParameters`), goes out in the same message as the opening (`BEGIN ...; SET LOCAL
  * ...; <statement>`), so the server answers both at once: one message and one answer fewer
- * per transaction. Otherwise the opening is sent on its
- * own first. `open` is called with the promise of what was sent: the opening's results, or
- * the opening's and the statement's. Call `sendOpening` once `fn`'s synchronous part is
- * done: it sends the opening if nothing did, and puts `query` back.
+ * per transaction. Otherwise the opening is sent on its own first. `open` is called with
+ * the promise of what was sent: the opening's results, or the opening's and the
+ * statement's. Call `sendOpening` once `fn`'s synchronous part is done: it sends the
+ * opening if nothing did, and puts `query` back.
  */
 export function joiningOpening(
   client: pg.PoolClient,
