@@ -1,7 +1,7 @@
 import { allInOneWrite } from '../db/commit.js';
 import { implicitlySendable } from '../db/implicit-read.js';
 import type { Database, Tx } from '../db/pool.js';
-import { type PreparedQuery, preparedFrom, preparedQuery } from '../db/prepared.js';
+import { type PreparedQuery, preparedFrom, preparedQuery, unnamedQuery } from '../db/prepared.js';
 import { WIRE_INSTANTS } from '../db/wire-instants.js';
 import { totalFromPage } from '../master-data/list-query.js';
 import { type Tag, tagsForOwners } from '../tags/repository.js';
@@ -192,11 +192,7 @@ export async function listAssets(
   // A text search past the bound, or one whose pattern the trigram index cannot look up:
   // its page planned for its pattern (the best plan depends on it), on every request.
   const sql = buildAssetListSql(orgId, filter);
-  const { rows } = await tx.query<AssetRow>({
-    text: sql.page.text,
-    values: sql.page.values,
-    types: WIRE_INSTANTS,
-  });
+  const { rows } = await tx.query<AssetRow>(unnamedQuery(sql.page, WIRE_INSTANTS));
   // The count (when the page does not tell the total), the tags and the locations each
   // depend on the page alone: they leave in one write (the pool pipelines).
   const known = totalFromPage(rows.length, filter);

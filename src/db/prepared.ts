@@ -47,6 +47,17 @@ export function preparedQuery(text: string, values: unknown[], types?: CustomTyp
   return types === undefined ? { name, text, values } : { name, text, values, types };
 }
 
+/**
+ * A statement built as `{ text, values }` left unnamed (planned for its values on every
+ * run), with the parsers of its results when given; built as a literal, as preparedQuery.
+ */
+export function unnamedQuery(
+  query: { text: string; values: unknown[] },
+  types?: CustomTypesConfig,
+): { text: string; values: unknown[]; types?: CustomTypesConfig } {
+  return types === undefined ? query : { text: query.text, values: query.values, types };
+}
+
 /** `preparedQuery` of a statement built as `{ text, values }`. */
 export function preparedFrom(
   query: { text: string; values: unknown[] },

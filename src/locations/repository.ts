@@ -1,6 +1,6 @@
 import { allInOneWrite } from '../db/commit.js';
 import type { Tx } from '../db/pool.js';
-import { preparedFrom, preparedQuery } from '../db/prepared.js';
+import { preparedFrom, preparedQuery, unnamedQuery } from '../db/prepared.js';
 import { textPer } from '../db/statement-text.js';
 import { WIRE_INSTANTS, type WireInstant, wireOf, wireOrNullOf } from '../db/wire-instants.js';
 import { type LockOptions, takeXactLock } from '../db/xact-lock.js';
@@ -323,9 +323,7 @@ export async function listLocations(
   // (LocationService.list; the plan tests hold those plans to indexes); a search's are
   // planned for their pattern.
   const named = !hasSearch(f);
-  const page = named
-    ? preparedFrom(sql.page, WIRE_INSTANTS)
-    : { text: sql.page.text, values: sql.page.values, types: WIRE_INSTANTS };
+  const page = named ? preparedFrom(sql.page, WIRE_INSTANTS) : unnamedQuery(sql.page, WIRE_INSTANTS);
   const count = named ? preparedFrom(sql.count) : sql.count;
   const { rows } = await tx.query<LocationRow>(page);
   // The count (when the page does not tell the total) and the tags depend on the page

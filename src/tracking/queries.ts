@@ -1,6 +1,6 @@
 import { allInOneWrite } from '../db/commit.js';
 import type { Tx } from '../db/pool.js';
-import { preparedFrom } from '../db/prepared.js';
+import { preparedFrom, unnamedQuery } from '../db/prepared.js';
 import { WIRE_INSTANTS, type WireInstant } from '../db/wire-instants.js';
 import { containsPattern, EFFECTIVE, type SortKey, totalFromPage } from '../master-data/list-query.js';
 
@@ -225,10 +225,8 @@ export async function reportPage(
   const sql = reportSql(orgId, filter, page);
   // A text search's best plan depends on the pattern: it is planned for each request.
   const search = filter.q !== undefined;
-  const send = (q: SqlQuery, types?: typeof WIRE_INSTANTS) => {
-    if (!search) return preparedFrom(q, types);
-    return types ? { text: q.text, values: q.values, types } : q;
-  };
+  const send = (q: SqlQuery, types?: typeof WIRE_INSTANTS) =>
+    search ? unnamedQuery(q, types) : preparedFrom(q, types);
   // The report covers every tracked asset, so its first pages are full and need the count;
   // a text search's count would be planned in vain whenever its page is short.
   return withTotal<ReportRow>(tx, send(sql.page, WIRE_INSTANTS), send(sql.count), page, !search);
