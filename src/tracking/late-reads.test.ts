@@ -150,4 +150,33 @@ describe('planLateReads', () => {
     expect(shape(apply(base, plan!))).toEqual(shape(replay(base, [read(20, 150), read(10, 250)])));
     expect(plan!.inserts.length).toBeGreaterThan(0);
   });
+
+  it('places reads that split no stay where they stand: extend, insert, move a start back', () => {
+    // A 100-200, B 300-400, C 500-600, the whole history loaded.
+    const base: Stay[] = [
+      { id: 1, locationId: 10, startedAt: 100, lastSeenAt: 200 },
+      { id: 2, locationId: 20, startedAt: 300, lastSeenAt: 400 },
+      { id: 3, locationId: 30, startedAt: 500, lastSeenAt: 600 },
+    ];
+    const whole = { stays: base, completeBefore: true, completeAfter: true };
+    // A at 150 (inside A: nothing), A at 250 (extends A), D at 450 (a stay of its own),
+    // C at 470 (C's start moves back), D at 50 (before everything).
+    const reads = [read(40, 50), read(10, 150), read(10, 250), read(40, 450), read(30, 470)];
+    const plan = planLateReads(whole, reads);
+    expect(plan).toEqual({
+      deletes: [],
+      updates: [
+        { id: 1, startedAt: 100, lastSeenAt: 250 },
+        { id: 3, startedAt: 470, lastSeenAt: 600 },
+      ],
+      inserts: [
+        { locationId: 40, startedAt: 50, lastSeenAt: 50 },
+        { locationId: 40, startedAt: 450, lastSeenAt: 450 },
+      ],
+      last: { locationId: 30, startedAt: 470, lastSeenAt: 600 },
+    });
+    expect(shape(apply(base, plan!))).toEqual(shape(replay(base, reads)));
+    // The range's stays are not the ones placed on.
+    expect(base[0]!.lastSeenAt).toBe(200);
+  });
 });

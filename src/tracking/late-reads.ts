@@ -57,6 +57,7 @@ export function planLateReads(range: StayRange, reads: readonly Sighting[]): Lat
     // The window (windowAt's, found by the search above): what the read can change.
     const from = Math.max(0, before - 2);
     const to = after > 0 ? before + 1 : before;
+    if (placedInPlace(stays, from, to, before, read, newId)) continue;
     const window = stays.slice(from, to);
     const changes = placeRead({ locationId: read.locationId, at: read.at }, window);
     if (changes.length === 0) continue;
@@ -111,6 +112,44 @@ export function planOfPlaced(range: StayRange, placed: readonly Stay[]): LatePla
   // The index allows one stay per instant; placeRead keeps to that, and this checks it.
   if (new Set(placed.map((s) => s.startedAt)).size !== placed.length) return null;
   return plan;
+}
+
+/**
+ * The reads placeRead answers without splitting a stay, placed on `stays` where they stand
+ * (the window `from`..`to`, `before` of whose stays start at or before the read): a read
+ * at the location of the stay it falls in or after extends it, one after that stay's last
+ * sighting at another location starts a stay of its own, or moves the next stay's start
+ * back when that one is at the read's location. Placing a read through placeRead clones
+ * and re-sorts its window, which in a moving population (every read late behind another
+ * reader's) was a quarter of what ingest allocated. False, having changed nothing, for any
+ * other read, or when the window holds two consecutive stays at one location (placeRead
+ * would merge them whatever the read): the caller places it through placeRead.
+ */
+function placedInPlace(
+  stays: Stay[],
+  from: number,
+  to: number,
+  before: number,
+  read: Sighting,
+  newId: () => number,
+): boolean {
+  for (let i = from + 1; i < to; i++) if (stays[i]!.locationId === stays[i - 1]!.locationId) return false;
+  const prev = before > 0 ? stays[before - 1]! : undefined;
+  const next = before < to ? stays[before]! : undefined;
+  if (prev?.locationId === read.locationId) {
+    if (read.at > prev.lastSeenAt) prev.lastSeenAt = read.at;
+    return true;
+  }
+  if (prev && read.at <= prev.lastSeenAt) return false;
+  if (next?.locationId === read.locationId) next.startedAt = read.at;
+  else
+    stays.splice(before, 0, {
+      id: newId(),
+      locationId: read.locationId,
+      startedAt: read.at,
+      lastSeenAt: read.at,
+    });
+  return true;
 }
 
 /** How many of the start-ordered `stays` start at or before `at` (the first after it, by bisection). */
