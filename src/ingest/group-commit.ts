@@ -55,6 +55,15 @@ export interface GroupCommitOptions<I, O> {
   onBatch?: (report: BatchReport, items: readonly I[]) => void;
 }
 
+/**
+ * Who learns an item's outcome once the transaction holding it committed (`resolve`), or
+ * that it failed (`reject`). Called from within the group commit: neither may throw.
+ */
+export interface Settle<O> {
+  resolve(outcome: O): void;
+  reject(err: unknown): void;
+}
+
 interface Pending<I, O> {
   orgId: number;
   /** Submission order: of the lanes free to run, the one with the oldest item goes first. */
@@ -62,8 +71,7 @@ interface Pending<I, O> {
   item: I;
   weight: number;
   submittedAt: number;
-  resolve: (outcome: O) => void;
-  reject: (err: unknown) => void;
+  settle: Settle<O>;
 }
 
 /** One lane's items waiting, oldest first (from `head` on: taking a batch is not a shift per item). */
@@ -114,25 +122,30 @@ export class GroupCommit<I, O> {
 
   /** Resolves with the item's outcome once the transaction holding it committed. */
   submit(orgId: number, item: I): Promise<O> {
-    return new Promise<O>((resolve, reject) => {
-      const key = `${orgId}/${this.options.lane?.(item) ?? 0}`;
-      let lane = this.lanes.get(key);
-      if (!lane) {
-        lane = { key, items: [], head: 0, busy: false };
-        this.lanes.set(key, lane);
-      }
-      lane.items.push({
-        orgId,
-        seq: this.seq++,
-        item,
-        weight: Math.max(1, this.options.weight?.(item) ?? 1),
-        submittedAt: Date.now(),
-        resolve,
-        reject,
-      });
-      this.waiting++;
-      if (!lane.busy) this.pump();
+    return new Promise<O>((resolve, reject) => this.enqueue(orgId, item, { resolve, reject }));
+  }
+
+  /**
+   * submit() for a caller that follows many items without a promise for each (a message
+   * split over lanes, IngestService): `settle` learns the item's outcome.
+   */
+  enqueue(orgId: number, item: I, settle: Settle<O>): void {
+    const key = `${orgId}/${this.options.lane?.(item) ?? 0}`;
+    let lane = this.lanes.get(key);
+    if (!lane) {
+      lane = { key, items: [], head: 0, busy: false };
+      this.lanes.set(key, lane);
+    }
+    lane.items.push({
+      orgId,
+      seq: this.seq++,
+      item,
+      weight: Math.max(1, this.options.weight?.(item) ?? 1),
+      submittedAt: Date.now(),
+      settle,
     });
+    this.waiting++;
+    if (!lane.busy) this.pump();
   }
 
   /** Resolves when nothing is queued or being stored. */
@@ -214,7 +227,7 @@ export class GroupCommit<I, O> {
     } catch (err) {
       this.report(batch, started, false);
       if (batch.length === 1 || this.options.isUnavailable?.(err)) {
-        for (const p of batch) p.reject(err);
+        for (const p of batch) p.settle.reject(err);
         return;
       }
       const half = Math.ceil(batch.length / 2);
@@ -223,7 +236,7 @@ export class GroupCommit<I, O> {
       return;
     }
     this.report(batch, started, true);
-    for (const [i, p] of batch.entries()) p.resolve(outcomes[i]!);
+    for (let i = 0; i < batch.length; i++) batch[i]!.settle.resolve(outcomes[i]!);
   }
 
   private report(batch: Array<Pending<I, O>>, started: number, committed: boolean): void {

@@ -5,14 +5,13 @@ import { type Sighting, storeSightings } from '../tracking/sightings.js';
 import { parsePayload } from './adapters/index.js';
 import { type ClockPolicy, carriesReaderTimes, DEFAULT_CLOCK_POLICY } from './clock-policy.js';
 import type { ReaderRef } from './directory.js';
-import { type BatchReport, GroupCommit, type GroupCommitOptions } from './group-commit.js';
+import { type BatchReport, GroupCommit, type GroupCommitOptions, type Settle } from './group-commit.js';
 import { type IngestInstruments, type MessageSource, NO_INSTRUMENTS } from './instruments.js';
 import { type LegacyClaims, loadLegacyClaims, messageKey } from './message-digests.js';
 import type { IngestOutcome } from './outcome.js';
 import { logRecords } from './raw-log.js';
 import {
-  addPlaced,
-  noReads,
+  type PlacedReads,
   type ReaderWork,
   readCount,
   StaleCounts,
@@ -22,6 +21,7 @@ import {
 import { type MessagePlan, planMessage } from './reader-lanes.js';
 import { resolveRefs } from './record-refs.js';
 import type { ScanRecord } from './records.js';
+import { PartsTally } from './split-message.js';
 import { failsEveryTime, notPlaced } from './unplaceable.js';
 
 /** How reader messages are grouped into transactions (GroupCommit's limits). */
@@ -135,25 +135,22 @@ export class IngestService {
 
   /**
    * A message split over lanes: its parts, then, once they have all committed, its book
-   * entry. A part that fails every time (failsEveryTime) counts its reads as not placed.
+   * entry. A part that fails every time (failsEveryTime) counts its reads as not placed
+   * (PartsTally, which follows the parts without a promise for each).
    */
-  private async storeInParts(
+  private storeInParts(
     orgId: number,
     plan: { parts: ReaderWork[]; book: ReaderWork },
   ): Promise<IngestOutcome> {
-    const parts = await Promise.all(
-      plan.parts.map((part) =>
-        this.batches.submit(orgId, part).catch((err: unknown) => {
-          if (!failsEveryTime(err)) throw err;
-          return { placed: notPlaced(readCount(part), err) };
-        }),
-      ),
-    );
-    const placed = parts.reduce((sum, p) => addPlaced(sum, p.placed), noReads());
-    const { message, keys, lane, reads } = plan.book;
-    return messageOutcomeOf(
-      await this.batches.submit(orgId, { message, keys, lane, reads, book: true, placed }),
-    );
+    return new Promise<IngestOutcome>((resolve, reject) => {
+      const { message, keys, lane, reads } = plan.book;
+      const settle: Settle<WorkOutcome> = { resolve: (w) => resolve(messageOutcomeOf(w)), reject };
+      const book = (placed: PlacedReads) =>
+        this.batches.enqueue(orgId, { message, keys, lane, reads, book: true, placed }, settle);
+      const tally = new PartsTally(plan.parts, book, reject);
+      for (let i = 0; i < plan.parts.length; i++)
+        this.batches.enqueue(orgId, plan.parts[i]!, tally.settleOf(i));
+    });
   }
 
   /**
