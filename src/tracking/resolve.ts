@@ -3,12 +3,27 @@ import type { Tx } from '../db/pool.js';
 
 /** Same normalisation as the tags.match_key column (migration 0005). */
 export function matchKey(tagType: 'rfid' | 'ble' | 'barcode', value: string): string {
-  if (tagType === 'barcode') return value;
+  if (tagType === 'barcode' || isMatchKey(value)) return value;
   const compact = value
     .replace(/[\s:-]/g, '')
     .toUpperCase()
     .replace(/^0+/, '');
   return compact === '' ? '0' : compact;
+}
+
+/**
+ * Whether matchKey would leave `value` as it is: no separators, no lower case, no leading
+ * zero. Readers mostly send EPCs so, and three string copies per read were a share of what
+ * ingest allocates at a read or two per message.
+ */
+function isMatchKey(value: string): boolean {
+  if (value.length === 0 || value.charCodeAt(0) === 48) return false;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    // 0-9 and A-Z; anything else (lower case, separators, the rest of Unicode) goes the long way.
+    if (!((c >= 48 && c <= 57) || (c >= 65 && c <= 90))) return false;
+  }
+  return true;
 }
 
 /** Assets holding the given tag match keys (live attachments to live assets only). */
