@@ -87,6 +87,23 @@ interface Lane<I, O> {
   busy: boolean;
 }
 
+/**
+ * Settles every item of a batch. A Settle that throws (a bug: none may) does not leave the
+ * batch's other items waiting for ever; the first such error is thrown after, unhandled,
+ * so that it shows and the process stops rather than hang.
+ */
+export function settleAll<P>(batch: readonly P[], settle: (p: P, i: number) => void): void {
+  let thrown: { err: unknown } | undefined;
+  for (let i = 0; i < batch.length; i++) {
+    try {
+      settle(batch[i]!, i);
+    } catch (err) {
+      thrown ??= { err };
+    }
+  }
+  if (thrown) throw thrown.err;
+}
+
 export class GroupCommit<I, O> {
   /**
    * The lanes with items waiting or a transaction running, by organization and lane. Kept
@@ -227,7 +244,7 @@ export class GroupCommit<I, O> {
     } catch (err) {
       this.report(batch, started, false);
       if (batch.length === 1 || this.options.isUnavailable?.(err)) {
-        for (const p of batch) p.settle.reject(err);
+        settleAll(batch, (p) => p.settle.reject(err));
         return;
       }
       const half = Math.ceil(batch.length / 2);
@@ -236,7 +253,7 @@ export class GroupCommit<I, O> {
       return;
     }
     this.report(batch, started, true);
-    for (let i = 0; i < batch.length; i++) batch[i]!.settle.resolve(outcomes[i]!);
+    settleAll(batch, (p, i) => p.settle.resolve(outcomes[i]!));
   }
 
   private report(batch: Array<Pending<I, O>>, started: number, committed: boolean): void {
