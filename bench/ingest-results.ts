@@ -37,6 +37,11 @@ export interface Result {
    * service's own work moves, less disturbed by other load on the machine than reads per second.
    */
   serviceCpuMicrosPerRead: number;
+  /**
+   * The collector's pauses of the service's main thread per read (bench/gc-pauses.ts), part
+   * of the service's CPU: what allocation costs, steadier from run to run than reads/s.
+   */
+  gcPauseMicrosPerRead: number;
   /** The same for the embedded PostgreSQL (every process of the server); null on an external one. */
   pgCpuMicrosPerRead: number | null;
   /** Events not yet dispatched (webhooks, live views) when the last read was stored. */
@@ -72,6 +77,7 @@ export function printResults(results: Result[]): void {
       'RSS rise',
       'node CPU µs/read',
       'service CPU µs/read',
+      'GC pause µs/read',
       'pg CPU µs/read',
       'events behind',
       'service + pg µs/read until dispatched',
@@ -90,6 +96,7 @@ export function printResults(results: Result[]): void {
       mib(r.rssRiseBytes),
       String(r.cpuMicrosPerRead),
       String(r.serviceCpuMicrosPerRead),
+      String(r.gcPauseMicrosPerRead),
       r.pgCpuMicrosPerRead === null ? '-' : String(r.pgCpuMicrosPerRead),
       String(r.eventsBehind),
       r.dispatchedCpuMicrosPerRead === null

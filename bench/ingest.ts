@@ -24,6 +24,7 @@ import { createDatabase } from '../src/db/pool.js';
 import { connectMqtt } from '../src/ingest/mqtt-connection.js';
 import { consumerClientId } from '../src/ingest/transport.js';
 import { startService } from '../src/runtime.js';
+import { observeGcPauses } from './gc-pauses.js';
 import {
   adminQuery,
   type BenchPostgres,
@@ -243,6 +244,7 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
     };
     if (liveAtStart !== null) sampleLive(1000);
     const heapSampling: HeapSampling | null = heapProfileDir ? await startHeapSampling(heapProfileDir) : null;
+    const gcPauses = observeGcPauses();
     const started = process.hrtime.bigint();
     const cpuAtStart = process.cpuUsage();
     const pgCpuAtStart = pgCpu?.() ?? 0;
@@ -251,6 +253,7 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
     await waitForStoredReads(db, readerIds, READS, (stored) => log(`  ${stored} reads stored`));
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const cpu = process.cpuUsage(cpuAtStart);
+    const gc = gcPauses.stop();
     const pgCpuMs = pgCpu ? pgCpu() - pgCpuAtStart : null;
     // For `node --cpu-prof`: the measured window in the profile's clock (µs), to cut it out.
     log(`${population}: measured from ${started / 1000n} to ${process.hrtime.bigint() / 1000n} µs (hrtime)`);
@@ -318,6 +321,7 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
       liveRiseBytes: peakLive === null || liveAtStart === null ? null : peakLive - liveAtStart,
       cpuMicrosPerRead: Math.round(((cpu.user + cpu.system + publishersCpuMicros) / READS) * 10) / 10,
       serviceCpuMicrosPerRead: Math.round(((cpu.user + cpu.system) / READS) * 10) / 10,
+      gcPauseMicrosPerRead: Math.round(((gc.ms * 1000) / READS) * 10) / 10,
       pgCpuMicrosPerRead: pgCpuMs === null ? null : Math.round(((pgCpuMs * 1000) / READS) * 10) / 10,
       eventsBehind,
       dispatchedSeconds: Math.round(dispatchedSeconds * 100) / 100,
