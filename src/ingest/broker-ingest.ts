@@ -1,6 +1,7 @@
 import type { ReaderDirectory, ReaderRef } from './directory.js';
 import type { IngestInstruments } from './instruments.js';
 import { IN_FLIGHT, type IngestLogger, Limiter, LogThrottle, sleep } from './limiter.js';
+import type { IngestOutcome } from './outcome.js';
 import type { IngestService } from './service.js';
 
 export interface BrokerIngestTarget {
@@ -80,32 +81,42 @@ export class BrokerIngest {
     const reader = target.directory.lookup(topic);
     if (!reader) return Promise.resolve(); // not a reader's topic: an ordinary message for whoever subscribed
     const weight = payload.byteLength;
-    const store = () => {
-      const stored = this.closed
-        ? Promise.reject(new IngestUnavailableError())
-        : this.attempt(target, reader, topic, payload, receivedAt, 0);
-      return stored.then(
-        () => target.limiter.release(weight),
-        (err: unknown) => {
-          target.limiter.release(weight);
-          throw err;
-        },
-      );
-    };
-    return target.limiter.acquire(weight).then(store);
+    // Straight on when a slot is free: a link less in the chain every waiting message keeps.
+    if (target.limiter.tryAcquire(weight))
+      return this.attempt(target, reader, topic, payload, receivedAt, 0, weight);
+    return target.limiter
+      .acquire(weight)
+      .then(() => this.attempt(target, reader, topic, payload, receivedAt, 0, weight));
   }
 
-  /** One attempt to store; a failure is retried after the next delay, until there is none. */
+  /**
+   * One attempt to store; a failure is retried after the next delay, until there is none.
+   * Holds the in-flight slot of `weight` that admit() took, and releases it once the
+   * message is stored or given up.
+   */
   private attempt(
-    target: BrokerIngestTarget,
+    target: BrokerIngestTarget & { limiter: Limiter },
     reader: ReaderRef,
     topic: string,
     payload: Buffer,
     receivedAt: number,
     attempt: number,
+    weight: number,
   ): Promise<void> {
-    return target.ingest.readerMessage(reader, payload, 'mqtt', receivedAt).then(
+    // A stop refuses the messages not started yet; a retry under way is finished.
+    if (attempt === 0 && this.closed) {
+      target.limiter.release(weight);
+      return Promise.reject(new IngestUnavailableError());
+    }
+    let stored: Promise<IngestOutcome>;
+    try {
+      stored = target.ingest.readerMessage(reader, payload, 'mqtt', receivedAt);
+    } catch (err) {
+      stored = Promise.reject(err);
+    }
+    return stored.then(
       (outcome) => {
+        target.limiter.release(weight);
         this.stats.stored++;
         if (outcome.errors.length > 0) {
           this.throttle.maybe(`bad:${reader.id}`, (suppressed) =>
@@ -119,6 +130,7 @@ export class BrokerIngest {
       (err: unknown) => {
         const delay = (target.retryDelaysMs ?? [250, 1_000])[attempt];
         if (delay === undefined || this.closed) {
+          target.limiter.release(weight);
           this.stats.failed++;
           target.instruments?.messageFailed({ family: reader.family, source: 'mqtt' });
           target.logger.error(
@@ -131,7 +143,9 @@ export class BrokerIngest {
           { err, readerId: reader.id, attempt: attempt + 1 },
           'storing a reader message failed; retrying',
         );
-        return sleep(delay).then(() => this.attempt(target, reader, topic, payload, receivedAt, attempt + 1));
+        return sleep(delay).then(() =>
+          this.attempt(target, reader, topic, payload, receivedAt, attempt + 1, weight),
+        );
       },
     );
   }

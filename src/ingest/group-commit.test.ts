@@ -260,6 +260,20 @@ describe('Limiter with a weight budget', () => {
     await p;
     expect(limiter.inFlight).toBe(2);
   });
+
+  it('takes a free slot at once with tryAcquire, never ahead of a waiter', async () => {
+    const limiter = new Limiter(2, 100);
+    expect(limiter.tryAcquire(60)).toBe(true);
+    expect(limiter.tryAcquire(50)).toBe(false);
+    const waiting = limiter.acquire(50);
+    // 10 would fit, but one waits already.
+    expect(limiter.tryAcquire(10)).toBe(false);
+    limiter.release(60);
+    await waiting;
+    expect(limiter.tryAcquire(10)).toBe(true);
+    expect(limiter.tryAcquire(0)).toBe(false);
+    expect([limiter.inFlight, limiter.inFlightWeight]).toEqual([2, 60]);
+  });
 });
 
 describe('long queues (thousands of one-read messages waiting)', () => {

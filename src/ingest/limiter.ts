@@ -52,11 +52,15 @@ export class Limiter {
 
   /** Resolves once a slot and `weight` are taken; release() them when the work is done. */
   acquire(weight = 0): Promise<void> {
-    if (this.head === this.waiting.length && this.fits(weight)) {
-      this.take(weight);
-      return Promise.resolve();
-    }
+    if (this.tryAcquire(weight)) return Promise.resolve();
     return new Promise((resolve) => this.waiting.push({ weight, resolve }));
+  }
+
+  /** Takes a slot and `weight` if they are free and nobody waits for them; true if taken. */
+  tryAcquire(weight = 0): boolean {
+    if (this.head !== this.waiting.length || !this.fits(weight)) return false;
+    this.take(weight);
+    return true;
   }
 
   release(weight = 0): void {

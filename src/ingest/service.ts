@@ -41,6 +41,19 @@ export interface IngestBatchReport extends BatchReport {
 /** A book item's outcome, which storeReaderMessages always sets. */
 const messageOutcomeOf = (w: WorkOutcome) => w.outcome!;
 
+/** The Settle of a book item: its message's outcome to `settle`. */
+class OutcomeOf implements Settle<WorkOutcome> {
+  constructor(private readonly settle: Settle<IngestOutcome>) {}
+
+  resolve(w: WorkOutcome): void {
+    this.settle.resolve(messageOutcomeOf(w));
+  }
+
+  reject(err: unknown): void {
+    this.settle.reject(err);
+  }
+}
+
 /**
  * Turns what readers, handhelds and import files report into stored sightings. Every
  * entry point writes the raw message and the sightings in one transaction, so a message
@@ -118,19 +131,34 @@ export class IngestService {
     });
   }
 
-  /** Stores a planned message (planMessage): its outcome once its book entry committed. */
-  private storePlanned(orgId: number, plan: MessagePlan): Promise<IngestOutcome> {
-    // A chain for the usual case: one frame fewer for every one-read message.
-    if ('whole' in plan) {
-      const { whole } = plan;
-      return this.batches.submit(orgId, whole).then(messageOutcomeOf, (err: unknown) => {
-        // The group commit fails a message alone only once it fails alone (or in an outage).
-        if (!failsEveryTime(err)) throw err;
-        const unplaced = { ...whole, reads: [], placed: notPlaced(readCount(whole), err) };
-        return this.batches.submit(orgId, unplaced).then(messageOutcomeOf);
-      });
+  /**
+   * Stores a planned message (planMessage); `settle` learns its outcome once its book entry
+   * committed. The group commit fails a message alone only once it fails alone (or in an
+   * outage); a whole message that fails in a way its redelivery would repeat
+   * (failsEveryTime) is booked without its reads, which count as not placed.
+   */
+  private storePlanned(orgId: number, plan: MessagePlan, settle: Settle<IngestOutcome>): void {
+    if (!('whole' in plan)) {
+      this.storeInParts(orgId, plan, settle);
+      return;
     }
-    return this.storeInParts(orgId, plan);
+    const { whole } = plan;
+    this.batches.enqueue(orgId, whole, {
+      resolve: (w) => settle.resolve(messageOutcomeOf(w)),
+      reject: (err) => {
+        if (!failsEveryTime(err)) {
+          settle.reject(err);
+          return;
+        }
+        const { message, keys, lane } = whole;
+        const placed = notPlaced(readCount(whole), err);
+        this.batches.enqueue(
+          orgId,
+          { message, keys, lane, reads: [], book: true, placed },
+          new OutcomeOf(settle),
+        );
+      },
+    });
   }
 
   /**
@@ -141,16 +169,14 @@ export class IngestService {
   private storeInParts(
     orgId: number,
     plan: { parts: ReaderWork[]; book: ReaderWork },
-  ): Promise<IngestOutcome> {
-    return new Promise<IngestOutcome>((resolve, reject) => {
-      const { message, keys, lane, reads } = plan.book;
-      const settle: Settle<WorkOutcome> = { resolve: (w) => resolve(messageOutcomeOf(w)), reject };
-      const book = (placed: PlacedReads) =>
-        this.batches.enqueue(orgId, { message, keys, lane, reads, book: true, placed }, settle);
-      const tally = new PartsTally(plan.parts, book, reject);
-      for (let i = 0; i < plan.parts.length; i++)
-        this.batches.enqueue(orgId, plan.parts[i]!, tally.settleOf(i));
-    });
+    settle: Settle<IngestOutcome>,
+  ): void {
+    const { message, keys, lane, reads } = plan.book;
+    const book = (placed: PlacedReads) =>
+      this.batches.enqueue(orgId, { message, keys, lane, reads, book: true, placed }, new OutcomeOf(settle));
+    const tally = new PartsTally(plan.parts, book, (err) => settle.reject(err));
+    for (let i = 0; i < plan.parts.length; i++)
+      this.batches.enqueue(orgId, plan.parts[i]!, tally.settleOf(i));
   }
 
   /**
@@ -193,27 +219,45 @@ export class IngestService {
     receivedAt = Date.now(),
   ): Promise<IngestOutcome> {
     // Parsed before queueing: the adapters never throw, and a bad payload is an outcome, not an error.
-    let submitted: Promise<IngestOutcome>;
+    let plan: MessagePlan;
     try {
       const parsed = parsePayload(reader.family, payload);
       const once = carriesReaderTimes(parsed.reads, receivedAt, this.clock);
-      submitted = this.storePlanned(
-        reader.orgId,
-        planMessage({
-          reader,
-          payload,
-          parsed,
-          source,
-          receivedAt,
-          key: once ? messageKey(payload, parsed.reads) : null,
-        }),
-      );
+      plan = planMessage({
+        reader,
+        payload,
+        parsed,
+        source,
+        receivedAt,
+        key: once ? messageKey(payload, parsed.reads) : null,
+      });
     } catch (err) {
       return Promise.reject(err);
     }
-    return submitted.then((outcome) => {
+    // One promise for the message, settled by the group commit: a chain of them was kept
+    // alive for every message waiting in a lane (docs/ingest-history.md, "The collector's
+    // pauses, and what they are made of").
+    return new Promise<IngestOutcome>((resolve, reject) =>
+      this.storePlanned(reader.orgId, plan, {
+        resolve: (outcome) => {
+          this.reportStored(reader.family, source, receivedAt, outcome);
+          resolve(outcome);
+        },
+        reject,
+      }),
+    );
+  }
+
+  /** The message's metrics; they must never fail a message that is stored. */
+  private reportStored(
+    family: string,
+    source: MessageSource,
+    receivedAt: number,
+    outcome: IngestOutcome,
+  ): void {
+    try {
       this.instruments.messageStored({
-        family: reader.family,
+        family,
         source,
         good: outcome.good,
         bad: outcome.bad,
@@ -222,8 +266,9 @@ export class IngestService {
         committedAt: Date.now(),
         duplicate: outcome.duplicate === true,
       });
-      return outcome;
-    });
+    } catch {
+      // A metrics failure is not the message's.
+    }
   }
 
   /** Calls `listener` after every reader-message transaction (batch size and latency). */
