@@ -17,12 +17,17 @@ const DIGEST_BYTES = 16;
 
 /** The first 16 bytes of the SHA-256 of the payload's bytes as received. */
 export function payloadDigest(payload: Buffer | string): Buffer {
-  // The one-shot hash (Node 20.12+) builds no Hash object per message.
-  const full =
-    typeof crypto.hash === 'function'
-      ? (crypto.hash('sha256', payload, 'buffer') as unknown as Buffer)
-      : crypto.createHash('sha256').update(payload).digest();
-  return full.subarray(0, DIGEST_BYTES);
+  const out = Buffer.allocUnsafe(DIGEST_BYTES);
+  if (typeof crypto.hash === 'function') {
+    // The one-shot hash (Node 20.12+) builds no Hash object per message, and as a string it
+    // allocates no ArrayBuffer of its own either: the digest is a view on Buffer's shared
+    // pool, where a buffer of its own per waiting message was one more external allocation
+    // for the collector to track.
+    out.write(crypto.hash('sha256', payload, 'binary'), 0, DIGEST_BYTES, 'latin1');
+  } else {
+    crypto.createHash('sha256').update(payload).digest().copy(out, 0, 0, DIGEST_BYTES);
+  }
+  return out;
 }
 
 /**
