@@ -8,7 +8,7 @@ import type { AdapterResult, ReaderFamily } from './types.js';
 import { parseZebraFx } from './zebra-fx.js';
 
 export { MAX_PAYLOAD_BYTES } from './payload.js';
-export { normalizeTagValue, tagMatchKey } from './tag-values.js';
+export { normalizeTagValue } from './tag-values.js';
 export { parseRfc3339 } from './time-fields.js';
 export type { AdapterResult, Read, ReaderFamily, TagType } from './types.js';
 export { READER_FAMILIES } from './types.js';

@@ -9,14 +9,6 @@ export function normalizeTagValue(v: string): string {
   return v.replace(/[\s:-]/g, '').toUpperCase();
 }
 
-/** The key two tag values are matched on: normalized, leading zeros stripped; an all-zero value is '0'. */
-export function tagMatchKey(v: string): string {
-  const normalized = normalizeTagValue(v);
-  if (normalized === '') return '';
-  const stripped = normalized.replace(/^0+/, '');
-  return stripped === '' ? '0' : stripped;
-}
-
 const HEX = /^[0-9A-F]+$/;
 // C0 controls and DEL; the same characters the tag value pattern in API-SPEC refuses, plus tab and newlines.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
