@@ -38,19 +38,35 @@ export interface IngestBatchReport extends BatchReport {
   reads: number;
 }
 
-/** A book item's outcome, which storeReaderMessages always sets. */
-const messageOutcomeOf = (w: WorkOutcome) => w.outcome!;
-
 /** The Settle of a book item: its message's outcome to `settle`. */
 class OutcomeOf implements Settle<WorkOutcome> {
-  constructor(private readonly settle: Settle<IngestOutcome>) {}
+  constructor(protected readonly settle: Settle<IngestOutcome>) {}
 
   resolve(w: WorkOutcome): void {
-    this.settle.resolve(messageOutcomeOf(w));
+    // A book item's outcome, which storeReaderMessages always sets.
+    this.settle.resolve(w.outcome!);
   }
 
   reject(err: unknown): void {
     this.settle.reject(err);
+  }
+}
+
+/**
+ * The Settle of a message stored whole: a failure its redelivery would repeat
+ * (failsEveryTime) goes to `unplaceable`, which books the message without its reads.
+ */
+class WholeOutcomeOf extends OutcomeOf {
+  constructor(
+    settle: Settle<IngestOutcome>,
+    private readonly unplaceable: (err: unknown) => void,
+  ) {
+    super(settle);
+  }
+
+  override reject(err: unknown): void {
+    if (failsEveryTime(err)) this.unplaceable(err);
+    else this.settle.reject(err);
   }
 }
 
@@ -143,22 +159,16 @@ export class IngestService {
       return;
     }
     const { whole } = plan;
-    this.batches.enqueue(orgId, whole, {
-      resolve: (w) => settle.resolve(messageOutcomeOf(w)),
-      reject: (err) => {
-        if (!failsEveryTime(err)) {
-          settle.reject(err);
-          return;
-        }
-        const { message, keys, lane } = whole;
-        const placed = notPlaced(readCount(whole), err);
-        this.batches.enqueue(
-          orgId,
-          { message, keys, lane, reads: [], book: true, placed },
-          new OutcomeOf(settle),
-        );
-      },
-    });
+    const withoutReads = (err: unknown) => {
+      const { message, keys, lane } = whole;
+      const placed = notPlaced(readCount(whole), err);
+      this.batches.enqueue(
+        orgId,
+        { message, keys, lane, reads: [], book: true, placed },
+        new OutcomeOf(settle),
+      );
+    };
+    this.batches.enqueue(orgId, whole, new WholeOutcomeOf(settle, withoutReads));
   }
 
   /**
