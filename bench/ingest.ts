@@ -29,7 +29,6 @@ import {
   adminQuery,
   type BenchPostgres,
   benchPostgres,
-  epc,
   queuedEvents,
   registerReaders,
   seedHistory,
@@ -40,9 +39,11 @@ import {
 } from './harness.js';
 import { type HeapSampling, startHeapSampling } from './heap-sampling.js';
 import { type BrokerCeiling, brokerCeiling } from './ingest-broker-ceiling.js';
-import { type CeilingMessage, type CeilingRead, copyCeiling, transactionCeiling } from './ingest-ceiling.js';
-import { type BenchMessage, type Publishers, startPublishers } from './ingest-publishers.js';
+import { copyCeiling, transactionCeiling } from './ingest-ceiling.js';
+import { benchMessages } from './ingest-messages.js';
+import { type Publishers, startPublishers } from './ingest-publishers.js';
 import { type Population, printResults, type Result } from './ingest-results.js';
+import { startMemorySampling } from './memory-sampling.js';
 import {
   postgresCpuByProcess,
   postgresCpuMs,
@@ -127,10 +128,6 @@ async function sizes(pool: pg.Pool): Promise<{ raw: number; stays: number }> {
   return { raw: Number(rows[0]!.raw), stays: Number(rows[0]!.stays) };
 }
 
-/** Location (0..LOCATIONS-1) of asset `a` at its read number `k`. */
-const where = (population: Population, a: number, k: number) =>
-  population === 'stationary' ? a % LOCATIONS : (a + k) % LOCATIONS;
-
 async function run(population: Population, dbServer: BenchPostgres): Promise<Result> {
   const name = `tagtrail_bench_${population}_${randomBytes(4).toString('hex')}`;
   await adminQuery(dbServer.adminUrl, `CREATE DATABASE ${name}`);
@@ -162,50 +159,28 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
     });
     const { readerIds } = readers;
 
-    // The messages: round k reads every asset once, at its location for that round; a
-    // message carries BATCH reads of one reader. Reader clocks: the last few minutes.
+    // Reader clocks: the last few minutes.
     const rounds = READS / ASSETS;
     const base = Date.now() - (rounds + 60) * 1000;
     if (HISTORY > 0) {
       log(`${population}: storing ${HISTORY} stays per asset before the run`);
       await seedHistory(db, site, HISTORY, base - 60_000);
     }
-    const messages: BenchMessage[] = [];
-    // The same messages as rows for the ceiling: reads resolved to asset and location ids.
     const assetRows = await db.pool.query<{ id: number; external_key: string }>(
       'SELECT id, external_key FROM assets WHERE org_id = $1',
       [orgId],
     );
-    const assetIds = new Map(assetRows.rows.map((r) => [Number(r.external_key.slice(6)), r.id]));
-    const ceilingMessages: CeilingMessage[] = [];
-    const pendingReads: CeilingRead[][] = Array.from({ length: READERS }, () => []);
-    const pending: Array<Array<{ tag: string; antenna: number; time: string }>> = Array.from(
-      { length: READERS },
-      () => [],
-    );
-    for (let k = 0; k < rounds; k++) {
-      for (let a = 0; a < ASSETS; a++) {
-        const loc = where(population, a, k);
-        const r = Math.floor(loc / ANTENNAS);
-        const batch = pending[r]!;
-        const at = base + k * 1000 + (a % 1000);
-        batch.push({ tag: epc(a), antenna: (loc % ANTENNAS) + 1, time: new Date(at).toISOString() });
-        pendingReads[r]!.push({ assetId: assetIds.get(a)!, locationId: locations[loc]!, at });
-        if (batch.length === BATCH) {
-          const payload = JSON.stringify({ reads: batch });
-          messages.push({ reader: r, payload });
-          ceilingMessages.push({ readerId: readerIds[r]!, payload, reads: pendingReads[r]! });
-          pending[r] = [];
-          pendingReads[r] = [];
-        }
-      }
-    }
-    for (const [r, batch] of pending.entries()) {
-      if (batch.length === 0) continue;
-      const payload = JSON.stringify({ reads: batch });
-      messages.push({ reader: r, payload });
-      ceilingMessages.push({ readerId: readerIds[r]!, payload, reads: pendingReads[r]! });
-    }
+    const { messages, ceiling: ceilingMessages } = benchMessages({
+      population,
+      reads: READS,
+      assets: ASSETS,
+      batch: BATCH,
+      antennas: ANTENNAS,
+      base,
+      assetIds: new Map(assetRows.rows.map((r) => [Number(r.external_key.slice(6)), r.id])),
+      locationIds: locations,
+      readerIds,
+    });
 
     publishers = await startPublishers({ mqttUrl: running.mqttUrl, readers, messages, window: WINDOW });
     const before = await sizes(db.pool);
@@ -220,29 +195,7 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
     const pgByProcessAtStart = pgByProcess?.();
     const countersAtStart = pgStats ? await serverCounters(db.pool) : null;
     log(`${population}: publishing ${READS} reads of ${ASSETS} assets in ${messages.length} messages`);
-    const rssAtStart = process.memoryUsage.rss();
-    let peakRss = rssAtStart;
-    // Every 100 ms: at every 20 ms the samples took 0.8 µs of the service's CPU per read of
-    // a 4 x 100 moving run (--cpu-prof), reading /proc while the collector maps and unmaps.
-    // A backlog's memory grows over seconds, so the peak is still seen.
-    const sampler = setInterval(() => {
-      peakRss = Math.max(peakRss, process.memoryUsage.rss());
-    }, 100);
-    const liveAtStart = liveBytes();
-    let peakLive = liveAtStart;
-    // Only when asked for (--expose-gc). A full collection of a heap holding the whole
-    // backlog takes a while, more on a loaded machine: the next sample waits at least 20
-    // times as long as the last one took, so the sampling never takes over the process.
-    let liveSampler: NodeJS.Timeout | undefined;
-    const sampleLive = (delayMs: number) => {
-      liveSampler = setTimeout(() => {
-        const t0 = performance.now();
-        const live = liveBytes();
-        if (live !== null && peakLive !== null) peakLive = Math.max(peakLive, live);
-        sampleLive(Math.max(1000, 20 * (performance.now() - t0)));
-      }, delayMs);
-    };
-    if (liveAtStart !== null) sampleLive(1000);
+    const memory = startMemorySampling();
     const heapSampling: HeapSampling | null = heapProfileDir ? await startHeapSampling(heapProfileDir) : null;
     const gcPauses = observeGcPauses();
     const started = process.hrtime.bigint();
@@ -276,9 +229,7 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
         pgByProcess?.(),
       );
     }
-    clearInterval(sampler);
-    clearTimeout(liveSampler);
-    peakRss = Math.max(peakRss, process.memoryUsage.rss());
+    const { rssAtStart, peakRss, liveRise } = memory.stop();
     const publishersCpuMicros = await published;
     // The stays table's dead row versions are reclaimed by autovacuum in a running service.
     await db.pool.query('VACUUM (ANALYZE) stays');
@@ -318,7 +269,7 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
       brokerPublishersCpuMicrosPerMessage: broker && perMessage(broker.publishersCpuMicros),
       peakRssBytes: peakRss,
       rssRiseBytes: peakRss - rssAtStart,
-      liveRiseBytes: peakLive === null || liveAtStart === null ? null : peakLive - liveAtStart,
+      liveRiseBytes: liveRise,
       cpuMicrosPerRead: Math.round(((cpu.user + cpu.system + publishersCpuMicros) / READS) * 10) / 10,
       serviceCpuMicrosPerRead: Math.round(((cpu.user + cpu.system) / READS) * 10) / 10,
       gcPauseMicrosPerRead: Math.round(((gc.ms * 1000) / READS) * 10) / 10,
@@ -345,15 +296,6 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
       await c.endAsync();
     }
   }
-}
-
-/** Live memory after a full collection (V8 heap and buffers), or null without --expose-gc. */
-function liveBytes(): number | null {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  if (!gc) return null;
-  gc();
-  const m = process.memoryUsage();
-  return m.heapUsed + m.external;
 }
 
 async function main() {
