@@ -8,6 +8,7 @@ import type { ReaderRef } from './directory.js';
 import { type BatchReport, GroupCommit, type GroupCommitOptions, type Settle } from './group-commit.js';
 import { type IngestInstruments, type MessageSource, NO_INSTRUMENTS } from './instruments.js';
 import { type LegacyClaims, loadLegacyClaims, messageKey } from './message-digests.js';
+import { OutcomeOf, ReportedOutcome, WholeMessage } from './message-settles.js';
 import type { IngestOutcome } from './outcome.js';
 import { logRecords } from './raw-log.js';
 import {
@@ -22,7 +23,6 @@ import { type MessagePlan, planMessage } from './reader-lanes.js';
 import { resolveRefs } from './record-refs.js';
 import type { ScanRecord } from './records.js';
 import { PartsTally } from './split-message.js';
-import { failsEveryTime, notPlaced } from './unplaceable.js';
 
 /** How reader messages are grouped into transactions (GroupCommit's limits). */
 export type GroupCommitLimits = Pick<
@@ -36,38 +36,6 @@ export interface IngestBatchReport extends BatchReport {
   messages: number;
   /** Reads it placed. */
   reads: number;
-}
-
-/** The Settle of a book item: its message's outcome to `settle`. */
-class OutcomeOf implements Settle<WorkOutcome> {
-  constructor(protected readonly settle: Settle<IngestOutcome>) {}
-
-  resolve(w: WorkOutcome): void {
-    // A book item's outcome, which storeReaderMessages always sets.
-    this.settle.resolve(w.outcome!);
-  }
-
-  reject(err: unknown): void {
-    this.settle.reject(err);
-  }
-}
-
-/**
- * The Settle of a message stored whole: a failure its redelivery would repeat
- * (failsEveryTime) goes to `unplaceable`, which books the message without its reads.
- */
-class WholeOutcomeOf extends OutcomeOf {
-  constructor(
-    settle: Settle<IngestOutcome>,
-    private readonly unplaceable: (err: unknown) => void,
-  ) {
-    super(settle);
-  }
-
-  override reject(err: unknown): void {
-    if (failsEveryTime(err)) this.unplaceable(err);
-    else this.settle.reject(err);
-  }
 }
 
 /**
@@ -154,21 +122,9 @@ export class IngestService {
    * (failsEveryTime) is booked without its reads, which count as not placed.
    */
   private storePlanned(orgId: number, plan: MessagePlan, settle: Settle<IngestOutcome>): void {
-    if (!('whole' in plan)) {
-      this.storeInParts(orgId, plan, settle);
-      return;
-    }
-    const { whole } = plan;
-    const withoutReads = (err: unknown) => {
-      const { message, keys, lane } = whole;
-      const placed = notPlaced(readCount(whole), err);
-      this.batches.enqueue(
-        orgId,
-        { message, keys, lane, reads: [], book: true, placed },
-        new OutcomeOf(settle),
-      );
-    };
-    this.batches.enqueue(orgId, whole, new WholeOutcomeOf(settle, withoutReads));
+    if ('whole' in plan)
+      this.batches.enqueue(orgId, plan.whole, new WholeMessage(this.batches, orgId, plan.whole, settle));
+    else this.storeInParts(orgId, plan, settle);
   }
 
   /**
@@ -248,39 +204,15 @@ export class IngestService {
     // alive for every message waiting in a lane (docs/ingest-history.md, "The collector's
     // pauses, and what they are made of").
     return new Promise<IngestOutcome>((resolve, reject) =>
-      this.storePlanned(reader.orgId, plan, {
-        resolve: (outcome) => {
-          this.reportStored(reader.family, source, receivedAt, outcome);
-          resolve(outcome);
-        },
-        reject,
-      }),
+      this.storePlanned(
+        reader.orgId,
+        plan,
+        new ReportedOutcome(this.instruments, reader.family, source, receivedAt, resolve, reject),
+      ),
     );
   }
 
   /** The message's metrics; they must never fail a message that is stored. */
-  private reportStored(
-    family: string,
-    source: MessageSource,
-    receivedAt: number,
-    outcome: IngestOutcome,
-  ): void {
-    try {
-      this.instruments.messageStored({
-        family,
-        source,
-        good: outcome.good,
-        bad: outcome.bad,
-        unknown: outcome.unknown,
-        receivedAt,
-        committedAt: Date.now(),
-        duplicate: outcome.duplicate === true,
-      });
-    } catch {
-      // A metrics failure is not the message's.
-    }
-  }
-
   /** Calls `listener` after every reader-message transaction (batch size and latency). */
   onBatch(listener: (report: IngestBatchReport) => void): () => void {
     this.batchListeners.add(listener);
