@@ -43,6 +43,39 @@ function storableBytes(payload: Buffer | string): Buffer {
   return Buffer.from(storableText(payload), 'utf8');
 }
 
+/** A byte that only continues a UTF-8 sequence (10xxxxxx), never starts one. */
+const continues = (byte: number) => (byte & 0xc0) === 0x80;
+
+/**
+ * The payloads' storable bytes (storableBytes) one after another, and the length of each.
+ * When every payload is a Buffer within the size limit that starts a UTF-8 sequence, the
+ * concatenation is checked once instead of each payload: valid UTF-8 without NUL as a
+ * whole, its sequences start where each payload does, so each payload is valid too. With
+ * one read per message, two native calls per payload were a microsecond of each message.
+ */
+export function storablePayloads(payloads: ReadonlyArray<Buffer | string>): {
+  all: Buffer;
+  lengths: number[];
+} {
+  let whole = true;
+  for (const p of payloads) {
+    if (typeof p === 'string' || p.byteLength > MAX_PAYLOAD_BYTES || (p.byteLength > 0 && continues(p[0]!))) {
+      whole = false;
+      break;
+    }
+  }
+  if (whole) {
+    const buffers = payloads as readonly Buffer[];
+    const all = buffers.length === 1 ? buffers[0]! : Buffer.concat(buffers);
+    if (all.indexOf(0) === -1 && isUtf8(all)) return { all, lengths: buffers.map((b) => b.byteLength) };
+  }
+  const bodies = payloads.map(storableBytes);
+  return {
+    all: bodies.length === 1 ? bodies[0]! : Buffer.concat(bodies),
+    lengths: bodies.map((b) => b.byteLength),
+  };
+}
+
 /**
  * The raw log rows of the messages, in one statement. The payloads go as one binary
  * parameter, each cut out by its offset and length (no text[] literal to escape and build
@@ -54,12 +87,12 @@ export async function logMessages(
   messages: LoggedMessage[],
   outcomes: IngestOutcome[],
 ): Promise<void> {
-  const bodies = messages.map((m) => storableBytes(m.payload));
+  const { all, lengths } = storablePayloads(messages.map((m) => m.payload));
   const starts: number[] = [];
   let offset = 1;
-  for (const b of bodies) {
+  for (const length of lengths) {
     starts.push(offset);
-    offset += b.byteLength;
+    offset += length;
   }
   await tx.query(
     `INSERT INTO raw_messages (received_at, org_id, reader_id, source, payload, good_reads, bad_reads, unknown_reads, errors)
@@ -73,7 +106,7 @@ export async function logMessages(
       int8Array(messages.map((m) => Math.floor(m.receivedAt))),
       int8Array(messages.map((m) => m.reader.id)),
       textArray(messages.map((m) => m.source)),
-      bodies.length === 1 ? bodies[0]! : Buffer.concat(bodies),
+      all,
       int4Array(outcomes.map((o) => o.good)),
       int4Array(outcomes.map((o) => o.bad)),
       int4Array(outcomes.map((o) => o.unknown)),
@@ -84,7 +117,7 @@ export async function logMessages(
         ),
       ),
       int4Array(starts),
-      int4Array(bodies.map((b) => b.byteLength)),
+      int4Array(lengths),
     ],
   );
 }
