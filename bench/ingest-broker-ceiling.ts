@@ -24,7 +24,11 @@ export async function brokerCeiling(options: {
   window: number;
 }): Promise<BrokerCeiling> {
   // No access control: logging in happens once per connection, outside the measured window.
-  const broker = await startEmbeddedBroker({ host: '127.0.0.1', port: 0, onPublish: async () => undefined });
+  const broker = await startEmbeddedBroker({
+    host: '127.0.0.1',
+    port: 0,
+    onPublish: (_topic, _payload, done) => done(null),
+  });
   try {
     const publishers = await startPublishers({
       mqttUrl: broker.url,

@@ -71,7 +71,7 @@ export async function startService(config: Config): Promise<RunningService> {
       ? await startBrokerOnPort({
           host: config.HOST,
           port: config.TAGTRAIL_MQTT_PORT,
-          onPublish: (topic, payload) => brokerIngest.handle(topic, payload),
+          onPublish: (topic, payload, done) => brokerIngest.take(topic, payload, done),
           access: brokerAccess,
           tls: config.mqttTls && { ...config.mqttTls, port: config.TAGTRAIL_MQTTS_PORT },
         })

@@ -1,12 +1,13 @@
 import type { ReaderDirectory, ReaderRef } from './directory.js';
+import type { Settle } from './group-commit.js';
 import type { IngestInstruments } from './instruments.js';
-import { IN_FLIGHT, type IngestLogger, Limiter, LogThrottle, sleep } from './limiter.js';
+import { IN_FLIGHT, type IngestLogger, Limiter, LogThrottle, type SlotWaiter } from './limiter.js';
 import type { IngestOutcome } from './outcome.js';
 import type { IngestService } from './service.js';
 
 export interface BrokerIngestTarget {
   directory: ReaderDirectory;
-  ingest: Pick<IngestService, 'readerMessage'>;
+  ingest: Pick<IngestService, 'takeReaderMessage'>;
   logger: IngestLogger;
   /** Messages taken in and not yet stored, at most. Default IN_FLIGHT.messages. */
   concurrency?: number;
@@ -24,26 +25,38 @@ export class IngestUnavailableError extends Error {
   }
 }
 
+/** The broker's answer to one PUBLISH: null acknowledges it, an error refuses it. */
+export type PublishDone = (err: Error | null) => void;
+
+type Attached = BrokerIngestTarget & { limiter: Limiter };
+
+const asError = (err: unknown) => (err instanceof Error ? err : new Error(String(err)));
+
 /**
- * Ingest inside the embedded broker: the broker calls `handle` for every PUBLISH before
+ * Ingest inside the embedded broker: the broker calls `take` for every PUBLISH before
  * it acknowledges it, so a reader's QoS 1 message is acknowledged only once it is
  * stored, and a message the service could not store is never acknowledged (the broker
  * drops the reader's connection and the reader sends it again after reconnecting).
  * A consumer subscribed to the embedded broker could not promise that: the broker
  * acknowledges the reader on receipt and keeps undelivered messages only in memory.
  *
- * The broker starts before the database, so messages wait in `handle` until `attach`
+ * The broker starts before the database, so messages wait in `take` until `attach`
  * supplies the reader directory and the ingest service.
  */
 export class BrokerIngest {
-  private target: (BrokerIngestTarget & { limiter: Limiter }) | undefined;
+  private target: Attached | undefined;
   private readonly attachWaiters: Array<{ resolve: () => void; reject: (err: Error) => void }> = [];
-  private closed = false;
-  private readonly throttle = new LogThrottle();
+  private stopped = false;
+  readonly throttle = new LogThrottle();
   readonly stats = { stored: 0, failed: 0 };
 
+  /** Whether close() was called: nothing new is taken in. */
+  get closed(): boolean {
+    return this.stopped;
+  }
+
   attach(target: BrokerIngestTarget): void {
-    if (this.closed) throw new IngestUnavailableError();
+    if (this.stopped) throw new IngestUnavailableError();
     this.target = {
       ...target,
       limiter: new Limiter(
@@ -55,105 +68,142 @@ export class BrokerIngest {
   }
 
   /**
-   * The broker's publish hook: resolves once stored (or not a reader topic); rejects to
-   * refuse. Promise chains, not async functions: this runs for every PUBLISH, and with one
-   * read per message the frames of three nested async functions were a cost of their own.
+   * The broker's publish hook: `done(null)` once the message is stored (or at once when
+   * the topic is not a reader's), `done(err)` to refuse it. A callback and one object per
+   * message (BrokerMessage), not a chain of promises: with one read per message, thousands
+   * wait for their commit at a time, and what each keeps alive is the collector's work.
    */
-  handle(topic: string, payload: Buffer): Promise<void> {
+  take(topic: string, payload: Buffer, done: PublishDone): void {
     const receivedAt = Date.now();
-    if (!this.target) {
-      if (this.closed) return Promise.reject(new IngestUnavailableError());
-      return new Promise<void>((resolve, reject) => this.attachWaiters.push({ resolve, reject })).then(() =>
-        this.admit(topic, payload, receivedAt),
-      );
+    if (this.target) {
+      this.admit(this.target, topic, payload, receivedAt, done);
+      return;
     }
-    try {
-      return this.admit(topic, payload, receivedAt);
-    } catch (err) {
-      return Promise.reject(err); // as an async function would: the hook expects a rejection
+    if (this.stopped) {
+      done(new IngestUnavailableError());
+      return;
     }
+    this.attachWaiters.push({
+      resolve: () => this.admit(this.target!, topic, payload, receivedAt, done),
+      reject: done,
+    });
+  }
+
+  /** take() as a promise. */
+  handle(topic: string, payload: Buffer): Promise<void> {
+    return new Promise((resolve, reject) =>
+      this.take(topic, payload, (err) => (err ? reject(err) : resolve())),
+    );
   }
 
   /** Takes a slot of the in-flight bound (waiting for one when they are taken), then stores. */
-  private admit(topic: string, payload: Buffer, receivedAt: number): Promise<void> {
-    if (this.closed) return Promise.reject(new IngestUnavailableError());
-    const target = this.target!;
-    const reader = target.directory.lookup(topic);
-    if (!reader) return Promise.resolve(); // not a reader's topic: an ordinary message for whoever subscribed
-    const weight = payload.byteLength;
-    // Straight on when a slot is free: a link less in the chain every waiting message keeps.
-    if (target.limiter.tryAcquire(weight))
-      return this.attempt(target, reader, topic, payload, receivedAt, 0, weight);
-    return target.limiter
-      .acquire(weight)
-      .then(() => this.attempt(target, reader, topic, payload, receivedAt, 0, weight));
-  }
-
-  /**
-   * One attempt to store; a failure is retried after the next delay, until there is none.
-   * Holds the in-flight slot of `weight` that admit() took, and releases it once the
-   * message is stored or given up.
-   */
-  private attempt(
-    target: BrokerIngestTarget & { limiter: Limiter },
-    reader: ReaderRef,
+  private admit(
+    target: Attached,
     topic: string,
     payload: Buffer,
     receivedAt: number,
-    attempt: number,
-    weight: number,
-  ): Promise<void> {
-    // A stop refuses the messages not started yet; a retry under way is finished.
-    if (attempt === 0 && this.closed) {
-      target.limiter.release(weight);
-      return Promise.reject(new IngestUnavailableError());
+    done: PublishDone,
+  ): void {
+    if (this.stopped) {
+      done(new IngestUnavailableError());
+      return;
     }
-    let stored: Promise<IngestOutcome>;
+    let reader: ReaderRef | undefined;
     try {
-      stored = target.ingest.readerMessage(reader, payload, 'mqtt', receivedAt);
+      reader = target.directory.lookup(topic);
     } catch (err) {
-      stored = Promise.reject(err);
+      done(asError(err));
+      return;
     }
-    return stored.then(
-      (outcome) => {
-        target.limiter.release(weight);
-        this.stats.stored++;
-        if (outcome.errors.length > 0) {
-          this.throttle.maybe(`bad:${reader.id}`, (suppressed) =>
-            target.logger.warn(
-              { readerId: reader.id, bad: outcome.bad, errors: outcome.errors.slice(0, 5), suppressed },
-              'reader message had bad reads (kept in the raw log)',
-            ),
-          );
-        }
-      },
-      (err: unknown) => {
-        const delay = (target.retryDelaysMs ?? [250, 1_000])[attempt];
-        if (delay === undefined || this.closed) {
-          target.limiter.release(weight);
-          this.stats.failed++;
-          target.instruments?.messageFailed({ family: reader.family, source: 'mqtt' });
-          target.logger.error(
-            { err, readerId: reader.id, topic, attempts: attempt + 1 },
-            'storing a reader message failed; not acknowledged, the reader will send it again',
-          );
-          throw err;
-        }
-        target.logger.warn(
-          { err, readerId: reader.id, attempt: attempt + 1 },
-          'storing a reader message failed; retrying',
-        );
-        return sleep(delay).then(() =>
-          this.attempt(target, reader, topic, payload, receivedAt, attempt + 1, weight),
-        );
-      },
-    );
+    if (!reader) {
+      done(null); // not a reader's topic: an ordinary message for whoever subscribed
+      return;
+    }
+    target.limiter.wait(new BrokerMessage(this, target, reader, topic, payload, receivedAt, done));
   }
 
   /** Refuses new messages and waits for those being stored. */
   async close(): Promise<void> {
-    this.closed = true;
+    this.stopped = true;
     for (const w of this.attachWaiters.splice(0)) w.reject(new IngestUnavailableError());
     await this.target?.limiter.idle();
+  }
+}
+
+/**
+ * One reader message from its in-flight slot to the broker's answer: it waits for the slot
+ * (SlotWaiter), is stored (Settle of the ingest service), and is retried after each delay
+ * of `retryDelaysMs` while storing fails. It holds its slot until it is stored or given up.
+ */
+class BrokerMessage implements SlotWaiter, Settle<IngestOutcome> {
+  readonly weight: number;
+  private attempt = 0;
+
+  constructor(
+    private readonly hook: BrokerIngest,
+    private readonly target: Attached,
+    private readonly reader: ReaderRef,
+    private readonly topic: string,
+    private readonly payload: Buffer,
+    private readonly receivedAt: number,
+    private readonly done: PublishDone,
+  ) {
+    this.weight = payload.byteLength;
+  }
+
+  /** Its slot is taken: the first attempt, unless a stop came while it waited. */
+  granted(): void {
+    if (this.hook.closed) {
+      this.target.limiter.release(this.weight);
+      this.done(new IngestUnavailableError());
+      return;
+    }
+    this.store();
+  }
+
+  private store(): void {
+    try {
+      this.target.ingest.takeReaderMessage(this.reader, this.payload, 'mqtt', this.receivedAt, this);
+    } catch (err) {
+      this.reject(err);
+    }
+  }
+
+  resolve(outcome: IngestOutcome): void {
+    const { target, reader } = this;
+    target.limiter.release(this.weight);
+    this.hook.stats.stored++;
+    if (outcome.errors.length > 0) {
+      this.hook.throttle.maybe(`bad:${reader.id}`, (suppressed) =>
+        target.logger.warn(
+          { readerId: reader.id, bad: outcome.bad, errors: outcome.errors.slice(0, 5), suppressed },
+          'reader message had bad reads (kept in the raw log)',
+        ),
+      );
+    }
+    this.done(null);
+  }
+
+  reject(err: unknown): void {
+    const { target, reader } = this;
+    // A stop refuses the messages not started yet; a retry under way is finished.
+    const delay = (target.retryDelaysMs ?? [250, 1_000])[this.attempt];
+    if (delay === undefined || this.hook.closed) {
+      target.limiter.release(this.weight);
+      this.hook.stats.failed++;
+      target.instruments?.messageFailed({ family: reader.family, source: 'mqtt' });
+      target.logger.error(
+        { err, readerId: reader.id, topic: this.topic, attempts: this.attempt + 1 },
+        'storing a reader message failed; not acknowledged, the reader will send it again',
+      );
+      this.done(asError(err));
+      return;
+    }
+    this.attempt++;
+    target.logger.warn(
+      { err, readerId: reader.id, attempt: this.attempt },
+      'storing a reader message failed; retrying',
+    );
+    setTimeout(() => this.store(), delay);
   }
 }

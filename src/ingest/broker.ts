@@ -40,11 +40,12 @@ export interface EmbeddedBrokerOptions {
   port: number;
   /**
    * Called for every PUBLISH from a client before the broker acknowledges it (PUBACK) or
-   * forwards it. A rejection refuses the message: the broker drops that client's connection
-   * without acknowledging, so the publisher sends it again after reconnecting. Ingest uses
-   * this to acknowledge a reader's message only once it is stored.
+   * forwards it; `done(null)` lets it through. `done(err)` refuses the message: the broker
+   * drops that client's connection without acknowledging, so the publisher sends it again
+   * after reconnecting. Ingest uses this to acknowledge a reader's message only once it is
+   * stored.
    */
-  onPublish?: (topic: string, payload: Buffer) => Promise<void>;
+  onPublish?: (topic: string, payload: Buffer, done: (err: Error | null) => void) => void;
   /**
    * Who may connect, publish and subscribe. The service always passes it; without it the
    * broker is open to anyone, which only tests use (as a stand-in for an external broker
@@ -84,10 +85,7 @@ function brokerHooks(options: EmbeddedBrokerOptions): AedesOptions {
       }
       if (!onPublish) return callback(null);
       const payload = packet.payload;
-      onPublish(packet.topic, Buffer.isBuffer(payload) ? payload : Buffer.from(payload)).then(
-        () => callback(null),
-        (err: unknown) => callback(err instanceof Error ? err : new Error(String(err))),
-      );
+      onPublish(packet.topic, Buffer.isBuffer(payload) ? payload : Buffer.from(payload), callback);
     };
   }
   return hooks;

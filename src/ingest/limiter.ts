@@ -13,6 +13,12 @@ export const silentLogger: IngestLogger = {
   error: () => undefined,
 };
 
+/** Who waits in Limiter.wait(): its weight, and what to call once its slot is taken. */
+export interface SlotWaiter {
+  readonly weight: number;
+  granted(): void;
+}
+
 /**
  * Bounds the messages a transport has taken in and not yet settled: how many, and how many
  * payload bytes (`maxWeight`), so a backlog waits in the broker (which slows the readers)
@@ -28,7 +34,7 @@ export class Limiter {
    * over every PUBLISH of a socket read at once, thousands of one-read messages, and
    * shifting a long array copies what is behind the first.
    */
-  private readonly waiting: Array<{ weight: number; resolve: () => void }> = [];
+  private readonly waiting: SlotWaiter[] = [];
   private head = 0;
   private readonly idleWaiters: Array<() => void> = [];
 
@@ -53,7 +59,17 @@ export class Limiter {
   /** Resolves once a slot and `weight` are taken; release() them when the work is done. */
   acquire(weight = 0): Promise<void> {
     if (this.tryAcquire(weight)) return Promise.resolve();
-    return new Promise((resolve) => this.waiting.push({ weight, resolve }));
+    return new Promise((resolve) => this.waiting.push({ weight, granted: resolve }));
+  }
+
+  /**
+   * acquire() without a promise: `waiter.granted()` is called once its slot and weight are
+   * taken (at once when they are free). A caller following thousands of waiting messages
+   * keeps one object for each instead of a promise and its reaction.
+   */
+  wait(waiter: SlotWaiter): void {
+    if (this.tryAcquire(waiter.weight)) waiter.granted();
+    else this.waiting.push(waiter);
   }
 
   /** Takes a slot and `weight` if they are free and nobody waits for them; true if taken. */
@@ -66,11 +82,15 @@ export class Limiter {
   release(weight = 0): void {
     this.active--;
     this.weight -= weight;
+    // The waiters served are told once the bookkeeping is done: one may release again at once.
+    let served: SlotWaiter | SlotWaiter[] | undefined;
     while (this.head < this.waiting.length && this.fits(this.waiting[this.head]!.weight)) {
       const next = this.waiting[this.head]!;
       this.waiting[this.head++] = undefined as never;
       this.take(next.weight);
-      next.resolve();
+      if (served === undefined) served = next;
+      else if (Array.isArray(served)) served.push(next);
+      else served = [served, next];
     }
     if (this.head === this.waiting.length) {
       this.waiting.length = 0;
@@ -80,6 +100,21 @@ export class Limiter {
       this.head = 0;
     }
     if (this.active === 0) for (const done of this.idleWaiters.splice(0)) done();
+    if (served === undefined) return;
+    if (!Array.isArray(served)) {
+      served.granted();
+      return;
+    }
+    // Each is told, whatever another one throws; the first error is thrown after.
+    let failure: { err: unknown } | undefined;
+    for (const waiter of served) {
+      try {
+        waiter.granted();
+      } catch (err) {
+        failure ??= { err };
+      }
+    }
+    if (failure) throw failure.err;
   }
 
   /** Runs `fn` in a slot. */

@@ -55,15 +55,14 @@ export class WholeMessage extends OutcomeOf {
   }
 }
 
-/** A reader message's promise, settled once it committed, with the message's metrics. */
+/** Settles a reader message once it committed, and reports the message's metrics. */
 export class ReportedOutcome implements Settle<IngestOutcome> {
   constructor(
     private readonly instruments: IngestInstruments,
     private readonly family: string,
     private readonly source: MessageSource,
     private readonly receivedAt: number,
-    private readonly done: (outcome: IngestOutcome) => void,
-    private readonly fail: (err: unknown) => void,
+    private readonly settle: Settle<IngestOutcome>,
   ) {}
 
   resolve(outcome: IngestOutcome): void {
@@ -81,10 +80,10 @@ export class ReportedOutcome implements Settle<IngestOutcome> {
     } catch {
       // A metrics failure is not the message's.
     }
-    this.done(outcome);
+    this.settle.resolve(outcome);
   }
 
   reject(err: unknown): void {
-    this.fail(err);
+    this.settle.reject(err);
   }
 }

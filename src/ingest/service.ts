@@ -184,6 +184,25 @@ export class IngestService {
     source: 'mqtt' | 'webhook',
     receivedAt = Date.now(),
   ): Promise<IngestOutcome> {
+    return new Promise<IngestOutcome>((resolve, reject) =>
+      this.takeReaderMessage(reader, payload, source, receivedAt, { resolve, reject }),
+    );
+  }
+
+  /**
+   * readerMessage without a promise, for a transport following thousands of waiting
+   * messages (the embedded broker): `settle` learns the outcome once the message committed.
+   * A promise and its reactions per message were objects the collector copied while the
+   * message waited for its commit (docs/ingest-history.md, "What a waiting message is made
+   * of").
+   */
+  takeReaderMessage(
+    reader: ReaderRef,
+    payload: Buffer | string,
+    source: 'mqtt' | 'webhook',
+    receivedAt: number,
+    settle: Settle<IngestOutcome>,
+  ): void {
     // Parsed before queueing: the adapters never throw, and a bad payload is an outcome, not an error.
     let plan: MessagePlan;
     try {
@@ -198,17 +217,13 @@ export class IngestService {
         key: once ? messageKey(payload, parsed.reads) : null,
       });
     } catch (err) {
-      return Promise.reject(err);
+      settle.reject(err);
+      return;
     }
-    // One promise for the message, settled by the group commit: a chain of them was kept
-    // alive for every message waiting in a lane (docs/ingest-history.md, "The collector's
-    // pauses, and what they are made of").
-    return new Promise<IngestOutcome>((resolve, reject) =>
-      this.storePlanned(
-        reader.orgId,
-        plan,
-        new ReportedOutcome(this.instruments, reader.family, source, receivedAt, resolve, reject),
-      ),
+    this.storePlanned(
+      reader.orgId,
+      plan,
+      new ReportedOutcome(this.instruments, reader.family, source, receivedAt, settle),
     );
   }
 

@@ -18,9 +18,7 @@ describe('bench LeanPublisher', () => {
     broker = await startEmbeddedBroker({
       host: '127.0.0.1',
       port: 0,
-      onPublish: async () => {
-        throw new Error('refused');
-      },
+      onPublish: (_topic, _payload, done) => done(new Error('refused')),
     });
     return LeanPublisher.connect(broker.url, login);
   }
@@ -30,8 +28,9 @@ describe('bench LeanPublisher', () => {
     broker = await startEmbeddedBroker({
       host: '127.0.0.1',
       port: 0,
-      onPublish: async (topic, payload) => {
+      onPublish: (topic, payload, done) => {
         received.push(`${topic} ${payload.toString()}`);
+        done(null);
       },
     });
     const publisher = await LeanPublisher.connect(broker.url, login);

@@ -8,6 +8,7 @@ import { type EmbeddedBroker, startEmbeddedBroker } from '../../src/ingest/broke
 import { BrokerIngest } from '../../src/ingest/broker-ingest.js';
 import type { ReaderRef } from '../../src/ingest/directory.js';
 import { ReaderDirectory } from '../../src/ingest/directory.js';
+import type { Settle } from '../../src/ingest/group-commit.js';
 import { silentLogger } from '../../src/ingest/limiter.js';
 import { MqttConsumer } from '../../src/ingest/mqtt-consumer.js';
 import type { IngestOutcome } from '../../src/ingest/outcome.js';
@@ -39,6 +40,18 @@ function fakeIngest(behaviour: (payload: string, call: number) => Promise<void> 
       }
       stored.push(text);
       return OK;
+    },
+    takeReaderMessage(
+      reader: ReaderRef,
+      payload: Buffer | string,
+      _source: string,
+      _receivedAt: number,
+      settle: Settle<IngestOutcome>,
+    ): void {
+      this.readerMessage(reader, payload).then(
+        (outcome) => settle.resolve(outcome),
+        (err) => settle.reject(err),
+      );
     },
   };
 }
@@ -271,7 +284,7 @@ describe("the embedded broker's ingest hook", () => {
     const own = await startEmbeddedBroker({
       host: '127.0.0.1',
       port: 0,
-      onPublish: (topic, payload) => hook.handle(topic, payload),
+      onPublish: (topic, payload, done) => hook.take(topic, payload, done),
     });
     const directory = await directoryOf(topics);
     hook.attach({ directory, ingest, logger: silentLogger, retryDelaysMs: [10] });
@@ -328,7 +341,7 @@ describe("the embedded broker's ingest hook", () => {
     const own = await startEmbeddedBroker({
       host: '127.0.0.1',
       port: 0,
-      onPublish: (t, payload) => hook.handle(t, payload),
+      onPublish: (t, payload, done) => hook.take(t, payload, done),
     });
     cleanups.push(async () => {
       await hook.close();
