@@ -1,5 +1,4 @@
 import type { GroupCommit, Settle } from './group-commit.js';
-import type { IngestInstruments, MessageSource } from './instruments.js';
 import type { IngestOutcome } from './outcome.js';
 import { type ReaderWork, readCount, type WorkOutcome } from './reader-batch.js';
 import { failsEveryTime, notPlaced } from './unplaceable.js';
@@ -52,38 +51,5 @@ export class WholeMessage extends OutcomeOf {
       { message, keys, lane, reads: [], book: true, placed },
       new OutcomeOf(this.settle),
     );
-  }
-}
-
-/** Settles a reader message once it committed, and reports the message's metrics. */
-export class ReportedOutcome implements Settle<IngestOutcome> {
-  constructor(
-    private readonly instruments: IngestInstruments,
-    private readonly family: string,
-    private readonly source: MessageSource,
-    private readonly receivedAt: number,
-    private readonly settle: Settle<IngestOutcome>,
-  ) {}
-
-  resolve(outcome: IngestOutcome): void {
-    try {
-      this.instruments.messageStored({
-        family: this.family,
-        source: this.source,
-        good: outcome.good,
-        bad: outcome.bad,
-        unknown: outcome.unknown,
-        receivedAt: this.receivedAt,
-        committedAt: Date.now(),
-        duplicate: outcome.duplicate === true,
-      });
-    } catch {
-      // A metrics failure is not the message's.
-    }
-    this.settle.resolve(outcome);
-  }
-
-  reject(err: unknown): void {
-    this.settle.reject(err);
   }
 }

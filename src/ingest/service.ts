@@ -8,7 +8,7 @@ import type { ReaderRef } from './directory.js';
 import { type BatchReport, GroupCommit, type GroupCommitOptions, type Settle } from './group-commit.js';
 import { type IngestInstruments, type MessageSource, NO_INSTRUMENTS } from './instruments.js';
 import { type LegacyClaims, loadLegacyClaims, messageKey } from './message-digests.js';
-import { OutcomeOf, ReportedOutcome, WholeMessage } from './message-settles.js';
+import { OutcomeOf, WholeMessage } from './message-settles.js';
 import type { IngestOutcome } from './outcome.js';
 import { logRecords } from './raw-log.js';
 import {
@@ -86,15 +86,46 @@ export class IngestService {
    */
   private async storeBatch(orgId: number, work: ReaderWork[]): Promise<WorkOutcome[]> {
     const legacy = this.legacy ?? (await this.loadLegacy());
+    let results: WorkOutcome[];
     try {
-      return await this.inBatchTransaction(orgId, (tx) =>
+      results = await this.inBatchTransaction(orgId, (tx) =>
         storeReaderMessages(tx, orgId, work, this.clock, { commit: true, legacy }),
       );
     } catch (err) {
       if (!(err instanceof StaleCounts)) throw err;
-      return this.inBatchTransaction(orgId, (tx) =>
+      results = await this.inBatchTransaction(orgId, (tx) =>
         storeReaderMessages(tx, orgId, work, this.clock, { countFirst: false, commit: true, legacy }),
       );
+    }
+    this.reportBooked(work, results);
+    return results;
+  }
+
+  /**
+   * The metrics of the messages a committed batch booked, a message's outcome being its
+   * book item's: reported here for the batch, not by an object per message waiting for
+   * its commit.
+   */
+  private reportBooked(work: ReaderWork[], results: WorkOutcome[]): void {
+    const committedAt = Date.now();
+    for (let i = 0; i < work.length; i++) {
+      const { book, message: m } = work[i]!;
+      const outcome = results[i]!.outcome;
+      if (!book || outcome === undefined) continue;
+      try {
+        this.instruments.messageStored({
+          family: m.reader.family,
+          source: m.source,
+          good: outcome.good,
+          bad: outcome.bad,
+          unknown: outcome.unknown,
+          receivedAt: m.receivedAt,
+          committedAt,
+          duplicate: outcome.duplicate === true,
+        });
+      } catch {
+        // A metrics failure is not the message's.
+      }
     }
   }
 
@@ -220,11 +251,7 @@ export class IngestService {
       settle.reject(err);
       return;
     }
-    this.storePlanned(
-      reader.orgId,
-      plan,
-      new ReportedOutcome(this.instruments, reader.family, source, receivedAt, settle),
-    );
+    this.storePlanned(reader.orgId, plan, settle);
   }
 
   /** The message's metrics; they must never fail a message that is stored. */
