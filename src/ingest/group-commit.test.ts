@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type BatchReport, GroupCommit, settleAll } from './group-commit.js';
+import { type BatchReport, GroupCommit } from './group-commit.js';
 import { Limiter } from './limiter.js';
 
 /** A store that records each transaction's items and finishes it when told to. */
@@ -180,21 +180,6 @@ describe('GroupCommit', () => {
       clearInterval(opener);
     }
     expect(store.transactions).toHaveLength(4);
-  });
-});
-
-describe('settleAll', () => {
-  it('settles every item though one throws, then throws the first error', () => {
-    const settled: number[] = [];
-    const first = new Error('first');
-    expect(() =>
-      settleAll([1, 2, 3, 4], (n) => {
-        settled.push(n);
-        if (n === 2) throw first;
-        if (n === 3) throw new Error('second');
-      }),
-    ).toThrow(first);
-    expect(settled).toEqual([1, 2, 3, 4]);
   });
 });
 

@@ -1,3 +1,5 @@
+import { settleAll } from './settle-all.js';
+
 /**
  * Group commit: messages submitted while a transaction is running wait and are stored
  * together in the next one, so the per-transaction cost (round trips, the commit's WAL
@@ -85,23 +87,6 @@ interface Lane<I, O> {
    * commit newer reads before older ones, which then take the slow path for late reads.
    */
   busy: boolean;
-}
-
-/**
- * Settles every item of a batch. A Settle that throws (a bug: none may) does not leave the
- * batch's other items waiting for ever; the first such error is thrown after, unhandled,
- * so that it shows and the process stops rather than hang.
- */
-export function settleAll<P>(batch: readonly P[], settle: (p: P, i: number) => void): void {
-  let thrown: { err: unknown } | undefined;
-  for (let i = 0; i < batch.length; i++) {
-    try {
-      settle(batch[i]!, i);
-    } catch (err) {
-      thrown ??= { err };
-    }
-  }
-  if (thrown) throw thrown.err;
 }
 
 export class GroupCommit<I, O> {

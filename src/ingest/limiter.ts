@@ -1,3 +1,5 @@
+import { settleAll } from './settle-all.js';
+
 /** Structured logging as the ingest transports use it; Fastify's pino logger fits. */
 export interface IngestLogger {
   debug(obj: object, msg?: string): void;
@@ -105,16 +107,8 @@ export class Limiter {
       served.granted();
       return;
     }
-    // Each is told, whatever another one throws; the first error is thrown after.
-    let failure: { err: unknown } | undefined;
-    for (const waiter of served) {
-      try {
-        waiter.granted();
-      } catch (err) {
-        failure ??= { err };
-      }
-    }
-    if (failure) throw failure.err;
+    // Each is told, whatever another one throws.
+    settleAll(served, (waiter) => waiter.granted());
   }
 
   /** Runs `fn` in a slot. */
