@@ -89,13 +89,6 @@ export class BrokerIngest {
     });
   }
 
-  /** take() as a promise. */
-  handle(topic: string, payload: Buffer): Promise<void> {
-    return new Promise((resolve, reject) =>
-      this.take(topic, payload, (err) => (err ? reject(err) : resolve())),
-    );
-  }
-
   /** Takes a slot of the in-flight bound (waiting for one when they are taken), then stores. */
   private admit(
     target: Attached,
