@@ -57,22 +57,22 @@ export function storablePayloads(payloads: ReadonlyArray<Buffer | string>): {
   all: Buffer;
   lengths: number[];
 } {
-  let whole = true;
-  for (const p of payloads) {
-    if (typeof p === 'string' || p.byteLength > MAX_PAYLOAD_BYTES || (p.byteLength > 0 && continues(p[0]!))) {
-      whole = false;
-      break;
-    }
+  const asOne = payloads.every(
+    (p) =>
+      typeof p !== 'string' && p.byteLength <= MAX_PAYLOAD_BYTES && !(p.byteLength > 0 && continues(p[0]!)),
+  );
+  if (asOne) {
+    const joined = concatenated(payloads as readonly Buffer[]);
+    if (joined.all.indexOf(0) === -1 && isUtf8(joined.all)) return joined;
   }
-  if (whole) {
-    const buffers = payloads as readonly Buffer[];
-    const all = buffers.length === 1 ? buffers[0]! : Buffer.concat(buffers);
-    if (all.indexOf(0) === -1 && isUtf8(all)) return { all, lengths: buffers.map((b) => b.byteLength) };
-  }
-  const bodies = payloads.map(storableBytes);
+  return concatenated(payloads.map(storableBytes));
+}
+
+/** The buffers one after another (the only one as it is), and the length of each. */
+function concatenated(buffers: readonly Buffer[]): { all: Buffer; lengths: number[] } {
   return {
-    all: bodies.length === 1 ? bodies[0]! : Buffer.concat(bodies),
-    lengths: bodies.map((b) => b.byteLength),
+    all: buffers.length === 1 ? buffers[0]! : Buffer.concat(buffers),
+    lengths: buffers.map((b) => b.byteLength),
   };
 }
 
