@@ -24,7 +24,7 @@ export interface MessagePlan {
 }
 
 /** Location (0..locations-1) of asset `a` at its read number `k`. */
-export const where = (population: Population, locations: number, a: number, k: number) =>
+const where = (population: Population, locations: number, a: number, k: number) =>
   population === 'stationary' ? a % locations : (a + k) % locations;
 
 export function benchMessages(plan: MessagePlan): { messages: BenchMessage[]; ceiling: CeilingMessage[] } {
