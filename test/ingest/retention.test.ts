@@ -95,6 +95,24 @@ describe('raw log retention', () => {
     expect(await partitions()).toContain('raw_messages_20310315');
   });
 
+  it('keeps one index per daily partition, and the default partition one on the instant', async () => {
+    // Migration 0058: the primary key's index on every row was a sixth of the raw log at one
+    // read per message; the default partition, looked up and cleaned by time, keeps its own.
+    await ensureRawPartitions(database.db, NOW, 0);
+    const indexes = async (table: string) => {
+      const { rows } = await database.db.pool.query<{ def: string }>(
+        'SELECT indexdef AS def FROM pg_indexes WHERE tablename = $1 ORDER BY indexname',
+        [table],
+      );
+      return rows.map((r) => r.def.replace(/^.* USING /, ''));
+    };
+    expect(await indexes('raw_messages_20310315')).toEqual(['btree (org_id, received_at)']);
+    expect(await indexes('raw_messages_default')).toEqual([
+      'btree (org_id, received_at)',
+      'btree (received_at)',
+    ]);
+  });
+
   it('runs both at start and keeps going when a pass fails', async () => {
     const errors: unknown[] = [];
     const retention = new RawRetention(database.db, {
