@@ -179,7 +179,7 @@ class BrokerMessage implements SlotWaiter, Settle<IngestOutcome> {
 
   reject(err: unknown): void {
     const { target, reader } = this;
-    // A stop refuses the messages not started yet; a retry under way is finished.
+    // After a stop a failed attempt is not retried (granted() refuses the messages not started).
     const delay = (target.retryDelaysMs ?? [250, 1_000])[this.attempt];
     if (delay === undefined || this.hook.closed) {
       target.limiter.release(this.weight);

@@ -254,7 +254,6 @@ export class IngestService {
     this.storePlanned(reader.orgId, plan, settle);
   }
 
-  /** The message's metrics; they must never fail a message that is stored. */
   /** Calls `listener` after every reader-message transaction (batch size and latency). */
   onBatch(listener: (report: IngestBatchReport) => void): () => void {
     this.batchListeners.add(listener);
