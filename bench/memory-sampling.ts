@@ -11,7 +11,7 @@ export interface MemoryFigures {
 }
 
 /** Live memory after a full collection (V8 heap and buffers), or null without --expose-gc. */
-export function liveBytes(): number | null {
+function liveBytes(): number | null {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (!gc) return null;
   gc();
