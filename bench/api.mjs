@@ -33,6 +33,7 @@ import { migrate } from '../dist/src/db/migrate.js';
 import { createDatabase } from '../dist/src/db/pool.js';
 import { defaultPoolSize } from '../dist/src/db/pool-size.js';
 import { MemoryRateLimitStore } from '../dist/src/http/rate-limit/memory-store.js';
+import { SecretBox } from '../dist/src/secrets/secret-box.js';
 import { createServices } from '../dist/src/services.js';
 import { baselineApp } from './api-baseline.mjs';
 import { cpu, cpuClock, fmt, roundsSummary, serverTimings, total } from './api-measure.mjs';
@@ -188,6 +189,7 @@ function benchServices(db) {
     db,
     {
       TAGTRAIL_ENV: 'production',
+      secrets: new SecretBox([randomBytes(32)]),
       REDIS_URL: undefined,
       TAGTRAIL_RATE_LIMIT: 1e9,
       TAGTRAIL_RATE_WINDOW_SECONDS: 60,

@@ -18,6 +18,7 @@ import { buildServer } from '../dist/src/app.js';
 import { migrate } from '../dist/src/db/migrate.js';
 import { createDatabase } from '../dist/src/db/pool.js';
 import { MemoryRateLimitStore } from '../dist/src/http/rate-limit/memory-store.js';
+import { SecretBox } from '../dist/src/secrets/secret-box.js';
 import { createServices } from '../dist/src/services.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
@@ -62,6 +63,7 @@ async function main() {
       db,
       {
         TAGTRAIL_ENV: 'production',
+        secrets: new SecretBox([randomBytes(32)]),
         REDIS_URL: undefined,
         TAGTRAIL_RATE_LIMIT: 1_000_000,
         TAGTRAIL_RATE_WINDOW_SECONDS: 60,

@@ -24,6 +24,7 @@ import { loadConfig } from '../src/config.js';
 import { createDatabase } from '../src/db/pool.js';
 import { WebhookService } from '../src/events/webhook-service.js';
 import { startService } from '../src/runtime.js';
+import { SecretBox } from '../src/secrets/secret-box.js';
 import {
   adminQuery,
   type BenchPostgres,
@@ -116,9 +117,12 @@ async function run(webhooks: boolean, server: BenchPostgres, dir: string): Promi
   const name = `tagtrail_bench_hooks_${randomBytes(4).toString('hex')}`;
   await adminQuery(server.adminUrl, `CREATE DATABASE ${name}`);
   const url = server.urlFor(name);
+  // The endpoint's secret is sealed here and opened by the service: one key for both.
+  const secretKey = randomBytes(32);
   const running = await startService(
     loadConfig({
       DATABASE_URL: url,
+      TAGTRAIL_SECRET_KEYS: secretKey.toString('base64'),
       PORT: '0',
       TAGTRAIL_MQTT_PORT: '0',
       LOG_LEVEL: 'warn',
@@ -131,7 +135,7 @@ async function run(webhooks: boolean, server: BenchPostgres, dir: string): Promi
   try {
     const site = await seedTaggedSite(db, { locations: LOCATIONS, assets: ASSETS });
     if (receiver) {
-      await new WebhookService(db, { allowPrivate: true }).create(site.orgId, {
+      await new WebhookService(db, new SecretBox([secretKey]), { allowPrivate: true }).create(site.orgId, {
         url: receiver.url,
         event_types: ['asset.moved', 'asset.first_seen'],
       });

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { createSecureContext } from 'node:tls';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value, type ValueError } from '@sinclair/typebox/value';
+import { parseSecretKeys } from './secrets/key-ring.js';
 
 /**
  * Every setting the service reads from its environment, validated once at start so a
@@ -57,6 +58,10 @@ const ConfigSchema = Type.Object({
   // smtps://, credentials in the URL. Unset, the link is only shown to the admin to pass on.
   TAGTRAIL_SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://' })),
   TAGTRAIL_SMTP_FROM: Type.String({ minLength: 3, maxLength: 254, default: 'tagtrail <tagtrail@localhost>' }),
+  // Keys sealing the secrets stored in the database (docs/operations.md "Secrets at rest"):
+  // base64 of 32 bytes each, comma-separated, the sealing key first. Unset: the key file in
+  // the data directory on the embedded database; none on DATABASE_URL (stored as given).
+  TAGTRAIL_SECRET_KEYS: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
   // Bearer token of GET /metrics (docs/metrics.md); unset, the endpoint is off. Printable ASCII
   // without spaces (it travels in a header), long enough not to be guessed.
   TAGTRAIL_METRICS_TOKEN: Type.Optional(
@@ -102,6 +107,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration:\n${describeErrors(errors, raw).join('\n')}`);
   }
   const config = withDefaults as Static<typeof ConfigSchema>;
+  if (config.TAGTRAIL_SECRET_KEYS) {
+    try {
+      parseSecretKeys(config.TAGTRAIL_SECRET_KEYS, 'TAGTRAIL_SECRET_KEYS');
+    } catch (err) {
+      throw new ConfigError(`invalid configuration:\n  ${(err as Error).message}`);
+    }
+  }
   return { ...config, dataDir: resolve(config.TAGTRAIL_DATA_DIR), mqttTls: loadMqttTls(config) };
 }
 
@@ -160,7 +172,7 @@ function wholeNumberRange(name: string): string | undefined {
 }
 
 /** Settings whose values are secrets. */
-const SECRET_SETTINGS = new Set(['TAGTRAIL_METRICS_TOKEN', 'TAGTRAIL_MQTT_PASSWORD']);
+const SECRET_SETTINGS = new Set(['TAGTRAIL_METRICS_TOKEN', 'TAGTRAIL_MQTT_PASSWORD', 'TAGTRAIL_SECRET_KEYS']);
 
 /** The allowed literals of an enum-like (union of literals) setting, or undefined otherwise. */
 function allowedValues(name: string): string[] | undefined {

@@ -18,11 +18,13 @@ import type { IngestInstruments } from './ingest/instruments.js';
 import { ReaderService } from './ingest/readers-service.js';
 import { IngestService } from './ingest/service.js';
 import { KeyService } from './keys/service.js';
+import type { SigningKey } from './keys/signing-key.js';
 import type { TokenCodec } from './keys/tokens.js';
 import { LocationService } from './locations/service.js';
 import { InvitationMailer } from './members/invitation-mail.js';
 import { InvitationService } from './members/invitations.js';
 import { MemberService } from './members/service.js';
+import type { SecretBox } from './secrets/secret-box.js';
 import { SpreadsheetService } from './spreadsheet/service.js';
 import { TagService } from './tags/service.js';
 import { TrackingService } from './tracking/service.js';
@@ -100,16 +102,18 @@ export type InternalConfig = Partial<
 export async function createInternalServices(
   db: Database,
   tokens: TokenCodec,
+  /** The signing key (CSRF tokens are derived from it) and the box sealing stored secrets. */
+  keys: { signing: SigningKey; secrets: SecretBox },
   config: InternalConfig,
 ): Promise<InternalServices> {
-  const csrf = await CsrfTokens.fromDatabase(db);
+  const csrf = CsrfTokens.fromSecret(keys.signing.secret);
   const signInLimiter = SignInLimiter.create(config.REDIS_URL);
   const signUpLimiter = createBucketStore(config.REDIS_URL, SIGN_UP_POLICY, 'tagtrail:signup:');
   const signup: SignupMode = config.TAGTRAIL_SIGNUP ?? 'first-user-only';
   const assets = new AssetService(db);
   const locations = new LocationService(db);
   const allowPrivate = config.TAGTRAIL_WEBHOOK_ALLOW_PRIVATE ?? false;
-  const events = new EventsRuntime(db, {
+  const events = new EventsRuntime(db, keys.secrets, {
     notSeenAfterMs: (config.TAGTRAIL_NOT_SEEN_AFTER_SECONDS ?? 86_400) * 1000,
     ...config.events,
     delivery: { allowPrivate, ...config.events?.delivery },
@@ -127,7 +131,7 @@ export async function createInternalServices(
     activity: new ActivityService(db),
     passwordResets: new PasswordResetService(db),
     sessions: new SessionService(db, tokens, csrf),
-    totp: new TotpService(db),
+    totp: new TotpService(db, keys.secrets),
     signInLimiter,
     signUpLimiter,
     keys: new KeyService(db, tokens),
@@ -141,7 +145,7 @@ export async function createInternalServices(
     locations,
     tags: new TagService(db),
     spreadsheets: new SpreadsheetService(db, assets, locations),
-    webhooks: new WebhookService(db, { allowPrivate, wake: () => events.wake() }),
+    webhooks: new WebhookService(db, keys.secrets, { allowPrivate, wake: () => events.wake() }),
     events,
     live,
     trustProxy: config.TAGTRAIL_TRUST_PROXY ?? false,

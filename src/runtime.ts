@@ -15,6 +15,7 @@ import { BrokerIngest } from './ingest/broker-ingest.js';
 import { type BrokerAddress, externalBrokerAddress, startBrokerOnPort } from './ingest/broker-port.js';
 import { type IngestTransport, startIngestTransport } from './ingest/transport.js';
 import { ServiceMetrics } from './metrics/index.js';
+import { loadSecretBox } from './secrets/key-ring.js';
 import { createServices } from './services.js';
 
 /** The embedded server's supervision in the service log: an operator sees each crash and restart. */
@@ -83,9 +84,10 @@ export async function startService(config: Config): Promise<RunningService> {
     const opened = await openDatabase(config);
     started.push(() => opened.close());
     const metrics = new ServiceMetrics();
+    const secretKeys = await loadSecretBox(config);
     const services = await createServices(
       opened.db,
-      { ...config, broker: brokerAddress, readerPresence: brokerAccess },
+      { ...config, broker: brokerAddress, readerPresence: brokerAccess, secrets: secretKeys.box },
       undefined,
       metrics,
     );
@@ -112,6 +114,13 @@ export async function startService(config: Config): Promise<RunningService> {
       ],
     });
     started.push(() => app.close());
+    if (secretKeys.box.sealingKeyId === null) {
+      app.log.warn(
+        'TAGTRAIL_SECRET_KEYS is not set: webhook signing secrets, two-factor secrets and the token signing key are stored unsealed in the database (docs/operations.md, "Secrets at rest")',
+      );
+    } else {
+      app.log.info({ keys: secretKeys.box.keyIds, source: secretKeys.source }, 'stored secrets sealed');
+    }
     const databaseLog = app.log.child({ component: 'database' });
     if (opened.embedded) watchEmbeddedDatabase(opened.embedded, databaseLog);
     // Advice only: a server that will not say does not stop the start.

@@ -19,6 +19,8 @@ import { loadSigningKey } from './keys/signing-key.js';
 import { TokenCodec } from './keys/tokens.js';
 import { LocationService } from './locations/service.js';
 import { ServiceMetrics } from './metrics/index.js';
+import { resealSecrets } from './secrets/reseal.js';
+import type { SecretBox } from './secrets/secret-box.js';
 import { TagService } from './tags/service.js';
 import { TrackingService } from './tracking/service.js';
 
@@ -52,6 +54,8 @@ export type ServiceConfig = Pick<
     events?: EventsOptions;
     /** The embedded broker's logged-in readers, for the readers' health. */
     readerPresence?: ReaderPresence;
+    /** Seals the secrets the service stores and must read back (src/secrets/key-ring.ts). */
+    secrets: SecretBox;
   };
 
 export function createRateLimitStore(config: ServiceConfig): RateLimitStore {
@@ -71,8 +75,16 @@ export async function createServices(
 ): Promise<Services> {
   metrics.watchPool(db.pool, db.appPool);
   metrics.watchTransactionRetries(() => db.stats.transientConflictRetries);
-  const tokens = new TokenCodec(await loadSigningKey(db), config.TAGTRAIL_ENV);
-  const internal = await createInternalServices(db, tokens, { ...config, instruments: metrics.ingest });
+  // Before anything reads a stored secret: refuses to start with keys that cannot open them.
+  await resealSecrets(db.pool, config.secrets);
+  const signing = await loadSigningKey(db, config.secrets);
+  const tokens = new TokenCodec(signing, config.TAGTRAIL_ENV);
+  const internal = await createInternalServices(
+    db,
+    tokens,
+    { signing, secrets: config.secrets },
+    { ...config, instruments: metrics.ingest },
+  );
   const authenticator = new ApiKeyAuthenticator(db, tokens, new ApiKeyCache(db.pool.options));
   const webhookRateLimit = createBucketStore(
     config.REDIS_URL,

@@ -1,9 +1,9 @@
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
-import type { Database } from '../db/pool.js';
 
 /**
  * CSRF tokens: HMAC-SHA256 of the session id, keyed by a key derived (HKDF) from the
- * deployment's signing key. Every instance derives the same key from the database, a
+ * deployment's signing key (its private scalar, SigningKey.secret). Every instance derives the
+ * same key from the database's signing key, a
  * token is bound to one session, and nothing extra is stored.
  */
 export class CsrfTokens {
@@ -11,16 +11,6 @@ export class CsrfTokens {
 
   static fromSecret(secret: Uint8Array): CsrfTokens {
     return new CsrfTokens(Buffer.from(hkdfSync('sha256', secret, 'tagtrail', 'csrf-token-v1', 32)));
-  }
-
-  /** Derives the key from the signing key stored in the database (loaded by then). */
-  static async fromDatabase(db: Database): Promise<CsrfTokens> {
-    const { rows } = await db.pool.query<{ d: string | null }>(
-      `SELECT private_jwk->>'d' AS d FROM signing_keys ORDER BY created_at, id LIMIT 1`,
-    );
-    const d = rows[0]?.d;
-    if (!d) throw new Error('no signing key to derive the CSRF key from');
-    return CsrfTokens.fromSecret(Buffer.from(d, 'base64url'));
   }
 
   tokenFor(sessionId: string): string {

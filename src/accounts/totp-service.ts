@@ -3,6 +3,8 @@ import type { Caller } from '../caller.js';
 import type { Database } from '../db/pool.js';
 import { ApiError, conflict, fieldError, notFound } from '../errors.js';
 import { findMember } from '../members/repository.js';
+import { totpSecretContext } from '../secrets/contexts.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import { verifyPassword } from './passwords.js';
 import { revokeOtherSessions } from './sessions-repository.js';
 import { hashRecoveryCode, newRecoveryCodes, normalizeRecoveryCode } from './totp-recovery.js';
@@ -52,6 +54,8 @@ export interface TotpEnrolment {
 export class TotpService {
   constructor(
     private readonly db: Database,
+    /** The TOTP secrets are stored sealed (SecretBox): the codes are checked against them. */
+    private readonly secrets: SecretBox,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -71,7 +75,8 @@ export class TotpService {
   async startEnrolment(caller: Caller, userId: number, email: string): Promise<TotpEnrolment> {
     const { orgId } = caller;
     const secret = generateSecret();
-    const stored = await this.db.withOrg(caller, (tx) => upsertPendingTotp(tx, orgId, userId, secret));
+    const sealed = this.secrets.seal(secret, totpSecretContext(orgId, userId));
+    const stored = await this.db.withOrg(caller, (tx) => upsertPendingTotp(tx, orgId, userId, sealed));
     if (!stored) throw conflict('Two-factor sign-in is already on; turn it off first to change the app');
     return { secret, uri: generateURI({ issuer: ISSUER, label: email, secret, period: PERIOD_SECONDS }) };
   }
@@ -85,7 +90,7 @@ export class TotpService {
     const record = await this.db.withOrg(orgId, (tx) => findTotp(tx, orgId, userId));
     if (!record) throw conflict('Start two-factor enrolment first');
     if (record.enabledAt) throw conflict('Two-factor sign-in is already on');
-    const step = await this.validStep(record.secret, record.lastStep, code);
+    const step = await this.validStep(orgId, userId, record.secret, record.lastStep, code);
     const { codes, hashes } = newRecoveryCodes();
     const enabled =
       step !== null && (await this.db.withOrg(caller, (tx) => enableTotp(tx, orgId, userId, step, hashes)));
@@ -101,7 +106,7 @@ export class TotpService {
     const { orgId } = caller;
     const record = await this.db.withOrg(orgId, (tx) => findTotp(tx, orgId, userId));
     if (!record?.enabledAt) throw conflict('Two-factor sign-in is not on');
-    const step = await this.validStep(record.secret, record.lastStep, code);
+    const step = await this.validStep(orgId, userId, record.secret, record.lastStep, code);
     if (step === null) throw badCode();
     const { codes, hashes } = newRecoveryCodes();
     await this.db.withOrg(caller, async (tx) => {
@@ -212,14 +217,20 @@ export class TotpService {
     secret: string,
     code: string,
   ): Promise<boolean> {
-    const step = await this.validStep(secret, lastStep, code);
+    const step = await this.validStep(caller.orgId, userId, secret, lastStep, code);
     return step !== null && this.db.withOrg(caller, (tx) => acceptStep(tx, caller.orgId, userId, step));
   }
 
-  /** The time step of a valid code (±1 step) newer than `lastStep`, or null. */
-  private async validStep(secret: string, lastStep: number | null, code: string): Promise<number | null> {
+  /** The time step of a valid code (±1 step) newer than `lastStep`, or null; `stored`: the secret as stored. */
+  private async validStep(
+    orgId: number,
+    userId: number,
+    stored: string,
+    lastStep: number | null,
+    code: string,
+  ): Promise<number | null> {
     const result = await verify({
-      secret,
+      secret: this.secrets.open(stored, totpSecretContext(orgId, userId)),
       token: code,
       period: PERIOD_SECONDS,
       epoch: Math.floor(this.now() / 1000),

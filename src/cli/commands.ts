@@ -5,6 +5,7 @@ import { migrate } from '../db/migrate.js';
 import { ApiError } from '../errors.js';
 import { describeBroker } from '../ingest/broker-port.js';
 import { startService } from '../runtime.js';
+import { loadSecretBox } from '../secrets/key-ring.js';
 import { createServices, type Services } from '../services.js';
 import { registerActivityCommands } from './activity-commands.js';
 import { registerIngestCommands } from './ingest-commands.js';
@@ -19,7 +20,8 @@ async function withServices<T>(fn: (services: Services, config: Config) => Promi
   const config = loadConfig();
   const opened = await openCliDatabase(config, { poolSize: 2 });
   try {
-    const services = await createServices(opened.db, { ...config, REDIS_URL: undefined });
+    const { box: secrets } = await loadSecretBox(config);
+    const services = await createServices(opened.db, { ...config, REDIS_URL: undefined, secrets });
     try {
       return await fn(services, config);
     } finally {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Database } from '../db/pool.js';
+import { SecretBox } from '../secrets/secret-box.js';
 import { DEFAULT_DELIVERY_POLICY, DeliveryWorker } from './delivery-worker.js';
 
 /** A database whose claim answers "nothing due" when the test lets it. */
@@ -17,7 +18,7 @@ function slowEmptyDatabase() {
 describe('DeliveryWorker.stop', () => {
   it('resolves when a wake arrived while the last claim was running', async () => {
     const { db, answer, waiting } = slowEmptyDatabase();
-    const worker = new DeliveryWorker(db, { ...DEFAULT_DELIVERY_POLICY, pollMs: 60_000 });
+    const worker = new DeliveryWorker(db, new SecretBox([]), { ...DEFAULT_DELIVERY_POLICY, pollMs: 60_000 });
     worker.start();
     expect(waiting()).toBe(1);
     // The wake lands during the claim: the worker notes it must look again.
@@ -34,7 +35,7 @@ describe('DeliveryWorker.stop', () => {
 
   it('resolves at once when nothing is claimed or in flight', async () => {
     const { db, answer } = slowEmptyDatabase();
-    const worker = new DeliveryWorker(db, { ...DEFAULT_DELIVERY_POLICY, pollMs: 60_000 });
+    const worker = new DeliveryWorker(db, new SecretBox([]), { ...DEFAULT_DELIVERY_POLICY, pollMs: 60_000 });
     worker.start();
     answer();
     await worker.stop();

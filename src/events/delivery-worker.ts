@@ -1,4 +1,6 @@
 import type { Database } from '../db/pool.js';
+import { webhookSecretContext } from '../secrets/contexts.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import { type ClaimedDelivery, claimDeliveries, markDelivered, markFailed } from './deliveries-repository.js';
 import { eventBody, wireEventId } from './outbox.js';
 import { type SendResult, sendWebhook } from './sender.js';
@@ -73,6 +75,7 @@ export class DeliveryWorker {
 
   constructor(
     private readonly db: Database,
+    private readonly secrets: SecretBox,
     private readonly policy: DeliveryPolicy = DEFAULT_DELIVERY_POLICY,
     private readonly onError: (err: unknown) => void = () => undefined,
   ) {}
@@ -176,7 +179,16 @@ export class DeliveryWorker {
 
   private attempt(d: ClaimedDelivery): Promise<SendResult> {
     const body = eventBody(d.event);
-    return sendWebhook(d.url, body, signedHeaders(d.secret, wireEventId(d.eventId), body), {
+    let secret: string;
+    try {
+      secret = this.secrets.open(d.secret, webhookSecretContext(d.event.org_id));
+    } catch (err) {
+      // Sealed under a key this instance lacks (another started since with a newer ring):
+      // a failed attempt, retried later, never a delivery signed with the wrong secret.
+      this.onError(err);
+      return Promise.resolve({ ok: false, status: null, error: 'signing secret unavailable', durationMs: 0 });
+    }
+    return sendWebhook(d.url, body, signedHeaders(secret, wireEventId(d.eventId), body), {
       timeoutMs: this.policy.timeoutMs,
       allowPrivate: this.policy.allowPrivate,
     });

@@ -1,4 +1,5 @@
 import type { Database } from '../db/pool.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import { DEFAULT_DELIVERY_POLICY, type DeliveryPolicy, DeliveryWorker } from './delivery-worker.js';
 import { dispatchEvents } from './dispatcher.js';
 import { sweepNotSeen } from './not-seen.js';
@@ -27,11 +28,15 @@ export class EventsRuntime {
 
   constructor(
     private readonly db: Database,
+    secrets: SecretBox,
     private readonly options: EventsOptions = {},
   ) {
     this.onError = options.onError ?? (() => undefined);
-    this.worker = new DeliveryWorker(db, { ...DEFAULT_DELIVERY_POLICY, ...options.delivery }, (err) =>
-      this.onError(err),
+    this.worker = new DeliveryWorker(
+      db,
+      secrets,
+      { ...DEFAULT_DELIVERY_POLICY, ...options.delivery },
+      (err) => this.onError(err),
     );
   }
 

@@ -1,6 +1,8 @@
 import type { Database, Tx } from '../db/pool.js';
 import { fieldError, notFound } from '../errors.js';
 import { toWire, toWireOrNull } from '../http/timestamps.js';
+import { webhookSecretContext } from '../secrets/contexts.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import { lockMoveSubscriptions } from './move-subscriptions.js';
 import { type EventType, wireEventId } from './outbox.js';
 import { newSecret } from './signing.js';
@@ -65,6 +67,7 @@ function endpointView(r: any): WebhookEndpoint {
 export class WebhookService {
   constructor(
     private readonly db: Database,
+    private readonly secrets: SecretBox,
     private readonly options: { allowPrivate: boolean; wake?: () => void },
   ) {}
 
@@ -96,7 +99,7 @@ export class WebhookService {
           input.url,
           [...new Set(input.event_types)],
           input.location_id ?? null,
-          secret,
+          this.secrets.seal(secret, webhookSecretContext(orgId)),
           input.enabled ?? true,
         ],
       );

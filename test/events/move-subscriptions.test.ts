@@ -10,13 +10,14 @@ import { LiveHub } from '../../src/events/live-hub.js';
 import { WebhookService } from '../../src/events/webhook-service.js';
 import { storeSightings } from '../../src/tracking/sightings.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { TEST_SECRETS } from '../helpers/secrets.js';
 import { ingestFixture, unique, waitFor } from '../ingest/helpers.js';
 
 let t: TestApp;
 let webhooks: WebhookService;
 beforeAll(async () => {
   t = await buildTestApp();
-  webhooks = new WebhookService(t.database.db, { allowPrivate: true });
+  webhooks = new WebhookService(t.database.db, TEST_SECRETS, { allowPrivate: true });
 });
 afterAll(async () => {
   await t?.close();

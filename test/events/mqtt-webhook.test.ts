@@ -10,6 +10,7 @@ import { verifySignature } from '../../src/events/signing.js';
 import { type RunningService, startService } from '../../src/runtime.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { subscribeToMoves } from '../helpers/move-subscription.js';
+import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
 import { genericJson, ingestFixture, publisher, waitFor } from '../ingest/helpers.js';
 import { startReceiver } from './receiver.js';
 
@@ -20,6 +21,7 @@ describe('asset.moved for an MQTT read reaches a receiver, signed', () => {
     t = await buildTestApp();
     running = await startService(
       loadConfig({
+        TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
         PORT: '0',
         HOST: '127.0.0.1',
         DATABASE_URL: t.database.url,

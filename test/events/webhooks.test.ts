@@ -9,6 +9,7 @@ import { verifySignature } from '../../src/events/signing.js';
 import { WebhookService } from '../../src/events/webhook-service.js';
 import { storeSightings } from '../../src/tracking/sightings.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { TEST_SECRETS } from '../helpers/secrets.js';
 import { ingestFixture, unique, waitFor } from '../ingest/helpers.js';
 import { type Received, startReceiver } from './receiver.js';
 
@@ -24,7 +25,7 @@ const runtimes: EventsRuntime[] = [];
 const closers: Array<() => Promise<void>> = [];
 
 function runtime(): EventsRuntime {
-  const r = new EventsRuntime(t.database.db, FAST);
+  const r = new EventsRuntime(t.database.db, TEST_SECRETS, FAST);
   runtimes.push(r);
   r.start((err) => console.error(err));
   return r;
@@ -32,7 +33,7 @@ function runtime(): EventsRuntime {
 
 beforeAll(async () => {
   t = await buildTestApp({ allowPrivateWebhooks: true });
-  webhooks = new WebhookService(t.database.db, { allowPrivate: true });
+  webhooks = new WebhookService(t.database.db, TEST_SECRETS, { allowPrivate: true });
 });
 afterAll(async () => {
   for (const r of runtimes) await r.stop();
@@ -259,7 +260,7 @@ describe('webhook delivery', () => {
   });
 
   it('an endpoint failing for longer than the bound is disabled with the reason', async () => {
-    const r = new EventsRuntime(t.database.db, {
+    const r = new EventsRuntime(t.database.db, TEST_SECRETS, {
       ...FAST,
       delivery: { ...FAST.delivery, disableAfterMs: 300, retryWindowMs: 60_000 },
     });
@@ -297,7 +298,10 @@ describe('webhook delivery', () => {
       () => webhooks.deliveries(f.orgId, endpoint.id, { limit: 10, offset: 0 }),
       (l) => l.rows[0]?.state === 'delivered',
     );
-    webhooks = new WebhookService(t.database.db, { allowPrivate: true, wake: () => runtimes.at(-1)?.wake() });
+    webhooks = new WebhookService(t.database.db, TEST_SECRETS, {
+      allowPrivate: true,
+      wake: () => runtimes.at(-1)?.wake(),
+    });
     await webhooks.redeliver(f.orgId, endpoint.id, log.rows[0]!.id);
     await waitFor(
       async () => rx.received.length,

@@ -6,6 +6,7 @@ import { AUTH_DETAIL } from '../../src/keys/authenticate.js';
 import type { ApiKeyCache } from '../../src/keys/key-cache.js';
 import { createServices, type Services } from '../../src/services.js';
 import { bearer, buildTestApp, type TestApp, type TestOrg } from '../helpers/app.js';
+import { TEST_SECRETS } from '../helpers/secrets.js';
 
 /**
  * API key records are cached per instance (src/keys/key-cache.ts); revocation must still
@@ -56,6 +57,7 @@ describe('API key cache across instances', () => {
     secondDb = createDatabase(t.database.url, { max: 4 });
     second = await createServices(secondDb, {
       TAGTRAIL_ENV: 'production',
+      secrets: TEST_SECRETS,
       REDIS_URL: undefined,
       TAGTRAIL_RATE_LIMIT: 1_000_000,
       TAGTRAIL_RATE_WINDOW_SECONDS: 60,

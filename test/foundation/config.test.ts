@@ -91,6 +91,24 @@ describe('TAGTRAIL_METRICS_TOKEN', () => {
   });
 });
 
+describe('TAGTRAIL_SECRET_KEYS', () => {
+  const key = Buffer.alloc(32, 5).toString('base64');
+
+  it('takes keys of 32 bytes in base64, comma-separated', () => {
+    expect(loadConfig({ TAGTRAIL_SECRET_KEYS: `${key},${key}` }).TAGTRAIL_SECRET_KEYS).toBe(`${key},${key}`);
+  });
+
+  it.each([
+    ['of 16 bytes', Buffer.alloc(16, 5).toString('base64')],
+    ['that is not base64', 'this is not a key at all, is it?!'],
+    ['second of two that is short', `${key},AAAA`],
+  ])('refuses a key %s at start, without printing it', (_why, value) => {
+    const message = configError({ TAGTRAIL_SECRET_KEYS: value });
+    expect(message).toMatch(/TAGTRAIL_SECRET_KEYS: key \d is not 32 bytes/);
+    expect(message).not.toContain(value.split(',').at(-1));
+  });
+});
+
 describe('whole-number settings', () => {
   // Every integer setting with its bounds (no maximum: null). Kept by hand so a new integer
   // setting fails the completeness check below until its bounds are tested here.

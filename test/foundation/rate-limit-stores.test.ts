@@ -10,6 +10,7 @@ import { RedisRateLimitStore } from '../../src/http/rate-limit/redis-store.js';
 import type { RateDecision, RateLimitStore } from '../../src/http/rate-limit/types.js';
 import { createServices, type Services } from '../../src/services.js';
 import { bearer, buildTestApp, type TestApp } from '../helpers/app.js';
+import { TEST_SECRETS } from '../helpers/secrets.js';
 import { expectRateLimited, LIMIT, WINDOW_SECONDS } from './rate-limit-expectations.js';
 
 /** The budget is configured from TAGTRAIL_RATE_LIMIT / TAGTRAIL_RATE_WINDOW_SECONDS. */
@@ -18,6 +19,7 @@ describe('rate limit store from the configuration', () => {
     const { createRateLimitStore } = await import('../../src/services.js');
     const store = createRateLimitStore({
       TAGTRAIL_ENV: 'production',
+      secrets: TEST_SECRETS,
       REDIS_URL: undefined,
       TAGTRAIL_RATE_LIMIT: 2,
       TAGTRAIL_RATE_WINDOW_SECONDS: 10,
@@ -269,6 +271,7 @@ describe.skipIf(!redisUrl)('rate limiting shared through Redis (TEST_REDIS_URL o
           t.database.db,
           {
             TAGTRAIL_ENV: 'production',
+            secrets: TEST_SECRETS,
             REDIS_URL: redisUrl,
             TAGTRAIL_RATE_LIMIT: LIMIT,
             TAGTRAIL_RATE_WINDOW_SECONDS: WINDOW_SECONDS,

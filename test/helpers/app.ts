@@ -8,6 +8,7 @@ import type { RateLimitStore } from '../../src/http/rate-limit/types.js';
 import type { Scope } from '../../src/keys/scopes.js';
 import { createServices, type Services } from '../../src/services.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
+import { TEST_SECRETS } from './secrets.js';
 
 export interface TestOrg {
   id: number;
@@ -60,6 +61,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     database.db,
     {
       TAGTRAIL_ENV: options.environment ?? 'production',
+      secrets: TEST_SECRETS,
       REDIS_URL: undefined,
       TAGTRAIL_RATE_LIMIT: 1_000_000,
       TAGTRAIL_RATE_WINDOW_SECONDS: 60,

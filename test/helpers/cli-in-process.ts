@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { vi } from 'vitest';
 import { registerCommands } from '../../src/cli/commands.js';
+import { TEST_SECRET_KEYS } from './secrets.js';
 
 /**
  * Runs `tagtrail …` in this process against the test database; returns what it printed.
@@ -9,6 +10,8 @@ import { registerCommands } from '../../src/cli/commands.js';
 export async function tagtrail(databaseUrl: string, args: string[]): Promise<string> {
   const saved = process.env.DATABASE_URL;
   process.env.DATABASE_URL = databaseUrl;
+  // The key of the test's services, which sealed the secrets in this database.
+  process.env.TAGTRAIL_SECRET_KEYS = TEST_SECRET_KEYS;
   const out: string[] = [];
   const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
     out.push(String(chunk));
@@ -21,6 +24,7 @@ export async function tagtrail(databaseUrl: string, args: string[]): Promise<str
     return out.join('');
   } finally {
     spy.mockRestore();
+    delete process.env.TAGTRAIL_SECRET_KEYS;
     if (saved === undefined) delete process.env.DATABASE_URL;
     else process.env.DATABASE_URL = saved;
   }

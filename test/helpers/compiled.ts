@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { TEST_SECRET_KEYS } from './secrets.js';
 
 /**
  * The compiled service (`node dist/src/cli/main.js`) for tests that run it as an operator
@@ -41,6 +42,8 @@ export function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = proces
 export function runCli(databaseUrl: string, dataDir: string, args: string[]): Promise<Run> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
+    // The key of the tests' in-process services, which may have sealed secrets in this database.
+    TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
     DATABASE_URL: databaseUrl,
     TAGTRAIL_DATA_DIR: dataDir,
     LOG_LEVEL: 'silent',
@@ -125,7 +128,8 @@ export interface ServiceProcess {
  * resolves once it prints `tagtrail listening on …`, or rejects with its output if it exits.
  */
 export function spawnService(env: NodeJS.ProcessEnv, startTimeoutMs = 90_000): Promise<ServiceProcess> {
-  const base = { ...process.env };
+  // The key of the tests' in-process services, which may share the database; env may override it.
+  const base: NodeJS.ProcessEnv = { ...process.env, TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS };
   for (const name of ['DATABASE_URL', 'MQTT_URL', 'REDIS_URL', 'TAGTRAIL_MQTT_PORT', 'PORT', 'HOST']) {
     delete base[name];
   }

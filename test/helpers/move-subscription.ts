@@ -1,5 +1,6 @@
 import type { Database } from '../../src/db/pool.js';
 import { WebhookService } from '../../src/events/webhook-service.js';
+import { TEST_SECRETS } from './secrets.js';
 
 /**
  * Gives the organization an endpoint that wants moves: without one they are not stored as
@@ -12,7 +13,7 @@ export async function subscribeToMoves(
   orgId: number,
   url = 'http://127.0.0.1:9/hook',
 ): Promise<{ secret: string }> {
-  const { secret } = await new WebhookService(db, { allowPrivate: true }).create(orgId, {
+  const { secret } = await new WebhookService(db, TEST_SECRETS, { allowPrivate: true }).create(orgId, {
     url,
     event_types: ['asset.first_seen', 'asset.moved'],
   });

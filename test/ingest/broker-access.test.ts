@@ -10,6 +10,7 @@ import { loadConfig } from '../../src/config.js';
 import type { MqttCredentials } from '../../src/ingest/readers-service.js';
 import { type RunningService, startService } from '../../src/runtime.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
 import { genericJson, type IngestFixture, ingestFixture, unique, waitFor } from './helpers.js';
 
 let t: TestApp;
@@ -21,6 +22,7 @@ beforeAll(async () => {
   t = await buildTestApp();
   running = await startService(
     loadConfig({
+      TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
       PORT: '0',
       HOST: '127.0.0.1',
       TAGTRAIL_MQTT_PORT: '0',

@@ -18,6 +18,7 @@ import { brokerView } from '../../src/ingest/internal-routes/broker.js';
 import { createServices } from '../../src/services.js';
 import { buildIfStale, MAIN, run, type ServiceProcess, spawnService } from '../helpers/compiled.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { TEST_SECRETS } from '../helpers/secrets.js';
 
 function listen(port: number): Promise<Server | null> {
   return new Promise((resolve, reject) => {
@@ -191,6 +192,7 @@ describe('`tagtrail serve` with the default MQTT port taken (compiled, its own p
       database.db,
       {
         TAGTRAIL_ENV: 'production',
+        secrets: TEST_SECRETS,
         REDIS_URL: undefined,
         TAGTRAIL_RATE_LIMIT: 1000,
         TAGTRAIL_RATE_WINDOW_SECONDS: 60,

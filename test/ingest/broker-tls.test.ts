@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { type RunningService, startService } from '../../src/runtime.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
 import { genericJson, ingestFixture, unique } from './helpers.js';
 
 let dir: string;
@@ -48,6 +49,7 @@ beforeAll(async () => {
   t = await buildTestApp();
   running = await startService(
     loadConfig({
+      TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
       PORT: '0',
       HOST: '127.0.0.1',
       TAGTRAIL_MQTT_PORT: '0',

@@ -7,6 +7,7 @@ import { type EmbeddedBroker, startEmbeddedBroker } from '../../src/ingest/broke
 import { connectMqtt } from '../../src/ingest/mqtt-connection.js';
 import { startService } from '../../src/runtime.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
 
 const unique = (prefix: string) => `${prefix}-${randomBytes(6).toString('hex')}`;
 
@@ -91,6 +92,7 @@ describe('a taken broker port', () => {
 
   it('makes the service fail to start before it opens the database', async () => {
     const config = loadConfig({
+      TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
       PORT: '0',
       TAGTRAIL_MQTT_PORT: String(taken.port),
       // Never reached: the broker starts first. A closed port makes any attempt fail fast.
@@ -116,6 +118,7 @@ describe('the service with no MQTT_URL', () => {
   it('runs the embedded broker on TAGTRAIL_MQTT_PORT and stops it on stop()', async () => {
     const running = await startService(
       loadConfig({
+        TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
         PORT: '0',
         TAGTRAIL_MQTT_PORT: '0',
         DATABASE_URL: database.url,
@@ -142,6 +145,7 @@ describe('the service with no MQTT_URL', () => {
   it('uses MQTT_URL instead when it is set', async () => {
     const running = await startService(
       loadConfig({
+        TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
         PORT: '0',
         MQTT_URL: 'mqtt://broker.invalid:1883',
         DATABASE_URL: database.url,

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { registerIngestCommands } from '../../src/cli/ingest-commands.js';
 import { verifyMqttPassword } from '../../src/ingest/mqtt-credentials.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
 import { ingestFixture, unique } from './helpers.js';
 
 let t: TestApp;
@@ -20,6 +21,8 @@ beforeAll(async () => {
   t = await buildTestApp();
   dir = await mkdtemp(join(tmpdir(), 'tagtrail-import-'));
   process.env.DATABASE_URL = t.database.url;
+  // The test app's key: it sealed the secrets in this database.
+  process.env.TAGTRAIL_SECRET_KEYS = TEST_SECRET_KEYS;
   process.env.LOG_LEVEL = 'silent';
   delete process.env.MQTT_URL;
 });

@@ -16,6 +16,7 @@ import type { MqttCredentials } from '../../src/ingest/readers-service.js';
 import { consumerClientId } from '../../src/ingest/transport.js';
 import { type RunningService, startService } from '../../src/runtime.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
 import { discardSession, genericJson, ingestFixture, iso, publisher, unique, waitFor } from './helpers.js';
 
 const FIXTURES = new URL('../fixtures/readers/', import.meta.url);
@@ -80,6 +81,7 @@ describe.each(TRANSPORTS.filter((x) => x.enabled))('reads over $name', (transpor
   const start = (extra: Record<string, string>) =>
     startService(
       loadConfig({
+        TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
         PORT: '0',
         HOST: '127.0.0.1',
         DATABASE_URL: t.database.url,

@@ -9,6 +9,7 @@ import { cliCaller } from '../../src/caller.js';
 import { loadConfig } from '../../src/config.js';
 import { bumpReaderCounters, perMinute, type RateBuckets } from '../../src/ingest/reader-counters.js';
 import { type RunningService, startService } from '../../src/runtime.js';
+import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
 import {
   type Browser,
   buildInternalApp,
@@ -119,6 +120,7 @@ describe('GET /internal/readers health over the embedded broker', () => {
     me = (await t.newOrg()).browser;
     running = await startService(
       loadConfig({
+        TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
         PORT: '0',
         HOST: '127.0.0.1',
         DATABASE_URL: t.database.url,

@@ -7,6 +7,7 @@ import { MemoryRateLimitStore } from '../../src/http/rate-limit/memory-store.js'
 import { createServices, type Services } from '../../src/services.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { ERROR_STATUS } from '../helpers/error-envelope.js';
+import { TEST_SECRETS } from '../helpers/secrets.js';
 
 export interface InternalTestOptions {
   signup?: SignupMode;
@@ -85,6 +86,7 @@ export async function buildInternalApp(options: InternalTestOptions = {}): Promi
     database.db,
     {
       TAGTRAIL_ENV: 'production',
+      secrets: TEST_SECRETS,
       REDIS_URL: undefined,
       TAGTRAIL_RATE_LIMIT: 1_000_000,
       TAGTRAIL_RATE_WINDOW_SECONDS: 60,

@@ -8,6 +8,7 @@ import { type EmbeddedBroker, startEmbeddedBroker } from '../../src/ingest/broke
 import { type RunningService, startService } from '../../src/runtime.js';
 import { bearer, buildTestApp, type TestApp } from '../helpers/app.js';
 import { Scrape } from '../helpers/prometheus.js';
+import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
 import { unique, waitFor } from '../ingest/helpers.js';
 
 const TOKEN = 'external-broker-metrics-token';
@@ -28,6 +29,7 @@ describe('GET /metrics with an external broker', () => {
     broker = await startEmbeddedBroker({ host: '127.0.0.1', port: 0 });
     running = await startService(
       loadConfig({
+        TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
         PORT: '0',
         HOST: '127.0.0.1',
         DATABASE_URL: t.database.url,

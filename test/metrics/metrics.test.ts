@@ -12,6 +12,7 @@ import { type RunningService, startService } from '../../src/runtime.js';
 import { matchKey } from '../../src/tracking/resolve.js';
 import { bearer, buildTestApp, type TestApp } from '../helpers/app.js';
 import { Scrape } from '../helpers/prometheus.js';
+import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
 import { genericJson, ingestFixture, publisher, waitFor } from '../ingest/helpers.js';
 
 const TOKEN = 'metrics-test-token-0123456789';
@@ -33,6 +34,7 @@ describe('GET /metrics', () => {
     t = await buildTestApp();
     running = await startService(
       loadConfig({
+        TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
         PORT: '0',
         HOST: '127.0.0.1',
         DATABASE_URL: t.database.url,

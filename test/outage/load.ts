@@ -11,6 +11,7 @@ import { MemoryRateLimitStore } from '../../src/http/rate-limit/memory-store.js'
 import { connectMqtt } from '../../src/ingest/mqtt-connection.js';
 import type { MqttCredentials } from '../../src/ingest/readers-service.js';
 import { createServices } from '../../src/services.js';
+import { TEST_SECRETS } from '../helpers/secrets.js';
 
 export const unique = (prefix: string) => `${prefix}-${randomBytes(5).toString('hex')}`;
 
@@ -30,6 +31,7 @@ export async function createTenant(databaseUrl: string): Promise<Tenant> {
     db,
     {
       TAGTRAIL_ENV: 'production',
+      secrets: TEST_SECRETS,
       REDIS_URL: undefined,
       TAGTRAIL_RATE_LIMIT: 1000,
       TAGTRAIL_RATE_WINDOW_SECONDS: 60,

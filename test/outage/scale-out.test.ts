@@ -28,6 +28,7 @@ import { createServices } from '../../src/services.js';
 import { buildIfStale, type ServiceProcess, spawnService } from '../helpers/compiled.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { Scrape } from '../helpers/prometheus.js';
+import { TEST_SECRETS } from '../helpers/secrets.js';
 import { discardSession } from '../ingest/helpers.js';
 import { until } from './load.js';
 
@@ -65,6 +66,7 @@ async function createSite(database: TestDatabase): Promise<Site> {
     database.db,
     {
       TAGTRAIL_ENV: 'production',
+      secrets: TEST_SECRETS,
       REDIS_URL: undefined,
       TAGTRAIL_RATE_LIMIT: 1000,
       TAGTRAIL_RATE_WINDOW_SECONDS: 60,

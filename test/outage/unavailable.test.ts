@@ -8,6 +8,7 @@ import { createServices, type Services } from '../../src/services.js';
 import { bearer } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase, untilSessions } from '../helpers/database.js';
 import { expectErrorEnvelope } from '../helpers/error-envelope.js';
+import { TEST_SECRETS } from '../helpers/secrets.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 
 /**
@@ -38,6 +39,7 @@ describe('requests while the database is unreachable', () => {
       db,
       {
         TAGTRAIL_ENV: 'production',
+        secrets: TEST_SECRETS,
         REDIS_URL: undefined,
         TAGTRAIL_RATE_LIMIT: 1_000_000,
         TAGTRAIL_RATE_WINDOW_SECONDS: 60,
