@@ -8,13 +8,17 @@ const keyB = Buffer.alloc(32, 2);
 describe('SecretBox', () => {
   it('opens what it sealed, in the same context', () => {
     fc.assert(
-      fc.property(fc.string({ unit: 'grapheme', maxLength: 200 }), fc.string({ maxLength: 60 }), (plain, context) => {
-        const box = new SecretBox([keyA]);
-        const sealed = box.seal(plain, context);
-        expect(SecretBox.isSealed(sealed)).toBe(true);
-        expect(SecretBox.keyIdOf(sealed)).toBe(keyId(keyA));
-        expect(box.open(sealed, context)).toBe(plain);
-      }),
+      fc.property(
+        fc.string({ unit: 'grapheme', maxLength: 200 }),
+        fc.string({ maxLength: 60 }),
+        (plain, context) => {
+          const box = new SecretBox([keyA]);
+          const sealed = box.seal(plain, context);
+          expect(SecretBox.isSealed(sealed)).toBe(true);
+          expect(SecretBox.keyIdOf(sealed)).toBe(keyId(keyA));
+          expect(box.open(sealed, context)).toBe(plain);
+        },
+      ),
     );
   });
 
@@ -40,7 +44,8 @@ describe('SecretBox', () => {
       fc.property(fc.nat({ max: body.length - 2 }), (i) => {
         // Not the last character: base64url's final character may carry unused bits.
         const flipped = body[i] === 'A' ? 'B' : 'A';
-        const damaged = sealed.slice(0, sealed.length - body.length) + body.slice(0, i) + flipped + body.slice(i + 1);
+        const damaged =
+          sealed.slice(0, sealed.length - body.length) + body.slice(0, i) + flipped + body.slice(i + 1);
         expect(() => box.open(damaged, 'ctx')).toThrow(SecretUnavailable);
       }),
     );
