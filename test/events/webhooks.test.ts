@@ -7,9 +7,10 @@ import { cliCaller } from '../../src/caller.js';
 import { EventsRuntime } from '../../src/events/runtime.js';
 import { verifySignature } from '../../src/events/signing.js';
 import { WebhookService } from '../../src/events/webhook-service.js';
+import { SecretBox } from '../../src/secrets/secret-box.js';
 import { storeSightings } from '../../src/tracking/sightings.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { TEST_SECRETS } from '../helpers/secrets.js';
+import { TEST_SECRET_KEY, TEST_SECRETS } from '../helpers/secrets.js';
 import { ingestFixture, unique, waitFor } from '../ingest/helpers.js';
 import { type Received, startReceiver } from './receiver.js';
 
@@ -308,5 +309,39 @@ describe('webhook delivery', () => {
       (n) => n >= 2,
     );
     expect(rx.received[1]!.headers['webhook-id']).toBe(rx.received[0]!.headers['webhook-id']);
+  });
+
+  it('a secret sealed under a key this instance lacks is never used: the attempt fails and waits for one that has it', async () => {
+    const otherKey = Buffer.alloc(32, 0x42);
+    // The earlier cases' runtimes stop: one of them disables an endpoint after a short failure.
+    for (const r of runtimes.splice(0)) await r.stop();
+    const lacking = runtime();
+    const { f, dock, handheld } = await scene();
+    const rx = await receiver();
+    const sealedElsewhere = new WebhookService(t.database.db, new SecretBox([otherKey]), {
+      allowPrivate: true,
+    });
+    const { endpoint, secret } = await sealedElsewhere.create(f.orgId, {
+      url: rx.url,
+      event_types: ['asset.first_seen'],
+    });
+    await handheld(dock, Date.now() - 1000);
+    const log = await waitFor(
+      () => webhooks.deliveries(f.orgId, endpoint.id, { limit: 10, offset: 0 }),
+      (l) => (l.rows[0]?.attempts ?? 0) >= 1,
+    );
+    expect(log.rows[0]).toMatchObject({ state: 'pending', last_error: 'signing secret unavailable' });
+    expect(rx.received).toHaveLength(0);
+
+    await lacking.stop();
+    const having = new EventsRuntime(t.database.db, new SecretBox([otherKey, TEST_SECRET_KEY]), FAST);
+    runtimes.push(having);
+    having.start();
+    await waitFor(
+      async () => rx.received.length,
+      (n) => n >= 1,
+    );
+    const [got] = rx.received as [Received];
+    expect(verifySignature(secret, got.headers, got.body)).toBe(true);
   });
 });

@@ -7,6 +7,7 @@ import { migrationsDir } from '../../src/db/migrate.js';
 import { type RunningService, startService } from '../../src/runtime.js';
 import { buildIfStale, MAIN, run, runCli } from '../helpers/compiled.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
 
 function decodeJwt(token: string): { header: Record<string, unknown>; payload: Record<string, unknown> } {
   const [header, payload] = token.split('.');
@@ -243,6 +244,7 @@ describe('tagtrail CLI (compiled, against a real database)', () => {
     beforeAll(async () => {
       service = await startService(
         loadConfig({
+          TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
           DATABASE_URL: database.url,
           PORT: '0',
           HOST: '127.0.0.1',

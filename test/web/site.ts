@@ -6,6 +6,7 @@ import { expect } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { type RunningService, startService } from '../../src/runtime.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
 import { type Browser, buildWeb, launch } from './browser.js';
 
 /** The first administrator a suite signs up over HTTP before the browser opens. */
@@ -68,6 +69,7 @@ export async function startWebSite(options: {
   try {
     service = await startService(
       loadConfig({
+        TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
         DATABASE_URL: database.url,
         HOST: '127.0.0.1',
         PORT: '0',
