@@ -2,8 +2,9 @@
 # Fresh-machine smoke test: what an operator does first, end to end.
 #
 #   `npm start` (build + serve on the embedded PostgreSQL and MQTT broker) in an empty data
-#   directory -> create an organization and mint a key with the CLI -> GET /api/v1/orgs/me
-#   with it -> SIGTERM -> the service exits 0 within 15 s and leaves no PostgreSQL behind.
+#   directory -> create an organization and mint a key with the CLI -> the key file sealing
+#   stored secrets is there -> GET /api/v1/orgs/me with the key -> SIGTERM -> the service
+#   exits 0 within 15 s and leaves no PostgreSQL behind.
 #
 # Uses a temporary data directory and free ports, so it can run beside anything else.
 set -euo pipefail
@@ -100,6 +101,11 @@ KEY_JSON="$(node dist/src/cli/main.js key mint --org "$ORG_ID" --scopes assets:r
 KEY_ID="$(json_field id <<<"$KEY_JSON")" || fail "key mint printed no id: $KEY_JSON"
 TOKEN="$(json_field token <<<"$KEY_JSON")" || fail "key mint printed no token"
 say "organization $ORG_ID, key $KEY_ID"
+
+# The embedded setup seals the stored secrets under a key file of its own (docs/operations.md).
+[[ "$(stat -c %a "$DATA/secret-keys" 2>/dev/null)" == 600 ]] ||
+  fail "no key file $DATA/secret-keys of mode 0600: stored secrets would be unsealed"
+say "stored secrets sealed under $DATA/secret-keys (mode 0600)"
 
 BODY="$WORK/orgs-me.json"
 STATUS="$(curl -s -o "$BODY" -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$BASE/api/v1/orgs/me")"
