@@ -8,19 +8,19 @@ interface StoredSecret {
   value: string;
   context: string;
   /** Writes `next` if the column still holds `value` (another instance may be starting too). */
-  replace(pool: pg.Pool, next: string): Promise<pg.QueryResult>;
+  replace(client: pg.ClientBase, next: string): Promise<pg.QueryResult>;
 }
 
 /** Every stored secret of the three columns that keep one. */
-async function storedSecrets(pool: pg.Pool): Promise<StoredSecret[]> {
-  const webhooks = await pool.query<{ id: string; org_id: string; secret: string }>(
+async function storedSecrets(client: pg.ClientBase): Promise<StoredSecret[]> {
+  const webhooks = await client.query<{ id: string; org_id: string; secret: string }>(
     'SELECT id, org_id, secret FROM webhook_endpoints',
   );
-  const totp = await pool.query<{ org_id: string; user_id: string; secret: string }>(
+  const totp = await client.query<{ org_id: string; user_id: string; secret: string }>(
     'SELECT org_id, user_id, secret FROM user_totp',
   );
   // The private key is a JWK object as given, a JSON string once sealed.
-  const keys = await pool.query<{ id: string; sealed: boolean; value: string }>(
+  const keys = await client.query<{ id: string; sealed: boolean; value: string }>(
     `SELECT id, jsonb_typeof(private_jwk) = 'string' AS sealed,
        CASE WHEN jsonb_typeof(private_jwk) = 'string' THEN private_jwk #>> '{}' ELSE private_jwk::text END AS value
      FROM signing_keys`,
@@ -29,8 +29,8 @@ async function storedSecrets(pool: pg.Pool): Promise<StoredSecret[]> {
     ...webhooks.rows.map((r) => ({
       value: r.secret,
       context: webhookSecretContext(Number(r.org_id)),
-      replace: (p: pg.Pool, next: string) =>
-        p.query('UPDATE webhook_endpoints SET secret = $1 WHERE id = $2 AND secret = $3', [
+      replace: (c: pg.ClientBase, next: string) =>
+        c.query('UPDATE webhook_endpoints SET secret = $1 WHERE id = $2 AND secret = $3', [
           next,
           r.id,
           r.secret,
@@ -39,8 +39,8 @@ async function storedSecrets(pool: pg.Pool): Promise<StoredSecret[]> {
     ...totp.rows.map((r) => ({
       value: r.secret,
       context: totpSecretContext(Number(r.org_id), Number(r.user_id)),
-      replace: (p: pg.Pool, next: string) =>
-        p.query('UPDATE user_totp SET secret = $1 WHERE org_id = $2 AND user_id = $3 AND secret = $4', [
+      replace: (c: pg.ClientBase, next: string) =>
+        c.query('UPDATE user_totp SET secret = $1 WHERE org_id = $2 AND user_id = $3 AND secret = $4', [
           next,
           r.org_id,
           r.user_id,
@@ -50,14 +50,17 @@ async function storedSecrets(pool: pg.Pool): Promise<StoredSecret[]> {
     ...keys.rows.map((r) => ({
       value: r.value,
       context: signingKeyContext(r.id),
-      replace: (p: pg.Pool, next: string) =>
-        p.query(
+      replace: (c: pg.ClientBase, next: string) =>
+        c.query(
           'UPDATE signing_keys SET private_jwk = to_jsonb($1::text) WHERE id = $2 AND private_jwk = $3::jsonb',
           [next, r.id, r.sealed ? JSON.stringify(r.value) : r.value],
         ),
     })),
   ];
 }
+
+/** The advisory lock the start's pass holds: one instance's pass at a time. */
+const LOCK_KEY = 'tagtrail:secrets-at-rest';
 
 /** Stored secrets this instance cannot open: it must not start (docs/operations.md, "Secrets at rest"). */
 export class SecretKeysMissing extends Error {}
@@ -72,7 +75,25 @@ export class SecretKeysMissing extends Error {}
  * Returns how many were sealed anew.
  */
 export async function resealSecrets(pool: pg.Pool, box: SecretBox): Promise<number> {
-  const stored = await storedSecrets(pool);
+  const client = await pool.connect();
+  try {
+    // One start at a time: two instances given different keys at once must not each seal
+    // part of the secrets; the second reads what the first sealed and refuses.
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [LOCK_KEY]);
+    const resealed = await resealLocked(client, box);
+    await client.query('COMMIT');
+    return resealed;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+async function resealLocked(client: pg.ClientBase, box: SecretBox): Promise<number> {
+  const stored = await storedSecrets(client);
   const missing = new Set<string>();
   let damaged = 0;
   const plain = stored.map((s) => {
@@ -97,7 +118,7 @@ export async function resealSecrets(pool: pg.Pool, box: SecretBox): Promise<numb
   let resealed = 0;
   for (const [i, s] of stored.entries()) {
     if (!box.needsResealing(s.value)) continue;
-    const { rowCount } = await s.replace(pool, box.seal(plain[i]!, s.context));
+    const { rowCount } = await s.replace(client, box.seal(plain[i]!, s.context));
     resealed += rowCount ?? 0;
   }
   return resealed;

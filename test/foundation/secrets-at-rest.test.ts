@@ -155,6 +155,46 @@ describe('secrets at rest', () => {
     expect(await storedSecrets()).toEqual(before);
   });
 
+  it('waits for another start sealing with other keys, then refuses instead of sealing half', async () => {
+    const site = await seed(await start(boxOf()));
+    // Another instance's start, given keyB, holds the pass's lock and seals everything.
+    const other = await database.db.pool.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query("SELECT pg_advisory_xact_lock(hashtext('tagtrail:secrets-at-rest'))");
+      let settled = false;
+      const mine = start(boxOf(keyA)).finally(() => {
+        settled = true;
+      });
+      mine.catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(settled).toBe(false);
+      const b = boxOf(keyB);
+      await other.query('UPDATE webhook_endpoints SET secret = $1 WHERE org_id = $2', [
+        b.seal(site.webhookSecret, `webhook_endpoints.secret org=${site.org.id}`),
+        site.org.id,
+      ]);
+      await other.query('UPDATE user_totp SET secret = $1 WHERE user_id = $2', [
+        b.seal(site.totpSecret, `user_totp.secret org=${site.org.id} user=${site.userId}`),
+        site.userId,
+      ]);
+      const { rows } = await other.query<{ id: string; jwk: string }>(
+        'SELECT id, private_jwk::text AS jwk FROM signing_keys',
+      );
+      for (const { id, jwk } of rows) {
+        await other.query('UPDATE signing_keys SET private_jwk = to_jsonb($1::text) WHERE id = $2', [
+          b.seal(jwk, `signing_keys.private_jwk id=${id}`),
+          id,
+        ]);
+      }
+      await other.query('COMMIT');
+      await expect(mine).rejects.toThrow(new RegExp(`key\\(s\\) ${keyId(keyB)}, which this instance lacks`));
+    } finally {
+      other.release();
+    }
+    for (const value of await storedSecrets()) expect(SecretBox.keyIdOf(value)).toBe(keyId(keyB));
+  });
+
   it('does not start when a sealed secret was moved to another row', async () => {
     const services = await start(boxOf(keyB));
     const a = await seed(services);
