@@ -3,8 +3,8 @@ import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 /**
  * CSRF tokens: HMAC-SHA256 of the session id, keyed by a key derived (HKDF) from the
  * deployment's signing key (its private scalar, SigningKey.secret). Every instance derives the
- * same key from the database's signing key, a
- * token is bound to one session, and nothing extra is stored.
+ * same key from the database's signing key, a token is bound to one session, and nothing
+ * extra is stored.
  */
 export class CsrfTokens {
   private constructor(private readonly key: Buffer) {}

@@ -1,6 +1,9 @@
 import type { Tx } from '../db/pool.js';
 
-/** A person's TOTP secret as stored (sealed: TotpService opens it); `enabledAt` null while enrolment awaits its first code. */
+/**
+ * A person's TOTP secret as stored (sealed: TotpService opens it); `enabledAt` null while
+ * enrolment awaits its first code.
+ */
 export interface TotpRecord {
   secret: string;
   enabledAt: Date | null;

@@ -5,11 +5,10 @@ import { migrate } from '../db/migrate.js';
 import { ApiError } from '../errors.js';
 import { describeBroker } from '../ingest/broker-port.js';
 import { startService } from '../runtime.js';
-import { loadSecretBox } from '../secrets/key-ring.js';
-import { createServices, type Services } from '../services.js';
+import type { Services } from '../services.js';
 import { registerActivityCommands } from './activity-commands.js';
 import { registerIngestCommands } from './ingest-commands.js';
-import { openCliDatabase } from './open.js';
+import { createCliServices, openCliDatabase } from './open.js';
 import { print } from './output.js';
 import { registerSessionCommands } from './session-commands.js';
 import { registerSpreadsheetCommands } from './spreadsheet-commands.js';
@@ -20,8 +19,7 @@ async function withServices<T>(fn: (services: Services, config: Config) => Promi
   const config = loadConfig();
   const opened = await openCliDatabase(config, { poolSize: 2 });
   try {
-    const { box: secrets } = await loadSecretBox(config);
-    const services = await createServices(opened.db, { ...config, REDIS_URL: undefined, secrets });
+    const services = await createCliServices(opened.db, config);
     try {
       return await fn(services, config);
     } finally {

@@ -10,9 +10,8 @@ import { readerUsername } from '../ingest/mqtt-credentials.js';
 import type { Reader, ScanPoint } from '../ingest/readers-service.js';
 import { ensureRawPartitions } from '../ingest/retention.js';
 import { consumerLogin } from '../ingest/transport.js';
-import { loadSecretBox } from '../secrets/key-ring.js';
-import { createServices, type Services } from '../services.js';
-import { openCliDatabase } from './open.js';
+import type { Services } from '../services.js';
+import { createCliServices, openCliDatabase } from './open.js';
 import { print } from './output.js';
 import { EXIT_REFUSED, progressBar } from './progress.js';
 
@@ -20,8 +19,7 @@ async function withServices<T>(fn: (services: Services, db: Database) => Promise
   const config = loadConfig();
   const opened = await openCliDatabase(config, { poolSize: 2 });
   try {
-    const { box: secrets } = await loadSecretBox(config);
-    const services = await createServices(opened.db, { ...config, REDIS_URL: undefined, secrets });
+    const services = await createCliServices(opened.db, config);
     try {
       return await fn(services, opened.db);
     } finally {

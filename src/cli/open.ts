@@ -1,5 +1,8 @@
 import type { Config } from '../config.js';
 import { type OpenedDatabase, openDatabase } from '../db/connect.js';
+import type { Database } from '../db/pool.js';
+import { loadSecretBox } from '../secrets/key-ring.js';
+import { createServices, type Services } from '../services.js';
 
 let allowCreate = false;
 
@@ -17,4 +20,13 @@ export function openCliDatabase(
   options: { migrate?: boolean; poolSize?: number } = {},
 ): Promise<OpenedDatabase> {
   return openDatabase(config, { ...options, create: allowCreate });
+}
+
+/**
+ * The services a command runs on the CLI's database: without Redis (one command needs no
+ * shared rate-limit buckets) and with the deployment's secret keys, as the service has them.
+ */
+export async function createCliServices(db: Database, config: Config): Promise<Services> {
+  const { box: secrets } = await loadSecretBox(config);
+  return createServices(db, { ...config, REDIS_URL: undefined, secrets });
 }

@@ -8,7 +8,10 @@ import { TEST_SECRET_KEYS } from './secrets.js';
  * Quicker than the compiled CLI (helpers/compiled.ts) for commands whose output is the point.
  */
 export async function tagtrail(databaseUrl: string, args: string[]): Promise<string> {
-  const saved = process.env.DATABASE_URL;
+  const saved = {
+    DATABASE_URL: process.env.DATABASE_URL,
+    TAGTRAIL_SECRET_KEYS: process.env.TAGTRAIL_SECRET_KEYS,
+  };
   process.env.DATABASE_URL = databaseUrl;
   // The key of the test's services, which sealed the secrets in this database.
   process.env.TAGTRAIL_SECRET_KEYS = TEST_SECRET_KEYS;
@@ -24,8 +27,9 @@ export async function tagtrail(databaseUrl: string, args: string[]): Promise<str
     return out.join('');
   } finally {
     spy.mockRestore();
-    delete process.env.TAGTRAIL_SECRET_KEYS;
-    if (saved === undefined) delete process.env.DATABASE_URL;
-    else process.env.DATABASE_URL = saved;
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
   }
 }
