@@ -61,7 +61,7 @@ export interface AppServices {
   metrics: { http: HttpMetrics };
 }
 
-export interface AppOptions extends Pick<ServerOptions, 'bodyLimit' | 'logger' | 'connection'> {
+export interface AppOptions extends Pick<ServerOptions, 'bodyLimit' | 'logger' | 'connection' | 'tls'> {
   /** Further route plugins (tests), registered after the domain routes and before the 405 answers. */
   routes?: FastifyPluginAsync[];
   /** What /readyz checks (the runtime adds the MQTT broker); default: the database. */
@@ -111,6 +111,7 @@ export function buildServer(services: AppServices, options: AppOptions): Promise
       bodyLimit: options.bodyLimit,
       logger: options.logger,
       connection: options.connection,
+      tls: options.tls,
       schemas: [
         OrganizationSchema,
         TagSchema,

@@ -1,9 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { createSecureContext } from 'node:tls';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value, type ValueError } from '@sinclair/typebox/value';
 import { parseSecretKeys } from './secrets/key-ring.js';
+import { readTlsPair, type TlsFiles, type TlsPair } from './tls/tls-files.js';
 
 /**
  * Every setting the service reads from its environment, validated once at start so a
@@ -12,6 +11,9 @@ import { parseSecretKeys } from './secrets/key-ring.js';
 const ConfigSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  // HTTPS on PORT: PEM certificate (chain) and private key files, both or neither.
+  TAGTRAIL_TLS_CERT: Type.Optional(Type.String({ minLength: 1 })),
+  TAGTRAIL_TLS_KEY: Type.Optional(Type.String({ minLength: 1 })),
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   // Connections of each of the service's two PostgreSQL pools (its own role's and the API's
   // restricted one); unset: defaultPoolSize() (src/db/pool-size.ts), from this machine's cores.
@@ -82,8 +84,10 @@ export const DEFAULT_MQTT_PORT = 1883;
 
 export type Config = Static<typeof ConfigSchema> & {
   dataDir: string;
+  /** The HTTP server's certificate and key (HTTPS), read and checked at start. */
+  httpTls?: TlsPair;
   /** The embedded broker's MQTTS certificate and key, read and checked at start. */
-  mqttTls?: { cert: Buffer; key: Buffer };
+  mqttTls?: TlsPair;
 };
 
 export class ConfigError extends Error {}
@@ -114,36 +118,40 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       throw new ConfigError(`invalid configuration:\n  ${(err as Error).message}`);
     }
   }
-  return { ...config, dataDir: resolve(config.TAGTRAIL_DATA_DIR), mqttTls: loadMqttTls(config) };
+  const files = tlsFiles(config);
+  return {
+    ...config,
+    dataDir: resolve(config.TAGTRAIL_DATA_DIR),
+    httpTls: loadTls(files.http),
+    mqttTls: loadTls(files.mqtt),
+  };
 }
 
-/** Reads the MQTTS files and checks that they are a certificate and its key, so a mistake stops the start. */
-function loadMqttTls(config: Static<typeof ConfigSchema>): Config['mqttTls'] {
-  const { TAGTRAIL_MQTT_TLS_CERT: certFile, TAGTRAIL_MQTT_TLS_KEY: keyFile } = config;
-  if (!certFile && !keyFile) return undefined;
-  if (!certFile || !keyFile) {
-    throw new ConfigError(
-      'invalid configuration:\n  TAGTRAIL_MQTT_TLS_CERT and TAGTRAIL_MQTT_TLS_KEY must be set together',
-    );
-  }
-  const read = (name: string, file: string) => {
-    try {
-      return readFileSync(file);
-    } catch (err) {
-      throw new ConfigError(
-        `invalid configuration:\n  ${name}: cannot read ${file}: ${(err as Error).message}`,
-      );
-    }
+/** The files of each TLS listener, as configured (read again when certificates are reloaded). */
+export function tlsFiles(config: Static<typeof ConfigSchema>): { http: TlsFiles; mqtt: TlsFiles } {
+  return {
+    http: {
+      certVar: 'TAGTRAIL_TLS_CERT',
+      keyVar: 'TAGTRAIL_TLS_KEY',
+      certFile: config.TAGTRAIL_TLS_CERT,
+      keyFile: config.TAGTRAIL_TLS_KEY,
+    },
+    mqtt: {
+      certVar: 'TAGTRAIL_MQTT_TLS_CERT',
+      keyVar: 'TAGTRAIL_MQTT_TLS_KEY',
+      certFile: config.TAGTRAIL_MQTT_TLS_CERT,
+      keyFile: config.TAGTRAIL_MQTT_TLS_KEY,
+    },
   };
-  const tls = { cert: read('TAGTRAIL_MQTT_TLS_CERT', certFile), key: read('TAGTRAIL_MQTT_TLS_KEY', keyFile) };
+}
+
+/** A listener's pair, so that a missing file or a key that does not match stops the start. */
+function loadTls(files: TlsFiles): TlsPair | undefined {
   try {
-    createSecureContext(tls);
+    return readTlsPair(files);
   } catch (err) {
-    throw new ConfigError(
-      `invalid configuration:\n  TAGTRAIL_MQTT_TLS_CERT/TAGTRAIL_MQTT_TLS_KEY: not a PEM certificate and its key (${(err as Error).message})`,
-    );
+    throw new ConfigError(`invalid configuration:\n  ${(err as Error).message}`);
   }
-  return tls;
 }
 
 /** Settings that take a whole number (TypeBox integers); exported so the tests cover each one. */

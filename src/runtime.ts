@@ -3,13 +3,15 @@ import { SessionSweeper } from './accounts/session-sweeper.js';
 import { ActivitySweeper } from './activity/sweeper.js';
 import { buildServer } from './app.js';
 import { AssetCountCompactor } from './assets/count-compactor.js';
-import type { Config } from './config.js';
+import { type Config, tlsFiles } from './config.js';
 import { openDatabase } from './db/connect.js';
 import type { EmbeddedPostgres } from './db/embedded.js';
 import { serverSettings, settingsWarnings } from './db/server-settings.js';
 import { eventBacklog } from './events/backlog.js';
 import { EventsRetention } from './events/retention.js';
 import { databaseReadiness } from './http/health.js';
+import { replaceCertificate } from './http/tls.js';
+import type { EmbeddedBroker } from './ingest/broker.js';
 import { BrokerAccess, SERVICE_USERNAME } from './ingest/broker-access.js';
 import { BrokerIngest } from './ingest/broker-ingest.js';
 import { type BrokerAddress, externalBrokerAddress, startBrokerOnPort } from './ingest/broker-port.js';
@@ -17,6 +19,8 @@ import { type IngestTransport, startIngestTransport } from './ingest/transport.j
 import { ServiceMetrics } from './metrics/index.js';
 import { loadSecretBox } from './secrets/key-ring.js';
 import { createServices } from './services.js';
+import { CertificateReloader, type ReloadOutcome, type TlsListener } from './tls/reloader.js';
+import { describeCertificate } from './tls/tls-files.js';
 
 /** The embedded server's supervision in the service log: an operator sees each crash and restart. */
 function watchEmbeddedDatabase(embedded: EmbeddedPostgres, log: FastifyBaseLogger): void {
@@ -37,6 +41,42 @@ function watchEmbeddedDatabase(embedded: EmbeddedPostgres, log: FastifyBaseLogge
   });
 }
 
+/** The TLS listeners this start opened, with their certificates logged, ready to be reloaded. */
+function certificateReloader(
+  config: Config,
+  app: Awaited<ReturnType<typeof buildServer>>,
+  broker: EmbeddedBroker | undefined,
+): CertificateReloader {
+  const files = tlsFiles(config);
+  const listeners: TlsListener[] = [];
+  if (config.httpTls) {
+    listeners.push({
+      name: 'https',
+      files: files.http,
+      current: config.httpTls,
+      apply: (pair) => replaceCertificate(app.server, pair),
+    });
+  }
+  if (broker && config.mqttTls) {
+    listeners.push({
+      name: 'mqtts',
+      files: files.mqtt,
+      current: config.mqttTls,
+      apply: (pair) => broker.replaceCertificate(pair),
+    });
+  }
+  const log = app.log.child({ component: 'tls' });
+  for (const listener of listeners) {
+    const certificate = describeCertificate(listener.current.cert);
+    if (certificate.expires_in_days < EXPIRY_WARNING_DAYS) {
+      log.warn({ listener: listener.name, ...certificate }, 'TLS certificate expires soon; renew it');
+    } else {
+      log.info({ listener: listener.name, ...certificate }, 'TLS certificate');
+    }
+  }
+  return new CertificateReloader(listeners, log);
+}
+
 export interface RunningService {
   url: string;
   /** The broker readers publish to: `MQTT_URL`, or the embedded broker's URL. */
@@ -47,8 +87,16 @@ export interface RunningService {
   brokerLogin?: { username: string; password: string };
   /** Reader messages in: the embedded broker's hook or the MQTT_URL consumer, and raw-log upkeep. */
   ingest: IngestTransport;
+  /**
+   * Reads the TLS listeners' certificate and key files again and serves those that changed
+   * (SIGHUP; also checked every minute). Empty without TLS.
+   */
+  reloadTls(): ReloadOutcome[];
   stop(): Promise<void>;
 }
+
+/** A certificate close to its end is worth a line at every start. */
+const EXPIRY_WARNING_DAYS = 14;
 
 /**
  * Starts the whole service: the embedded MQTT broker (unless MQTT_URL), the database
@@ -103,6 +151,7 @@ export async function startService(config: Config): Promise<RunningService> {
         keepAliveTimeoutMs: config.TAGTRAIL_KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
       },
       logger: { level: config.LOG_LEVEL },
+      tls: config.httpTls,
       metricsToken: config.TAGTRAIL_METRICS_TOKEN,
       readiness: [
         databaseReadiness(opened.db),
@@ -176,15 +225,20 @@ export async function startService(config: Config): Promise<RunningService> {
     }
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.PORT;
+    const certificates = certificateReloader(config, app, broker);
+    certificates.start();
+    started.push(async () => certificates.stop());
     let stopping: Promise<void> | undefined;
     return {
-      url: `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`,
+      url: `${config.httpTls ? 'https' : 'http'}://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`,
       mqttUrl: broker?.url ?? (config.MQTT_URL as string),
       broker: brokerAddress,
       brokerLogin: brokerAccess && { username: SERVICE_USERNAME, password: brokerAccess.servicePassword },
       ingest: transport,
+      reloadTls: () => certificates.reload(),
       stop() {
         stopping ??= (async () => {
+          certificates.stop();
           await transport.stop();
           await sessionSweeper.stop();
           await events.stop();

@@ -42,7 +42,8 @@ export function registerCommands(program: Command): void {
     .command('serve')
     .description('serve the API and the web app (embedded PostgreSQL unless DATABASE_URL is set)')
     .action(async () => {
-      const running = await startService(loadConfig());
+      const config = loadConfig();
+      const running = await startService(config);
       for (const line of describeBroker(running.broker)) process.stderr.write(`${line}\n`);
       process.stderr.write(`tagtrail listening on ${running.url}\n`);
       let signals = 0;
@@ -59,6 +60,16 @@ export function registerCommands(program: Command): void {
       };
       process.on('SIGTERM', () => shutdown('SIGTERM'));
       process.on('SIGINT', () => shutdown('SIGINT'));
+      // With TLS, SIGHUP reloads renewed certificates (a certbot deploy hook, systemd's
+      // ExecReload); without, it keeps its default and ends the process.
+      if (config.httpTls || config.mqttTls) {
+        process.on('SIGHUP', () => {
+          for (const result of running.reloadTls()) {
+            const detail = result.outcome === 'refused' ? `: ${result.error}` : '';
+            process.stderr.write(`SIGHUP: ${result.listener} certificate ${result.outcome}${detail}\n`);
+          }
+        });
+      }
     });
 
   program

@@ -7,6 +7,7 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type { PublicAuthenticator, SessionAuthenticator } from '../auth-types.js';
+import type { TlsPair } from '../tls/tls-files.js';
 import {
   type ConnectionLimits,
   connectionOptions,
@@ -26,6 +27,7 @@ import { genReqId, registerRequestId } from './plugins/request-id.js';
 import { registerStrictInputs } from './plugins/strict-inputs.js';
 import type { RateLimitStore } from './rate-limit/types.js';
 import { ErrorEnvelope } from './schemas/common.js';
+import { httpsOptions, registerStrictTransportSecurity } from './tls.js';
 import { createAjv } from './validation/ajv.js';
 import { webAppRoutes } from './web-static.js';
 
@@ -53,6 +55,8 @@ export interface ServerOptions {
   connection?: Partial<ConnectionLimits>;
   /** Request metrics and `GET /metrics` (docs/metrics.md); without it neither exists. */
   metrics?: MetricsEndpoint;
+  /** HTTPS with this certificate and key (TAGTRAIL_TLS_CERT/KEY); plain HTTP without it. */
+  tls?: TlsPair;
 }
 
 export type App = FastifyInstance;
@@ -65,8 +69,12 @@ export type App = FastifyInstance;
  */
 export async function createHttpServer(deps: HttpDependencies, options: ServerOptions): Promise<App> {
   const limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connection };
+  const connection = connectionOptions(limits, (request, reply) => rateLimitPublic(deps, request, reply));
+  const tls = options.tls && { https: httpsOptions(options.tls, connection.http, limits.headersTimeoutMs) };
+  // Typed as the plain server: an https.Server is one to every hook and route.
   const app = Fastify({
-    ...connectionOptions(limits, (request, reply) => rateLimitPublic(deps, request, reply)),
+    ...connection,
+    ...(tls as object),
     logger: options.logger ?? false,
     genReqId,
     // One line per request, written by our onResponse hook with the fields we want.
@@ -86,6 +94,7 @@ export async function createHttpServer(deps: HttpDependencies, options: ServerOp
   const routesByUrl = trackRoutes(app);
   registerErrorHandler(app, options.bodyLimit);
   registerRequestId(app);
+  if (options.tls) registerStrictTransportSecurity(app);
   if (options.metrics) registerRequestMetrics(app, options.metrics.metrics);
   registerConnectionHandling(app);
   registerStrictInputs(app);

@@ -20,6 +20,8 @@ export interface EmbeddedBroker {
   readonly listening: boolean;
   /** The read buffer of each open connection, in bytes (./socket-budget.ts). */
   socketBuffers(): number[];
+  /** Serves another certificate on the TLS listener to the connections that open from now on. */
+  replaceCertificate(pair: { cert: Buffer; key: Buffer }): void;
   /** Stops accepting, disconnects every client, and resolves once all sockets are closed. */
   stop(): Promise<void>;
 }
@@ -153,6 +155,10 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
       return server.listening && !stopping;
     },
     socketBuffers: () => [...budget.open].map((socket) => socket.readableHighWaterMark),
+    replaceCertificate(pair) {
+      if (!tlsServer) throw new Error('the embedded broker has no TLS listener');
+      tlsServer.setSecureContext({ cert: pair.cert, key: pair.key });
+    },
     stop() {
       stopping ??= (async () => {
         const closed = Promise.all(

@@ -176,7 +176,7 @@ export function spawnService(env: NodeJS.ProcessEnv, startTimeoutMs = 90_000): P
       reject(new Error(`service did not start within ${startTimeoutMs} ms:\n${err}`));
     }, startTimeoutMs);
     const onData = () => {
-      const match = /tagtrail listening on (http:\/\/\S+)/.exec(err);
+      const match = /tagtrail listening on (https?:\/\/\S+)/.exec(err);
       if (!match) return;
       clearTimeout(timer);
       child.stderr?.off('data', onData);

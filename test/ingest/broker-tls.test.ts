@@ -2,7 +2,6 @@
  * The embedded broker's MQTTS listener (TAGTRAIL_MQTT_TLS_CERT/KEY): a reader logs in and
  * publishes over TLS end to end, with a self-signed certificate made by the openssl CLI.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +11,7 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { type RunningService, startService } from '../../src/runtime.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
+import { fingerprintOf, selfSignedCertificate, servedFingerprint } from '../helpers/tls-certs.js';
 import { genericJson, ingestFixture, unique } from './helpers.js';
 
 let dir: string;
@@ -23,29 +23,7 @@ const clients: MqttClient[] = [];
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'tagtrail-mqtts-'));
-  cert = join(dir, 'cert.pem');
-  key = join(dir, 'key.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=DNS:localhost,IP:127.0.0.1',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-    ],
-    { stdio: 'ignore' },
-  );
+  ({ cert, key } = selfSignedCertificate(dir, 'localhost'));
   t = await buildTestApp();
   running = await startService(
     loadConfig({
@@ -120,6 +98,38 @@ describe('the MQTTS listener', () => {
       (err: Error & { code?: number }) => err,
     );
     expect(anonymous?.code).toBe(5);
+  });
+});
+
+describe('renewing the MQTTS certificate', () => {
+  it('serves the renewed pair to readers that connect from then on, without a restart', async () => {
+    const port = Number(new URL(tlsUrl()).port);
+    const before = await servedFingerprint(port);
+    expect(before).toBe(fingerprintOf(cert));
+    selfSignedCertificate(dir, 'renewed', { cert, key });
+    expect(running.reloadTls()).toEqual([{ listener: 'mqtts', outcome: 'reloaded' }]);
+    expect(await servedFingerprint(port)).toBe(fingerprintOf(cert));
+    expect(fingerprintOf(cert)).not.toBe(before);
+
+    const f = await ingestFixture(t);
+    const { reader, topic, mqtt } = await f.reader('generic-json', [[null, await f.location()]]);
+    const client = await connectAsync(
+      tlsUrl(),
+      {
+        protocolVersion: 4,
+        reconnectPeriod: 0,
+        clientId: `${mqtt.username}-renewed`,
+        username: mqtt.username,
+        password: mqtt.password,
+        ca: await readFile(cert),
+        rejectUnauthorized: true,
+      },
+      false,
+    );
+    clients.push(client);
+    const message = genericJson([['E2000000000000000000A7A8', 1, null]]);
+    await client.publishAsync(topic, message, { qos: 1 });
+    expect((await f.rawMessages(reader.id)).map((r) => r.payload)).toEqual([message]);
   });
 });
 

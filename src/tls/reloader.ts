@@ -1,0 +1,102 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { describeCertificate, readTlsPair, samePair, type TlsFiles, type TlsPair } from './tls-files.js';
+
+/** A TLS listener whose certificate can be replaced while it runs. */
+export interface TlsListener {
+  /** For the log: `https`, `mqtts`. */
+  name: string;
+  files: TlsFiles;
+  /** The pair it serves now. */
+  current: TlsPair;
+  /** Serves `pair` to the connections that start from now on (tls.Server#setSecureContext). */
+  apply(pair: TlsPair): void;
+}
+
+export type ReloadOutcome =
+  | { listener: string; outcome: 'unchanged' | 'reloaded' }
+  | { listener: string; outcome: 'refused'; error: string };
+
+export interface ReloadLog {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+}
+
+/** How often the files are looked at, so a renewal that sends no signal is picked up too. */
+export const TLS_CHECK_INTERVAL_MS = 60_000;
+
+/**
+ * Picks up renewed certificates without a restart: on `reload()` (SIGHUP) and every
+ * TLS_CHECK_INTERVAL_MS, each listener's files are read again, and a pair that changed and
+ * checks out is served to new connections; open ones keep theirs. A pair that does not
+ * check out (a key written before its certificate, a file half copied) is refused and the
+ * listener keeps the one it has; the refusal is logged once for the same files' contents.
+ */
+export class CertificateReloader {
+  private timer: NodeJS.Timeout | undefined;
+  private readonly refused = new Map<string, string>();
+
+  constructor(
+    private readonly listeners: TlsListener[],
+    private readonly log: ReloadLog,
+    private readonly intervalMs = TLS_CHECK_INTERVAL_MS,
+  ) {}
+
+  get active(): boolean {
+    return this.listeners.length > 0;
+  }
+
+  start(): void {
+    if (!this.active || this.timer) return;
+    this.timer = setInterval(() => this.reload(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  reload(): ReloadOutcome[] {
+    return this.listeners.map((listener) => this.reloadOne(listener));
+  }
+
+  private reloadOne(listener: TlsListener): ReloadOutcome {
+    let pair: TlsPair | undefined;
+    try {
+      pair = readTlsPair(listener.files);
+      if (!pair) throw new Error('the settings name no files');
+    } catch (err) {
+      const error = (err as Error).message;
+      const seen = `${error} ${this.fingerprint(listener.files)}`;
+      if (this.refused.get(listener.name) !== seen) {
+        this.refused.set(listener.name, seen);
+        this.log.warn(
+          { listener: listener.name, err: error },
+          'TLS certificate not reloaded; the one in use stays',
+        );
+      }
+      return { listener: listener.name, outcome: 'refused', error };
+    }
+    this.refused.delete(listener.name);
+    if (samePair(pair, listener.current)) return { listener: listener.name, outcome: 'unchanged' };
+    listener.apply(pair);
+    listener.current = pair;
+    this.log.info({ listener: listener.name, ...describeCertificate(pair.cert) }, 'TLS certificate reloaded');
+    return { listener: listener.name, outcome: 'reloaded' };
+  }
+
+  /** What the files hold now, so the same broken pair is reported once, a new one again. */
+  private fingerprint(files: TlsFiles): string {
+    const hash = createHash('sha256');
+    for (const file of [files.certFile, files.keyFile]) {
+      try {
+        if (file) hash.update(readFileSync(file));
+      } catch {
+        hash.update('unreadable');
+      }
+      hash.update('\0');
+    }
+    return hash.digest('hex');
+  }
+}

@@ -1,0 +1,66 @@
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createSecureContext } from 'node:tls';
+
+/** A PEM certificate (with its chain) and its private key, as read from their files. */
+export interface TlsPair {
+  cert: Buffer;
+  key: Buffer;
+}
+
+/** Where a listener's certificate and key come from: two settings naming two files. */
+export interface TlsFiles {
+  certVar: string;
+  keyVar: string;
+  certFile?: string | undefined;
+  keyFile?: string | undefined;
+}
+
+/** A setting's file is missing, unreadable, or not a certificate and its key. */
+export class TlsFilesError extends Error {}
+
+/**
+ * Reads and checks a listener's pair: both settings or neither (undefined), each file
+ * readable, and the two a certificate and the key that goes with it (Node builds a secure
+ * context from them), so a mistake stops the start, or a reload, naming the setting.
+ */
+export function readTlsPair(files: TlsFiles): TlsPair | undefined {
+  const { certVar, keyVar, certFile, keyFile } = files;
+  if (!certFile && !keyFile) return undefined;
+  if (!certFile || !keyFile) throw new TlsFilesError(`${certVar} and ${keyVar} must be set together`);
+  const read = (name: string, file: string) => {
+    try {
+      return readFileSync(file);
+    } catch (err) {
+      throw new TlsFilesError(`${name}: cannot read ${file}: ${(err as Error).message}`);
+    }
+  };
+  const pair = { cert: read(certVar, certFile), key: read(keyVar, keyFile) };
+  try {
+    createSecureContext(pair);
+  } catch (err) {
+    throw new TlsFilesError(
+      `${certVar}/${keyVar}: not a PEM certificate and its key (${(err as Error).message})`,
+    );
+  }
+  return pair;
+}
+
+/** What the start-up and reload lines say of a certificate: whom it names and until when. */
+export function describeCertificate(cert: Buffer): {
+  subject: string;
+  valid_to: string;
+  expires_in_days: number;
+} {
+  const x509 = new X509Certificate(cert);
+  const validTo = new Date(x509.validTo);
+  return {
+    subject: x509.subjectAltName ?? x509.subject,
+    valid_to: validTo.toISOString(),
+    expires_in_days: Math.floor((validTo.getTime() - Date.now()) / 86_400_000),
+  };
+}
+
+export function samePair(a: TlsPair, b: TlsPair): boolean {
+  return a.cert.equals(b.cert) && a.key.equals(b.key);
+}

@@ -1,0 +1,119 @@
+/**
+ * CertificateReloader on its own: what it applies, what it refuses, how often it says so,
+ * and the check it runs by itself.
+ */
+import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { CertificateReloader, type TlsListener } from '../../src/tls/reloader.js';
+import type { TlsPair } from '../../src/tls/tls-files.js';
+import { type CertificateFiles, selfSignedCertificate } from '../helpers/tls-certs.js';
+
+let dir: string;
+let first: CertificateFiles;
+let second: CertificateFiles;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'tagtrail-reloader-'));
+  first = selfSignedCertificate(dir, 'first');
+  second = selfSignedCertificate(dir, 'second');
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+async function listenerOn(
+  name: string,
+): Promise<{ listener: TlsListener; applied: TlsPair[]; files: CertificateFiles }> {
+  const files = { cert: join(dir, `${name}.cert.pem`), key: join(dir, `${name}.key.pem`) };
+  await copyFile(first.cert, files.cert);
+  await copyFile(first.key, files.key);
+  const applied: TlsPair[] = [];
+  const listener: TlsListener = {
+    name,
+    files: { certVar: 'CERT', keyVar: 'KEY', certFile: files.cert, keyFile: files.key },
+    current: { cert: await readFile(first.cert), key: await readFile(first.key) },
+    apply: (pair) => applied.push(pair),
+  };
+  return { listener, applied, files };
+}
+
+function recordingLog() {
+  const lines: Array<{ level: string; fields: object; message: string }> = [];
+  return {
+    lines,
+    info: (fields: object, message: string) => lines.push({ level: 'info', fields, message }),
+    warn: (fields: object, message: string) => lines.push({ level: 'warn', fields, message }),
+  };
+}
+
+describe('CertificateReloader', () => {
+  it('applies a changed pair once, and logs what it now serves', async () => {
+    const { listener, applied, files } = await listenerOn('apply');
+    const log = recordingLog();
+    const reloader = new CertificateReloader([listener], log);
+    expect(reloader.reload()).toEqual([{ listener: 'apply', outcome: 'unchanged' }]);
+    await copyFile(second.cert, files.cert);
+    await copyFile(second.key, files.key);
+    expect(reloader.reload()).toEqual([{ listener: 'apply', outcome: 'reloaded' }]);
+    expect(reloader.reload()).toEqual([{ listener: 'apply', outcome: 'unchanged' }]);
+    expect(applied.map((p) => p.cert.equals(listener.current.cert))).toEqual([true]);
+    expect(listener.current.cert.equals(await readFile(second.cert))).toBe(true);
+    expect(log.lines).toEqual([
+      {
+        level: 'info',
+        fields: expect.objectContaining({ listener: 'apply', subject: expect.stringContaining('localhost') }),
+        message: 'TLS certificate reloaded',
+      },
+    ]);
+  });
+
+  it('refuses a pair that does not match, saying so once per content, and applies the mended one', async () => {
+    const { listener, applied, files } = await listenerOn('refuse');
+    const log = recordingLog();
+    const reloader = new CertificateReloader([listener], log);
+    await copyFile(second.cert, files.cert); // the certificate renewed, its key not yet
+    for (let i = 0; i < 3; i++) expect(reloader.reload()[0]).toMatchObject({ outcome: 'refused' });
+    expect(applied).toEqual([]);
+    expect(log.lines.map((l) => [l.level, l.message])).toEqual([
+      ['warn', 'TLS certificate not reloaded; the one in use stays'],
+    ]);
+    await rm(files.key);
+    expect(reloader.reload()[0]).toMatchObject({
+      outcome: 'refused',
+      error: expect.stringMatching(/KEY: cannot read/),
+    });
+    expect(log.lines).toHaveLength(2);
+    await copyFile(second.key, files.key);
+    expect(reloader.reload()).toEqual([{ listener: 'refuse', outcome: 'reloaded' }]);
+    expect(applied).toHaveLength(1);
+  });
+
+  it('checks by itself at its interval once started, and not after it is stopped', async () => {
+    vi.useFakeTimers();
+    const { listener, applied, files } = await listenerOn('timer');
+    const reloader = new CertificateReloader([listener], recordingLog(), 1_000);
+    reloader.start();
+    await copyFile(second.cert, files.cert);
+    await copyFile(second.key, files.key);
+    expect(applied).toHaveLength(0);
+    vi.advanceTimersByTime(1_000);
+    expect(applied).toHaveLength(1);
+    reloader.stop();
+    await copyFile(first.cert, files.cert);
+    await copyFile(first.key, files.key);
+    vi.advanceTimersByTime(5_000);
+    expect(applied).toHaveLength(1);
+  });
+
+  it('without listeners it is inactive and never starts a timer', () => {
+    vi.useFakeTimers();
+    const reloader = new CertificateReloader([], recordingLog(), 1_000);
+    expect(reloader.active).toBe(false);
+    reloader.start();
+    expect(vi.getTimerCount()).toBe(0);
+    expect(reloader.reload()).toEqual([]);
+  });
+});

@@ -1,0 +1,76 @@
+/**
+ * `tagtrail serve` with TLS: SIGHUP reloads renewed certificates and the process keeps
+ * serving; without TLS, SIGHUP keeps its default and ends it.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildIfStale, type ServiceProcess, spawnService } from '../helpers/compiled.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import {
+  type CertificateFiles,
+  fingerprintOf,
+  selfSignedCertificate,
+  servedFingerprint,
+} from '../helpers/tls-certs.js';
+
+let dir: string;
+let database: TestDatabase;
+let files: CertificateFiles;
+const services: ServiceProcess[] = [];
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'tagtrail-https-serve-'));
+  files = selfSignedCertificate(dir, 'first');
+  [database] = await Promise.all([createTestDatabase(), buildIfStale()]);
+}, 180_000);
+afterAll(async () => {
+  for (const service of services) await service.stop();
+  await database?.drop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const env = (tls: boolean) => ({
+  DATABASE_URL: database.url,
+  PORT: '0',
+  HOST: '127.0.0.1',
+  TAGTRAIL_MQTT_PORT: '0',
+  TAGTRAIL_DATA_DIR: dir,
+  LOG_LEVEL: 'warn',
+  ...(tls ? { TAGTRAIL_TLS_CERT: files.cert, TAGTRAIL_TLS_KEY: files.key } : {}),
+});
+
+async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('tagtrail serve with TLS', () => {
+  it('reloads the certificate on SIGHUP and keeps serving', async () => {
+    const service = await spawnService(env(true));
+    services.push(service);
+    expect(service.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    const port = Number(new URL(service.url).port);
+    expect(await servedFingerprint(port)).toBe(fingerprintOf(files.cert));
+
+    selfSignedCertificate(dir, 'second', files);
+    service.child.kill('SIGHUP');
+    await until(() => service.stderr().includes('SIGHUP: https certificate reloaded'), 'the reload line');
+    expect(await servedFingerprint(port)).toBe(fingerprintOf(files.cert));
+    expect(service.exit).toBeNull();
+    expect(await service.stop()).toEqual({ code: 0, signal: null });
+  }, 120_000);
+
+  it('without TLS, SIGHUP ends the process as it always did', async () => {
+    const service = await spawnService(env(false));
+    services.push(service);
+    expect(service.url).toMatch(/^http:\/\//);
+    service.child.kill('SIGHUP');
+    await until(() => service.exit !== null, 'the process to end');
+    expect(service.exit).toEqual({ code: null, signal: 'SIGHUP' });
+  }, 120_000);
+});
