@@ -10,6 +10,7 @@ import { serverSettings, settingsWarnings } from './db/server-settings.js';
 import { eventBacklog } from './events/backlog.js';
 import { EventsRetention } from './events/retention.js';
 import { databaseReadiness } from './http/health.js';
+import type { App } from './http/server.js';
 import { replaceCertificate } from './http/tls.js';
 import type { EmbeddedBroker } from './ingest/broker.js';
 import { BrokerAccess, SERVICE_USERNAME } from './ingest/broker-access.js';
@@ -44,7 +45,7 @@ function watchEmbeddedDatabase(embedded: EmbeddedPostgres, log: FastifyBaseLogge
 /** The TLS listeners this start opened, with their certificates logged, ready to be reloaded. */
 function certificateReloader(
   config: Config,
-  app: Awaited<ReturnType<typeof buildServer>>,
+  app: App,
   broker: EmbeddedBroker | undefined,
 ): CertificateReloader {
   const files = tlsFiles(config);
@@ -226,6 +227,7 @@ export async function startService(config: Config): Promise<RunningService> {
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.PORT;
     const certificates = certificateReloader(config, app, broker);
+    if (certificates.active) metrics.watchCertificates(() => certificates.served());
     certificates.start();
     started.push(async () => certificates.stop());
     let stopping: Promise<void> | undefined;

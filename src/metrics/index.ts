@@ -114,6 +114,25 @@ export class ServiceMetrics {
   }
 
   /**
+   * When each TLS listener's certificate ends (Unix seconds), as served now: the series to
+   * alert on before a renewal that did not happen lets it lapse.
+   */
+  watchCertificates(read: () => Array<{ listener: string; notAfter: Date }>): void {
+    const name = 'tagtrail_tls_certificate_expiry_timestamp_seconds';
+    this.registry.removeSingleMetric(name);
+    new Gauge({
+      name,
+      help: 'When the certificate each TLS listener (https, mqtts) serves ends, in Unix seconds',
+      labelNames: ['listener'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const { listener, notAfter } of read()) this.set({ listener }, notAfter.getTime() / 1000);
+      },
+    });
+  }
+
+  /**
    * The event dispatcher's backlog, read from the database at each scrape (one query for
    * both series). When the database does not answer within 2 s, the series are NaN
    * (unknown, not 0) and the scrape is not held up.

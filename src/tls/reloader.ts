@@ -1,6 +1,13 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { describeCertificate, readTlsPair, samePair, type TlsFiles, type TlsPair } from './tls-files.js';
+import {
+  describeCertificate,
+  notAfter,
+  readTlsPair,
+  samePair,
+  type TlsFiles,
+  type TlsPair,
+} from './tls-files.js';
 
 /** A TLS listener whose certificate can be replaced while it runs. */
 export interface TlsListener {
@@ -55,6 +62,11 @@ export class CertificateReloader {
   stop(): void {
     clearInterval(this.timer);
     this.timer = undefined;
+  }
+
+  /** When the certificate each listener serves now ends. */
+  served(): Array<{ listener: string; notAfter: Date }> {
+    return this.listeners.map((l) => ({ listener: l.name, notAfter: notAfter(l.current.cert) }));
   }
 
   reload(): ReloadOutcome[] {

@@ -46,6 +46,11 @@ export function readTlsPair(files: TlsFiles): TlsPair | undefined {
   return pair;
 }
 
+/** When the (first) certificate of a PEM chain ends. */
+export function notAfter(cert: Buffer): Date {
+  return new Date(new X509Certificate(cert).validTo);
+}
+
 /** What the start-up and reload lines say of a certificate: whom it names and until when. */
 export function describeCertificate(cert: Buffer): {
   subject: string;

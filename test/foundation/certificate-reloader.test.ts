@@ -2,6 +2,7 @@
  * CertificateReloader on its own: what it applies, what it refuses, how often it says so,
  * and the check it runs by itself.
  */
+import { X509Certificate } from 'node:crypto';
 import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,6 +62,9 @@ describe('CertificateReloader', () => {
     expect(reloader.reload()).toEqual([{ listener: 'apply', outcome: 'unchanged' }]);
     expect(applied.map((p) => p.cert.equals(listener.current.cert))).toEqual([true]);
     expect(listener.current.cert.equals(await readFile(second.cert))).toBe(true);
+    expect(reloader.served()).toEqual([
+      { listener: 'apply', notAfter: new Date(new X509Certificate(await readFile(second.cert)).validTo) },
+    ]);
     expect(log.lines).toEqual([
       {
         level: 'info',

@@ -4,6 +4,7 @@
  * port, the handshake bounded like the headers, and renewed certificates served without a
  * restart (reloadTls, which SIGHUP and a check every minute call).
  */
+import { X509Certificate } from 'node:crypto';
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -14,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { type RunningService, startService } from '../../src/runtime.js';
 import { bearer, buildTestApp, type TestApp } from '../helpers/app.js';
+import { Scrape } from '../helpers/prometheus.js';
 import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
 import {
   type CertificateFiles,
@@ -58,6 +60,18 @@ async function fetchTls(
 }
 
 const port = () => Number(new URL(running.url).port);
+const METRICS_TOKEN = 'https-test-metrics-token';
+
+/** When the certificate the https listener serves ends, as /metrics says. */
+async function expiryOnMetrics(): Promise<number> {
+  const res = await fetchTls('/metrics', { headers: bearer(METRICS_TOKEN) });
+  expect(res.status).toBe(200);
+  const scrape = await Scrape.parse(res.body);
+  expect(scrape.type('tagtrail_tls_certificate_expiry_timestamp_seconds')).toBe('gauge');
+  return scrape.value('tagtrail_tls_certificate_expiry_timestamp_seconds', { listener: 'https' });
+}
+
+const notAfterOf = async (certFile: string) => new X509Certificate(await readFile(certFile)).validTo;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'tagtrail-https-'));
@@ -73,6 +87,7 @@ beforeAll(async () => {
       TAGTRAIL_TLS_KEY: files.key,
       TAGTRAIL_HEADERS_TIMEOUT_SECONDS: '1',
       TAGTRAIL_SIGNUP: 'open',
+      TAGTRAIL_METRICS_TOKEN: METRICS_TOKEN,
       DATABASE_URL: t.database.url,
       LOG_LEVEL: 'silent',
     }),
@@ -167,6 +182,7 @@ describe('HTTPS on the API port', () => {
 describe('renewing the certificate', () => {
   it('serves the renewed pair to new connections, refuses a broken one, and keeps serving', async () => {
     expect(await servedFingerprint(port())).toBe(fingerprintOf(files.cert));
+    expect(await expiryOnMetrics()).toBe(Date.parse(await notAfterOf(files.cert)) / 1000);
     expect(running.reloadTls()).toEqual([{ listener: 'https', outcome: 'unchanged' }]);
 
     // Renewed in place, as certbot or a mounted secret does.
@@ -187,6 +203,7 @@ describe('renewing the certificate', () => {
     await writeFile(files.cert, await readFile(other.cert));
     expect(running.reloadTls()).toEqual([{ listener: 'https', outcome: 'reloaded' }]);
     expect(await servedFingerprint(port())).toBe(fingerprintOf(other.cert));
+    expect(await expiryOnMetrics()).toBe(Date.parse(await notAfterOf(other.cert)) / 1000);
   });
 });
 

@@ -166,6 +166,8 @@ describe('GET /metrics', () => {
         s.value('tagtrail_broker_connected_readers') === after.value('tagtrail_broker_connected_readers') - 1,
     );
     expect(gone.has('tagtrail_mqtt_consumer_connected')).toBe(false);
+    // No TLS listener here: no certificate series rather than a misleading value.
+    expect(gone.has('tagtrail_tls_certificate_expiry_timestamp_seconds')).toBe(false);
   });
 
   it("reports the event dispatcher's backlog: the events waiting and the oldest one's age", async () => {
