@@ -129,6 +129,7 @@ describe('choosing the embedded broker port', () => {
       host: 'site.example',
       port: 1884,
       embedded: true,
+      tls: null,
     });
     expect(brokerView({ url: 'mqtt://127.0.0.1:41234', embedded: true }, 'site.example')).toMatchObject({
       url: 'mqtt://127.0.0.1:41234',
@@ -139,7 +140,15 @@ describe('choosing the embedded broker port', () => {
       host: 'broker.example',
       port: 1883,
       embedded: false,
+      tls: null,
     });
+    // The MQTTS listener beside the plain one, its wildcard host named the same way.
+    expect(
+      brokerView(
+        { url: 'mqtt://0.0.0.0:1883', tlsUrl: 'mqtts://0.0.0.0:8883', embedded: true },
+        'site.example',
+      ).tls,
+    ).toEqual({ url: 'mqtts://site.example:8883', host: 'site.example', port: 8883 });
   });
 
   it('gives way on a taken port only: another listen error fails the start', async () => {
@@ -207,7 +216,7 @@ describe('`tagtrail serve` with the default MQTT port taken (compiled, its own p
       });
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual({
-        data: { url: `mqtt://127.0.0.1:${port}`, host: '127.0.0.1', port, embedded: true },
+        data: { url: `mqtt://127.0.0.1:${port}`, host: '127.0.0.1', port, embedded: true, tls: null },
       });
     } finally {
       await services.close();

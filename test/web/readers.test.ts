@@ -51,6 +51,8 @@ describe.skipIf(!hasChromium)('readers page in Chromium', { timeout: 60_000 }, (
     // Where readers publish: the broker's real address (here on a port of its own choosing).
     await expect.poll(() => page.locator('#broker-url').textContent()).toBe(service.mqttUrl);
     expect(await page.locator('#broker-port').textContent()).toBe(new URL(service.mqttUrl).port);
+    // No MQTTS listener configured: no TLS address offered.
+    expect(await page.locator('#broker-tls-url').count()).toBe(0);
     await page.getByLabel('Name', { exact: true }).fill('Dock door reader');
     await page.getByLabel('Family').selectOption('impinj-r700');
     await page.getByLabel('Identity').fill('r700-dock-1');

@@ -54,6 +54,8 @@ export async function startWebSite(options: {
   name: string;
   expectedFailures?: string[];
   signUp?: SignUp;
+  /** Further settings of the service (TLS files, say). */
+  env?: Record<string, string>;
 }): Promise<WebSite> {
   await buildWeb();
   const database = await createTestDatabase();
@@ -76,6 +78,7 @@ export async function startWebSite(options: {
         TAGTRAIL_MQTT_PORT: '0',
         LOG_LEVEL: 'silent',
         TAGTRAIL_DATA_DIR: dataDir,
+        ...options.env,
       }),
     );
     const base = service.url;

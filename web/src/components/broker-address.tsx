@@ -2,12 +2,17 @@ import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { ErrorAlert } from './errors.js';
 
-/** GET /internal/broker: where readers publish. */
-export interface Broker {
+interface Listener {
   url: string;
   host: string;
   port: number;
+}
+
+/** GET /internal/broker: where readers publish. */
+export interface Broker extends Listener {
   embedded: boolean;
+  /** The embedded broker's MQTTS listener, when it has one. */
+  tls: Listener | null;
 }
 
 /**
@@ -28,6 +33,8 @@ export function BrokerAddress() {
       <p>
         Point each reader at this broker ({broker.embedded ? "the service's own" : 'external'}) and have it
         publish to its topic below, at QoS 1.
+        {broker.tls &&
+          " Prefer the TLS address: the reader's MQTT password then never crosses the network in clear. Give the reader the broker's certificate, or the certificate of the authority that signed it."}
       </p>
       <dl class="facts">
         <div>
@@ -46,6 +53,22 @@ export function BrokerAddress() {
             {broker.port}
           </dd>
         </div>
+        {broker.tls && (
+          <div>
+            <dt>TLS address</dt>
+            <dd class="mono" id="broker-tls-url">
+              {broker.tls.url}
+            </dd>
+          </div>
+        )}
+        {broker.tls && (
+          <div>
+            <dt>TLS port</dt>
+            <dd class="mono" id="broker-tls-port">
+              {broker.tls.port}
+            </dd>
+          </div>
+        )}
       </dl>
     </section>
   );
