@@ -88,6 +88,8 @@ export async function launch(baseUrl: string, expectedFailures: string[]): Promi
     locale: 'en-US',
     timezoneId: 'UTC',
     permissions: ['clipboard-read', 'clipboard-write'],
+    // A site served over HTTPS in a test has a self-signed certificate made for it.
+    ignoreHTTPSErrors: baseUrl.startsWith('https:'),
   });
   // A bound on waiting for a state that must come, not a speed target: CI runs the suites
   // two at a time beside the database servers on two cores, where a first page load has
