@@ -154,6 +154,9 @@ function loadTls(files: TlsFiles): TlsPair | undefined {
   }
 }
 
+/** The name of every setting the service reads. */
+export const SETTINGS: readonly string[] = Object.keys(ConfigSchema.properties);
+
 /** Settings that take a whole number (TypeBox integers); exported so the tests cover each one. */
 export const INTEGER_SETTINGS: readonly string[] = Object.entries(
   ConfigSchema.properties as Record<string, { type?: unknown }>,
