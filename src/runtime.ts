@@ -21,7 +21,7 @@ import { ServiceMetrics } from './metrics/index.js';
 import { loadSecretBox } from './secrets/key-ring.js';
 import { createServices } from './services.js';
 import { CertificateReloader, type ReloadOutcome, type TlsListener } from './tls/reloader.js';
-import { describeCertificate } from './tls/tls-files.js';
+import { describeCertificate, isLoopbackHost } from './tls/tls-files.js';
 
 /** The embedded server's supervision in the service log: an operator sees each crash and restart. */
 function watchEmbeddedDatabase(embedded: EmbeddedPostgres, log: FastifyBaseLogger): void {
@@ -226,6 +226,12 @@ export async function startService(config: Config): Promise<RunningService> {
     }
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.PORT;
+    if (!config.httpTls && !config.TAGTRAIL_TRUST_PROXY && !isLoopbackHost(config.HOST)) {
+      app.log.warn(
+        { host: config.HOST },
+        'serving plain HTTP beyond this machine: API keys and session cookies cross the network in clear; set TAGTRAIL_TLS_CERT and TAGTRAIL_TLS_KEY, or put a TLS proxy in front and set TAGTRAIL_TRUST_PROXY=true (docs/operations.md, "HTTPS and renewing certificates")',
+      );
+    }
     const certificates = certificateReloader(config, app, broker);
     if (certificates.active) metrics.watchCertificates(() => certificates.served());
     certificates.start();

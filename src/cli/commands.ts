@@ -4,7 +4,7 @@ import { type Config, loadConfig } from '../config.js';
 import { migrate } from '../db/migrate.js';
 import { ApiError } from '../errors.js';
 import { describeBroker } from '../ingest/broker-port.js';
-import { startService } from '../runtime.js';
+import { type RunningService, startService } from '../runtime.js';
 import type { Services } from '../services.js';
 import { registerActivityCommands } from './activity-commands.js';
 import { registerIngestCommands } from './ingest-commands.js';
@@ -43,33 +43,46 @@ export function registerCommands(program: Command): void {
     .description('serve the API and the web app (embedded PostgreSQL unless DATABASE_URL is set)')
     .action(async () => {
       const config = loadConfig();
-      const running = await startService(config);
-      for (const line of describeBroker(running.broker)) process.stderr.write(`${line}\n`);
-      process.stderr.write(`tagtrail listening on ${running.url}\n`);
+      // The handlers go in before the start: a supervisor that stops the service as it
+      // starts (or as soon as it reads the start-up lines) gets a clean stop, not Node's
+      // default death, which would leave the embedded PostgreSQL running without its parent.
+      let running: RunningService | undefined;
+      let stopRequested = false;
       let signals = 0;
-      const shutdown = (signal: string) => {
-        if (++signals > 1) process.exit(1);
-        process.stderr.write(`${signal}: stopping\n`);
-        running.stop().then(
+      const stop = (service: RunningService) =>
+        service.stop().then(
           () => process.exit(0),
           (err) => {
             process.stderr.write(`error while stopping: ${(err as Error).message}\n`);
             process.exit(1);
           },
         );
+      const shutdown = (signal: string) => {
+        if (++signals > 1) process.exit(1);
+        process.stderr.write(`${signal}: stopping\n`);
+        if (running) void stop(running);
+        else stopRequested = true;
       };
       process.on('SIGTERM', () => shutdown('SIGTERM'));
       process.on('SIGINT', () => shutdown('SIGINT'));
+      running = await startService(config);
+      if (stopRequested) {
+        await stop(running);
+        return;
+      }
+      const service = running;
       // With TLS, SIGHUP reloads renewed certificates (a certbot deploy hook, systemd's
       // ExecReload); without, it keeps its default and ends the process.
       if (config.httpTls || config.mqttTls) {
         process.on('SIGHUP', () => {
-          for (const result of running.reloadTls()) {
+          for (const result of service.reloadTls()) {
             const detail = result.outcome === 'refused' ? `: ${result.error}` : '';
             process.stderr.write(`SIGHUP: ${result.listener} certificate ${result.outcome}${detail}\n`);
           }
         });
       }
+      for (const line of describeBroker(service.broker)) process.stderr.write(`${line}\n`);
+      process.stderr.write(`tagtrail listening on ${service.url}\n`);
     });
 
   program

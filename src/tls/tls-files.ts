@@ -69,3 +69,9 @@ export function describeCertificate(cert: Buffer): {
 export function samePair(a: TlsPair, b: TlsPair): boolean {
   return a.cert.equals(b.cert) && a.key.equals(b.key);
 }
+
+/** Whether a listen address is this machine only (nothing sent to it crosses a network). */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  return bare === 'localhost' || bare === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare);
+}

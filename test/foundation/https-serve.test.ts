@@ -31,15 +31,17 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const env = (tls: boolean) => ({
+const env = (tls: boolean, host = '127.0.0.1') => ({
   DATABASE_URL: database.url,
   PORT: '0',
-  HOST: '127.0.0.1',
+  HOST: host,
   TAGTRAIL_MQTT_PORT: '0',
   TAGTRAIL_DATA_DIR: dir,
   LOG_LEVEL: 'warn',
   ...(tls ? { TAGTRAIL_TLS_CERT: files.cert, TAGTRAIL_TLS_KEY: files.key } : {}),
 });
+
+const PLAIN_HTTP_WARNING = 'serving plain HTTP beyond this machine';
 
 async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
   for (let i = 0; i < 200; i++) {
@@ -51,9 +53,10 @@ async function until(check: () => boolean | Promise<boolean>, what: string): Pro
 
 describe('tagtrail serve with TLS', () => {
   it('reloads the certificate on SIGHUP and keeps serving', async () => {
-    const service = await spawnService(env(true));
+    // On every interface, as a site runs it: with TLS there is nothing to warn of.
+    const service = await spawnService(env(true, '0.0.0.0'));
     services.push(service);
-    expect(service.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    expect(service.url).toMatch(/^https:\/\/0\.0\.0\.0:\d+$/);
     const port = Number(new URL(service.url).port);
     expect(await servedFingerprint(port)).toBe(fingerprintOf(files.cert));
 
@@ -63,6 +66,23 @@ describe('tagtrail serve with TLS', () => {
     expect(await servedFingerprint(port)).toBe(fingerprintOf(files.cert));
     expect(service.exit).toBeNull();
     expect(await service.stop()).toEqual({ code: 0, signal: null });
+    expect(service.stdout()).not.toContain(PLAIN_HTTP_WARNING);
+  }, 120_000);
+
+  it('warns at start when it serves plain HTTP beyond this machine, and not on loopback', async () => {
+    const open = await spawnService(env(false, '0.0.0.0'));
+    services.push(open);
+    expect(await open.stop()).toEqual({ code: 0, signal: null });
+    const warning = open
+      .stdout()
+      .split('\n')
+      .filter((line) => line.includes(PLAIN_HTTP_WARNING))
+      .map((line) => JSON.parse(line) as { level: number; host: string });
+    expect(warning).toEqual([expect.objectContaining({ level: 40, host: '0.0.0.0' })]);
+    const local = await spawnService(env(false));
+    services.push(local);
+    expect(await local.stop()).toEqual({ code: 0, signal: null });
+    expect(local.stdout()).not.toContain(PLAIN_HTTP_WARNING);
   }, 120_000);
 
   it('without TLS, SIGHUP ends the process as it always did', async () => {
