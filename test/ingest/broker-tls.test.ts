@@ -48,29 +48,37 @@ afterAll(async () => {
 
 const tlsUrl = () => running.broker.tlsUrl!;
 
+/**
+ * A reader of a new fixture logs in over TLS, trusting the certificate now in `cert`, and
+ * publishes one read: it is stored.
+ */
+async function publishesOverTls(f: Awaited<ReturnType<typeof ingestFixture>>, location: number, tag: string) {
+  const { reader, topic, mqtt } = await f.reader('generic-json', [[null, location]]);
+  const client = await connectAsync(
+    tlsUrl(),
+    {
+      protocolVersion: 4,
+      reconnectPeriod: 0,
+      clientId: `${mqtt.username}-tls`,
+      username: mqtt.username,
+      password: mqtt.password,
+      ca: await readFile(cert),
+      rejectUnauthorized: true,
+    },
+    false,
+  );
+  clients.push(client);
+  const message = genericJson([[tag, 1, null]]);
+  await client.publishAsync(topic, message, { qos: 1 });
+  expect((await f.rawMessages(reader.id)).map((r) => r.payload)).toEqual([message]);
+}
+
 describe('the MQTTS listener', () => {
   it('stores a reader message sent over TLS, checked against the certificate as CA', async () => {
     expect(tlsUrl()).toMatch(/^mqtts:\/\/127\.0\.0\.1:\d+$/);
     const f = await ingestFixture(t);
     const dock = await f.location();
-    const { reader, topic, mqtt } = await f.reader('generic-json', [[null, dock]]);
-    const client = await connectAsync(
-      tlsUrl(),
-      {
-        protocolVersion: 4,
-        reconnectPeriod: 0,
-        clientId: `${mqtt.username}-tls`,
-        username: mqtt.username,
-        password: mqtt.password,
-        ca: await readFile(cert),
-        rejectUnauthorized: true,
-      },
-      false,
-    );
-    clients.push(client);
-    const message = genericJson([['E2000000000000000000A7A7', 1, null]]);
-    await client.publishAsync(topic, message, { qos: 1 });
-    expect((await f.rawMessages(reader.id)).map((r) => r.payload)).toEqual([message]);
+    await publishesOverTls(f, dock, 'E2000000000000000000A7A7');
   });
 
   it('refuses a client that does not trust the certificate, and anonymous clients over TLS', async () => {
@@ -112,24 +120,7 @@ describe('renewing the MQTTS certificate', () => {
     expect(fingerprintOf(cert)).not.toBe(before);
 
     const f = await ingestFixture(t);
-    const { reader, topic, mqtt } = await f.reader('generic-json', [[null, await f.location()]]);
-    const client = await connectAsync(
-      tlsUrl(),
-      {
-        protocolVersion: 4,
-        reconnectPeriod: 0,
-        clientId: `${mqtt.username}-renewed`,
-        username: mqtt.username,
-        password: mqtt.password,
-        ca: await readFile(cert),
-        rejectUnauthorized: true,
-      },
-      false,
-    );
-    clients.push(client);
-    const message = genericJson([['E2000000000000000000A7A8', 1, null]]);
-    await client.publishAsync(topic, message, { qos: 1 });
-    expect((await f.rawMessages(reader.id)).map((r) => r.payload)).toEqual([message]);
+    await publishesOverTls(f, await f.location(), 'E2000000000000000000A7A8');
   });
 });
 

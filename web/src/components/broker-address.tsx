@@ -54,20 +54,20 @@ export function BrokerAddress() {
           </dd>
         </div>
         {broker.tls && (
-          <div>
-            <dt>TLS address</dt>
-            <dd class="mono" id="broker-tls-url">
-              {broker.tls.url}
-            </dd>
-          </div>
-        )}
-        {broker.tls && (
-          <div>
-            <dt>TLS port</dt>
-            <dd class="mono" id="broker-tls-port">
-              {broker.tls.port}
-            </dd>
-          </div>
+          <>
+            <div>
+              <dt>TLS address</dt>
+              <dd class="mono" id="broker-tls-url">
+                {broker.tls.url}
+              </dd>
+            </div>
+            <div>
+              <dt>TLS port</dt>
+              <dd class="mono" id="broker-tls-port">
+                {broker.tls.port}
+              </dd>
+            </div>
+          </>
         )}
       </dl>
     </section>
