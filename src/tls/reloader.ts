@@ -74,28 +74,37 @@ export class CertificateReloader {
   }
 
   private reloadOne(listener: TlsListener): ReloadOutcome {
-    let pair: TlsPair | undefined;
     try {
-      pair = readTlsPair(listener.files);
+      const pair = readTlsPair(listener.files);
       if (!pair) throw new Error('the settings name no files');
-    } catch (err) {
-      const error = (err as Error).message;
-      const seen = `${error} ${this.fingerprint(listener.files)}`;
-      if (this.refused.get(listener.name) !== seen) {
-        this.refused.set(listener.name, seen);
-        this.log.warn(
-          { listener: listener.name, err: error },
-          'TLS certificate not reloaded; the one in use stays',
-        );
+      if (samePair(pair, listener.current)) {
+        this.refused.delete(listener.name);
+        return { listener: listener.name, outcome: 'unchanged' };
       }
-      return { listener: listener.name, outcome: 'refused', error };
+      // Runs from a timer too: whatever it throws is a refusal, never an uncaught error.
+      listener.apply(pair);
+      listener.current = pair;
+    } catch (err) {
+      return this.refuse(listener, (err as Error).message);
     }
     this.refused.delete(listener.name);
-    if (samePair(pair, listener.current)) return { listener: listener.name, outcome: 'unchanged' };
-    listener.apply(pair);
-    listener.current = pair;
-    this.log.info({ listener: listener.name, ...describeCertificate(pair.cert) }, 'TLS certificate reloaded');
+    this.log.info(
+      { listener: listener.name, ...describeCertificate(listener.current.cert) },
+      'TLS certificate reloaded',
+    );
     return { listener: listener.name, outcome: 'reloaded' };
+  }
+
+  private refuse(listener: TlsListener, error: string): ReloadOutcome {
+    const seen = `${error} ${this.fingerprint(listener.files)}`;
+    if (this.refused.get(listener.name) !== seen) {
+      this.refused.set(listener.name, seen);
+      this.log.warn(
+        { listener: listener.name, err: error },
+        'TLS certificate not reloaded; the one in use stays',
+      );
+    }
+    return { listener: listener.name, outcome: 'refused', error };
   }
 
   /** What the files hold now, so the same broken pair is reported once, a new one again. */

@@ -95,6 +95,23 @@ describe('CertificateReloader', () => {
     expect(applied).toHaveLength(1);
   });
 
+  it('takes a listener that will not accept the pair as a refusal, keeping the pair it serves', async () => {
+    const { listener, files } = await listenerOn('apply-fails');
+    const before = listener.current;
+    listener.apply = () => {
+      throw new Error('the server is closing');
+    };
+    const log = recordingLog();
+    const reloader = new CertificateReloader([listener], log);
+    await copyFile(second.cert, files.cert);
+    await copyFile(second.key, files.key);
+    expect(reloader.reload()).toEqual([
+      { listener: 'apply-fails', outcome: 'refused', error: 'the server is closing' },
+    ]);
+    expect(listener.current).toBe(before);
+    expect(log.lines.map((l) => l.level)).toEqual(['warn']);
+  });
+
   it('checks by itself at its interval once started, and not after it is stopped', async () => {
     vi.useFakeTimers();
     const { listener, applied, files } = await listenerOn('timer');
