@@ -7,6 +7,7 @@
  *   npm run bench:api -- --duration 3 --only get,me    # short, for development
  *   BENCH_DATABASE_URL=postgres://… npm run bench:api  # any server (a fresh database is made on it)
  *   npm run bench:api -- --only mixed --rounds 4 --compare-pool 20   # pool sizes, alternated
+ *   npm run bench:api -- --tls                         # tagtrail over its own HTTPS (TAGTRAIL_TLS_CERT)
  *
  * Starts tagtrail (the real server: auth, rate limit raised out of the way, row-level
  * security, validation, serialization) and, on the same database in the same run, a bare
@@ -21,8 +22,9 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import pg from 'pg';
@@ -54,6 +56,8 @@ const { values: args } = parseArgs({
     // The mixed load only: the service with pools of this size against the service with --pool,
     // alternated over --rounds, instead of against the baseline.
     'compare-pool': { type: 'string' },
+    // tagtrail serves HTTPS (a self-signed certificate made by openssl); the baseline stays plain.
+    tls: { type: 'boolean', default: false },
   },
 });
 const ASSETS = Number(args.assets);
@@ -239,7 +243,8 @@ async function main() {
     // `--log <file>`: the request log on, at info, written to <file> as the service writes it
     // to standard output (pino's asynchronous destination); without it logging is off.
     const logger = args.log ? { level: 'info', file: args.log } : undefined;
-    const service = await buildServer(services, { bodyLimit: 1048576, logger });
+    const tls = args.tls ? await selfSignedPair() : undefined;
+    const service = await buildServer(services, { bodyLimit: 1048576, logger, tls });
     await service.listen({ host: '127.0.0.1', port: 0 });
     closers.push(() => service.close());
     const baseline = await baselineApp(url, org.id, { pool: POOL });
@@ -266,7 +271,7 @@ async function main() {
     const sides = [
       [
         'tagtrail',
-        `http://127.0.0.1:${service.server.address().port}`,
+        `${tls ? 'https' : 'http'}://127.0.0.1:${service.server.address().port}`,
         { authorization: `Bearer ${token}` },
         serverTimings(service),
       ],
@@ -311,7 +316,9 @@ async function main() {
       ['patch', 'PATCH /assets/{id}', [patch]],
     ].filter(([id]) => !args.only || args.only.split(',').includes(id));
 
-    console.log(`\n${'request'.padEnd(32)} ${'tagtrail'.padEnd(36)} ${'baseline'.padEnd(36)} ratio`);
+    console.log(
+      `\n${'request'.padEnd(32)} ${(tls ? 'tagtrail (HTTPS)' : 'tagtrail').padEnd(36)} ${'baseline'.padEnd(36)} ratio`,
+    );
     for (const [id, label, requests] of cases) {
       const byOrder = { tagtrail: [], baseline: [] };
       for (let round = 0; round < ROUNDS; round++) {
@@ -373,6 +380,35 @@ async function main() {
     await db.close();
     await adminQuery(server.adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await server.stop();
+  }
+}
+
+/** A certificate for 127.0.0.1 and its key, made by the openssl CLI (autocannon does not check it). */
+async function selfSignedPair() {
+  const dir = await mkdtemp(join(tmpdir(), 'tagtrail-bench-tls-'));
+  try {
+    await promisify(execFile)('openssl', [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.pem'),
+    ]);
+    return { cert: await readFile(join(dir, 'cert.pem')), key: await readFile(join(dir, 'key.pem')) };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
 }
 
