@@ -7,6 +7,7 @@ import { describeBroker } from '../ingest/broker-port.js';
 import { type RunningService, startService } from '../runtime.js';
 import type { Services } from '../services.js';
 import { registerActivityCommands } from './activity-commands.js';
+import { registerBackupCommands } from './backup-commands.js';
 import { registerIngestCommands } from './ingest-commands.js';
 import { createCliServices, openCliDatabase } from './open.js';
 import { print } from './output.js';
@@ -174,6 +175,7 @@ export function registerCommands(program: Command): void {
   registerIngestCommands(program);
   registerSessionCommands(program, withServices);
   registerActivityCommands(program, withServices);
+  registerBackupCommands(program);
   registerSpreadsheetCommands(program, withServices);
   registerTwoFactorCommands(program, withServices);
 }

@@ -39,13 +39,13 @@ async function binaries(): Promise<Binaries> {
   }
 }
 
-interface RunAs {
+export interface RunAs {
   uid?: number;
   gid?: number;
 }
 
 /** PostgreSQL refuses to run as root; as root we run it as a system user `postgres`. */
-function runAsUser(): RunAs {
+export function runAsUser(): RunAs {
   if (process.getuid?.() !== 0) return {};
   const lookup = () => {
     const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());

@@ -1,0 +1,56 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { loadConfig } from '../config.js';
+import { writeBackup } from '../db/backup.js';
+import { startEmbeddedPostgres } from '../db/embedded.js';
+import { restoreBackup } from '../db/restore.js';
+import { print } from './output.js';
+
+const EXTERNAL =
+  'DATABASE_URL is set: back that PostgreSQL up with its own tools (pg_dump, pg_basebackup, continuous archiving); ' +
+  'these commands are for the embedded database';
+
+/** `backup` and `restore` of the embedded database (docs/operations.md, "Backups"). */
+export function registerBackupCommands(program: Command): void {
+  program
+    .command('backup')
+    .description('write an online backup of the embedded database (a .tar.gz), while the service runs or not')
+    .requiredOption('--out <file>', 'the archive to write (written beside, then renamed into place)')
+    .option('--json', 'print JSON')
+    .action(async (opts: { out: string; json?: boolean }) => {
+      const config = loadConfig();
+      if (config.DATABASE_URL) throw new Error(EXTERNAL);
+      // Joins the service's server when it runs; otherwise starts it for the backup.
+      const embedded = await startEmbeddedPostgres(config.dataDir, { create: false });
+      const partial = `${opts.out}.partial`;
+      try {
+        const summary = await writeBackup(
+          embedded,
+          config.dataDir,
+          createWriteStream(partial, { mode: 0o600 }),
+        );
+        await rename(partial, opts.out);
+        print(Boolean(opts.json), { file: opts.out, ...summary });
+      } catch (err) {
+        await rm(partial, { force: true });
+        throw err;
+      } finally {
+        await embedded.stop();
+      }
+    });
+
+  program
+    .command('restore')
+    .description(
+      'unpack a backup into an empty data directory (TAGTRAIL_DATA_DIR); the next start replays it',
+    )
+    .argument('<file>', 'an archive written by `tagtrail backup`')
+    .option('--json', 'print JSON')
+    .action(async (file: string, opts: { json?: boolean }) => {
+      const config = loadConfig();
+      if (config.DATABASE_URL) throw new Error(EXTERNAL);
+      const { files } = await restoreBackup(createReadStream(file), config.dataDir);
+      print(Boolean(opts.json), { data_dir: config.dataDir, files });
+    });
+}

@@ -1,0 +1,205 @@
+import { randomBytes } from 'node:crypto';
+import type { Stats } from 'node:fs';
+import { lstat, open, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
+import pg from 'pg';
+import { type Header, type Pack, pack as tarPack } from 'tar-stream';
+import type { EmbeddedPostgres } from './embedded.js';
+
+/** What a backup holds, for the command's report. */
+export interface BackupSummary {
+  files: number;
+  bytes: number;
+  /** The WAL positions the restore replays between. */
+  startLsn: string;
+  stopLsn: string;
+}
+
+/** The service's own files beside the embedded server's, which a restore needs too. */
+const SERVICE_FILES = ['postgres.password', 'secret-keys'];
+
+/**
+ * What PostgreSQL's documentation says a base backup may leave out ("Backing Up the Data
+ * Directory"): the running server's pid file and options, runtime state rebuilt at start,
+ * and temporary files. pg_wal is copied apart, after the backup stops.
+ */
+const SKIPPED_FILES = new Set(['postmaster.pid', 'postmaster.opts', 'backup_label', 'tablespace_map']);
+const EMPTIED_DIRECTORIES = new Set([
+  'pg_wal',
+  'pg_replslot',
+  'pg_dynshmem',
+  'pg_notify',
+  'pg_serial',
+  'pg_snapshots',
+  'pg_stat_tmp',
+  'pg_subtrans',
+]);
+
+const CHUNK = 1 << 20;
+
+/**
+ * An online backup of the embedded database, written to `out` as a gzipped tar of the data
+ * directory that `restoreBackup` (or `tar -xzf`) turns back into one. PostgreSQL's
+ * low-level API, as pg_basebackup uses it (the embedded package ships no pg_basebackup):
+ * a temporary replication slot keeps the WAL the backup needs from the start;
+ * `pg_backup_start` checkpoints; the files are copied while the service keeps writing
+ * (pages torn by a concurrent write are repaired by the WAL replay); `pg_backup_stop`
+ * gives the `backup_label` that tells the restored server where to replay from; then
+ * the WAL from the start to the stop goes in, so the archive restores on its own.
+ */
+export async function writeBackup(
+  embedded: EmbeddedPostgres,
+  dataDir: string,
+  out: Writable,
+): Promise<BackupSummary> {
+  const pgDir = join(dataDir, 'postgres');
+  const client = new pg.Client({ connectionString: embedded.adminUrl });
+  await client.connect();
+  const pack = tarPack();
+  const written = pipeline(pack, createGzip(), out);
+  // A failure of the writing side (a full disk) fails the backup, not the process.
+  written.catch(() => undefined);
+  const summary = { files: 0, bytes: 0 };
+  try {
+    const slot = `tagtrail_backup_${randomBytes(6).toString('hex')}`;
+    await client.query('SELECT pg_create_physical_replication_slot($1, true, true)', [slot]);
+    const { rows: started } = await client.query<{ lsn: string; segment: string }>(
+      `SELECT lsn::text, pg_walfile_name(lsn) AS segment
+         FROM pg_backup_start($1, true) AS lsn`,
+      [`tagtrail ${new Date().toISOString()}`],
+    );
+    const start = started[0]!;
+    await addTree(pack, pgDir, 'postgres', summary);
+    const { rows: stopped } = await client.query<{
+      lsn: string;
+      segment: string;
+      labelfile: string;
+      spcmapfile: string | null;
+    }>(
+      `SELECT lsn::text, pg_walfile_name(lsn) AS segment, labelfile, spcmapfile
+         FROM pg_backup_stop(false)`,
+    );
+    const stop = stopped[0]!;
+    await addBuffer(pack, 'postgres/backup_label', Buffer.from(stop.labelfile), summary);
+    if (stop.spcmapfile)
+      await addBuffer(pack, 'postgres/tablespace_map', Buffer.from(stop.spcmapfile), summary);
+    await addWal(pack, join(pgDir, 'pg_wal'), start.segment, stop.segment, summary);
+    for (const name of SERVICE_FILES) await addFile(pack, join(dataDir, name), name, summary);
+    pack.finalize();
+    await written;
+    return { ...summary, startLsn: start.lsn, stopLsn: stop.lsn };
+  } catch (err) {
+    pack.destroy(err as Error);
+    throw err;
+  } finally {
+    // Ends a backup left open by a failure and drops the temporary slot with the session.
+    await client.end().catch(() => undefined);
+  }
+}
+
+async function addTree(pack: Pack, dir: string, name: string, summary: { files: number; bytes: number }) {
+  await entry(pack, { name, type: 'directory', mode: 0o700 });
+  const children = await readdir(dir).catch(missing([] as string[]));
+  for (const child of children.sort()) {
+    const path = join(dir, child);
+    const stat = await lstat(path).catch(missing(null));
+    if (!stat || child.startsWith('pgsql_tmp') || SKIPPED_FILES.has(child)) continue;
+    const inner = `${name}/${child}`;
+    if (stat.isDirectory()) {
+      if (name === 'postgres' && EMPTIED_DIRECTORIES.has(child)) {
+        await entry(pack, { name: inner, type: 'directory', mode: 0o700 });
+        if (child === 'pg_wal')
+          await entry(pack, { name: `${inner}/archive_status`, type: 'directory', mode: 0o700 });
+      } else {
+        await addTree(pack, path, inner, summary);
+      }
+    } else if (stat.isFile()) {
+      await addFile(pack, path, inner, summary, stat);
+    }
+  }
+}
+
+/** The WAL segments from the backup's first to its last (and the timelines' history files). */
+async function addWal(
+  pack: Pack,
+  walDir: string,
+  first: string,
+  last: string,
+  summary: { files: number; bytes: number },
+) {
+  for (const child of (await readdir(walDir)).sort()) {
+    const segment = /^[0-9A-F]{24}$/.test(child) && child >= first && child <= last;
+    if (segment || child.endsWith('.history'))
+      await addFile(pack, join(walDir, child), `postgres/pg_wal/${child}`, summary);
+  }
+}
+
+/**
+ * One file as it is now. A file the server grows while it is read is cut at the size it
+ * had, one it shrinks is padded with zeros, one it removes is left out: the replay of the
+ * WAL writes every such page again.
+ */
+async function addFile(
+  pack: Pack,
+  path: string,
+  name: string,
+  summary: { files: number; bytes: number },
+  known?: Stats,
+) {
+  const stat = known ?? (await lstat(path).catch(missing(null)));
+  if (!stat?.isFile()) return;
+  const handle = await open(path, 'r').catch(missing(null));
+  if (!handle) return;
+  try {
+    let sink: ReturnType<Pack['entry']> | undefined;
+    const ended = new Promise<void>((resolve, reject) => {
+      sink = pack.entry({ name, size: stat.size, mode: stat.mode & 0o777, mtime: stat.mtime }, (err) =>
+        err ? reject(err) : resolve(),
+      );
+    });
+    const out = sink as ReturnType<Pack['entry']>;
+    let done = 0;
+    while (done < stat.size) {
+      const buffer = Buffer.alloc(Math.min(CHUNK, stat.size - done));
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, done);
+      // Shrunk under us: zeros for the rest.
+      const chunk = bytesRead === 0 ? buffer : buffer.subarray(0, bytesRead);
+      done += chunk.length;
+      if (!out.write(chunk)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
+    }
+    out.end(undefined);
+    await ended;
+    summary.files++;
+    summary.bytes += stat.size;
+  } finally {
+    await handle.close();
+  }
+}
+
+async function addBuffer(
+  pack: Pack,
+  name: string,
+  content: Buffer,
+  summary: { files: number; bytes: number },
+) {
+  await entry(pack, { name, size: content.length, mode: 0o600 }, content);
+  summary.files++;
+  summary.bytes += content.length;
+}
+
+function entry(pack: Pack, header: Partial<Header> & Pick<Header, 'name'>, content?: Buffer): Promise<void> {
+  return new Promise((resolve, reject) => {
+    pack.entry(header, content ?? '', (err) => (err ? reject(err) : resolve()));
+  });
+}
+
+/** Turns "it is gone" (removed while we walked) into `fallback`; anything else still throws. */
+function missing<T>(fallback: T): (err: NodeJS.ErrnoException) => T {
+  return (err) => {
+    if (err.code === 'ENOENT') return fallback;
+    throw err;
+  };
+}

@@ -1,0 +1,80 @@
+import { createWriteStream } from 'node:fs';
+import { chmod, chown, lstat, mkdir, readdir } from 'node:fs/promises';
+import { dirname, join, normalize, sep } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
+import { extract } from 'tar-stream';
+import { type RunAs, runAsUser } from './embedded.js';
+
+/** A restore refused before it wrote anything, or an archive that is not a tagtrail backup. */
+export class RestoreError extends Error {}
+
+/**
+ * Unpacks a backup made by `writeBackup` into an empty data directory. The next start of
+ * the service replays the WAL the backup holds, from its `backup_label`, and then serves
+ * the data as it was when the backup stopped. Entries are kept inside `dataDir` (an
+ * archive naming `../` or an absolute path is refused), and the server's files are given
+ * to the user it runs as.
+ */
+export async function restoreBackup(input: Readable, dataDir: string): Promise<{ files: number }> {
+  const pgDir = join(dataDir, 'postgres');
+  if ((await readdir(pgDir).catch(() => [])).length > 0) {
+    throw new RestoreError(`${pgDir} is not empty: restore into a new data directory (TAGTRAIL_DATA_DIR)`);
+  }
+  await mkdir(dataDir, { recursive: true });
+  let files = 0;
+  let sawLabel = false;
+  const unpack = extract();
+  unpack.on('entry', (header, stream, next) => {
+    // A refused archive destroys the unpacking, and with it this entry's stream: that error
+    // is the one `pipeline` below reports.
+    stream.on('error', () => undefined);
+    const fail = (err: Error) => {
+      stream.resume();
+      next(err);
+    };
+    const name = normalize(header.name);
+    if (name.startsWith('..') || name.startsWith(sep) || name.includes(`${sep}..${sep}`)) {
+      fail(new RestoreError(`the archive names ${header.name}, outside the data directory`));
+      return;
+    }
+    const path = join(dataDir, name);
+    if (header.type === 'directory') {
+      stream.resume();
+      mkdir(path, { recursive: true, mode: 0o700 }).then(() => next(), next);
+      return;
+    }
+    if (header.type !== 'file') {
+      fail(new RestoreError(`the archive holds ${header.name}, a ${header.type}: not a tagtrail backup`));
+      return;
+    }
+    if (name === join('postgres', 'backup_label')) sawLabel = true;
+    mkdir(dirname(path), { recursive: true, mode: 0o700 })
+      .then(() =>
+        pipeline(stream, createWriteStream(path, { mode: header.mode & 0o700 || 0o600, flags: 'wx' })),
+      )
+      .then(() => {
+        files++;
+        next();
+      }, next);
+  });
+  try {
+    await pipeline(input, createGunzip(), unpack);
+  } catch (err) {
+    if (err instanceof RestoreError) throw err;
+    throw new RestoreError(`not a readable backup: ${(err as Error).message}`);
+  }
+  if (!sawLabel) throw new RestoreError('the archive has no postgres/backup_label: not a tagtrail backup');
+  // PostgreSQL starts only on a data directory of its own user, readable by it alone.
+  await chmod(pgDir, 0o700);
+  const user = runAsUser();
+  if (user.uid !== undefined) await chownTree(pgDir, user);
+  return { files };
+}
+
+async function chownTree(path: string, user: RunAs): Promise<void> {
+  await chown(path, user.uid as number, user.gid ?? (user.uid as number));
+  if (!(await lstat(path)).isDirectory()) return;
+  for (const child of await readdir(path)) await chownTree(join(path, child), user);
+}

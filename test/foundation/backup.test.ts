@@ -1,0 +1,192 @@
+/**
+ * Online backups of the embedded database (`tagtrail backup`, `tagtrail restore`): a backup
+ * taken while the service runs and writes restores into a new data directory that starts,
+ * replays, and serves everything committed before the backup began (the API key minted
+ * before it included); the restore refuses a data directory in use and an archive that
+ * names paths outside it; the CLI backs up a stopped data directory too.
+ */
+import { createReadStream, createWriteStream, existsSync } from 'node:fs';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { createGzip } from 'node:zlib';
+import { pack } from 'tar-stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliCaller } from '../../src/caller.js';
+import { loadConfig } from '../../src/config.js';
+import { writeBackup } from '../../src/db/backup.js';
+import { type OpenedDatabase, openDatabase } from '../../src/db/connect.js';
+import { startEmbeddedPostgres } from '../../src/db/embedded.js';
+import { RestoreError, restoreBackup } from '../../src/db/restore.js';
+import { type RunningService, startService } from '../../src/runtime.js';
+import { createServices, type Services } from '../../src/services.js';
+import { ALL_SCOPES } from '../helpers/app.js';
+import { buildIfStale, MAIN, run } from '../helpers/compiled.js';
+import { TEST_SECRET_KEYS, TEST_SECRETS } from '../helpers/secrets.js';
+
+let root: string;
+const started: RunningService[] = [];
+const opened: OpenedDatabase[] = [];
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'tagtrail-backup-'));
+  // The embedded server runs as its own user when the tests run as root: it must reach in.
+  await chmod(root, 0o755);
+  await buildIfStale();
+}, 180_000);
+afterAll(async () => {
+  for (const db of opened) await db.close().catch(() => undefined);
+  for (const service of started) await service.stop().catch(() => undefined);
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+/** The service on `dataDir`; without `keys`, its secret keys in the data directory's key file. */
+function serve(dataDir: string, keys = true): Promise<RunningService> {
+  return startService(
+    loadConfig({
+      ...(keys ? { TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS } : {}),
+      PORT: '0',
+      HOST: '127.0.0.1',
+      TAGTRAIL_MQTT_PORT: '0',
+      TAGTRAIL_DATA_DIR: dataDir,
+      LOG_LEVEL: 'silent',
+    }),
+  );
+}
+
+/** The services of the database a running service in `dataDir` serves (joined, not owned). */
+async function servicesOn(dataDir: string): Promise<{ services: Services; database: OpenedDatabase }> {
+  const database = await openDatabase({ dataDir }, { migrate: false, poolSize: 4 });
+  opened.push(database);
+  const services = await createServices(database.db, {
+    TAGTRAIL_ENV: 'production',
+    secrets: TEST_SECRETS,
+    REDIS_URL: undefined,
+    TAGTRAIL_RATE_LIMIT: 1000,
+    TAGTRAIL_RATE_WINDOW_SECONDS: 60,
+  });
+  return { services, database };
+}
+
+async function assetCount(database: OpenedDatabase, orgId: number): Promise<number> {
+  const { rows } = await database.db.pool.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM assets WHERE org_id = $1',
+    [orgId],
+  );
+  return rows[0]!.n;
+}
+
+describe('a backup taken while the service writes', () => {
+  it('restores into a new data directory that serves what was committed before it began', async () => {
+    const first = join(root, 'first');
+    const running = await serve(first);
+    started.push(running);
+    const { services, database } = await servicesOn(first);
+    const org = await services.organizations.create('Backup Co');
+    const caller = cliCaller(org.id);
+    const { token } = await services.keys.mint({ caller, scopes: ALL_SCOPES });
+    for (let i = 0; i < 20; i++) await services.assets.create(caller, { name: `Before ${i}` });
+
+    // Creates go on through the whole backup, one after the other.
+    let writing = true;
+    let created = 20;
+    const writer = (async () => {
+      while (writing) {
+        await services.assets.create(caller, { name: `During ${created}` });
+        created++;
+      }
+    })();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const committedBefore = created;
+    const archive = join(root, 'online.tar.gz');
+    const embedded = await startEmbeddedPostgres(first, { create: false });
+    expect(embedded.owned).toBe(false);
+    const summary = await writeBackup(embedded, first, createWriteStream(archive));
+    writing = false;
+    await writer;
+    expect(summary.files).toBeGreaterThan(100);
+    expect(summary.startLsn).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
+    const total = created;
+    expect(await assetCount(database, org.id)).toBe(total);
+    await services.close();
+    await running.stop();
+
+    const second = join(root, 'second');
+    const restored = await restoreBackup(createReadStream(archive), second);
+    expect(restored.files).toBe(summary.files);
+    expect(existsSync(join(second, 'postgres', 'backup_label'))).toBe(true);
+    const again = await serve(second);
+    started.push(again);
+    const reopened = await servicesOn(second);
+    const count = await assetCount(reopened.database, org.id);
+    expect(count).toBeGreaterThanOrEqual(committedBefore);
+    expect(count).toBeLessThanOrEqual(total);
+    // The key minted before the backup still opens the API of the restored service.
+    const me = await fetch(`${again.url}/api/v1/orgs/me`, { headers: { authorization: `Bearer ${token}` } });
+    expect(me.status).toBe(200);
+    expect(((await me.json()) as { data: { id: number } }).data.id).toBe(org.id);
+    const list = await fetch(`${again.url}/api/v1/assets?limit=200`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(((await list.json()) as { data: unknown[] }).data).toHaveLength(Math.min(count, 200));
+    await reopened.services.close();
+    await again.stop();
+
+    // A data directory that holds a database is never overwritten.
+    await expect(restoreBackup(createReadStream(archive), second)).rejects.toThrow(RestoreError);
+  }, 180_000);
+});
+
+describe('restore', () => {
+  it('refuses an archive naming a path outside the data directory, and one that is no backup', async () => {
+    const evil = pack();
+    evil.entry({ name: '../escaped.txt' }, 'outside');
+    evil.finalize();
+    const chunks: Buffer[] = [];
+    for await (const chunk of evil.pipe(createGzip())) chunks.push(chunk as Buffer);
+    const target = join(root, 'evil');
+    await expect(restoreBackup(Readable.from([Buffer.concat(chunks)]), target)).rejects.toThrow(
+      /outside the data directory/,
+    );
+    expect(existsSync(join(root, 'escaped.txt'))).toBe(false);
+    await expect(restoreBackup(Readable.from([Buffer.from('not gzip')]), join(root, 'junk'))).rejects.toThrow(
+      /not a readable backup/,
+    );
+  });
+});
+
+describe('tagtrail backup and restore', () => {
+  it('back a stopped data directory up and restore it, from the command line', async () => {
+    const dataDir = join(root, 'cli');
+    const running = await serve(dataDir, false);
+    await running.stop();
+    const keyFile = await readFile(join(dataDir, 'secret-keys'), 'utf8');
+    const archive = join(root, 'cli.tar.gz');
+    const env: NodeJS.ProcessEnv = { ...process.env, TAGTRAIL_DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
+    delete env.DATABASE_URL;
+    delete env.TAGTRAIL_SECRET_KEYS;
+    const backup = await run(process.execPath, [MAIN, 'backup', '--out', archive, '--json'], env);
+    expect(backup.code, backup.stderr).toBe(0);
+    expect(JSON.parse(backup.stdout)).toMatchObject({ file: archive, files: expect.any(Number) });
+    expect(existsSync(`${archive}.partial`)).toBe(false);
+    // The command started the server for the backup and stopped it again.
+    expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+
+    const target = join(root, 'cli-restored');
+    const restore = await run(process.execPath, [MAIN, 'restore', archive, '--json'], {
+      ...env,
+      TAGTRAIL_DATA_DIR: target,
+    });
+    expect(restore.code, restore.stderr).toBe(0);
+    // The key that seals the stored secrets comes back with the database it opens.
+    expect(await readFile(join(target, 'secret-keys'), 'utf8')).toBe(keyFile);
+    expect(existsSync(join(target, 'postgres.password'))).toBe(true);
+    const refused = await run(process.execPath, [MAIN, 'backup', '--out', archive], {
+      ...env,
+      DATABASE_URL: 'postgres://127.0.0.1:1/x',
+    });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('DATABASE_URL is set');
+  }, 180_000);
+});
