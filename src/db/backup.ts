@@ -40,6 +40,14 @@ const EMPTIED_DIRECTORIES = new Set([
 
 const CHUNK = 1 << 20;
 
+/** The archive being written, what it holds so far, and the writing side's failure. */
+interface Archive {
+  pack: Pack;
+  summary: { files: number; bytes: number };
+  /** Rejects when the output fails (a full disk): every wait on the archive races it. */
+  broken: Promise<never>;
+}
+
 /**
  * An online backup of the embedded database, written to `out` as a gzipped tar of the data
  * directory that `restoreBackup` (or `tar -xzf`) turns back into one. PostgreSQL's
@@ -60,9 +68,13 @@ export async function writeBackup(
   await client.connect();
   const pack = tarPack();
   const written = pipeline(pack, createGzip(), out);
-  // A failure of the writing side (a full disk) fails the backup, not the process.
-  written.catch(() => undefined);
+  // A failure of the writing side (a full disk) fails the backup, without a wait that never ends.
+  const broken = new Promise<never>((_, reject) => {
+    written.catch(reject);
+  });
+  broken.catch(() => undefined);
   const summary = { files: 0, bytes: 0 };
+  const archive: Archive = { pack, summary, broken };
   try {
     const slot = `tagtrail_backup_${randomBytes(6).toString('hex')}`;
     await client.query('SELECT pg_create_physical_replication_slot($1, true, true)', [slot]);
@@ -72,7 +84,7 @@ export async function writeBackup(
       [`tagtrail ${new Date().toISOString()}`],
     );
     const start = started[0]!;
-    await addTree(pack, pgDir, 'postgres', summary);
+    await addTree(archive, pgDir, 'postgres');
     const { rows: stopped } = await client.query<{
       lsn: string;
       segment: string;
@@ -83,13 +95,12 @@ export async function writeBackup(
          FROM pg_backup_stop(false)`,
     );
     const stop = stopped[0]!;
-    await addBuffer(pack, 'postgres/backup_label', Buffer.from(stop.labelfile), summary);
-    if (stop.spcmapfile)
-      await addBuffer(pack, 'postgres/tablespace_map', Buffer.from(stop.spcmapfile), summary);
-    await addWal(pack, join(pgDir, 'pg_wal'), start.segment, stop.segment, summary);
-    for (const name of SERVICE_FILES) await addFile(pack, join(dataDir, name), name, summary);
+    await addBuffer(archive, 'postgres/backup_label', Buffer.from(stop.labelfile));
+    if (stop.spcmapfile) await addBuffer(archive, 'postgres/tablespace_map', Buffer.from(stop.spcmapfile));
+    await addWal(archive, join(pgDir, 'pg_wal'), start.segment, stop.segment);
+    for (const name of SERVICE_FILES) await addFile(archive, join(dataDir, name), name);
     pack.finalize();
-    await written;
+    await Promise.race([written, broken]);
     return { ...summary, startLsn: start.lsn, stopLsn: stop.lsn };
   } catch (err) {
     pack.destroy(err as Error);
@@ -100,8 +111,8 @@ export async function writeBackup(
   }
 }
 
-async function addTree(pack: Pack, dir: string, name: string, summary: { files: number; bytes: number }) {
-  await entry(pack, { name, type: 'directory', mode: 0o700 });
+async function addTree(archive: Archive, dir: string, name: string) {
+  await entry(archive, { name, type: 'directory', mode: 0o700 });
   const children = await readdir(dir).catch(missing([] as string[]));
   for (const child of children.sort()) {
     const path = join(dir, child);
@@ -110,30 +121,24 @@ async function addTree(pack: Pack, dir: string, name: string, summary: { files: 
     const inner = `${name}/${child}`;
     if (stat.isDirectory()) {
       if (name === 'postgres' && EMPTIED_DIRECTORIES.has(child)) {
-        await entry(pack, { name: inner, type: 'directory', mode: 0o700 });
+        await entry(archive, { name: inner, type: 'directory', mode: 0o700 });
         if (child === 'pg_wal')
-          await entry(pack, { name: `${inner}/archive_status`, type: 'directory', mode: 0o700 });
+          await entry(archive, { name: `${inner}/archive_status`, type: 'directory', mode: 0o700 });
       } else {
-        await addTree(pack, path, inner, summary);
+        await addTree(archive, path, inner);
       }
     } else if (stat.isFile()) {
-      await addFile(pack, path, inner, summary, stat);
+      await addFile(archive, path, inner, stat);
     }
   }
 }
 
 /** The WAL segments from the backup's first to its last (and the timelines' history files). */
-async function addWal(
-  pack: Pack,
-  walDir: string,
-  first: string,
-  last: string,
-  summary: { files: number; bytes: number },
-) {
+async function addWal(archive: Archive, walDir: string, first: string, last: string) {
   for (const child of (await readdir(walDir)).sort()) {
     const segment = /^[0-9A-F]{24}$/.test(child) && child >= first && child <= last;
     if (segment || child.endsWith('.history'))
-      await addFile(pack, join(walDir, child), `postgres/pg_wal/${child}`, summary);
+      await addFile(archive, join(walDir, child), `postgres/pg_wal/${child}`);
   }
 }
 
@@ -142,13 +147,7 @@ async function addWal(
  * had, one it shrinks is padded with zeros, one it removes is left out: the replay of the
  * WAL writes every such page again.
  */
-async function addFile(
-  pack: Pack,
-  path: string,
-  name: string,
-  summary: { files: number; bytes: number },
-  known?: Stats,
-) {
+async function addFile(archive: Archive, path: string, name: string, known?: Stats) {
   const stat = known ?? (await lstat(path).catch(missing(null)));
   if (!stat?.isFile()) return;
   const handle = await open(path, 'r').catch(missing(null));
@@ -156,11 +155,15 @@ async function addFile(
   try {
     let sink: ReturnType<Pack['entry']> | undefined;
     const ended = new Promise<void>((resolve, reject) => {
-      sink = pack.entry({ name, size: stat.size, mode: stat.mode & 0o777, mtime: stat.mtime }, (err) =>
-        err ? reject(err) : resolve(),
+      sink = archive.pack.entry(
+        { name, size: stat.size, mode: stat.mode & 0o777, mtime: stat.mtime },
+        (err) => (err ? reject(err) : resolve()),
       );
     });
+    ended.catch(() => undefined);
     const out = sink as ReturnType<Pack['entry']>;
+    // When the output fails the entry fails with it; `broken` is where that is reported.
+    out.on('error', () => undefined);
     let done = 0;
     while (done < stat.size) {
       const buffer = Buffer.alloc(Math.min(CHUNK, stat.size - done));
@@ -168,32 +171,37 @@ async function addFile(
       // Shrunk under us: zeros for the rest.
       const chunk = bytesRead === 0 ? buffer : buffer.subarray(0, bytesRead);
       done += chunk.length;
-      if (!out.write(chunk)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
+      if (!out.write(chunk)) {
+        await Promise.race([
+          new Promise<void>((resolve) => out.once('drain', () => resolve())),
+          archive.broken,
+        ]);
+      }
     }
     out.end(undefined);
-    await ended;
-    summary.files++;
-    summary.bytes += stat.size;
+    await Promise.race([ended, archive.broken]);
+    archive.summary.files++;
+    archive.summary.bytes += stat.size;
   } finally {
     await handle.close();
   }
 }
 
-async function addBuffer(
-  pack: Pack,
-  name: string,
-  content: Buffer,
-  summary: { files: number; bytes: number },
-) {
-  await entry(pack, { name, size: content.length, mode: 0o600 }, content);
-  summary.files++;
-  summary.bytes += content.length;
+async function addBuffer(archive: Archive, name: string, content: Buffer) {
+  await entry(archive, { name, size: content.length, mode: 0o600 }, content);
+  archive.summary.files++;
+  archive.summary.bytes += content.length;
 }
 
-function entry(pack: Pack, header: Partial<Header> & Pick<Header, 'name'>, content?: Buffer): Promise<void> {
-  return new Promise((resolve, reject) => {
-    pack.entry(header, content ?? '', (err) => (err ? reject(err) : resolve()));
+function entry(
+  archive: Archive,
+  header: Partial<Header> & Pick<Header, 'name'>,
+  content?: Buffer,
+): Promise<void> {
+  const added = new Promise<void>((resolve, reject) => {
+    archive.pack.entry(header, content ?? '', (err) => (err ? reject(err) : resolve()));
   });
+  return Promise.race([added, archive.broken]);
 }
 
 /** Turns "it is gone" (removed while we walked) into `fallback`; anything else still throws. */

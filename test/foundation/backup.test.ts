@@ -9,8 +9,9 @@ import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { createGzip } from 'node:zlib';
+import pg from 'pg';
 import { pack } from 'tar-stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliCaller } from '../../src/caller.js';
@@ -136,6 +137,40 @@ describe('a backup taken while the service writes', () => {
     // A data directory that holds a database is never overwritten.
     await expect(restoreBackup(createReadStream(archive), second)).rejects.toThrow(RestoreError);
   }, 180_000);
+});
+
+describe('a backup whose output fails', () => {
+  it('fails (not hangs), ends the backup on the server, and the next one works', async () => {
+    const dataDir = join(root, 'full-disk');
+    const running = await serve(dataDir);
+    started.push(running);
+    const embedded = await startEmbeddedPostgres(dataDir, { create: false });
+    let taken = 0;
+    // A disk that fills after 256 KiB.
+    const full = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        taken += chunk.length;
+        done(
+          taken > 256 * 1024 ? Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }) : null,
+        );
+      },
+    });
+    await expect(writeBackup(embedded, dataDir, full)).rejects.toThrow(/no space left/);
+    // Its session is gone, and with it the backup in progress and the slot holding WAL back.
+    const admin = new pg.Client({ connectionString: embedded.adminUrl });
+    await admin.connect();
+    try {
+      await expect
+        .poll(async () => (await admin.query('SELECT slot_name FROM pg_replication_slots')).rows)
+        .toEqual([]);
+    } finally {
+      await admin.end();
+    }
+    const archive = join(root, 'after-full.tar.gz');
+    const summary = await writeBackup(embedded, dataDir, createWriteStream(archive));
+    expect(summary.files).toBeGreaterThan(100);
+    await running.stop();
+  }, 120_000);
 });
 
 describe('restore', () => {
