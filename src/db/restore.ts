@@ -7,7 +7,10 @@ import { createGunzip } from 'node:zlib';
 import { extract } from 'tar-stream';
 import { type RunAs, runAsUser } from './embedded.js';
 
-/** A restore refused before it wrote anything, or an archive that is not a tagtrail backup. */
+/**
+ * A restore refused: the data directory already holds a database, or the archive is not a
+ * tagtrail backup (what it unpacked before the refusal stays, for the operator to remove).
+ */
 export class RestoreError extends Error {}
 
 /**
@@ -35,7 +38,8 @@ export async function restoreBackup(input: Readable, dataDir: string): Promise<{
       next(err);
     };
     const name = normalize(header.name);
-    if (name.startsWith('..') || name.startsWith(sep) || name.includes(`${sep}..${sep}`)) {
+    // normalize() has folded every inner `..`: one that escapes can only lead.
+    if (name.startsWith('..') || name.startsWith(sep)) {
       fail(new RestoreError(`the archive names ${header.name}, outside the data directory`));
       return;
     }

@@ -22,14 +22,14 @@ export function httpsOptions(
 }
 
 /**
- * Strict-Transport-Security on every answer given over our own TLS (not one a proxy ended:
- * the proxy owns that promise): a browser that once reached the web app over HTTPS does
- * not send its session cookie in clear later.
+ * Strict-Transport-Security on every answer of a server that serves TLS itself (registered
+ * only then: every request it gets came over TLS; behind a proxy that ends TLS the header is
+ * the proxy's to give): a browser that once reached the web app over HTTPS does not send
+ * its session cookie in clear later.
  */
 export function registerStrictTransportSecurity(app: FastifyInstance): void {
-  app.addHook('onRequest', (request, reply, done) => {
-    if ((request.raw.socket as { encrypted?: boolean }).encrypted)
-      reply.header('strict-transport-security', HSTS);
+  app.addHook('onRequest', (_request, reply, done) => {
+    reply.header('strict-transport-security', HSTS);
     done();
   });
 }
