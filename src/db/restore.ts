@@ -1,5 +1,5 @@
 import { createWriteStream } from 'node:fs';
-import { chmod, chown, lstat, mkdir, readdir } from 'node:fs/promises';
+import { chmod, chown, lstat, mkdir, readdir, rm } from 'node:fs/promises';
 import { dirname, join, normalize, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -9,7 +9,7 @@ import { type RunAs, runAsUser } from './embedded.js';
 
 /**
  * A restore refused: the data directory already holds a database, or the archive is not a
- * tagtrail backup (what it unpacked before the refusal stays, for the operator to remove).
+ * tagtrail backup. What the restore had unpacked before the refusal is removed again.
  */
 export class RestoreError extends Error {}
 
@@ -18,14 +18,27 @@ export class RestoreError extends Error {}
  * the service replays the WAL the backup holds, from its `backup_label`, and then serves
  * the data as it was when the backup stopped. Entries are kept inside `dataDir` (an
  * archive naming `../` or an absolute path is refused), and the server's files are given
- * to the user it runs as.
+ * to the user it runs as. A restore that fails removes the files and directories it made,
+ * and only those (a file already there is never opened: entries are created exclusively),
+ * so the operator can try again at once.
  */
 export async function restoreBackup(input: Readable, dataDir: string): Promise<{ files: number }> {
   const pgDir = join(dataDir, 'postgres');
   if ((await readdir(pgDir).catch(() => [])).length > 0) {
     throw new RestoreError(`${pgDir} is not empty: restore into a new data directory (TAGTRAIL_DATA_DIR)`);
   }
-  await mkdir(dataDir, { recursive: true });
+  const made = new Made();
+  try {
+    made.directory(await mkdir(dataDir, { recursive: true }));
+    return await unpackInto(input, dataDir, made);
+  } catch (err) {
+    await made.remove();
+    throw err;
+  }
+}
+
+async function unpackInto(input: Readable, dataDir: string, made: Made): Promise<{ files: number }> {
+  const pgDir = join(dataDir, 'postgres');
   let files = 0;
   let sawLabel = false;
   const unpack = extract();
@@ -46,7 +59,10 @@ export async function restoreBackup(input: Readable, dataDir: string): Promise<{
     const path = join(dataDir, name);
     if (header.type === 'directory') {
       stream.resume();
-      mkdir(path, { recursive: true, mode: 0o700 }).then(() => next(), next);
+      made.during(mkdir(path, { recursive: true, mode: 0o700 })).then((first) => {
+        made.directory(first);
+        next();
+      }, next);
       return;
     }
     if (header.type !== 'file') {
@@ -54,9 +70,21 @@ export async function restoreBackup(input: Readable, dataDir: string): Promise<{
       return;
     }
     if (name === join('postgres', 'backup_label')) sawLabel = true;
-    mkdir(dirname(path), { recursive: true, mode: 0o700 })
-      .then(() =>
-        pipeline(stream, createWriteStream(path, { mode: header.mode & 0o700 || 0o600, flags: 'wx' })),
+    made
+      .during(
+        mkdir(dirname(path), { recursive: true, mode: 0o700 }).then((first) => {
+          made.directory(first);
+          const file = createWriteStream(path, { mode: header.mode & 0o700 || 0o600, flags: 'wx' });
+          // Recorded once opened: a file that was there already (EEXIST) is not ours to remove.
+          file.once('open', () => made.file(path));
+          return pipeline(stream, file).catch((err: NodeJS.ErrnoException) => {
+            throw err.code === 'EEXIST'
+              ? new RestoreError(
+                  `${path} exists already: restore into a new data directory (TAGTRAIL_DATA_DIR)`,
+                )
+              : err;
+          });
+        }),
       )
       .then(() => {
         files++;
@@ -75,6 +103,32 @@ export async function restoreBackup(input: Readable, dataDir: string): Promise<{
   const user = runAsUser();
   if (user.uid !== undefined) await chownTree(pgDir, user);
   return { files };
+}
+
+/** What a restore created, to be removed if it fails: the newest first. */
+class Made {
+  private readonly paths: string[] = [];
+  private pending: Promise<unknown> = Promise.resolve();
+
+  /** Work on the file system that must have settled before what it made is removed. */
+  during<T>(work: Promise<T>): Promise<T> {
+    this.pending = work.catch(() => undefined);
+    return work;
+  }
+
+  /** `first` is what a recursive mkdir returns: the topmost directory it created, if any. */
+  directory(first: string | undefined): void {
+    if (first !== undefined) this.paths.push(first);
+  }
+
+  file(path: string): void {
+    this.paths.push(path);
+  }
+
+  async remove(): Promise<void> {
+    await this.pending;
+    for (const path of this.paths.reverse()) await rm(path, { recursive: true, force: true });
+  }
 }
 
 async function chownTree(path: string, user: RunAs): Promise<void> {

@@ -6,7 +6,7 @@
  * names paths outside it; the CLI backs up a stopped data directory too.
  */
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
-import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -189,7 +189,55 @@ describe('restore', () => {
       /not a readable backup/,
     );
   });
+
+  it('removes what it unpacked when the archive breaks partway, and nothing that was there before', async () => {
+    const archive = await gzipped((tar) => {
+      tar.entry({ name: 'postgres/', type: 'directory' });
+      tar.entry({ name: 'postgres/PG_VERSION' }, '18\n');
+      tar.entry({ name: 'postgres/base/1/1259' }, Buffer.alloc(64 * 1024, 7));
+      tar.entry({ name: 'postgres/backup_label' }, 'START WAL LOCATION: 0/2000028\n');
+    });
+    // Cut inside the last entries: the first ones are written before the stream breaks.
+    const cut = archive.subarray(0, archive.length - 40);
+    const fresh = join(root, 'broken-fresh');
+    await expect(restoreBackup(Readable.from([cut]), fresh)).rejects.toThrow(/not a readable backup/);
+    expect(existsSync(fresh)).toBe(false);
+
+    // A data directory the operator prepared: its own files and an empty postgres/ stay.
+    const prepared = join(root, 'broken-prepared');
+    await mkdir(join(prepared, 'postgres'), { recursive: true });
+    await writeFile(join(prepared, 'secret-keys'), 'mine');
+    await expect(restoreBackup(Readable.from([cut]), prepared)).rejects.toThrow(RestoreError);
+    expect((await readdir(prepared)).sort()).toEqual(['postgres', 'secret-keys']);
+    expect(await readdir(join(prepared, 'postgres'))).toEqual([]);
+    expect(await readFile(join(prepared, 'secret-keys'), 'utf8')).toBe('mine');
+  });
+
+  it('refuses to overwrite a file already in the data directory, which it leaves as it was', async () => {
+    const prepared = join(root, 'collides');
+    await mkdir(prepared, { recursive: true });
+    await writeFile(join(prepared, 'secret-keys'), 'mine');
+    const archive = await gzipped((tar) => {
+      tar.entry({ name: 'postgres/PG_VERSION' }, '18\n');
+      tar.entry({ name: 'secret-keys' }, 'theirs');
+      tar.entry({ name: 'postgres/backup_label' }, 'START WAL LOCATION: 0/2000028\n');
+    });
+    await expect(restoreBackup(Readable.from([archive]), prepared)).rejects.toThrow(
+      /secret-keys exists already/,
+    );
+    expect(await readdir(prepared)).toEqual(['secret-keys']);
+    expect(await readFile(join(prepared, 'secret-keys'), 'utf8')).toBe('mine');
+  });
 });
+
+async function gzipped(fill: (tar: ReturnType<typeof pack>) => void): Promise<Buffer> {
+  const tar = pack();
+  fill(tar);
+  tar.finalize();
+  const chunks: Buffer[] = [];
+  for await (const chunk of tar.pipe(createGzip())) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
 
 describe('tagtrail backup and restore', () => {
   it('back a stopped data directory up and restore it, from the command line', async () => {
