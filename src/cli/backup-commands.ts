@@ -1,5 +1,6 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
+import { getPriority, setPriority } from 'node:os';
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { writeBackup } from '../db/backup.js';
@@ -17,12 +18,23 @@ export function registerBackupCommands(program: Command): void {
     .command('backup')
     .description('write an online backup of the embedded database (a .tar.gz), while the service runs or not')
     .requiredOption('--out <file>', 'the archive to write (written beside, then renamed into place)')
+    .option(
+      '--priority <priority>',
+      'low: copy and compress at a low scheduling priority (nice 10), so a busy service keeps its CPU; normal: as started',
+      'low',
+    )
     .option('--json', 'print JSON')
-    .action(async (opts: { out: string; json?: boolean }) => {
+    .action(async (opts: { out: string; priority: string; json?: boolean }) => {
       const config = loadConfig();
       if (config.DATABASE_URL) throw new Error(EXTERNAL);
+      if (opts.priority !== 'low' && opts.priority !== 'normal') {
+        throw new Error(`--priority is low or normal, not ${opts.priority}`);
+      }
       // Joins the service's server when it runs; otherwise starts it for the backup.
       const embedded = await startEmbeddedPostgres(config.dataDir, { create: false });
+      // Lowered after the server started, so one started for the backup runs as usual; the
+      // copy and the compression (most of a backup's CPU) run in this process.
+      if (opts.priority === 'low') yieldCpu();
       const partial = `${opts.out}.partial`;
       try {
         const summary = await writeBackup(
@@ -31,7 +43,7 @@ export function registerBackupCommands(program: Command): void {
           createWriteStream(partial, { mode: 0o600 }),
         );
         await rename(partial, opts.out);
-        print(Boolean(opts.json), { file: opts.out, ...summary });
+        print(Boolean(opts.json), { file: opts.out, ...summary, nice: getPriority() });
       } catch (err) {
         await rm(partial, { force: true });
         throw err;
@@ -53,4 +65,9 @@ export function registerBackupCommands(program: Command): void {
       const { files } = await restoreBackup(createReadStream(file), config.dataDir);
       print(Boolean(opts.json), { data_dir: config.dataDir, files });
     });
+}
+
+/** Nice 10 (never a higher priority than the process already has). */
+function yieldCpu(): void {
+  setPriority(Math.max(getPriority(), 10));
 }

@@ -7,7 +7,7 @@
  */
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { createGzip } from 'node:zlib';
@@ -251,7 +251,22 @@ describe('tagtrail backup and restore', () => {
     delete env.TAGTRAIL_SECRET_KEYS;
     const backup = await run(process.execPath, [MAIN, 'backup', '--out', archive, '--json'], env);
     expect(backup.code, backup.stderr).toBe(0);
-    expect(JSON.parse(backup.stdout)).toMatchObject({ file: archive, files: expect.any(Number) });
+    // It copies and compresses at nice 10, so a service on the same cores keeps its CPU.
+    expect(JSON.parse(backup.stdout)).toMatchObject({
+      file: archive,
+      files: expect.any(Number),
+      nice: Math.max(getPriority(), 10),
+    });
+    const asStarted = await run(
+      process.execPath,
+      [MAIN, 'backup', '--out', join(root, 'cli-normal.tar.gz'), '--priority', 'normal', '--json'],
+      env,
+    );
+    expect(asStarted.code, asStarted.stderr).toBe(0);
+    expect(JSON.parse(asStarted.stdout)).toMatchObject({ nice: getPriority() });
+    const bogus = await run(process.execPath, [MAIN, 'backup', '--out', archive, '--priority', 'high'], env);
+    expect(bogus.code).not.toBe(0);
+    expect(bogus.stderr).toContain('--priority is low or normal');
     expect(existsSync(`${archive}.partial`)).toBe(false);
     // The command started the server for the backup and stopped it again.
     expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
