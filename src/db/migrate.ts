@@ -25,8 +25,22 @@ export interface MigrationResult {
 }
 
 /**
+ * The database holds migrations this build does not have: a newer tagtrail migrated it.
+ * This build does not know what they changed, so it refuses to run on it.
+ */
+export class DatabaseTooNewError extends Error {
+  constructor(readonly unknown: string[]) {
+    super(
+      `the database was migrated by a newer tagtrail (${unknown.join(', ')}, which this build does not have): ` +
+        'run that version or a newer one, or restore a backup taken before the upgrade (docs/operations.md, "Upgrading")',
+    );
+  }
+}
+
+/**
  * Applies every numbered SQL file not yet recorded, each in its own transaction, under an
- * advisory lock. Running it again is a no-op.
+ * advisory lock. Running it again is a no-op. Refuses (DatabaseTooNewError, before applying
+ * anything) a database on which a version this build does not have was recorded.
  */
 export async function migrate(pool: pg.Pool, dir = migrationsDir()): Promise<MigrationResult> {
   const files = (await readdir(dir)).filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f)).sort();
@@ -41,6 +55,9 @@ export async function migrate(pool: pg.Pool, dir = migrationsDir()): Promise<Mig
     )`);
     const { rows } = await client.query<{ version: string }>('SELECT version FROM schema_migrations');
     const done = new Set(rows.map((r) => r.version));
+    const known = new Set(files.map((f) => f.replace(/\.sql$/, '')));
+    const unknown = [...done].filter((v) => !known.has(v)).sort();
+    if (unknown.length > 0) throw new DatabaseTooNewError(unknown);
     for (const file of files) {
       const version = file.replace(/\.sql$/, '');
       if (done.has(version)) continue;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_PENDING_LIST_LIMIT, restrictedConnectionUrl } from '../../src/db/app-connection.js';
-import { migrate, migrationsDir } from '../../src/db/migrate.js';
+import { DatabaseTooNewError, migrate, migrationsDir } from '../../src/db/migrate.js';
 import { APP_ROLE, createDatabase, type Database, type Tx } from '../../src/db/pool.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
@@ -95,6 +95,31 @@ describe('migrations', () => {
       expect((await migrate(db.pool, dir)).applied).toEqual(['0002_two']);
       expect(await recorded(db)).toEqual(['0001_one', '0002_two']);
       expect(await exists('mig_two')).toBe(true);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+  it('refuses a database a newer build migrated, before applying anything, and says what to do', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tagtrail-migrations-'));
+    try {
+      const { db } = await fresh();
+      await writeFile(join(dir, '0001_one.sql'), 'CREATE TABLE mig_one (id int);');
+      await writeFile(join(dir, '0002_two.sql'), 'CREATE TABLE mig_two (id int);');
+      await migrate(db.pool, dir);
+      // The newer build had a third migration; this build also has one the other never ran.
+      await db.pool.query(`INSERT INTO schema_migrations (version) VALUES ('0003_from_a_newer_build')`);
+      await writeFile(join(dir, '0004_mine.sql'), 'CREATE TABLE mig_four (id int);');
+
+      const refused = migrate(db.pool, dir);
+      await expect(refused).rejects.toThrow(DatabaseTooNewError);
+      await expect(refused).rejects.toThrow(
+        /migrated by a newer tagtrail \(0003_from_a_newer_build, .*"Upgrading"/,
+      );
+      expect(await recorded(db)).toEqual(['0001_one', '0002_two', '0003_from_a_newer_build']);
+      expect((await db.pool.query(`SELECT to_regclass('mig_four') AS t`)).rows[0].t).toBeNull();
+      // The lock was let go: with the newer build's file present, the next run goes on.
+      await writeFile(join(dir, '0003_from_a_newer_build.sql'), 'SELECT 1;');
+      expect((await migrate(db.pool, dir)).applied).toEqual(['0004_mine']);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
