@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { cliActor, cliCaller } from '../caller.js';
 import { type Config, loadConfig } from '../config.js';
-import { migrate } from '../db/migrate.js';
+import { DatabaseTooNewError, migrate, migrationStatus } from '../db/migrate.js';
 import { ApiError } from '../errors.js';
 import { describeBroker } from '../ingest/broker-port.js';
 import { type RunningService, startService } from '../runtime.js';
@@ -89,11 +89,22 @@ export function registerCommands(program: Command): void {
   program
     .command('migrate')
     .description('apply pending database migrations and exit')
+    .option(
+      '--check',
+      'apply nothing: print the pending migrations; exit 0 when none, 3 when some are, 1 when a newer build migrated the database',
+    )
     .option('--json', 'print JSON')
-    .action(async (opts: { json?: boolean }) => {
+    .action(async (opts: { check?: boolean; json?: boolean }) => {
       const config = loadConfig();
       const opened = await openCliDatabase(config, { migrate: false, poolSize: 2 });
       try {
+        if (opts.check) {
+          const status = await migrationStatus(opened.db.pool);
+          print(Boolean(opts.json), { pending: status.pending, unknown: status.unknown });
+          if (status.unknown.length > 0) throw new DatabaseTooNewError(status.unknown);
+          if (status.pending.length > 0) process.exitCode = 3;
+          return;
+        }
         const { applied } = await migrate(opened.db.pool);
         print(Boolean(opts.json), { applied });
       } finally {

@@ -37,6 +37,38 @@ export class DatabaseTooNewError extends Error {
   }
 }
 
+export interface MigrationStatus {
+  /** Recorded on the database and known to this build. */
+  applied: string[];
+  /** This build's, not yet recorded: what `migrate` would apply, in order. */
+  pending: string[];
+  /** Recorded on the database, unknown to this build (a newer build migrated it). */
+  unknown: string[];
+}
+
+/** What `migrate` would do, without doing it (no lock taken, nothing written). */
+export async function migrationStatus(pool: pg.Pool, dir = migrationsDir()): Promise<MigrationStatus> {
+  const versions = (await readdir(dir))
+    .filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f))
+    .sort()
+    .map((f) => f.replace(/\.sql$/, ''));
+  const table = await pool.query<{ t: string | null }>(`SELECT to_regclass('schema_migrations') AS t`);
+  // A database no build has migrated yet has no record at all.
+  const { rows } = table.rows[0]?.t
+    ? await pool.query<{ version: string }>('SELECT version FROM schema_migrations')
+    : { rows: [] };
+  return splitVersions(versions, new Set(rows.map((r) => r.version)));
+}
+
+function splitVersions(versions: string[], done: Set<string>): MigrationStatus {
+  const known = new Set(versions);
+  return {
+    applied: versions.filter((v) => done.has(v)),
+    pending: versions.filter((v) => !done.has(v)),
+    unknown: [...done].filter((v) => !known.has(v)).sort(),
+  };
+}
+
 /**
  * Applies every numbered SQL file not yet recorded, each in its own transaction, under an
  * advisory lock. Running it again is a no-op. Refuses (DatabaseTooNewError, before applying
@@ -55,8 +87,10 @@ export async function migrate(pool: pg.Pool, dir = migrationsDir()): Promise<Mig
     )`);
     const { rows } = await client.query<{ version: string }>('SELECT version FROM schema_migrations');
     const done = new Set(rows.map((r) => r.version));
-    const known = new Set(files.map((f) => f.replace(/\.sql$/, '')));
-    const unknown = [...done].filter((v) => !known.has(v)).sort();
+    const { unknown } = splitVersions(
+      files.map((f) => f.replace(/\.sql$/, '')),
+      done,
+    );
     if (unknown.length > 0) throw new DatabaseTooNewError(unknown);
     for (const file of files) {
       const version = file.replace(/\.sql$/, '');

@@ -289,20 +289,38 @@ describe('tagtrail CLI (compiled, against a real database)', () => {
     });
   });
 
-  it('migrate --json on an empty database applies every migration', async () => {
+  it('migrate --json on an empty database applies every migration; --check says what it would', async () => {
     const empty = await createTestDatabase({ migrate: false });
     try {
-      const result = await run(process.execPath, [MAIN, 'migrate', '--json'], {
-        ...process.env,
-        DATABASE_URL: empty.url,
-        TAGTRAIL_DATA_DIR: dataDir,
-      });
-      expect(result.code, result.stderr).toBe(0);
+      const env = { ...process.env, DATABASE_URL: empty.url, TAGTRAIL_DATA_DIR: dataDir };
       const versions = (await readdir(migrationsDir()))
         .filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f))
         .sort()
         .map((f) => f.replace(/\.sql$/, ''));
+      // Nothing applied yet: every version pending, exit 3, and --check changed nothing.
+      const before = await run(process.execPath, [MAIN, 'migrate', '--check', '--json'], env);
+      expect(before.code, before.stderr).toBe(3);
+      expect(JSON.parse(before.stdout)).toEqual({ pending: versions, unknown: [] });
+      const { rows } = await empty.db.pool.query(`SELECT to_regclass('schema_migrations') AS t`);
+      expect(rows[0].t).toBeNull();
+
+      const result = await run(process.execPath, [MAIN, 'migrate', '--json'], env);
+      expect(result.code, result.stderr).toBe(0);
       expect(JSON.parse(result.stdout)).toEqual({ applied: versions });
+
+      const after = await run(process.execPath, [MAIN, 'migrate', '--check', '--json'], env);
+      expect(after.code, after.stderr).toBe(0);
+      expect(JSON.parse(after.stdout)).toEqual({ pending: [], unknown: [] });
+
+      // A newer build's migration on the database: --check and migrate both exit 1, naming it.
+      await empty.db.pool.query(`INSERT INTO schema_migrations (version) VALUES ('9999_newer')`);
+      const newer = await run(process.execPath, [MAIN, 'migrate', '--check', '--json'], env);
+      expect(newer.code).toBe(1);
+      expect(JSON.parse(newer.stdout)).toEqual({ pending: [], unknown: ['9999_newer'] });
+      expect(newer.stderr).toContain('migrated by a newer tagtrail (9999_newer');
+      const refused = await run(process.execPath, [MAIN, 'migrate'], env);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('migrated by a newer tagtrail (9999_newer');
     } finally {
       await empty.drop();
     }
