@@ -3,6 +3,7 @@ import { SessionSweeper } from './accounts/session-sweeper.js';
 import { ActivitySweeper } from './activity/sweeper.js';
 import { buildServer } from './app.js';
 import { AssetCountCompactor } from './assets/count-compactor.js';
+import { buildInfo } from './build-info.js';
 import { type Config, tlsFiles } from './config.js';
 import { openDatabase } from './db/connect.js';
 import type { EmbeddedPostgres } from './db/embedded.js';
@@ -133,6 +134,7 @@ export async function startService(config: Config): Promise<RunningService> {
     const opened = await openDatabase(config);
     started.push(() => opened.close());
     const metrics = new ServiceMetrics();
+    metrics.describeBuild(buildInfo());
     const secretKeys = await loadSecretBox(config);
     const services = await createServices(
       opened.db,

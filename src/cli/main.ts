@@ -1,10 +1,13 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
+import { buildInfo } from '../build-info.js';
 import { describeFailure, registerCommands } from './commands.js';
 import { allowDatabaseCreation } from './open.js';
 
+const build = buildInfo();
 const program = new Command('tagtrail')
   .description('tagtrail: asset and location tracking service')
+  .version(`${build.version} (database schema ${build.schema})`, '-V, --version')
   .option('--init', 'create the embedded database in TAGTRAIL_DATA_DIR if there is none yet')
   .showHelpAfterError()
   .exitOverride()

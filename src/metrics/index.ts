@@ -114,6 +114,21 @@ export class ServiceMetrics {
   }
 
   /**
+   * Always 1, labelled with the build's version and the newest migration it ships: which
+   * build each instance runs, during an upgrade, and a marker on dashboards when it changed.
+   */
+  describeBuild(build: { version: string; schema: string }): void {
+    const name = 'tagtrail_build_info';
+    this.registry.removeSingleMetric(name);
+    new Gauge({
+      name,
+      help: 'Always 1: the version of tagtrail this instance runs and the newest database migration it ships',
+      labelNames: ['version', 'schema'],
+      registers: [this.registry],
+    }).set(build, 1);
+  }
+
+  /**
    * When each TLS listener's certificate ends (Unix seconds), as served now: the series to
    * alert on before a renewal that did not happen lets it lapse.
    */

@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -42,6 +42,18 @@ describe('tagtrail CLI (compiled, against a real database)', () => {
   afterAll(async () => {
     await database?.drop();
     await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('--version names the version and the newest migration this build ships', async () => {
+    const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8'));
+    const newest = (await readdir(migrationsDir()))
+      .filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f))
+      .sort()
+      .at(-1)!
+      .replace(/\.sql$/, '');
+    const result = await run(process.execPath, [MAIN, '--version'], process.env);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe(`${pkg.version} (database schema ${newest})\n`);
   });
 
   it('migrate --json on a migrated database applies nothing', async () => {
