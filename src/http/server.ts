@@ -29,7 +29,7 @@ import type { RateLimitStore } from './rate-limit/types.js';
 import { ErrorEnvelope } from './schemas/common.js';
 import { httpsOptions, registerStrictTransportSecurity } from './tls.js';
 import { createAjv } from './validation/ajv.js';
-import { webAppRoutes } from './web-static.js';
+import { loadWebApp, registerWebBuildHeader, webAppRoutes } from './web-static.js';
 
 /** What the shared contract needs from the domains: the ports they implement. */
 export interface HttpDependencies {
@@ -94,6 +94,9 @@ export async function createHttpServer(deps: HttpDependencies, options: ServerOp
   const routesByUrl = trackRoutes(app);
   registerErrorHandler(app, options.bodyLimit);
   registerRequestId(app);
+  // Early, so the hooks after it that refuse a request (the session's among them) leave it set.
+  const web = loadWebApp();
+  registerWebBuildHeader(app, web.build);
   if (options.tls) registerStrictTransportSecurity(app);
   if (options.metrics) registerRequestMetrics(app, options.metrics.metrics);
   registerConnectionHandling(app);
@@ -108,7 +111,7 @@ export async function createHttpServer(deps: HttpDependencies, options: ServerOp
   for (const plugin of options.routes) await app.register(plugin);
   await app.register(healthRoutes(options.readiness));
   if (options.metrics) await app.register(metricsRoutes(options.metrics));
-  await app.register(webAppRoutes());
+  await app.register(webAppRoutes({ web }));
 
   await app.register(async (root) => registerMethodNotAllowed(root, routesByUrl));
   return app;

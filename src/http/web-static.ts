@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, extname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.js';
 import { sendError } from './error-handler.js';
 
@@ -46,6 +46,25 @@ export interface WebAppOptions {
   root?: string;
   /** The compiled modules; `<root>/dist/web` by default. */
   distDir?: string;
+  /** The web app as loadWebApp made it, instead of loading it from the options above. */
+  web?: WebApp;
+}
+
+/** The response header naming the web app's build, on every /internal/ answer. */
+export const WEB_BUILD_HEADER = 'x-tagtrail-web-build';
+
+/**
+ * A page opened before an upgrade keeps running the old web app against the new service;
+ * every /internal/ answer names the build the service serves now, so the page can offer to
+ * reload once it differs from its own (web/src/build.ts). On the root instance, before
+ * the routes, so it reaches every /internal/ route.
+ */
+export function registerWebBuildHeader(app: FastifyInstance, build: string): void {
+  // Set on arrival, so error answers carry it too; synchronous, as every request passes here.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.url.startsWith('/internal/')) reply.header(WEB_BUILD_HEADER, build);
+    done();
+  });
 }
 
 export interface WebApp {
@@ -188,7 +207,7 @@ export function isClientRoute(path: string): boolean {
 
 export function webAppRoutes(options: WebAppOptions = {}): FastifyPluginAsync {
   return async (app) => {
-    const web = loadWebApp(options);
+    const web = options.web ?? loadWebApp(options);
     if (!web.built) app.log.warn('web app: dist/web/main.js is missing; run `npm run build`');
     const index = Buffer.from(web.indexHtml, 'utf8');
 

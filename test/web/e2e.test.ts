@@ -368,6 +368,39 @@ describe.skipIf(!hasChromium)('web app in Chromium', { timeout: 60_000 }, () => 
     expect(res.status).toBe(200);
   });
 
+  it('offers a reload once the service serves another build of the web app (an upgrade)', async () => {
+    const notice = page.getByRole('status').filter({ hasText: 'tagtrail was updated' });
+    await go('/locations');
+    // Every /internal/ answer names the service's build: the page's own, so far.
+    const own = await page.evaluate(() =>
+      fetch('/internal/session').then((r) => r.headers.get('x-tagtrail-web-build')),
+    );
+    expect(own).toMatch(/^[0-9a-f]{12}$/);
+    expect(await page.locator(`script[src^="/assets/${own}/"]`).count()).toBe(1);
+    await page.getByRole('link', { name: 'Assets', exact: true }).click();
+    await page.getByRole('heading', { name: 'Assets', level: 1 }).waitFor();
+    expect(await notice.count()).toBe(0);
+
+    // The service was upgraded meanwhile: its answers name a build this page does not run.
+    // (Not the live stream's: an EventSource shows no headers, and its body never ends.)
+    const answers = (url: URL) => url.pathname.startsWith('/internal/') && url.pathname !== '/internal/live';
+    await page.route(answers, async (route) => {
+      const response = await route.fetch();
+      await route.fulfill({
+        response,
+        headers: { ...response.headers(), 'x-tagtrail-web-build': 'fedcba987654' },
+      });
+    });
+    await page.getByRole('link', { name: 'Locations', exact: true }).click();
+    await notice.waitFor();
+    await browser.screenshot('newer-build');
+    await page.unroute(answers);
+    await notice.getByRole('button', { name: 'Reload' }).click();
+    await page.waitForLoadState('load');
+    await page.locator('h1').first().waitFor();
+    expect(await notice.count()).toBe(0);
+  });
+
   it('made no request outside the service and logged no console error', () => {
     expect(browser.foreignRequests).toEqual([]);
     expect(browser.consoleErrors).toEqual([]);

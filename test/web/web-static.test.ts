@@ -68,6 +68,20 @@ describe('index.html and the client routes (the real server)', () => {
     expect(res.body).not.toMatch(/https?:\/\//);
   });
 
+  it('every /internal/ answer names the build index.html loads, errors too; the public API and health do not', async () => {
+    const index = await t.app.inject({ method: 'GET', url: '/' });
+    const build = /src="\/assets\/([0-9a-f]{12})\/main\.js"/.exec(index.body)?.[1];
+    expect(build).toBeDefined();
+    for (const url of ['/internal/session', '/internal/auth/sign-up-state', '/internal/no-such-route']) {
+      const res = await t.app.inject({ method: 'GET', url });
+      expect(res.headers['x-tagtrail-web-build'], url).toBe(build);
+    }
+    for (const url of ['/api/v1/assets', '/healthz', '/']) {
+      const res = await t.app.inject({ method: 'GET', url });
+      expect(res.headers['x-tagtrail-web-build'], url).toBeUndefined();
+    }
+  });
+
   it('HEAD of a client route has the headers and no body', async () => {
     const res = await t.app.inject({ method: 'HEAD', url: '/readers' });
     expect(res.statusCode).toBe(200);

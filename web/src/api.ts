@@ -4,6 +4,8 @@
  * messages a form can show next to itself.
  */
 
+import { noteServedBuild, WEB_BUILD_HEADER } from './build.js';
+
 export interface FieldError {
   field: string;
   code: string;
@@ -99,6 +101,7 @@ export async function api<T>(path: string, options: ApiOptions = {}): Promise<T>
   } catch {
     throw new ApiError(0, 'network', 'The service could not be reached. Check the connection and try again.');
   }
+  noteServedBuild(res.headers.get(WEB_BUILD_HEADER));
   if (!res.ok) {
     const error = await toError(res);
     if (res.status === 401 && !options.expectUnauthorized) onUnauthorized?.();
