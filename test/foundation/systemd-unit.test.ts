@@ -2,17 +2,21 @@
  * deploy/systemd/tagtrail.service: systemd reads it without a complaint, and what it
  * promises matches the service (the data directory it makes writable is the one the
  * service is told to use; reload is the SIGHUP that takes renewed certificates; the env
- * file names only settings the service knows).
+ * file names only settings the service knows). tagtrail-backup.service and its timer:
+ * systemd reads them, they back up the service's data directory, and their commands, run
+ * as systemd would run them, write a dated archive and remove only the old ones.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, SETTINGS } from '../../src/config.js';
-import { MAIN, ROOT } from '../helpers/compiled.js';
+import { buildIfStale, MAIN, ROOT, run } from '../helpers/compiled.js';
 
 const UNIT = join(ROOT, 'deploy/systemd/tagtrail.service');
+const BACKUP_UNIT = join(ROOT, 'deploy/systemd/tagtrail-backup.service');
+const BACKUP_TIMER = join(ROOT, 'deploy/systemd/tagtrail-backup.timer');
 const ENV = join(ROOT, 'deploy/systemd/tagtrail.env');
 const hasSystemdAnalyze = spawnSync('systemd-analyze', ['--version']).status === 0;
 
@@ -87,4 +91,78 @@ describe('the systemd unit', () => {
     expect(config.HOST).toBe('0.0.0.0');
     expect(config.PORT).toBe(8443);
   });
+});
+
+/** A command line as systemd passes it on: `$$` and `%%` are a literal `$` and `%`. */
+const unescaped = (line: string) => line.replaceAll('$$', '$').replaceAll('%%', '%');
+
+describe('the backup unit and its timer', () => {
+  it.skipIf(!hasSystemdAnalyze)('pass systemd-analyze verify without a warning', () => {
+    const verified = spawnSync('systemd-analyze', ['verify', BACKUP_UNIT, BACKUP_TIMER], {
+      encoding: 'utf8',
+    });
+    expect(verified.stderr).toBe('');
+    expect(verified.status).toBe(0);
+  });
+
+  it("back up the service's data directory, with its settings, at a low CPU weight, every night", async () => {
+    const service = section(await readFile(UNIT, 'utf8'), 'Service');
+    const backup = section(await readFile(BACKUP_UNIT, 'utf8'), 'Service');
+    const timer = section(await readFile(BACKUP_TIMER, 'utf8'), 'Timer');
+    expect(timer.get('Unit')).toEqual(['tagtrail-backup.service']);
+    expect(timer.get('OnCalendar')).toEqual(['*-*-* 03:15:00']);
+    expect(timer.get('Persistent')).toEqual(['true']);
+    for (const key of ['User', 'Group', 'WorkingDirectory', 'Environment', 'EnvironmentFile']) {
+      expect(backup.get(key), key).toEqual(service.get(key));
+    }
+    expect(backup.get('StateDirectory')).toEqual(['tagtrail tagtrail-backups']);
+    expect(backup.get('Type')).toEqual(['oneshot']);
+    expect(backup.get('CPUWeight')).toEqual(['10']);
+  });
+
+  it('run as systemd runs them: a dated archive of the data directory, and only old archives removed', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'tagtrail-backup-unit-'));
+    // The embedded server runs as its own user when the tests run as root: it must reach in.
+    await chmod(root, 0o755);
+    try {
+      await buildIfStale();
+      const dataDir = join(root, 'data');
+      const backups = join(root, 'backups');
+      const env: NodeJS.ProcessEnv = { ...process.env, TAGTRAIL_DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
+      delete env.DATABASE_URL;
+      delete env.TAGTRAIL_SECRET_KEYS;
+      const created = await run(process.execPath, [MAIN, '--init', 'migrate', '--json'], env);
+      expect(created.code, created.stderr).toBe(0);
+      await mkdir(backups);
+
+      const unit = section(await readFile(BACKUP_UNIT, 'utf8'), 'Service');
+      const local = (line: string) =>
+        unescaped(line)
+          .replace('/usr/bin/node', process.execPath)
+          .replace('/opt/tagtrail/dist/src/cli/main.js', MAIN)
+          .replaceAll('/var/lib/tagtrail-backups', backups);
+      // ExecStart is /bin/sh -c '<script>': the script, as the shell gets it.
+      const start = /^\/bin\/sh -c '(.*)'$/.exec(local(unit.get('ExecStart')![0]!));
+      expect(start).not.toBeNull();
+      const started = await run('/bin/sh', ['-c', start![1]!], env);
+      expect(started.code, started.stderr).toBe(0);
+      const written = await readdir(backups);
+      expect(written).toHaveLength(1);
+      expect(written[0]).toMatch(/^tagtrail-\d{8}T\d{6}Z\.tar\.gz$/);
+
+      // ExecStartPost, with an archive of 20 days ago beside it: that one goes, today's stays.
+      const old = join(backups, 'tagtrail-20261101T031500Z.tar.gz');
+      await writeFile(old, 'old');
+      const twentyDaysAgo = new Date(Date.now() - 20 * 86_400_000);
+      await utimes(old, twentyDaysAgo, twentyDaysAgo);
+      await writeFile(join(backups, 'notes.txt'), 'not an archive');
+      await utimes(join(backups, 'notes.txt'), twentyDaysAgo, twentyDaysAgo);
+      const [program, ...args] = local(unit.get('ExecStartPost')![0]!).split(' ');
+      const pruned = await run(program!, args, env);
+      expect(pruned.code, pruned.stderr).toBe(0);
+      expect((await readdir(backups)).sort()).toEqual([...written, 'notes.txt'].sort());
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  }, 180_000);
 });
