@@ -107,7 +107,12 @@ const EXPIRY_WARNING_DAYS = 14;
  * (no new reader messages; those in flight are stored), then closes in reverse order: stop
  * accepting and finish requests in flight, then the broker, then the stores, then the database.
  */
-export async function startService(config: Config): Promise<RunningService> {
+export interface StartOptions {
+  /** A line for the operator while starting (serve prints it on standard error). */
+  onNotice?: (line: string) => void;
+}
+
+export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
   // What has been started so far, closed in reverse when a later step fails.
   const started: Array<() => Promise<void>> = [];
   const unwind = async () => {
@@ -131,7 +136,15 @@ export async function startService(config: Config): Promise<RunningService> {
     const brokerAddress = placed?.address ?? externalBrokerAddress(config.MQTT_URL as string);
     if (broker) started.push(() => broker.stop());
     if (brokerIngest) started.push(() => brokerIngest.close());
-    const opened = await openDatabase(config);
+    const opened = await openDatabase(config, {
+      exclusive: {
+        onWait: (pid) =>
+          options.onNotice?.(
+            `the embedded PostgreSQL in ${config.dataDir} is run by another tagtrail process (pid ${pid}: ` +
+              'a backup or another command); waiting for it to finish before starting',
+          ),
+      },
+    });
     started.push(() => opened.close());
     const metrics = new ServiceMetrics();
     metrics.describeBuild(buildInfo());

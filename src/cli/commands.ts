@@ -66,7 +66,7 @@ export function registerCommands(program: Command): void {
       };
       process.on('SIGTERM', () => shutdown('SIGTERM'));
       process.on('SIGINT', () => shutdown('SIGINT'));
-      running = await startService(config);
+      running = await startService(config, { onNotice: (line) => process.stderr.write(`${line}\n`) });
       if (stopRequested) {
         await stop(running);
         return;

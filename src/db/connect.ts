@@ -20,12 +20,21 @@ export interface OpenedDatabase {
 export async function openDatabase(
   config: Pick<Config, 'DATABASE_URL' | 'dataDir' | 'DATABASE_POOL_SIZE'>,
   // create: false refuses a data directory without a database instead of initialising one.
-  options: { migrate?: boolean; poolSize?: number; create?: boolean } = {},
+  // exclusive: wait for an embedded server another process runs, then start one's own (serve).
+  options: {
+    migrate?: boolean;
+    poolSize?: number;
+    create?: boolean;
+    exclusive?: { onWait(pid: number): void };
+  } = {},
 ): Promise<OpenedDatabase> {
   let embedded: EmbeddedPostgres | undefined;
   let url = config.DATABASE_URL;
   if (!url) {
-    embedded = await startEmbeddedPostgres(config.dataDir, { create: options.create });
+    embedded = await startEmbeddedPostgres(config.dataDir, {
+      create: options.create,
+      exclusive: options.exclusive,
+    });
     await ensureDatabase(embedded.adminUrl, EMBEDDED_DATABASE);
     url = embedded.urlFor(EMBEDDED_DATABASE);
   }

@@ -5,6 +5,7 @@ import { chmod, chown, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { arch, platform, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
 
 /**
@@ -116,17 +117,17 @@ async function initialise(pgDir: string, passwordPath: string, user: RunAs): Pro
   await writeFile(passwordPath, password, { mode: 0o600 });
 }
 
-/** Port of a server already running on this data directory (another process of ours). */
-async function runningPort(pgDir: string): Promise<number | null> {
+/** The postmaster already running on this data directory (another process of ours). */
+async function runningServer(pgDir: string): Promise<{ pid: number; port: number } | null> {
   const pidFile = join(pgDir, 'postmaster.pid');
   if (!existsSync(pidFile)) return null;
-  const lines = (await readFile(pidFile, 'utf8')).split('\n');
+  const lines = (await readFile(pidFile, 'utf8').catch(() => '')).split('\n');
   const pid = Number(lines[0]);
   const port = Number(lines[3]);
   if (!pid || !port) return null;
   try {
     process.kill(pid, 0);
-    return port;
+    return { pid, port };
   } catch {
     return null;
   }
@@ -182,11 +183,14 @@ export class NoEmbeddedDatabaseError extends Error {
 
 /**
  * Starts (or joins) the embedded server in `dataDir`. A second start reuses the data
- * directory; a server another tagtrail process already runs there is joined, not owned.
+ * directory; a server another tagtrail process already runs there is joined, not owned,
+ * unless `exclusive` is given: the service waits for that server to stop and then starts
+ * its own, since the process running it (a backup of a stopped service, say) stops it
+ * when done, and a service that had joined it would be left without a database.
  */
 export async function startEmbeddedPostgres(
   dataDir: string,
-  options: { create?: boolean } = {},
+  options: { create?: boolean; exclusive?: { onWait(pid: number): void } } = {},
 ): Promise<EmbeddedPostgres> {
   const pgDir = join(dataDir, 'postgres');
   const passwordPath = join(dataDir, 'postgres.password');
@@ -203,9 +207,18 @@ export async function startEmbeddedPostgres(
   const urlOn = (port: number) => (database: string) =>
     `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
 
-  const existing = await runningPort(pgDir);
-  if (existing !== null && (await canConnect(urlOn(existing)('postgres')))) {
-    const urlFor = urlOn(existing);
+  let existing = await runningServer(pgDir);
+  if (options.exclusive && existing && (await canConnect(urlOn(existing.port)('postgres')))) {
+    options.exclusive.onWait(existing.pid);
+    // Until its postmaster has exited: while it shuts down it refuses connections and still
+    // holds the directory's lock.
+    while (existing) {
+      await delay(500);
+      existing = await runningServer(pgDir);
+    }
+  }
+  if (existing !== null && (await canConnect(urlOn(existing.port)('postgres')))) {
+    const urlFor = urlOn(existing.port);
     return {
       adminUrl: urlFor('postgres'),
       urlFor,

@@ -110,6 +110,56 @@ describe('embedded PostgreSQL', () => {
 });
 
 /**
+ * The service's start (`exclusive`) does not join a server another process runs on its data
+ * directory, which that process stops when done (a backup of a stopped service): it waits
+ * for it to exit and then starts a server of its own on the same data.
+ */
+describe('embedded PostgreSQL, exclusive start', () => {
+  let dir: string;
+  const started: EmbeddedPostgres[] = [];
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'tagtrail-embedded-exclusive-'));
+  });
+  afterAll(async () => {
+    for (const s of started.reverse()) await s.stop().catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('waits for the server of another process to stop, then owns one', { timeout: 120_000 }, async () => {
+    const other = await startEmbeddedPostgres(dir);
+    started.push(other);
+    expect(other.owned).toBe(true);
+    await ensureDatabase(other.adminUrl, 'tagtrail');
+    await query(
+      other.urlFor('tagtrail'),
+      "CREATE TABLE survivor (note text); INSERT INTO survivor VALUES ('kept')",
+    );
+    const pid = Number((await readFile(join(dir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0]);
+
+    const waits: number[] = [];
+    let settled = false;
+    const service = startEmbeddedPostgres(dir, { exclusive: { onWait: (p) => waits.push(p) } }).finally(
+      () => {
+        settled = true;
+      },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(waits).toEqual([pid]);
+    expect(settled).toBe(false);
+
+    await other.stop();
+    const own = await service;
+    started.push(own);
+    expect(own.owned).toBe(true);
+    expect(waits).toHaveLength(1);
+    expect(await query(own.urlFor('tagtrail'), 'SELECT note FROM survivor')).toEqual([{ note: 'kept' }]);
+    await own.stop();
+    expect(await reachable(own.adminUrl)).toBe(false);
+  });
+});
+
+/**
  * Supervision: a postmaster killed outright (kill -9) is started again on the same port,
  * so a pool on the old URL reconnects by itself, and what was committed is still there.
  */
