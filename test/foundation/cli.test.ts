@@ -1,10 +1,11 @@
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { migrationsDir } from '../../src/db/migrate.js';
 import { type RunningService, startService } from '../../src/runtime.js';
+import { buildFacts } from '../helpers/build-facts.js';
 import { buildIfStale, MAIN, run, runCli } from '../helpers/compiled.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
@@ -45,15 +46,10 @@ describe('tagtrail CLI (compiled, against a real database)', () => {
   });
 
   it('--version names the version and the newest migration this build ships', async () => {
-    const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8'));
-    const newest = (await readdir(migrationsDir()))
-      .filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f))
-      .sort()
-      .at(-1)!
-      .replace(/\.sql$/, '');
+    const { version, schema } = await buildFacts();
     const result = await run(process.execPath, [MAIN, '--version'], process.env);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toBe(`${pkg.version} (database schema ${newest})\n`);
+    expect(result.stdout).toBe(`${version} (database schema ${schema})\n`);
   });
 
   it('migrate --json on a migrated database applies nothing', async () => {

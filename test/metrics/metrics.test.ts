@@ -3,16 +3,15 @@
  * broker): access control, and series that move with HTTP requests and reader messages,
  * read back through a Prometheus text-format parser.
  */
-import { readdir, readFile } from 'node:fs/promises';
 import type { MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliCaller } from '../../src/caller.js';
 import { loadConfig } from '../../src/config.js';
-import { migrationsDir } from '../../src/db/migrate.js';
 import { laneOfKey } from '../../src/ingest/reader-lanes.js';
 import { type RunningService, startService } from '../../src/runtime.js';
 import { matchKey } from '../../src/tracking/resolve.js';
 import { bearer, buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildFacts } from '../helpers/build-facts.js';
 import { Scrape } from '../helpers/prometheus.js';
 import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
 import { genericJson, ingestFixture, publisher, waitFor } from '../ingest/helpers.js';
@@ -79,14 +78,9 @@ describe('GET /metrics', () => {
   });
 
   it('names the build each instance runs: its version and newest migration', async () => {
-    const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8'));
-    const newest = (await readdir(migrationsDir()))
-      .filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f))
-      .sort()
-      .at(-1)!
-      .replace(/\.sql$/, '');
+    const { version, schema } = await buildFacts();
     const series = await scrape();
-    expect(series.value('tagtrail_build_info', { version: pkg.version, schema: newest })).toBe(1);
+    expect(series.value('tagtrail_build_info', { version, schema })).toBe(1);
   });
 
   it('counts HTTP requests by route pattern and status, with their durations', async () => {
