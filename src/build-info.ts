@@ -1,7 +1,7 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { migrationsDir } from './db/migrate.js';
+import { migrationFiles, versionOf } from './db/migrate.js';
 
 /** What build this is: the package's version and the newest migration it ships. */
 export interface BuildInfo {
@@ -18,12 +18,9 @@ let cached: BuildInfo | undefined;
  */
 export function buildInfo(): BuildInfo {
   if (cached) return cached;
-  const migrations = readdirSync(migrationsDir())
-    .filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f))
-    .sort();
   cached = {
     version: packageVersion(dirname(fileURLToPath(import.meta.url))),
-    schema: (migrations.at(-1) ?? '').replace(/\.sql$/, ''),
+    schema: versionOf(migrationFiles().at(-1) ?? ''),
   };
   return cached;
 }

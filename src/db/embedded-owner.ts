@@ -34,13 +34,7 @@ export async function liveOwner(dataDir: string): Promise<EmbeddedOwner | null> 
   } catch {
     return null;
   }
-  if (!Number.isInteger(owner.pid) || owner.pid <= 0) return null;
-  try {
-    process.kill(owner.pid, 0);
-    return owner;
-  } catch {
-    return null;
-  }
+  return Number.isInteger(owner.pid) && owner.pid > 0 && isAlive(owner.pid) ? owner : null;
 }
 
 /**
@@ -62,11 +56,14 @@ export async function runningServer(pgDir: string): Promise<{ pid: number; port:
   const lines = (await readFile(pidFile, 'utf8').catch(() => '')).split('\n');
   const pid = Number(lines[0]);
   const port = Number(lines[3]);
-  if (!pid || !port) return null;
+  return pid && port && isAlive(pid) ? { pid, port } : null;
+}
+
+function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return { pid, port };
+    return true;
   } catch {
-    return null;
+    return false;
   }
 }

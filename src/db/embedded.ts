@@ -202,7 +202,7 @@ export async function startEmbeddedPostgres(
 
   let existing = await runningServer(pgDir);
   const owner = existing ? await liveOwner(dataDir) : null;
-  if (owner && waitsFor(owner, role) && (await canConnect(urlOn(existing!.port)('postgres')))) {
+  if (existing && owner && waitsFor(owner, role) && (await canConnect(urlOn(existing.port)('postgres')))) {
     options.onWait?.(owner);
     // Until its postmaster has exited (while it shuts down it refuses connections and still
     // holds the directory's lock), or its owner is gone and nobody will stop it.

@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { existsSync, readdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
@@ -19,6 +19,16 @@ export function migrationsDir(): string {
   if (existsSync(here)) return here;
   return fileURLToPath(new URL('../../../src/db/migrations', import.meta.url));
 }
+
+/** This build's migration files (`NNNN_name.sql`), in the order they apply. */
+export function migrationFiles(dir = migrationsDir()): string[] {
+  return readdirSync(dir)
+    .filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f))
+    .sort();
+}
+
+/** A migration's version: its file name without `.sql`, as schema_migrations records it. */
+export const versionOf = (file: string): string => file.replace(/\.sql$/, '');
 
 export interface MigrationResult {
   applied: string[];
@@ -48,10 +58,7 @@ export interface MigrationStatus {
 
 /** What `migrate` would do, without doing it (no lock taken, nothing written). */
 export async function migrationStatus(pool: pg.Pool, dir = migrationsDir()): Promise<MigrationStatus> {
-  const versions = (await readdir(dir))
-    .filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f))
-    .sort()
-    .map((f) => f.replace(/\.sql$/, ''));
+  const versions = migrationFiles(dir).map(versionOf);
   const table = await pool.query<{ t: string | null }>(`SELECT to_regclass('schema_migrations') AS t`);
   // A database no build has migrated yet has no record at all.
   const { rows } = table.rows[0]?.t
@@ -75,7 +82,7 @@ function splitVersions(versions: string[], done: Set<string>): MigrationStatus {
  * anything) a database on which a version this build does not have was recorded.
  */
 export async function migrate(pool: pg.Pool, dir = migrationsDir()): Promise<MigrationResult> {
-  const files = (await readdir(dir)).filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f)).sort();
+  const files = migrationFiles(dir);
   const client = await pool.connect();
   const applied: string[] = [];
   try {
@@ -87,13 +94,10 @@ export async function migrate(pool: pg.Pool, dir = migrationsDir()): Promise<Mig
     )`);
     const { rows } = await client.query<{ version: string }>('SELECT version FROM schema_migrations');
     const done = new Set(rows.map((r) => r.version));
-    const { unknown } = splitVersions(
-      files.map((f) => f.replace(/\.sql$/, '')),
-      done,
-    );
+    const { unknown } = splitVersions(files.map(versionOf), done);
     if (unknown.length > 0) throw new DatabaseTooNewError(unknown);
     for (const file of files) {
-      const version = file.replace(/\.sql$/, '');
+      const version = versionOf(file);
       if (done.has(version)) continue;
       const sql = await readFile(join(dir, file), 'utf8');
       await client.query('BEGIN');

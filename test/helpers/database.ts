@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { copyFile, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { migrate, migrationsDir } from '../../src/db/migrate.js';
+import { migrate, migrationFiles, migrationsDir } from '../../src/db/migrate.js';
 import { createDatabase, type Database } from '../../src/db/pool.js';
 
 export interface TestDatabase {
@@ -156,7 +156,7 @@ export async function migrateAround(
 ): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), `tagtrail-${version}-`));
   try {
-    const files = (await readdir(migrationsDir())).filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f)).sort();
+    const files = migrationFiles();
     const copy = (names: string[]) =>
       Promise.all(names.map((f) => copyFile(join(migrationsDir(), f), join(dir, f))));
     await copy(files.filter((f) => f < version));
