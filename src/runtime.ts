@@ -7,6 +7,7 @@ import { buildInfo } from './build-info.js';
 import { type Config, tlsFiles } from './config.js';
 import { openDatabase } from './db/connect.js';
 import type { EmbeddedPostgres } from './db/embedded.js';
+import { waitingLine } from './db/embedded-owner.js';
 import { serverSettings, settingsWarnings } from './db/server-settings.js';
 import { eventBacklog } from './events/backlog.js';
 import { EventsRetention } from './events/retention.js';
@@ -138,11 +139,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     if (brokerIngest) started.push(() => brokerIngest.close());
     const opened = await openDatabase(config, {
       role: 'service',
-      onWait: (owner) =>
-        options.onNotice?.(
-          `the embedded PostgreSQL in ${config.dataDir} is run by another tagtrail process (pid ${owner.pid}, ` +
-            `${owner.role === 'service' ? 'a service' : 'a backup or another command'}); waiting for it to finish before starting`,
-        ),
+      onWait: (owner) => options.onNotice?.(waitingLine(config.dataDir, owner)),
     });
     started.push(() => opened.close());
     const metrics = new ServiceMetrics();

@@ -6,6 +6,7 @@ import { loadConfig } from '../config.js';
 import { writeBackup } from '../db/backup.js';
 import { startEmbeddedPostgres } from '../db/embedded.js';
 import { restoreBackup } from '../db/restore.js';
+import { announceWait } from './open.js';
 import { print } from './output.js';
 
 const EXTERNAL =
@@ -31,7 +32,10 @@ export function registerBackupCommands(program: Command): void {
         throw new Error(`--priority is low or normal, not ${opts.priority}`);
       }
       // Joins the service's server when it runs; otherwise starts it for the backup.
-      const embedded = await startEmbeddedPostgres(config.dataDir, { create: false });
+      const embedded = await startEmbeddedPostgres(config.dataDir, {
+        create: false,
+        onWait: announceWait(config.dataDir),
+      });
       // Lowered after the server started, so one started for the backup runs as usual; the
       // copy and the compression (most of a backup's CPU) run in this process.
       if (opts.priority === 'low') yieldCpu();

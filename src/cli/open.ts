@@ -1,5 +1,6 @@
 import type { Config } from '../config.js';
 import { type OpenedDatabase, openDatabase } from '../db/connect.js';
+import { type EmbeddedOwner, waitingLine } from '../db/embedded-owner.js';
 import type { Database } from '../db/pool.js';
 import { loadSecretBox } from '../secrets/key-ring.js';
 import { createServices, type Services } from '../services.js';
@@ -19,8 +20,16 @@ export function openCliDatabase(
   config: Pick<Config, 'DATABASE_URL' | 'dataDir'>,
   options: { migrate?: boolean; poolSize?: number } = {},
 ): Promise<OpenedDatabase> {
-  return openDatabase(config, { ...options, create: allowCreate });
+  return openDatabase(config, { ...options, create: allowCreate, onWait: announceWait(config.dataDir) });
 }
+
+/**
+ * A command waits for an embedded server that another command started (that command stops
+ * it when done) and says so on standard error, where its output does not go.
+ */
+export const announceWait = (dataDir: string) => (owner: EmbeddedOwner) => {
+  process.stderr.write(`${waitingLine(dataDir, owner)}\n`);
+};
 
 /**
  * The services a command runs on the CLI's database: without Redis (one command needs no

@@ -1,6 +1,6 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 /**
  * Who runs the embedded server of a data directory: `serve` (the service) or another
@@ -14,39 +14,85 @@ export interface EmbeddedOwner {
   role: EmbeddedRole;
 }
 
+/**
+ * The record: with the boot and the process's start time where the system tells them
+ * (Linux), so that a record left by a process killed outright or by a machine that went
+ * down is not taken for a live owner when its pid is reused, as pids are after a reboot.
+ */
+interface OwnerRecord extends EmbeddedOwner {
+  boot?: string;
+  started?: string;
+}
+
 const ownerFile = (dataDir: string) => join(dataDir, 'postgres.owner');
 
-export async function recordOwner(dataDir: string, role: EmbeddedRole): Promise<void> {
-  await writeFile(ownerFile(dataDir), JSON.stringify({ pid: process.pid, role }), { mode: 0o600 });
+/** The data directories whose server this process claimed (its own pid in a record is it). */
+const claimedHere = new Set<string>();
+
+/**
+ * Claims the data directory's server for this process before it starts one: the record is
+ * created exclusively, so of two processes starting at once one claims and the other sees
+ * a live owner. A record whose owner is gone is replaced. False when another live process
+ * holds it.
+ */
+export async function claimOwner(dataDir: string, role: EmbeddedRole): Promise<boolean> {
+  const record: OwnerRecord = { pid: process.pid, role, ...identity(process.pid) };
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      await writeFile(ownerFile(dataDir), JSON.stringify(record), { mode: 0o600, flag: 'wx' });
+      claimedHere.add(resolve(dataDir));
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if (await liveOwner(dataDir)) return false;
+      await rm(ownerFile(dataDir), { force: true });
+    }
+  }
+  return false;
 }
 
 export async function forgetOwner(dataDir: string): Promise<void> {
+  claimedHere.delete(resolve(dataDir));
   await rm(ownerFile(dataDir), { force: true });
 }
 
-/** The process that started the running server, while it lives; null for none or a dead one. */
+/** The process that claimed the data directory's server, while it lives; null for none or a dead one. */
 export async function liveOwner(dataDir: string): Promise<EmbeddedOwner | null> {
   const file = ownerFile(dataDir);
   if (!existsSync(file)) return null;
-  let owner: EmbeddedOwner;
+  let record: OwnerRecord;
   try {
-    owner = JSON.parse(await readFile(file, 'utf8')) as EmbeddedOwner;
+    record = JSON.parse(await readFile(file, 'utf8')) as OwnerRecord;
   } catch {
     return null;
   }
-  return Number.isInteger(owner.pid) && owner.pid > 0 && isAlive(owner.pid) ? owner : null;
+  if (!Number.isInteger(record.pid) || record.pid <= 0) return null;
+  // This process's pid in a record it did not write: a predecessor's, as when a container
+  // restarts its service as pid 1 again.
+  if (record.pid === process.pid && !claimedHere.has(resolve(dataDir))) return null;
+  if (!isAlive(record.pid) || !sameProcess(record)) return null;
+  return { pid: record.pid, role: record.role };
 }
 
 /**
  * Whether a process starting as `role` waits for the server `owner` runs to exit instead
- * of joining it. The service joins no other live process's server: that process stops it
- * when done (a backup of a stopped service), or is another service on the same directory.
- * A command joins whatever runs, as it always did (two commands at once on a stopped
- * service can still strand the second). A server whose owner is gone (killed outright,
- * its server left running) is stopped by nobody and joined; so is one of this very process.
+ * of joining it. Only a command joins another live process's server, and only the
+ * service's: a command's server is stopped when that command ends (a backup of a stopped
+ * service), and a second service on the same directory must not share it. A server whose
+ * owner is gone (killed outright, its server left running) is stopped by nobody and
+ * joined; so is one of this very process.
  */
 export function waitsFor(owner: EmbeddedOwner | null, role: EmbeddedRole): boolean {
-  return owner !== null && owner.pid !== process.pid && role === 'service';
+  return owner !== null && owner.pid !== process.pid && (role === 'service' || owner.role === 'command');
+}
+
+/** What a process waiting for `owner`'s server says on its standard error. */
+export function waitingLine(dataDir: string, owner: EmbeddedOwner): string {
+  const who = owner.role === 'service' ? 'a service' : 'a backup or another command';
+  return (
+    `the embedded PostgreSQL in ${dataDir} is run by another tagtrail process (pid ${owner.pid}, ${who}); ` +
+    'waiting for it to finish before starting'
+  );
 }
 
 /** The postmaster already running on this data directory (another process of ours). */
@@ -65,5 +111,27 @@ function isAlive(pid: number): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** Whether the live `record.pid` is still the process that wrote the record (where that is known). */
+function sameProcess(record: OwnerRecord): boolean {
+  if (record.boot === undefined || record.started === undefined) return true;
+  const now = identity(record.pid);
+  if (now.boot === undefined || now.started === undefined) return true;
+  return now.boot === record.boot && now.started === record.started;
+}
+
+/** The boot's id and the process's start time (clock ticks since boot), on Linux; none elsewhere. */
+function identity(pid: number): { boot?: string; started?: string } {
+  try {
+    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name, in parentheses, may hold spaces: fields are counted after its end.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const started = fields[19];
+    return started ? { boot, started } : {};
+  } catch {
+    return {};
   }
 }

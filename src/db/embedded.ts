@@ -8,11 +8,11 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
 import {
+  claimOwner,
   type EmbeddedOwner,
   type EmbeddedRole,
   forgetOwner,
   liveOwner,
-  recordOwner,
   runningServer,
   waitsFor,
 } from './embedded-owner.js';
@@ -200,27 +200,8 @@ export async function startEmbeddedPostgres(
   const urlOn = (port: number) => (database: string) =>
     `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
 
-  let existing = await runningServer(pgDir);
-  const owner = existing ? await liveOwner(dataDir) : null;
-  if (existing && owner && waitsFor(owner, role) && (await canConnect(urlOn(existing.port)('postgres')))) {
-    options.onWait?.(owner);
-    // Until its postmaster has exited (while it shuts down it refuses connections and still
-    // holds the directory's lock), or its owner is gone and nobody will stop it.
-    while (existing && waitsFor(await liveOwner(dataDir), role)) {
-      await delay(500);
-      existing = await runningServer(pgDir);
-    }
-  }
-  if (existing !== null && (await canConnect(urlOn(existing.port)('postgres')))) {
-    const urlFor = urlOn(existing.port);
-    return {
-      adminUrl: urlFor('postgres'),
-      urlFor,
-      owned: false,
-      watch: () => () => undefined,
-      stop: async () => undefined,
-    };
-  }
+  const joined = await joinOrClaim(dataDir, pgDir, role, urlOn, options.onWait);
+  if (joined) return joined;
 
   const bin = await binaries();
   const port = await freeLoopbackPort();
@@ -247,9 +228,14 @@ export async function startEmbeddedPostgres(
       ],
       { ...user, env: { ...process.env, LC_ALL: 'C' }, stdio: ['ignore', 'ignore', 'pipe'] },
     );
-  const first = spawnServer();
-  await waitUntilReady(first, 60_000);
-  await recordOwner(dataDir, role);
+  let first: ChildProcess;
+  try {
+    first = spawnServer();
+    await waitUntilReady(first, 60_000);
+  } catch (err) {
+    await forgetOwner(dataDir);
+    throw err;
+  }
   const urlFor = urlOn(port);
   const supervised = supervise(first, spawnServer);
   return {
@@ -262,6 +248,59 @@ export async function startEmbeddedPostgres(
       await forgetOwner(dataDir);
     },
   };
+}
+
+/** How long a joinable server whose owner lives may take to accept connections (a start, a restart). */
+const OWNER_START_WAIT_MS = 90_000;
+
+/**
+ * The server to join, or null once this process has claimed the data directory to start
+ * its own. A live owner this process must not share with (`waitsFor`) is waited for, once
+ * announced through `onWait`; so is a live owner whose server may be joined but is not up
+ * yet (starting, or restarting after a crash). A server whose owner is gone is joined.
+ */
+async function joinOrClaim(
+  dataDir: string,
+  pgDir: string,
+  role: EmbeddedRole,
+  urlOn: (port: number) => (database: string) => string,
+  onWait: ((owner: EmbeddedOwner) => void) | undefined,
+): Promise<EmbeddedPostgres | null> {
+  let announced = false;
+  let startingSince: number | undefined;
+  for (;;) {
+    const owner = await liveOwner(dataDir);
+    if (owner && waitsFor(owner, role)) {
+      if (!announced) onWait?.(owner);
+      announced = true;
+      await delay(500);
+      continue;
+    }
+    const existing = await runningServer(pgDir);
+    if (existing && (await canConnect(urlOn(existing.port)('postgres')))) {
+      const urlFor = urlOn(existing.port);
+      return {
+        adminUrl: urlFor('postgres'),
+        urlFor,
+        owned: false,
+        watch: () => () => undefined,
+        stop: async () => undefined,
+      };
+    }
+    if (owner) {
+      startingSince ??= Date.now();
+      if (Date.now() - startingSince > OWNER_START_WAIT_MS) {
+        throw new Error(
+          `the embedded PostgreSQL in ${dataDir} belongs to tagtrail process ${owner.pid}, which has not had it ` +
+            `accepting connections for ${OWNER_START_WAIT_MS / 1000} s; see that process's log`,
+        );
+      }
+      await delay(250);
+      continue;
+    }
+    startingSince = undefined;
+    if (await claimOwner(dataDir, role)) return null;
+  }
 }
 
 /** What the supervisor of an owned server reports (the service logs it). */

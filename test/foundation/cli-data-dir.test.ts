@@ -3,6 +3,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmbeddedPostgres } from '../../src/db/embedded.js';
 import { buildIfStale, MAIN, run } from '../helpers/compiled.js';
 
 /**
@@ -49,5 +50,26 @@ describe('the CLI without a database in its data directory', () => {
     const again = await cli(dataDir, 'migrate', '--json');
     expect(again.stderr).toBe('');
     expect(JSON.parse(again.stdout)).toEqual({ applied: [] });
+  }, 180_000);
+
+  it('waits while another command runs the server it started, and says so', async () => {
+    const dataDir = join(work, 'new');
+    // This test's process plays a backup of the stopped service: it started the server and
+    // stops it when done, so a command joining it would lose its database halfway.
+    const backup = await startEmbeddedPostgres(dataDir, { create: false });
+    expect(backup.owned).toBe(true);
+    let settled = false;
+    const command = cli(dataDir, 'migrate', '--json').finally(() => {
+      settled = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(settled).toBe(false);
+    await backup.stop();
+    const result = await command;
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ applied: [] });
+    expect(result.stderr).toContain(
+      `the embedded PostgreSQL in ${dataDir} is run by another tagtrail process (pid ${process.pid}, a backup or another command); waiting`,
+    );
   }, 180_000);
 });

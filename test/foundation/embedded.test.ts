@@ -1,9 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type EmbeddedPostgres,
@@ -11,26 +9,7 @@ import {
   type SupervisionEvent,
   startEmbeddedPostgres,
 } from '../../src/db/embedded.js';
-import type { EmbeddedOwner } from '../../src/db/embedded-owner.js';
-
-async function query<T extends pg.QueryResultRow>(url: string, sql: string): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
-  await client.connect();
-  try {
-    return (await client.query<T>(sql)).rows;
-  } finally {
-    await client.end();
-  }
-}
-
-async function reachable(url: string): Promise<boolean> {
-  try {
-    await query(url, 'SELECT 1');
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { query, reachable } from '../helpers/pg-query.js';
 
 const withPassword = (url: string, password: string) => {
   const u = new URL(url);
@@ -108,110 +87,6 @@ describe('embedded PostgreSQL', () => {
     expect(await query(second.urlFor('tagtrail'), 'SELECT note FROM survivor')).toEqual([{ note: 'kept' }]);
     await second.stop();
     expect(await reachable(second.adminUrl)).toBe(false);
-  });
-});
-
-/**
- * Whose server is joined (src/db/embedded-owner.ts). The process that starts a data
- * directory's server stops it when done, so the service (`role: 'service'`) joins no other
- * live process's server: it waits for it to exit, then starts its own. A command joins
- * whatever runs, and a server whose owner is gone is joined by both. Another process's
- * ownership is played by rewriting postgres.owner with the pid of a live child (`sleep`).
- */
-describe('embedded PostgreSQL, whose server is joined', () => {
-  let dir: string;
-  const started: EmbeddedPostgres[] = [];
-  const sleepers: ChildProcess[] = [];
-  const ownerFile = () => join(dir, 'postgres.owner');
-  /** A live process other than this one, recorded as the server's owner in `role`. */
-  const ownedElsewhere = async (role: 'service' | 'command') => {
-    const sleeper = spawn('sleep', ['120'], { stdio: 'ignore' });
-    sleepers.push(sleeper);
-    await writeFile(ownerFile(), JSON.stringify({ pid: sleeper.pid, role }));
-    return sleeper;
-  };
-  const pending = <T>(promise: Promise<T>) => {
-    const state = { settled: false };
-    void promise.finally(() => {
-      state.settled = true;
-    });
-    return state;
-  };
-  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'tagtrail-embedded-owner-'));
-  });
-  afterAll(async () => {
-    for (const s of started.reverse()) await s.stop().catch(() => undefined);
-    for (const s of sleepers) s.kill();
-    await rm(dir, { recursive: true, force: true });
-  });
-
-  it('records who started it, and forgets it when stopped', { timeout: 120_000 }, async () => {
-    const server = await startEmbeddedPostgres(dir, { role: 'service' });
-    started.push(server);
-    expect(JSON.parse(await readFile(ownerFile(), 'utf8'))).toEqual({ pid: process.pid, role: 'service' });
-    // This very process joins its own server.
-    const again = await startEmbeddedPostgres(dir, { role: 'service' });
-    expect(again.owned).toBe(false);
-    await server.stop();
-    expect(existsSync(ownerFile())).toBe(false);
-  });
-
-  it("the service waits for a command's server to exit, then starts its own on the same data", {
-    timeout: 120_000,
-  }, async () => {
-    const other = await startEmbeddedPostgres(dir);
-    started.push(other);
-    await ensureDatabase(other.adminUrl, 'tagtrail');
-    await query(
-      other.urlFor('tagtrail'),
-      "CREATE TABLE survivor (note text); INSERT INTO survivor VALUES ('kept')",
-    );
-    const backup = await ownedElsewhere('command');
-
-    const waits: EmbeddedOwner[] = [];
-    const service = startEmbeddedPostgres(dir, { role: 'service', onWait: (o) => waits.push(o) });
-    const serviceState = pending(service);
-    await pause(1500);
-    expect(waits).toEqual([{ pid: backup.pid, role: 'command' }]);
-    expect(serviceState.settled).toBe(false);
-
-    await other.stop();
-    const own = await service;
-    started.push(own);
-    expect(own.owned).toBe(true);
-    expect(waits).toHaveLength(1);
-    expect(await query(own.urlFor('tagtrail'), 'SELECT note FROM survivor')).toEqual([{ note: 'kept' }]);
-    // A command started now joins the service's server.
-    const joined = await startEmbeddedPostgres(dir);
-    expect(joined.owned).toBe(false);
-    expect(joined.adminUrl).toBe(own.adminUrl);
-    await own.stop();
-  });
-
-  it("a command joins the service's server; a server whose owner is gone is joined by both", {
-    timeout: 120_000,
-  }, async () => {
-    const server = await startEmbeddedPostgres(dir);
-    started.push(server);
-    const owner = await ownedElsewhere('service');
-    const command = await startEmbeddedPostgres(dir);
-    expect(command.owned).toBe(false);
-
-    const waits: EmbeddedOwner[] = [];
-    const service = startEmbeddedPostgres(dir, { role: 'service', onWait: (o) => waits.push(o) });
-    const serviceState = pending(service);
-    await pause(1500);
-    expect(waits).toEqual([{ pid: owner.pid, role: 'service' }]);
-    expect(serviceState.settled).toBe(false);
-    // Its owner killed outright: nobody will stop that server, so it is joined.
-    owner.kill('SIGKILL');
-    const joined = await service;
-    expect(joined.owned).toBe(false);
-    expect(joined.adminUrl).toBe(server.adminUrl);
-    await server.stop();
   });
 });
 

@@ -1,0 +1,173 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type EmbeddedPostgres, ensureDatabase, startEmbeddedPostgres } from '../../src/db/embedded.js';
+import type { EmbeddedOwner } from '../../src/db/embedded-owner.js';
+import { query, reachable } from '../helpers/pg-query.js';
+
+/**
+ * Whose server is joined (src/db/embedded-owner.ts). The process that starts a data
+ * directory's server stops it when done, so the service (`role: 'service'`) joins no other
+ * live process's server and a command joins only the service's: each waits for the
+ * other's to exit, then starts its own. A server whose owner is gone is joined by both.
+ * Another process's ownership is played by rewriting postgres.owner with the pid of a
+ * live child (`sleep`).
+ */
+describe('embedded PostgreSQL, whose server is joined', () => {
+  let dir: string;
+  const started: EmbeddedPostgres[] = [];
+  const sleepers: ChildProcess[] = [];
+  const ownerFile = () => join(dir, 'postgres.owner');
+  /** A live process other than this one, recorded as the server's owner in `role`. */
+  const ownedElsewhere = async (role: 'service' | 'command') => {
+    const sleeper = spawn('sleep', ['120'], { stdio: 'ignore' });
+    sleepers.push(sleeper);
+    await writeFile(ownerFile(), JSON.stringify({ pid: sleeper.pid, role }));
+    return sleeper;
+  };
+  const pending = <T>(promise: Promise<T>) => {
+    const state = { settled: false };
+    void promise.finally(() => {
+      state.settled = true;
+    });
+    return state;
+  };
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'tagtrail-embedded-owner-'));
+  });
+  afterAll(async () => {
+    for (const s of started.reverse()) await s.stop().catch(() => undefined);
+    for (const s of sleepers) s.kill();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('records who started it, and forgets it when stopped', { timeout: 120_000 }, async () => {
+    const server = await startEmbeddedPostgres(dir, { role: 'service' });
+    started.push(server);
+    expect(JSON.parse(await readFile(ownerFile(), 'utf8'))).toMatchObject({
+      pid: process.pid,
+      role: 'service',
+    });
+    // This very process joins its own server.
+    const again = await startEmbeddedPostgres(dir, { role: 'service' });
+    expect(again.owned).toBe(false);
+    await server.stop();
+    expect(existsSync(ownerFile())).toBe(false);
+  });
+
+  it("the service waits for a command's server to exit, then starts its own on the same data", {
+    timeout: 120_000,
+  }, async () => {
+    const other = await startEmbeddedPostgres(dir);
+    started.push(other);
+    await ensureDatabase(other.adminUrl, 'tagtrail');
+    await query(
+      other.urlFor('tagtrail'),
+      "CREATE TABLE survivor (note text); INSERT INTO survivor VALUES ('kept')",
+    );
+    const backup = await ownedElsewhere('command');
+
+    const waits: EmbeddedOwner[] = [];
+    const service = startEmbeddedPostgres(dir, { role: 'service', onWait: (o) => waits.push(o) });
+    const serviceState = pending(service);
+    await pause(1500);
+    expect(waits).toEqual([{ pid: backup.pid, role: 'command' }]);
+    expect(serviceState.settled).toBe(false);
+
+    await other.stop();
+    const own = await service;
+    started.push(own);
+    expect(own.owned).toBe(true);
+    expect(waits).toHaveLength(1);
+    expect(await query(own.urlFor('tagtrail'), 'SELECT note FROM survivor')).toEqual([{ note: 'kept' }]);
+    // A command started now joins the service's server.
+    const joined = await startEmbeddedPostgres(dir);
+    expect(joined.owned).toBe(false);
+    expect(joined.adminUrl).toBe(own.adminUrl);
+    await own.stop();
+  });
+
+  it("a command joins the service's server; a server whose owner is gone is joined by both", {
+    timeout: 120_000,
+  }, async () => {
+    const server = await startEmbeddedPostgres(dir);
+    started.push(server);
+    const owner = await ownedElsewhere('service');
+    const command = await startEmbeddedPostgres(dir);
+    expect(command.owned).toBe(false);
+
+    const waits: EmbeddedOwner[] = [];
+    const service = startEmbeddedPostgres(dir, { role: 'service', onWait: (o) => waits.push(o) });
+    const serviceState = pending(service);
+    await pause(1500);
+    expect(waits).toEqual([{ pid: owner.pid, role: 'service' }]);
+    expect(serviceState.settled).toBe(false);
+    // Its owner killed outright: nobody will stop that server, so it is joined.
+    owner.kill('SIGKILL');
+    const joined = await service;
+    expect(joined.owned).toBe(false);
+    expect(joined.adminUrl).toBe(server.adminUrl);
+    await server.stop();
+  });
+
+  it("a command waits for another command's server to exit, then starts its own", {
+    timeout: 120_000,
+  }, async () => {
+    const other = await startEmbeddedPostgres(dir);
+    started.push(other);
+    const backup = await ownedElsewhere('command');
+    const waits: EmbeddedOwner[] = [];
+    const command = startEmbeddedPostgres(dir, { onWait: (o) => waits.push(o) });
+    const commandState = pending(command);
+    await pause(1500);
+    // Joined, it would lose its server when the backup ends and stops it.
+    expect(waits).toEqual([{ pid: backup.pid, role: 'command' }]);
+    expect(commandState.settled).toBe(false);
+    await other.stop();
+    const own = await command;
+    started.push(own);
+    expect(own.owned).toBe(true);
+    expect(await reachable(own.adminUrl)).toBe(true);
+    await own.stop();
+  });
+
+  it('two starts at once in a stopped directory: one starts the server, the other joins it', {
+    timeout: 120_000,
+  }, async () => {
+    // The claim is made before the server starts, so the second start cannot take the
+    // window between the first one's server being ready and its record being written.
+    const [a, b] = await Promise.all([startEmbeddedPostgres(dir), startEmbeddedPostgres(dir)]);
+    started.push(a, b);
+    expect([a.owned, b.owned].sort()).toEqual([false, true]);
+    expect(a.adminUrl).toBe(b.adminUrl);
+    const owner = a.owned ? a : b;
+    await (a.owned ? b : a).stop();
+    expect(await reachable(owner.adminUrl)).toBe(true);
+    await owner.stop();
+  });
+
+  it("a record whose owner is gone but whose pid lives on is nobody's", { timeout: 120_000 }, async () => {
+    // After a reboot (or a container's restart) the recorded pid may be another process's,
+    // this one's included: neither is waited for.
+    const server = await startEmbeddedPostgres(dir);
+    started.push(server);
+    const reused = await ownedElsewhere('service');
+    const record = JSON.parse(await readFile(ownerFile(), 'utf8'));
+    await writeFile(ownerFile(), JSON.stringify({ ...record, boot: 'an earlier boot', started: '1' }));
+    const service = await startEmbeddedPostgres(dir, { role: 'service' });
+    expect(service.owned).toBe(false);
+    expect(reused.exitCode).toBeNull();
+    await server.stop();
+
+    await writeFile(ownerFile(), JSON.stringify({ pid: process.pid, role: 'service' }));
+    const own = await startEmbeddedPostgres(dir, { role: 'service' });
+    started.push(own);
+    expect(own.owned).toBe(true);
+    await own.stop();
+  });
+});
