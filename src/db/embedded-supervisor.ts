@@ -1,0 +1,136 @@
+/**
+ * An owned embedded server's postmaster: waiting for it to accept connections, and keeping
+ * it running until asked to stop (src/db/embedded.ts starts it).
+ */
+
+import type { ChildProcess } from 'node:child_process';
+import type { EmbeddedPostgres } from './embedded.js';
+
+/** Resolves once the postmaster logs that it accepts connections; rejects if it exits first. */
+export function waitUntilReady(child: ChildProcess, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let log = '';
+    const timer = setTimeout(
+      () => reject(new Error(`embedded PostgreSQL did not start:\n${log}`)),
+      timeoutMs,
+    );
+    const onData = (chunk: Buffer) => {
+      log += chunk.toString();
+      if (log.includes('ready to accept connections')) {
+        clearTimeout(timer);
+        child.stderr?.off('data', onData);
+        child.stderr?.resume();
+        resolve();
+      }
+    };
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`embedded PostgreSQL exited (${code}) while starting:\n${log}`));
+    });
+  });
+}
+
+/** What the supervisor of an owned server reports (the service logs it). */
+export type SupervisionEvent =
+  | { kind: 'exited'; code: number | null; signal: NodeJS.Signals | null }
+  | { kind: 'restart-failed'; attempt: number; error: Error }
+  | { kind: 'restarted'; attempts: number; downMs: number };
+
+const hasExited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
+
+/** Longest wait between two restart attempts. */
+const MAX_RESTART_DELAY_MS = 5_000;
+
+/**
+ * Keeps an owned server running: if its postmaster dies (killed, crashed) while we did not
+ * ask it to stop, a new one is started on the same data directory and port, so the pool
+ * reconnects by itself and nothing acknowledged is lost (PostgreSQL replays its WAL). The
+ * first attempts often fail while the old server's backends still hold its shared memory;
+ * they are retried, waiting 250 ms and doubling up to 5 s, until one succeeds or `stop`.
+ */
+export function supervise(
+  first: ChildProcess,
+  spawnServer: () => ChildProcess,
+): Pick<EmbeddedPostgres, 'stop' | 'watch'> {
+  let current = first;
+  let stopping = false;
+  let restarting: Promise<void> | undefined;
+  let wake: (() => void) | undefined;
+  const watchers = new Set<(event: SupervisionEvent) => void>();
+  const emit = (event: SupervisionEvent) => {
+    for (const watcher of watchers) {
+      try {
+        watcher(event);
+      } catch {
+        // A failing watcher must not stop the supervision.
+      }
+    }
+  };
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      wake = done;
+      function done() {
+        clearTimeout(timer);
+        wake = undefined;
+        resolve();
+      }
+    });
+
+  const restart = async () => {
+    const downSince = Date.now();
+    for (let attempt = 1; !stopping; attempt++) {
+      const child = spawnServer();
+      current = child;
+      try {
+        await waitUntilReady(child, 60_000);
+        if (stopping) return;
+        follow(child);
+        emit({ kind: 'restarted', attempts: attempt, downMs: Date.now() - downSince });
+        return;
+      } catch (err) {
+        if (!hasExited(child)) {
+          child.kill('SIGKILL');
+          await new Promise((resolve) => child.once('exit', resolve));
+        }
+        if (stopping) return;
+        emit({ kind: 'restart-failed', attempt, error: err as Error });
+        await pause(Math.min(250 * 2 ** (attempt - 1), MAX_RESTART_DELAY_MS));
+      }
+    }
+  };
+
+  const follow = (child: ChildProcess) => {
+    child.once('exit', (code, signal) => {
+      if (stopping || child !== current) return;
+      emit({ kind: 'exited', code, signal });
+      restarting = restart().finally(() => {
+        restarting = undefined;
+      });
+    });
+  };
+  follow(first);
+
+  let stopped: Promise<void> | undefined;
+  return {
+    watch(watcher) {
+      watchers.add(watcher);
+      return () => watchers.delete(watcher);
+    },
+    stop() {
+      stopped ??= (async () => {
+        stopping = true;
+        wake?.();
+        const child = current;
+        if (!hasExited(child)) {
+          const exited = new Promise((resolve) => child.once('exit', resolve));
+          child.kill('SIGINT'); // fast shutdown: roll back open transactions, checkpoint, exit
+          await exited;
+        }
+        await restarting;
+      })();
+      return stopped;
+    },
+  };
+}
