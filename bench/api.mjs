@@ -38,7 +38,9 @@ import { MemoryRateLimitStore } from '../dist/src/http/rate-limit/memory-store.j
 import { SecretBox } from '../dist/src/secrets/secret-box.js';
 import { createServices } from '../dist/src/services.js';
 import { baselineApp } from './api-baseline.mjs';
+import { apiRequests } from './api-cases.mjs';
 import { cpu, cpuClock, fmt, roundsSummary, serverTimings, total } from './api-measure.mjs';
+import { seed, settle } from './api-seed.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -66,77 +68,7 @@ const CONNECTIONS = Number(args.connections);
 const ROUNDS = Number(args.rounds);
 const WARMUP = Number(args.warmup);
 const POOL = args.pool ? Number(args.pool) : defaultPoolSize();
-const CHUNK = 100_000;
 const run = promisify(execFile);
-
-/** Assets (ids 1..n: seeded first), a location tree, tags, current locations and stays. */
-async function seed(pool, orgId) {
-  const seedSql = await readFile(new URL('./seed-assets.sql', import.meta.url), 'utf8');
-  const root = (
-    await pool.query(
-      `INSERT INTO locations (org_id, external_key, name) VALUES ($1, 'SITE', 'Site') RETURNING id`,
-      [orgId],
-    )
-  ).rows[0].id;
-  const halls = await pool.query(
-    `INSERT INTO locations (org_id, external_key, name, parent_id)
-     SELECT $1, 'HALL-' || g, 'Hall ' || g, $2 FROM generate_series(1, 10) g RETURNING id`,
-    [orgId, root],
-  );
-  await pool.query(
-    `INSERT INTO locations (org_id, external_key, name, parent_id)
-     SELECT $1, 'BAY-' || h.n || '-' || g, 'Bay ' || g, h.id
-     FROM unnest($2::bigint[]) WITH ORDINALITY AS h(id, n), generate_series(1, 10) g`,
-    [orgId, halls.rows.map((r) => r.id)],
-  );
-  const dock = halls.rows[0].id;
-  for (let from = 1; from <= ASSETS; from += CHUNK) {
-    await pool.query(seedSql, [orgId, from, Math.min(from + CHUNK - 1, ASSETS), dock]);
-    process.stdout.write(`\rseeding assets: ${Math.min(from + CHUNK - 1, ASSETS)} / ${ASSETS}`);
-  }
-  // Every fifth asset has an RFID tag, as attached through the API (tag_values kept).
-  await pool.query(
-    `INSERT INTO tags (org_id, tag_type, value, asset_id)
-     SELECT $1, 'rfid', 'E2801160' || lpad(to_hex(id::int), 16, '0'), id FROM assets WHERE org_id = $1 AND id % 5 = 0`,
-    [orgId],
-  );
-  await pool.query(
-    `UPDATE assets SET tag_values = 'E2801160' || lpad(to_hex(id::int), 16, '0') WHERE org_id = $1 AND id % 5 = 0`,
-    [orgId],
-  );
-  // Every tenth asset has been scanned: three stays, the last at its current location.
-  await pool.query(
-    `INSERT INTO stays (org_id, asset_id, location_id, started_at, last_seen_at)
-     SELECT $1, a.id, l.id, now() - (4 - s) * interval '1 day', now() - (4 - s) * interval '1 day' + interval '1 hour'
-     FROM assets a, generate_series(1, 3) s,
-          LATERAL (SELECT id FROM locations WHERE org_id = $1 ORDER BY id OFFSET ((a.id + s) % 100) LIMIT 1) l
-     WHERE a.org_id = $1 AND EXISTS (SELECT 1 FROM asset_positions p WHERE p.asset_id = a.id)`,
-    [orgId],
-  );
-  await pool.query(
-    `UPDATE asset_positions p SET last_seen_at = s.last_seen_at, location_id = s.location_id
-     FROM stays s WHERE s.org_id = $1 AND s.asset_id = p.asset_id AND s.started_at > now() - interval '1 day 12 hours'`,
-    [orgId],
-  );
-  await pool.query('VACUUM ANALYZE');
-  // The seed's dirty pages are written now, not by a checkpoint spread over the first
-  // cases' minutes, whose CPU (the checkpointer's, counted as PostgreSQL's) went to
-  // whichever side ran then.
-  await pool.query('CHECKPOINT');
-  return { root };
-}
-
-/**
- * Before each side's load: what the writes of the loads before it left (dead row versions,
- * trigram index entries pending in the GIN lists, which every text search then reads
- * through, dirty pages) is cleaned up, and not charged to whichever side runs next. Without
- * it the mixed load run after the other cases cost 7.1 ms of CPU per request, against 3.9
- * run alone, and the baseline, always second, met more of it.
- */
-async function settle(pool) {
-  await pool.query('VACUUM (ANALYZE)');
-  await pool.query('CHECKPOINT');
-}
 
 let cpuNow = cpuClock(undefined);
 
@@ -229,7 +161,7 @@ async function main() {
     const started = Date.now();
     // Seeding a million rows takes longer than the service's statement timeout allows.
     const seeder = new pg.Pool({ connectionString: url, max: 1 });
-    const { root } = await seed(seeder, org.id).finally(() => seeder.end());
+    const { root } = await seed(seeder, org.id, ASSETS).finally(() => seeder.end());
     console.log(
       `\rseeded ${ASSETS} assets in ${((Date.now() - started) / 1000).toFixed(0)} s on PostgreSQL ${version}; ` +
         `node ${process.version}, ${CONNECTIONS} connections, ${DURATION} s per case and side, ${ROUNDS} round(s), ` +
@@ -278,43 +210,8 @@ async function main() {
       ['baseline', `http://127.0.0.1:${baseline.app.server.address().port}`, {}, serverTimings(baseline.app)],
     ];
 
-    // Ids 1..ASSETS are the seeded assets; every 50th is soft-deleted (404): skipped.
-    const live = [1, ASSETS];
-    const skip = 50;
-    const getAsset = { method: 'GET', path: '/api/v1/assets/{id}', ids: live, skip };
-    const listQ = { method: 'GET', path: '/api/v1/assets?q=ab1' };
-    const post = {
-      method: 'POST',
-      path: '/api/v1/assets',
-      body: { name: 'Bench {n}', metadata: { vendor: 'Acme' } },
-    };
-    const patch = {
-      method: 'PATCH',
-      path: '/api/v1/assets/{id}',
-      ids: live,
-      skip,
-      contentType: 'application/merge-patch+json',
-      body: { description: 'patched {n}' },
-    };
-    const descendants = { method: 'GET', path: `/api/v1/locations/${root}/descendants` };
-    const report = { method: 'GET', path: '/api/v1/reports/asset-locations' };
-    const cases = [
-      ['get', 'GET /assets/{id}', [getAsset]],
-      ['me', 'GET /orgs/me', [{ method: 'GET', path: '/api/v1/orgs/me' }]],
-      ['list', 'GET /assets', [{ method: 'GET', path: '/api/v1/assets' }]],
-      ['listq', 'GET /assets?q=ab1', [listQ]],
-      [
-        'listfilter',
-        'GET /assets?is_active=false',
-        [{ method: 'GET', path: '/api/v1/assets?is_active=false' }],
-      ],
-      ['descendants', 'GET /locations/{id}/descendants', [descendants]],
-      ['locations', 'GET /locations', [{ method: 'GET', path: '/api/v1/locations' }]],
-      ['report', 'GET /reports/asset-locations', [report]],
-      ['history', 'GET /assets/{id}/history', [{ method: 'GET', path: '/api/v1/assets/10/history' }]],
-      ['post', 'POST /assets (auto key)', [post]],
-      ['patch', 'PATCH /assets/{id}', [patch]],
-    ].filter(([id]) => !args.only || args.only.split(',').includes(id));
+    const { cases: allCases, mix } = apiRequests(ASSETS, root);
+    const cases = allCases.filter(([id]) => !args.only || args.only.split(',').includes(id));
 
     console.log(
       `\n${'request'.padEnd(32)} ${(tls ? 'tagtrail (HTTPS)' : 'tagtrail').padEnd(36)} ${'baseline'.padEnd(36)} ratio`,
@@ -350,14 +247,6 @@ async function main() {
     }
 
     if (!args['no-mixed'] && (!args.only || args.only.split(',').includes('mixed'))) {
-      const mix = [
-        { ...listQ, weight: 40 },
-        { ...getAsset, weight: 20 },
-        { ...post, weight: 13 },
-        { ...patch, weight: 12 },
-        { ...descendants, weight: 8 },
-        { ...report, weight: 7 },
-      ];
       console.log('\nmixed load: 40% list with q, 20% get, 13% POST, 12% PATCH, 8% descendants, 7% report');
       // Against the baseline once, or (--compare-pool) the two pool sizes alternated per round.
       const pairs = other ? [[`pool ${POOL}`, ...sides[0].slice(1)], other] : sides;

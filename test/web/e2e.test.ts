@@ -1,14 +1,16 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Browser, hasChromium } from './browser.js';
+import { handheldSubmissionOnPhone } from './handheld-submission.js';
 import { startWebSite, type WebSite } from './site.js';
 
 /**
  * The web app end to end, in Debian's Chromium against the whole service (HTTP, database,
  * broker) on a fresh database: sign-up, sign-out and sign-in, an API key minted, used
  * and revoked, a handheld submission on a phone-sized screen moving an asset, and the
- * views showing where it went (readers and scan points: readers.test.ts). Every page is
- * saved as a screenshot under test-results/screenshots/.
+ * views showing where it went (readers and scan points: readers.test.ts; the handheld's
+ * steps: handheld-submission.ts). Every page is saved as a screenshot under
+ * test-results/screenshots/.
  */
 
 if (!hasChromium) {
@@ -217,92 +219,7 @@ describe.skipIf(!hasChromium)('web app in Chromium', { timeout: 60_000 }, () => 
   });
 
   it('a handheld submission on a phone-sized screen moves the asset', async () => {
-    const phone = await browser.context.newPage();
-    await phone.setViewportSize({ width: 375, height: 812 });
-    await phone.goto(`${base}/handheld`);
-    await phone.getByRole('heading', { name: 'Handheld inventory' }).waitFor();
-
-    // Keyboard-wedge scanners type the code and press Enter: a location's key is matched
-    // at once; anything else is taken as a location tag, resolved when submitted.
-    const location = phone.getByLabel("Scan or type the location's barcode");
-    await location.fill('SHELF-A');
-    await location.press('Enter');
-    await phone.getByText('Shelf A (SHELF-A)').waitFor();
-    // Or picked from a search.
-    await phone.getByRole('button', { name: 'Change' }).click();
-    await phone.getByRole('button', { name: 'Or choose from a list' }).click();
-    await phone.getByLabel('Search locations').fill('dock');
-    const pick = phone.getByLabel(/^Location/);
-    await expect
-      .poll(() => pick.locator('option').allTextContents())
-      .toContain('Main warehouse › Dock 1 (DOCK-1)');
-    await pick.selectOption({ label: 'Main warehouse › Dock 1 (DOCK-1)' });
-    await phone.getByText('Dock 1 (DOCK-1)').first().waitFor();
-    // Two scans in a row whose lookups answer out of order (the first one held): the later
-    // scan chooses the location, the earlier answer arriving last does not take it back.
-    let releaseLookup!: () => void;
-    const lookupHeld = new Promise<void>((resolve) => {
-      releaseLookup = resolve;
-    });
-    const firstLookup = (url: URL) =>
-      url.pathname === '/internal/locations' && url.searchParams.get('q') === 'WH-1';
-    await phone.route(firstLookup, async (route) => {
-      await lookupHeld;
-      await route.continue();
-    });
-    await location.fill('WH-1');
-    await location.press('Enter');
-    await location.fill('LBL-SHELF-A');
-    await location.press('Enter');
-    await phone.getByText('location tag “LBL-SHELF-A”').waitFor();
-    const lateAnswer = phone.waitForEvent('requestfinished', (r) => firstLookup(new URL(r.url())));
-    releaseLookup();
-    await lateAnswer;
-    await phone.unroute(firstLookup);
-    // The page has handled the late answer once a task after it has run.
-    await phone.evaluate('new Promise((resolve) => setTimeout(resolve, 0))');
-    expect(await phone.locator('.chosen').textContent()).toContain('location tag “LBL-SHELF-A”');
-    const item = phone.getByLabel('Scan or type a tag');
-    await expect
-      .poll(() => phone.evaluate('document.activeElement && document.activeElement.id'))
-      .toBe('hh-item');
-    for (const value of ['TAG-0001', 'NOT-A-TAG', 'TYPO-123']) {
-      await item.fill(value);
-      await item.press('Enter');
-    }
-    await phone.getByRole('button', { name: 'Remove TYPO-123' }).click();
-    const scanned = phone.getByRole('list', { name: 'Scanned items' }).getByRole('listitem');
-    await expect.poll(() => scanned.allTextContents()).toEqual(['TAG-0001Remove', 'NOT-A-TAGRemove']);
-    // Nothing sticks out of a 375px screen.
-    expect(await phone.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
-    await browser.screenshot('handheld-375', phone, { fullPage: false });
-    // The submission is held until one more tag has been scanned meanwhile: that scan is not
-    // part of it and must stay listed when the answer comes (it used to be dropped with the
-    // submitted ones, a scan lost whenever the network was slower than the scanner).
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    await phone.route('**/internal/handheld', async (route) => {
-      await held;
-      await route.continue();
-    });
-    await phone.getByRole('button', { name: 'Submit 2 items' }).click();
-    await phone.getByRole('button', { name: 'Submitting…' }).waitFor();
-    await item.fill('LATE-1');
-    await item.press('Enter');
-    await expect.poll(() => scanned.allTextContents()).toContain('LATE-1Remove');
-    release();
-    const result = phone.getByRole('status').filter({ hasText: 'applied' });
-    await result.waitFor();
-    await phone.unroute('**/internal/handheld');
-    expect(await result.textContent()).toContain('1 applied, 1 unknown');
-    // The unknown item is named, and stays in the list (marked) to be checked or removed.
-    expect(await result.textContent()).toContain('Unknown (kept in the list): NOT-A-TAG');
-    await expect.poll(() => scanned.allTextContents()).toEqual(['NOT-A-TAGunknownRemove', 'LATE-1Remove']);
-    await phone.getByRole('button', { name: 'Submit 2 items' }).waitFor();
-    await browser.screenshot('handheld-submitted-375', phone, { fullPage: false });
-    await phone.close();
+    await handheldSubmissionOnPhone(browser, base);
   });
 
   it('the views show where the asset is now and where it has been', async () => {

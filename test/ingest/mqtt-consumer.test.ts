@@ -1,70 +1,16 @@
 /**
- * The two MQTT transports with a stand-in for the database: what is acknowledged when, what
- * happens when storing fails, how many messages are stored at once, and stopping.
+ * The MQTT consumer, one of the two MQTT transports (the other: broker-ingest.test.ts), with a
+ * stand-in for the database: what is acknowledged when, what happens when storing fails, how
+ * many messages are stored at once, and stopping.
  */
 import type { MqttClient } from 'mqtt';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type EmbeddedBroker, startEmbeddedBroker } from '../../src/ingest/broker.js';
-import { BrokerIngest } from '../../src/ingest/broker-ingest.js';
-import type { ReaderRef } from '../../src/ingest/directory.js';
 import { ReaderDirectory } from '../../src/ingest/directory.js';
-import type { Settle } from '../../src/ingest/group-commit.js';
 import { silentLogger } from '../../src/ingest/limiter.js';
 import { MqttConsumer } from '../../src/ingest/mqtt-consumer.js';
-import type { IngestOutcome } from '../../src/ingest/outcome.js';
+import { directoryOf, type FakeIngest, fakeIngest } from '../helpers/fake-ingest.js';
 import { discardSession, publisher, unique, waitFor } from './helpers.js';
-
-const OK: IngestOutcome = { good: 1, bad: 0, unknown: 0, errors: [] };
-
-/** A stand-in for IngestService.readerMessage that records calls and can fail or stall. */
-function fakeIngest(behaviour: (payload: string, call: number) => Promise<void> | void = () => undefined) {
-  const calls: string[] = [];
-  const stored: string[] = [];
-  let active = 0;
-  let maxActive = 0;
-  return {
-    calls,
-    stored,
-    get maxActive() {
-      return maxActive;
-    },
-    async readerMessage(_reader: ReaderRef, payload: Buffer | string): Promise<IngestOutcome> {
-      const text = payload.toString();
-      calls.push(text);
-      active++;
-      maxActive = Math.max(maxActive, active);
-      try {
-        await behaviour(text, calls.filter((c) => c === text).length);
-      } finally {
-        active--;
-      }
-      stored.push(text);
-      return OK;
-    },
-    takeReaderMessage(
-      reader: ReaderRef,
-      payload: Buffer | string,
-      _source: string,
-      _receivedAt: number,
-      settle: Settle<IngestOutcome>,
-    ): void {
-      this.readerMessage(reader, payload).then(
-        (outcome) => settle.resolve(outcome),
-        (err) => settle.reject(err),
-      );
-    },
-  };
-}
-
-async function directoryOf(topics: string[]) {
-  const directory = new ReaderDirectory({
-    source: async () =>
-      topics.map((topic, i) => ({ id: i + 1, orgId: 1, family: 'generic-json' as const, topic })),
-    logger: silentLogger,
-  });
-  await directory.start();
-  return directory;
-}
 
 let broker: EmbeddedBroker;
 const clients: MqttClient[] = [];
@@ -86,7 +32,7 @@ const reader = async (url = broker.url, options: { clean?: boolean; clientId?: s
 
 describe('the MQTT consumer', () => {
   const consumer = async (
-    ingest: ReturnType<typeof fakeIngest>,
+    ingest: FakeIngest,
     topics: string[],
     options: { clientId?: string; concurrency?: number } = {},
   ) => {
@@ -275,93 +221,6 @@ describe('the MQTT consumer', () => {
       logger: silentLogger,
     });
     expect(c.filterFor('site/dock-3/reads')).toBe('$share/tagtrail/site/dock-3/reads');
-  });
-});
-
-describe("the embedded broker's ingest hook", () => {
-  const setup = async (ingest: ReturnType<typeof fakeIngest>, topics: string[]) => {
-    const hook = new BrokerIngest();
-    const own = await startEmbeddedBroker({
-      host: '127.0.0.1',
-      port: 0,
-      onPublish: (topic, payload, done) => hook.take(topic, payload, done),
-    });
-    const directory = await directoryOf(topics);
-    hook.attach({ directory, ingest, logger: silentLogger, retryDelaysMs: [10] });
-    cleanups.push(async () => {
-      await hook.close();
-      await directory.stop();
-      await own.stop();
-    });
-    return { hook, own };
-  };
-
-  it('acknowledges a reader message only after it is stored', async () => {
-    const topic = unique('t');
-    let release: (() => void) | undefined;
-    const ingest = fakeIngest(
-      () =>
-        new Promise<void>((resolve) => {
-          release = resolve;
-        }),
-    );
-    const { own } = await setup(ingest, [topic]);
-    const pub = await reader(own.url);
-    let acked = false;
-    const publishing = pub.publishAsync(topic, 'read', { qos: 1 }).then(() => {
-      acked = true;
-    });
-    await waitFor(
-      async () => release,
-      (r) => r !== undefined,
-    );
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(acked).toBe(false);
-    release!();
-    await publishing;
-    expect(ingest.stored).toEqual(['read']);
-  });
-
-  it('refuses a message it could not store; the reader sends it again after reconnecting', async () => {
-    const topic = unique('t');
-    const ingest = fakeIngest((_payload, call) => {
-      if (call <= 3) throw new Error('database unavailable');
-    });
-    const { hook, own } = await setup(ingest, [topic]);
-    const pub = await reader(own.url, { clean: false, clientId: unique('reader') });
-    await pub.publishAsync(topic, 'read', { qos: 1 });
-    expect(ingest.calls).toHaveLength(4);
-    expect(ingest.stored).toEqual(['read']);
-    expect(hook.stats).toEqual({ stored: 1, failed: 1 });
-  });
-
-  it('passes messages on other topics through, and holds reader messages until attached', async () => {
-    const topic = unique('t');
-    const hook = new BrokerIngest();
-    const own = await startEmbeddedBroker({
-      host: '127.0.0.1',
-      port: 0,
-      onPublish: (t, payload, done) => hook.take(t, payload, done),
-    });
-    cleanups.push(async () => {
-      await hook.close();
-      await own.stop();
-    });
-    const pub = await reader(own.url);
-    let acked = false;
-    const publishing = pub.publishAsync(topic, 'early', { qos: 1 }).then(() => {
-      acked = true;
-    });
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(acked).toBe(false);
-    const ingest = fakeIngest();
-    const directory = await directoryOf([topic]);
-    cleanups.push(() => directory.stop());
-    hook.attach({ directory, ingest, logger: silentLogger });
-    await publishing;
-    expect(ingest.stored).toEqual(['early']);
-    await pub.publishAsync('somewhere/else', 'not a reader', { qos: 1 });
-    expect(ingest.calls).toEqual(['early']);
   });
 });
 

@@ -1,0 +1,112 @@
+/**
+ * The embedded broker's ingest hook, one of the two MQTT transports (the other:
+ * mqtt-consumer.test.ts), with a stand-in for the database: what is acknowledged when, what
+ * happens when storing fails, and what arrives before the hook is attached.
+ */
+import type { MqttClient } from 'mqtt';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startEmbeddedBroker } from '../../src/ingest/broker.js';
+import { BrokerIngest } from '../../src/ingest/broker-ingest.js';
+import { silentLogger } from '../../src/ingest/limiter.js';
+import { directoryOf, type FakeIngest, fakeIngest } from '../helpers/fake-ingest.js';
+import { publisher, unique, waitFor } from './helpers.js';
+
+const clients: MqttClient[] = [];
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c().catch(() => undefined);
+  await Promise.all(clients.splice(0).map((c) => c.endAsync(true).catch(() => undefined)));
+});
+
+const reader = async (url: string, options: { clean?: boolean; clientId?: string } = {}) => {
+  const c = await publisher(url, options);
+  clients.push(c);
+  return c;
+};
+
+describe("the embedded broker's ingest hook", () => {
+  const setup = async (ingest: FakeIngest, topics: string[]) => {
+    const hook = new BrokerIngest();
+    const own = await startEmbeddedBroker({
+      host: '127.0.0.1',
+      port: 0,
+      onPublish: (topic, payload, done) => hook.take(topic, payload, done),
+    });
+    const directory = await directoryOf(topics);
+    hook.attach({ directory, ingest, logger: silentLogger, retryDelaysMs: [10] });
+    cleanups.push(async () => {
+      await hook.close();
+      await directory.stop();
+      await own.stop();
+    });
+    return { hook, own };
+  };
+
+  it('acknowledges a reader message only after it is stored', async () => {
+    const topic = unique('t');
+    let release: (() => void) | undefined;
+    const ingest = fakeIngest(
+      () =>
+        new Promise<void>((resolve) => {
+          release = resolve;
+        }),
+    );
+    const { own } = await setup(ingest, [topic]);
+    const pub = await reader(own.url);
+    let acked = false;
+    const publishing = pub.publishAsync(topic, 'read', { qos: 1 }).then(() => {
+      acked = true;
+    });
+    await waitFor(
+      async () => release,
+      (r) => r !== undefined,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(acked).toBe(false);
+    release!();
+    await publishing;
+    expect(ingest.stored).toEqual(['read']);
+  });
+
+  it('refuses a message it could not store; the reader sends it again after reconnecting', async () => {
+    const topic = unique('t');
+    const ingest = fakeIngest((_payload, call) => {
+      if (call <= 3) throw new Error('database unavailable');
+    });
+    const { hook, own } = await setup(ingest, [topic]);
+    const pub = await reader(own.url, { clean: false, clientId: unique('reader') });
+    await pub.publishAsync(topic, 'read', { qos: 1 });
+    expect(ingest.calls).toHaveLength(4);
+    expect(ingest.stored).toEqual(['read']);
+    expect(hook.stats).toEqual({ stored: 1, failed: 1 });
+  });
+
+  it('passes messages on other topics through, and holds reader messages until attached', async () => {
+    const topic = unique('t');
+    const hook = new BrokerIngest();
+    const own = await startEmbeddedBroker({
+      host: '127.0.0.1',
+      port: 0,
+      onPublish: (t, payload, done) => hook.take(t, payload, done),
+    });
+    cleanups.push(async () => {
+      await hook.close();
+      await own.stop();
+    });
+    const pub = await reader(own.url);
+    let acked = false;
+    const publishing = pub.publishAsync(topic, 'early', { qos: 1 }).then(() => {
+      acked = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(acked).toBe(false);
+    const ingest = fakeIngest();
+    const directory = await directoryOf([topic]);
+    cleanups.push(() => directory.stop());
+    hook.attach({ directory, ingest, logger: silentLogger });
+    await publishing;
+    expect(ingest.stored).toEqual(['early']);
+    await pub.publishAsync('somewhere/else', 'not a reader', { qos: 1 });
+    expect(ingest.calls).toEqual(['early']);
+  });
+});
