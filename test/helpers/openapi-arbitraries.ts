@@ -25,6 +25,7 @@ export type Schema = {
   anyOf?: Schema[];
   oneOf?: Schema[];
   readOnly?: boolean;
+  const?: unknown;
 };
 
 export interface Parameter {
@@ -111,7 +112,9 @@ function validString(s: Schema): fc.Arbitrary<string> {
   if (s.pattern) {
     const pattern = fc.stringMatching(new RegExp(s.pattern));
     return fc.oneof(
-      pattern.filter((v) => v.length >= (s.minLength ?? 0) && v.length <= max),
+      // Not filtered to the length bounds: a pattern's strings are mostly short, and waiting
+      // for one of a minimum length can take minutes; one out of bounds is a 400 to check too.
+      pattern.map((v) => v.slice(0, max)),
       // At the length limit (letters and digits satisfy every pattern of the document).
       fc.constant('K'.repeat(max)),
     );
@@ -135,8 +138,9 @@ function integerFor(s: Schema, name: string): fc.Arbitrary<number> {
 /** A JSON value valid for `schema` (the routes' own rules, such as a window's order, may still refuse it). */
 export function validValue(schema: Schema, resolve: Resolve, depth = 0, name = ''): fc.Arbitrary<unknown> {
   const s = resolve(schema);
+  if (s.const !== undefined) return fc.constant(s.const);
   const branches = s.anyOf ?? s.oneOf;
-  if (branches) return fc.oneof(...branches.map((b) => validValue(b, resolve, depth + 1)));
+  if (branches) return fc.oneof(...branches.map((b) => validValue(b, resolve, depth + 1, name)));
   const plain = (() => {
     switch (s.type) {
       case 'string':
@@ -147,6 +151,8 @@ export function validValue(schema: Schema, resolve: Resolve, depth = 0, name = '
         return fc.double({ noNaN: true, noDefaultInfinity: true });
       case 'boolean':
         return fc.boolean();
+      case 'null':
+        return fc.constant(null);
       case 'array':
         return depth > 3
           ? fc.constant([])
@@ -232,6 +238,9 @@ export function bodyFor(schema: Schema, resolve: Resolve): fc.Arbitrary<unknown>
 
 /** A parameter's value as text, valid for its schema. */
 function validText(schema: Schema, name: string): fc.Arbitrary<string> {
+  if (schema.const !== undefined) return fc.constant(String(schema.const));
+  const branches = schema.anyOf ?? schema.oneOf;
+  if (branches) return fc.oneof(...branches.map((b) => validText(b, name)));
   switch (schema.type) {
     case 'integer':
       return integerFor({ minimum: 0, ...schema }, name).map(String);
@@ -277,19 +286,24 @@ export function queryFor(parameters: Parameter[], resolve: Resolve): fc.Arbitrar
     fc.tuple(fc.constant('bare'), fc.constantFrom(...names), fc.constant('')),
     fc.tuple(fc.constant('repeat'), fc.constantFrom(...names), fc.constant('1')),
   );
-  return fc.tuple(fc.tuple(...groups), fc.option(breakage, { freq: 4 })).map(([chosen, broken]) => {
-    const pairs = chosen.flat();
-    const encode = ([k, v]: [string, string]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`;
-    const parts = pairs.map(encode);
-    if (broken) {
-      const [kind, name, value] = broken;
-      if (kind === 'value') parts.push(encode([name, value]));
-      else if (kind === 'unknown') parts.push(encode([name, value]));
-      else if (kind === 'bare') parts.push(encodeURIComponent(name));
-      else parts.push(encode([name, value]), encode([name, value]));
-    }
-    return parts.length === 0 ? '' : `?${parts.join('&')}`;
-  });
+  return fc
+    .tuple(
+      fc.tuple(...groups),
+      fc.oneof({ arbitrary: fc.constant(null), weight: 2 }, { arbitrary: breakage, weight: 1 }),
+    )
+    .map(([chosen, broken]) => {
+      const pairs = chosen.flat();
+      const encode = ([k, v]: [string, string]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`;
+      const parts = pairs.map(encode);
+      if (broken) {
+        const [kind, name, value] = broken;
+        if (kind === 'value') parts.push(encode([name, value]));
+        else if (kind === 'unknown') parts.push(encode([name, value]));
+        else if (kind === 'bare') parts.push(encodeURIComponent(name));
+        else parts.push(encode([name, value]), encode([name, value]));
+      }
+      return parts.length === 0 ? '' : `?${parts.join('&')}`;
+    });
 }
 
 /** A path parameter: an id that exists, one that does not, or text that is no id at all. */
@@ -300,4 +314,13 @@ export function pathValue(existing: readonly number[]): fc.Arbitrary<string> {
     { arbitrary: fc.constantFrom('abc', '1.0', '1e3', '-', '%20', '00001', '+1', 'null', '1;2'), weight: 1 },
     { arbitrary: fc.string({ minLength: 1, maxLength: 12 }).map(encodeURIComponent), weight: 1 },
   );
+}
+
+/** The query parameters a JSON schema of a query string (a route's `querystring`) describes. */
+export function parametersOf(querystring: Schema | undefined): Parameter[] {
+  return Object.entries(querystring?.properties ?? {}).map(([name, schema]) => ({
+    name,
+    in: 'query',
+    schema,
+  }));
 }

@@ -26,6 +26,8 @@ export interface InternalRoute {
   signedOut: boolean;
   /** The least role that may call it (route config `role`); undefined when not declared. */
   role?: string;
+  /** Its request schemas as registered (what the generated-request tests derive requests from). */
+  schema: { params?: unknown; querystring?: unknown; body?: unknown };
 }
 
 declare module 'fastify' {
@@ -60,7 +62,15 @@ export function trackRoutes(app: FastifyInstance): Map<string, Set<string>> {
       const signedOut = route.config?.signedOut === true;
       const role = route.config?.role;
       for (const method of methods) {
-        if (method !== 'HEAD') internalRouteList.push({ method, url: route.url, signedOut, role });
+        if (method === 'HEAD') continue;
+        const { params, querystring, body } = route.schema ?? {};
+        internalRouteList.push({
+          method,
+          url: route.url,
+          signedOut,
+          role,
+          schema: { params, querystring, body },
+        });
       }
     }
     const set = byUrl.get(route.url) ?? new Set<string>();
