@@ -17,10 +17,11 @@ import {
 /**
  * Every public operation of the OpenAPI document, fed generated requests (valid, near the
  * bounds, and broken as clients break them: test/helpers/openapi-arbitraries.ts) by a key
- * of its organization over seeded data. Whatever comes in, the answer is one the document
- * lists for the operation, never a 500; an error is the spec's envelope and a success
- * matches the documented schema. The operations come from the document, so a route added
- * later is fuzzed without touching this file.
+ * of its organization over seeded data, another organization's ids among the ones sent.
+ * Whatever comes in, the answer is one the document lists for the operation, never a 500;
+ * an error is the spec's envelope, a success matches the documented schema and shows
+ * nothing of the other organization, whose records are left as they were. The operations
+ * come from the document, so a route added later is fuzzed without touching this file.
  */
 
 type Operation = {
@@ -45,49 +46,78 @@ let doc: Doc;
 /** Ids of the seeded records by path parameter name. */
 const existing: Record<string, number[]> = {};
 
-async function seed(): Promise<void> {
-  const call = async (method: 'POST' | 'PATCH', url: string, body: unknown) => {
+interface Seeded {
+  asset_id: number[];
+  location_id: number[];
+  tag_id: number[];
+}
+
+/** Locations, assets and tags of the key's organization, their keys and names marked by `prefix`. */
+async function seed(key: string, prefix: string, tagDigit: string): Promise<Seeded> {
+  const call = async (url: string, body: unknown) => {
     const res = await t.app.inject({
-      method,
+      method: 'POST',
       url,
-      headers: { ...bearer(token), 'content-type': 'application/json' },
+      headers: { ...bearer(key), 'content-type': 'application/json' },
       payload: JSON.stringify(body),
     });
     expect(res.statusCode, res.body).toBe(201);
     return res.json().data as { id: number; tags?: { id: number }[] };
   };
-  const root = await call('POST', '/api/v1/locations', { name: 'Site', external_key: 'SITE' });
-  const dock = await call('POST', '/api/v1/locations', {
-    name: 'Dock',
-    external_key: 'DOCK',
+  const root = await call('/api/v1/locations', { name: `${prefix}Site`, external_key: `${prefix}SITE` });
+  const dock = await call('/api/v1/locations', {
+    name: `${prefix}Dock`,
+    external_key: `${prefix}DOCK`,
     parent_id: root.id,
   });
   const assets = [];
   for (let i = 1; i <= 3; i++) {
     assets.push(
-      await call('POST', '/api/v1/assets', {
-        name: `Pallet ${i}`,
-        external_key: `PAL-${i}`,
-        tags: [{ tag_type: 'rfid', value: `E2000000000000000000000${i}` }],
+      await call('/api/v1/assets', {
+        name: `${prefix}Pallet ${i}`,
+        external_key: `${prefix}PAL-${i}`,
+        tags: [{ tag_type: 'rfid', value: `E20000000000000000000${tagDigit}0${i}` }],
       }),
     );
   }
-  const locationTag = await call('POST', `/api/v1/locations/${dock.id}/tags`, {
+  const locationTag = await call(`/api/v1/locations/${dock.id}/tags`, {
     tag_type: 'ble',
-    value: 'AABBCCDDEEFF',
+    value: `AABBCCDDEE${tagDigit}F`,
   });
-  existing.asset_id = assets.map((a) => a.id);
-  existing.location_id = [root.id, dock.id];
-  useKnownIds([root.id, dock.id, ...assets.map((a) => a.id)]);
-  existing.tag_id = [...assets.flatMap((a) => (a.tags ?? []).map((tag) => tag.id)), locationTag.id];
+  return {
+    asset_id: assets.map((a) => a.id),
+    location_id: [root.id, dock.id],
+    tag_id: [...assets.flatMap((a) => (a.tags ?? []).map((tag) => tag.id)), locationTag.id],
+  };
 }
+
+/** Another organization's records: their ids are sent too, and must never be read or changed. */
+const FOREIGN = 'FOREIGN-';
+let foreignKey: string;
+let foreign: Seeded;
+/** The other organization's records as its own key read them after seeding. */
+const foreignBefore = new Map<string, string>();
+
+const foreignUrls = () => [
+  ...foreign.asset_id.map((id) => `/api/v1/assets/${id}`),
+  ...foreign.location_id.map((id) => `/api/v1/locations/${id}`),
+];
 
 beforeAll(async () => {
   t = await buildTestApp();
   const org = await t.createOrg('Fuzzed');
   token = (await org.key()).token;
   doc = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json() as Doc;
-  await seed();
+  const own = await seed(token, '', '1');
+  const other = await t.createOrg('Other');
+  foreignKey = (await other.key()).token;
+  foreign = await seed(foreignKey, FOREIGN, '2');
+  for (const url of foreignUrls()) {
+    foreignBefore.set(url, (await t.app.inject({ method: 'GET', url, headers: bearer(foreignKey) })).body);
+  }
+  for (const name of ['asset_id', 'location_id', 'tag_id'] as const)
+    existing[name] = [...own[name], ...foreign[name]];
+  useKnownIds([...own.asset_id, ...own.location_id, ...foreign.asset_id, ...foreign.location_id]);
 }, 60_000);
 afterAll(async () => {
   await t?.close();
@@ -116,6 +146,8 @@ function check(method: string, url: string, op: Operation, res: LightMyRequestRe
     expectErrorEnvelope(res);
     return;
   }
+  // Another organization's ids are sent too: nothing of its records ever comes back.
+  expect(res.body.includes(FOREIGN), context).toBe(false);
   if (res.statusCode === 204) {
     expect(res.body, context).toBe('');
     return;
@@ -161,6 +193,11 @@ describe('the OpenAPI document, fuzzed', () => {
     }
     // The routes' own work (the database, the rules past the schema) was reached, not only validation.
     expect(answered.success).toBeGreaterThanOrEqual(40);
+    // Nor was any of them changed or deleted through this organization's key.
+    for (const url of foreignUrls()) {
+      const now = await t.app.inject({ method: 'GET', url, headers: bearer(foreignKey) });
+      expect(now.body, url).toBe(foreignBefore.get(url));
+    }
     expect(answered.error).toBeGreaterThanOrEqual(ops.length * 10);
   });
 });
