@@ -25,8 +25,9 @@ import {
  * Every /internal/ route (the web app's API, as exposed to the network as the public one),
  * fed requests generated from its registered schemas (test/helpers/openapi-arbitraries.ts)
  * in an organization of its own, seeded with a record of each kind, by a signed-in admin
- * (or signed out, for the routes that are). Whatever comes in: never a 500, and an error is
- * the envelope. The routes come from `app.internalRouteList`, so a new one is fuzzed
+ * (or signed out, for the routes that are), another organization's ids among the ones
+ * sent. Whatever comes in: never a 500, an error is the envelope, and nothing of the other
+ * organization is shown or changed. The routes come from `app.internalRouteList`, so a new one is fuzzed
  * without touching this file.
  */
 
@@ -39,8 +40,39 @@ const SKIPPED = new Set(['GET /internal/live']);
 let t: InternalTestApp;
 const answered = { success: 0, error: 0 };
 
+/** Another organization's records: their ids are sent too, and must never be read or changed. */
+const FOREIGN = 'FOREIGN-';
+const foreign: Record<string, number[]> = {};
+let foreignOrg: number;
+const foreignRows = () =>
+  t.database.db.pool
+    .query(
+      `SELECT 'asset' AS kind, id, external_key, name, updated_at, deleted_at FROM assets WHERE org_id = $1
+       UNION ALL SELECT 'location', id, external_key, name, updated_at, deleted_at FROM locations WHERE org_id = $1
+       UNION ALL SELECT 'tag', id, value, tag_type, created_at, detached_at FROM tags WHERE org_id = $1
+       ORDER BY 1, 2`,
+      [foreignOrg],
+    )
+    .then((r) => r.rows);
+let foreignBefore: unknown[];
+
 beforeAll(async () => {
   t = await buildInternalApp();
+  const { id } = await t.newOrg('Other');
+  foreignOrg = id;
+  const site = await insertLocation(t, id, { external_key: `${FOREIGN}SITE`, name: `${FOREIGN}Site` });
+  const asset = await insertAsset(t, id, {
+    external_key: `${FOREIGN}PAL-1`,
+    name: `${FOREIGN}Pallet`,
+    tag: 'E20000000000000000000F01',
+  });
+  foreign.location_id = [site];
+  foreign.asset_id = [asset];
+  const { rows } = await t.database.db.pool.query<{ id: number }>('SELECT id FROM tags WHERE org_id = $1', [
+    id,
+  ]);
+  foreign.tag_id = rows.map((r) => r.id);
+  foreignBefore = await foreignRows();
 }, 60_000);
 afterAll(async () => {
   await t?.close();
@@ -97,6 +129,7 @@ async function seededOrg(): Promise<{ admin: Browser; ids: Record<string, number
     key_id: [key.id],
     user_id: [admin.userId],
   };
+  for (const [name, values] of Object.entries(foreign)) ids[name] = [...(ids[name] ?? []), ...values];
   useKnownIds(Object.values(ids).flat());
   return { admin, ids };
 }
@@ -106,6 +139,8 @@ function check(route: InternalRoute, url: string, res: LightMyRequestResponse, p
   const context = `${route.method} ${url} ${payload?.slice(0, 300) ?? ''} -> ${res.statusCode} ${res.body.slice(0, 300)}`;
   expect(res.statusCode, context).toBeLessThan(500);
   if (res.statusCode >= 400) expectInternalError(res, { status: res.statusCode });
+  // Another organization's ids are sent too: nothing of its records ever comes back.
+  else expect(res.body.includes(FOREIGN), context).toBe(false);
 }
 
 describe('the /internal/ routes, fuzzed', () => {
@@ -144,6 +179,8 @@ describe('the /internal/ routes, fuzzed', () => {
       );
     }
     expect(answered.success).toBeGreaterThanOrEqual(40);
+    // Nor was any of them changed or deleted.
+    expect(await foreignRows()).toEqual(foreignBefore);
     expect(answered.error).toBeGreaterThanOrEqual(routes.length * 5);
   });
 });
