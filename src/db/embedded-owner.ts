@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { link, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 
 /**
@@ -31,24 +31,32 @@ const claimedHere = new Set<string>();
 
 /**
  * Claims the data directory's server for this process before it starts one: the record is
- * created exclusively, so of two processes starting at once one claims and the other sees
- * a live owner. A record whose owner is gone is replaced. False when another live process
+ * put in place exclusively, so of two processes starting at once one claims and the other
+ * sees a live owner. A record whose owner is gone is replaced. False when another live process
  * holds it.
  */
 export async function claimOwner(dataDir: string, role: EmbeddedRole): Promise<boolean> {
   const record: OwnerRecord = { pid: process.pid, role, ...identity(process.pid) };
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      await writeFile(ownerFile(dataDir), JSON.stringify(record), { mode: 0o600, flag: 'wx' });
-      claimedHere.add(resolve(dataDir));
-      return true;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      if (await liveOwner(dataDir)) return false;
-      await rm(ownerFile(dataDir), { force: true });
+  // Written whole beside it, then linked into place: a hard link fails if the name exists,
+  // and nobody can read the record half written (and take it for a dead one's).
+  const draft = `${ownerFile(dataDir)}.${process.pid}`;
+  await writeFile(draft, JSON.stringify(record), { mode: 0o600 });
+  try {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        await link(draft, ownerFile(dataDir));
+        claimedHere.add(resolve(dataDir));
+        return true;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        if (await liveOwner(dataDir)) return false;
+        await rm(ownerFile(dataDir), { force: true });
+      }
     }
+    return false;
+  } finally {
+    await rm(draft, { force: true });
   }
-  return false;
 }
 
 export async function forgetOwner(dataDir: string): Promise<void> {
