@@ -156,6 +156,7 @@ async function addFile(archive: Archive, path: string, name: string, known?: Sta
   const handle = await open(path, 'r').catch(missing(null));
   if (!handle) return;
   try {
+    await whileWritable(archive);
     let sink: ReturnType<Pack['entry']> | undefined;
     const ended = new Promise<void>((resolve, reject) => {
       sink = archive.pack.entry(
@@ -196,15 +197,26 @@ async function addBuffer(archive: Archive, name: string, content: Buffer) {
   archive.summary.bytes += content.length;
 }
 
-function entry(
+async function entry(
   archive: Archive,
   header: Partial<Header> & Pick<Header, 'name'>,
   content?: Buffer,
 ): Promise<void> {
+  await whileWritable(archive);
   const added = new Promise<void>((resolve, reject) => {
     archive.pack.entry(header, content ?? '', (err) => (err ? reject(err) : resolve()));
   });
   return Promise.race([added, archive.broken]);
+}
+
+/**
+ * Returns while the archive can take entries. Once its output has failed, the pack is
+ * destroyed and refuses them ("already finalized or destroyed", thrown where the entry is
+ * made): the backup fails with the output's own error instead, a full disk say.
+ */
+async function whileWritable(archive: Archive): Promise<void> {
+  const pack = archive.pack as Pack & { destroyed?: boolean; destroying?: boolean };
+  if (pack.destroyed || pack.destroying) await archive.broken;
 }
 
 /** Turns "it is gone" (removed while we walked) into `fallback`; anything else still throws. */

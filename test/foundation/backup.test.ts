@@ -145,17 +145,22 @@ describe('a backup whose output fails', () => {
     const running = await serve(dataDir);
     started.push(running);
     const embedded = await startEmbeddedPostgres(dataDir, { create: false });
-    let taken = 0;
-    // A disk that fills after 256 KiB.
-    const full = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        taken += chunk.length;
-        done(
-          taken > 256 * 1024 ? Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }) : null,
-        );
-      },
-    });
-    await expect(writeBackup(embedded, dataDir, full)).rejects.toThrow(/no space left/);
+    // A disk that fills after `room` bytes: from the first one, while the data files are
+    // copied, and later. Whenever it fills, the backup fails with that, and says so.
+    const fullAfter = (room: number) => {
+      let taken = 0;
+      return new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          taken += chunk.length;
+          done(taken > room ? Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }) : null);
+        },
+      });
+    };
+    for (const room of [0, 1024, 64 * 1024, 256 * 1024, 4 * 1024 * 1024]) {
+      await expect(writeBackup(embedded, dataDir, fullAfter(room)), `room ${room}`).rejects.toThrow(
+        /no space left/,
+      );
+    }
     // Its session is gone, and with it the backup in progress and the slot holding WAL back.
     const admin = new pg.Client({ connectionString: embedded.adminUrl });
     await admin.connect();
