@@ -37,6 +37,12 @@ export interface Parameter {
 
 type Resolve = (schema: Schema) => Schema;
 
+/** What requests are generated against: how `$ref`s resolve, and ids of records that exist. */
+export interface Generation {
+  resolve: Resolve;
+  ids: readonly number[];
+}
+
 /** Resolves `#/components/schemas/X` references against the document. */
 export function resolver(doc: { components?: { schemas?: Record<string, Schema> } }): Resolve {
   return (schema) => {
@@ -122,31 +128,25 @@ function validString(s: Schema): fc.Arbitrary<string> {
   return fc.string({ minLength: s.minLength ?? 0, maxLength: Math.min(max, 40) });
 }
 
-let knownIds: readonly number[] = [1];
-
-/** Ids of records that exist, which fields and parameters named `*_id` mostly take. */
-export function useKnownIds(ids: readonly number[]): void {
-  knownIds = ids;
-}
-
-function integerFor(s: Schema, name: string): fc.Arbitrary<number> {
+/** Fields and parameters named `*_id` mostly take one of `ids`. */
+function integerFor(s: Schema, name: string, ids: readonly number[]): fc.Arbitrary<number> {
   const any = fc.integer({ min: s.minimum ?? -1000, max: Math.min(s.maximum ?? 1000, 1000) });
-  if (!name.endsWith('_id')) return any;
-  return fc.oneof({ arbitrary: fc.constantFrom(...knownIds), weight: 4 }, { arbitrary: any, weight: 1 });
+  if (!name.endsWith('_id') || ids.length === 0) return any;
+  return fc.oneof({ arbitrary: fc.constantFrom(...ids), weight: 4 }, { arbitrary: any, weight: 1 });
 }
 
 /** A JSON value valid for `schema` (the routes' own rules, such as a window's order, may still refuse it). */
-export function validValue(schema: Schema, resolve: Resolve, depth = 0, name = ''): fc.Arbitrary<unknown> {
-  const s = resolve(schema);
+function validValue(schema: Schema, g: Generation, depth = 0, name = ''): fc.Arbitrary<unknown> {
+  const s = g.resolve(schema);
   if (s.const !== undefined) return fc.constant(s.const);
   const branches = s.anyOf ?? s.oneOf;
-  if (branches) return fc.oneof(...branches.map((b) => validValue(b, resolve, depth + 1, name)));
+  if (branches) return fc.oneof(...branches.map((b) => validValue(b, g, depth + 1, name)));
   const plain = (() => {
     switch (s.type) {
       case 'string':
         return validString(s);
       case 'integer':
-        return integerFor(s, name);
+        return integerFor(s, name, g.ids);
       case 'number':
         return fc.double({ noNaN: true, noDefaultInfinity: true });
       case 'boolean':
@@ -156,9 +156,9 @@ export function validValue(schema: Schema, resolve: Resolve, depth = 0, name = '
       case 'array':
         return depth > 3
           ? fc.constant([])
-          : fc.array(validValue(s.items ?? {}, resolve, depth + 1), { maxLength: 3 });
+          : fc.array(validValue(s.items ?? {}, g, depth + 1), { maxLength: 3 });
       case 'object':
-        return depth > 3 ? fc.constant({}) : validObject(s, resolve, depth);
+        return depth > 3 ? fc.constant({}) : validObject(s, g, depth);
       default:
         return fc.jsonValue({ maxDepth: 2 });
     }
@@ -168,8 +168,8 @@ export function validValue(schema: Schema, resolve: Resolve, depth = 0, name = '
     : plain;
 }
 
-function validObject(s: Schema, resolve: Resolve, depth: number): fc.Arbitrary<Record<string, unknown>> {
-  const properties = Object.entries(s.properties ?? {}).filter(([, p]) => !resolve(p).readOnly);
+function validObject(s: Schema, g: Generation, depth: number): fc.Arbitrary<Record<string, unknown>> {
+  const properties = Object.entries(s.properties ?? {}).filter(([, p]) => !g.resolve(p).readOnly);
   if (properties.length === 0) {
     return fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), {
       maxKeys: 4,
@@ -183,7 +183,7 @@ function validObject(s: Schema, resolve: Resolve, depth: number): fc.Arbitrary<R
       fc
         .noBias(fc.integer({ min: 0, max: 99 }))
         .map((n) => required.has(name) || n < (SERVER_FIELDS.has(name) ? 5 : 35)),
-      validValue(p, resolve, depth + 1, name),
+      validValue(p, g, depth + 1, name),
     ),
   );
   return fc.tuple(...fields).map((chosen) => {
@@ -209,9 +209,9 @@ const SERVER_FIELDS = new Set([
 ]);
 
 /** A request body: valid, valid but for one thing, or any JSON. */
-export function bodyFor(schema: Schema, resolve: Resolve): fc.Arbitrary<unknown> {
-  const s = resolve(schema);
-  const valid = validValue(s, resolve);
+export function bodyFor(schema: Schema, g: Generation): fc.Arbitrary<unknown> {
+  const s = g.resolve(schema);
+  const valid = validValue(s, g);
   const names = Object.keys(s.properties ?? {});
   if (s.type !== 'object' || names.length === 0) {
     return fc.oneof({ arbitrary: valid, weight: 3 }, { arbitrary: brokenValue, weight: 1 });
@@ -226,7 +226,7 @@ export function bodyFor(schema: Schema, resolve: Resolve): fc.Arbitrary<unknown>
     .map(([body, name, value, drop]) => {
       const copy = { ...(body as Record<string, unknown>) };
       if (drop && name in copy) delete copy[name];
-      else copy[name] = name in (s.properties ?? {}) && resolve(s.properties![name]!).readOnly ? 1 : value;
+      else copy[name] = name in (s.properties ?? {}) && g.resolve(s.properties![name]!).readOnly ? 1 : value;
       return copy;
     });
   return fc.oneof(
@@ -237,13 +237,13 @@ export function bodyFor(schema: Schema, resolve: Resolve): fc.Arbitrary<unknown>
 }
 
 /** A parameter's value as text, valid for its schema. */
-function validText(schema: Schema, name: string): fc.Arbitrary<string> {
+function validText(schema: Schema, name: string, ids: readonly number[]): fc.Arbitrary<string> {
   if (schema.const !== undefined) return fc.constant(String(schema.const));
   const branches = schema.anyOf ?? schema.oneOf;
-  if (branches) return fc.oneof(...branches.map((b) => validText(b, name)));
+  if (branches) return fc.oneof(...branches.map((b) => validText(b, name, ids)));
   switch (schema.type) {
     case 'integer':
-      return integerFor({ minimum: 0, ...schema }, name).map(String);
+      return integerFor({ minimum: 0, ...schema }, name, ids).map(String);
     case 'boolean':
       return fc.constantFrom('true', 'false');
     case 'string':
@@ -265,14 +265,16 @@ const brokenText = fc.oneof(
  * that with one thing broken (a value, an unknown or misspelt key, a bare key, a
  * single-valued parameter repeated).
  */
-export function queryFor(parameters: Parameter[], resolve: Resolve): fc.Arbitrary<string> {
+export function queryFor(parameters: Parameter[], g: Generation): fc.Arbitrary<string> {
   const query = parameters.filter((p) => p.in === 'query');
   const groups = query.map((p) => {
-    const schema = resolve(p.schema);
+    const schema = g.resolve(p.schema);
     const many = schema.type === 'array';
-    const item = many ? resolve(schema.items ?? {}) : schema;
+    const item = many ? g.resolve(schema.items ?? {}) : schema;
     return fc
-      .option(fc.array(validText(item, p.name), { minLength: 1, maxLength: many ? 3 : 1 }), { freq: 2 })
+      .option(fc.array(validText(item, p.name, g.ids), { minLength: 1, maxLength: many ? 3 : 1 }), {
+        freq: 2,
+      })
       .map((values) => (values ?? []).map((v) => [p.name, v] as [string, string]));
   });
   const names = query.length > 0 ? query.map((p) => p.name) : ['limit'];
