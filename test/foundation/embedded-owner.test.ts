@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EmbeddedPostgres, ensureDatabase, startEmbeddedPostgres } from '../../src/db/embedded.js';
-import type { EmbeddedOwner } from '../../src/db/embedded-owner.js';
+import type { EmbeddedOwner, EmbeddedRole } from '../../src/db/embedded-owner.js';
 import { query, reachable } from '../helpers/pg-query.js';
 
 /**
@@ -22,20 +22,28 @@ describe('embedded PostgreSQL, whose server is joined', () => {
   const sleepers: ChildProcess[] = [];
   const ownerFile = () => join(dir, 'postgres.owner');
   /** A live process other than this one, recorded as the server's owner in `role`. */
-  const ownedElsewhere = async (role: 'service' | 'command') => {
+  const ownedElsewhere = async (role: EmbeddedRole) => {
     const sleeper = spawn('sleep', ['120'], { stdio: 'ignore' });
     sleepers.push(sleeper);
     await writeFile(ownerFile(), JSON.stringify({ pid: sleeper.pid, role }));
     return sleeper;
   };
-  const pending = <T>(promise: Promise<T>) => {
-    const state = { settled: false };
-    void promise.finally(() => {
-      state.settled = true;
+  /**
+   * A start as `role` that must wait for `owner`'s server: after 1.5 s it has announced
+   * exactly that owner and not settled. Returns the start and what it announced.
+   */
+  const startWaitingFor = async (owner: ChildProcess, ownerRole: EmbeddedRole, role: EmbeddedRole) => {
+    const waits: EmbeddedOwner[] = [];
+    let settled = false;
+    const start = startEmbeddedPostgres(dir, { role, onWait: (o) => waits.push(o) });
+    void start.finally(() => {
+      settled = true;
     });
-    return state;
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(waits).toEqual([{ pid: owner.pid, role: ownerRole }]);
+    expect(settled).toBe(false);
+    return { start, waits };
   };
-  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'tagtrail-embedded-owner-'));
@@ -71,13 +79,7 @@ describe('embedded PostgreSQL, whose server is joined', () => {
       "CREATE TABLE survivor (note text); INSERT INTO survivor VALUES ('kept')",
     );
     const backup = await ownedElsewhere('command');
-
-    const waits: EmbeddedOwner[] = [];
-    const service = startEmbeddedPostgres(dir, { role: 'service', onWait: (o) => waits.push(o) });
-    const serviceState = pending(service);
-    await pause(1500);
-    expect(waits).toEqual([{ pid: backup.pid, role: 'command' }]);
-    expect(serviceState.settled).toBe(false);
+    const { start: service, waits } = await startWaitingFor(backup, 'command', 'service');
 
     await other.stop();
     const own = await service;
@@ -101,12 +103,7 @@ describe('embedded PostgreSQL, whose server is joined', () => {
     const command = await startEmbeddedPostgres(dir);
     expect(command.owned).toBe(false);
 
-    const waits: EmbeddedOwner[] = [];
-    const service = startEmbeddedPostgres(dir, { role: 'service', onWait: (o) => waits.push(o) });
-    const serviceState = pending(service);
-    await pause(1500);
-    expect(waits).toEqual([{ pid: owner.pid, role: 'service' }]);
-    expect(serviceState.settled).toBe(false);
+    const { start: service } = await startWaitingFor(owner, 'service', 'service');
     // Its owner killed outright: nobody will stop that server, so it is joined.
     owner.kill('SIGKILL');
     const joined = await service;
@@ -121,13 +118,8 @@ describe('embedded PostgreSQL, whose server is joined', () => {
     const other = await startEmbeddedPostgres(dir);
     started.push(other);
     const backup = await ownedElsewhere('command');
-    const waits: EmbeddedOwner[] = [];
-    const command = startEmbeddedPostgres(dir, { onWait: (o) => waits.push(o) });
-    const commandState = pending(command);
-    await pause(1500);
     // Joined, it would lose its server when the backup ends and stops it.
-    expect(waits).toEqual([{ pid: backup.pid, role: 'command' }]);
-    expect(commandState.settled).toBe(false);
+    const { start: command } = await startWaitingFor(backup, 'command', 'command');
     await other.stop();
     const own = await command;
     started.push(own);
