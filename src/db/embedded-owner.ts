@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { link, readFile, rm, writeFile } from 'node:fs/promises';
+import { link, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 
 /**
@@ -49,13 +49,52 @@ export async function claimOwner(dataDir: string, role: EmbeddedRole): Promise<b
         return true;
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-        if (await liveOwner(dataDir)) return false;
-        await rm(ownerFile(dataDir), { force: true });
+        if (!(await removeDeadOwner(dataDir))) return false;
       }
     }
     return false;
   } finally {
     await rm(draft, { force: true });
+  }
+}
+
+/**
+ * Removes a dead owner's record; false when a live process holds the directory. Only under
+ * the takeover lock: of processes that found the same dead record at once, one removes it
+ * and claims, and the next finds that claim alive. Unlocked, the later one's removal by name
+ * would take away the claim just made.
+ */
+function removeDeadOwner(dataDir: string): Promise<boolean> {
+  return withTakeoverLock(dataDir, async () => {
+    if (await liveOwner(dataDir)) return false;
+    await rm(ownerFile(dataDir), { force: true });
+    return true;
+  });
+}
+
+/** A lock is held for milliseconds; one this old was left by a process killed while holding it. */
+const TAKEOVER_LOCK_STALE_MS = 10_000;
+
+async function withTakeoverLock<T>(dataDir: string, fn: () => Promise<T>): Promise<T> {
+  const lock = `${ownerFile(dataDir)}.takeover`;
+  for (;;) {
+    try {
+      await writeFile(lock, String(process.pid), { flag: 'wx', mode: 0o600 });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const age = await stat(lock).then(
+        (s) => Date.now() - s.mtimeMs,
+        () => 0,
+      );
+      if (age > TAKEOVER_LOCK_STALE_MS) await rm(lock, { force: true });
+      else await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    await rm(lock, { force: true });
   }
 }
 

@@ -1,11 +1,17 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EmbeddedPostgres, ensureDatabase, startEmbeddedPostgres } from '../../src/db/embedded.js';
-import type { EmbeddedOwner, EmbeddedRole } from '../../src/db/embedded-owner.js';
+import {
+  claimOwner,
+  type EmbeddedOwner,
+  type EmbeddedRole,
+  forgetOwner,
+} from '../../src/db/embedded-owner.js';
+import { buildIfStale, ROOT } from '../helpers/compiled.js';
 import { query, reachable } from '../helpers/pg-query.js';
 
 /**
@@ -162,4 +168,71 @@ describe('embedded PostgreSQL, whose server is joined', () => {
     expect(own.owned).toBe(true);
     await own.stop();
   });
+
+  it("of processes finding the same dead owner's record at once, exactly one claims", {
+    timeout: 120_000,
+  }, async () => {
+    await buildIfStale();
+    const claimers = 6;
+    for (let round = 0; round < 5; round++) {
+      const gone = spawn('true');
+      await new Promise((resolve) => gone.on('exit', resolve));
+      await writeFile(ownerFile(), JSON.stringify({ pid: gone.pid, role: 'command' }));
+      // Each claims at the same instant and stays alive until all have answered, so that
+      // a claim cannot go stale and be taken again by a later one.
+      const at = Date.now() + 1500;
+      const children = Array.from({ length: claimers }, () =>
+        spawn(process.execPath, ['--input-type=module', '-e', CLAIM_AT, OWNER_MODULE, dir, String(at)], {
+          stdio: ['pipe', 'pipe', 'inherit'],
+        }),
+      );
+      const answers = await Promise.all(
+        children.map(
+          (child) =>
+            new Promise<string>((resolve) => {
+              let out = '';
+              child.stdout?.on('data', (c) => {
+                out += c;
+                if (out.includes('\n')) resolve(out.trim());
+              });
+              child.on('exit', () => resolve(out.trim()));
+            }),
+        ),
+      );
+      for (const child of children) child.stdin?.end();
+      await Promise.all(children.map((child) => new Promise((resolve) => child.on('exit', resolve))));
+      expect(
+        answers.filter((a) => a === 'claimed'),
+        `round ${round}: ${answers.join(', ')}`,
+      ).toHaveLength(1);
+      expect(answers.filter((a) => a === 'refused')).toHaveLength(claimers - 1);
+      await rm(ownerFile(), { force: true });
+    }
+  });
+
+  it('a takeover lock left by a process killed while holding it is broken once it is old', async () => {
+    const gone = spawn('true');
+    await new Promise((resolve) => gone.on('exit', resolve));
+    await writeFile(ownerFile(), JSON.stringify({ pid: gone.pid, role: 'command' }));
+    const lock = `${ownerFile()}.takeover`;
+    await writeFile(lock, String(gone.pid));
+    const past = new Date(Date.now() - 20_000);
+    await utimes(lock, past, past);
+    expect(await claimOwner(dir, 'command')).toBe(true);
+    expect(JSON.parse(await readFile(ownerFile(), 'utf8'))).toMatchObject({ pid: process.pid });
+    expect(existsSync(lock)).toBe(false);
+    await forgetOwner(dir);
+  });
 });
+
+const OWNER_MODULE = join(ROOT, 'dist/src/db/embedded-owner.js');
+/** A process that claims the data directory argv[2] at the instant argv[3], says so, and lives until its stdin ends. */
+const CLAIM_AT = `
+const { claimOwner } = await import(process.argv[1]);
+const at = Number(process.argv[3]);
+while (Date.now() < at);
+const claimed = await claimOwner(process.argv[2], 'command');
+process.stdout.write(claimed ? 'claimed\\n' : 'refused\\n');
+process.stdin.resume();
+process.stdin.on('end', () => process.exit(0));
+`;
