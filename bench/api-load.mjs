@@ -2,7 +2,7 @@
  * The load generator of bench/api.mjs, run as a child process so that autocannon does not
  * share the event loop (and, on a small machine, the core) of the server it measures.
  *
- * Reads one JSON job from argv[2]: { url, connections, duration, headers, requests }, where
+ * Reads one JSON job from argv[2]: { url, connections, duration, headers, requests, overallRate? }, where
  * each request is { method, path, body?, contentType?, ids?: [min, max], skip?, weight? }; `{id}`
  * in a path is replaced by a random id in `ids` (not a multiple of `skip`) on every request, `{n}` in a body by a
  * counter. Requests with weights are mixed in that proportion. Prints autocannon's result
@@ -54,6 +54,8 @@ const result = await autocannon({
   url: job.url,
   connections: job.connections,
   duration: job.duration,
+  // A steady load (bench/soak.mjs) instead of as fast as the server answers.
+  ...(job.overallRate ? { overallRate: job.overallRate } : {}),
   headers: job.headers,
   requests: sequence(job.requests),
   setupClient: (client) => client.setRequests(sequence(job.requests)),
@@ -66,6 +68,7 @@ process.stdout.write(
     p50: result.latency.p50,
     p99: result.latency.p99,
     non2xx,
+    statuses: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([k, v]) => [k, v.count])),
     errors: result.errors + result.timeouts,
   })}\n`,
 );
