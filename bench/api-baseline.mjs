@@ -74,6 +74,8 @@ function bareDatabase(url, orgId, { transactional, max }) {
   };
   return {
     pool,
+    // What the services size by (AssetService's keyless creates in flight).
+    appPool: pool,
     withOrg: (_org, fn) => inClient(fn),
     readWithOrg: (_org, fn, options = {}) => inClient(fn, options.genericPlans === true),
     readOne: (_org, text, values) => pool.query(text, values),

@@ -37,8 +37,20 @@ import {
 
 const asset = (id: number): Owner => ({ kind: 'asset', id });
 
-/** Per organization and instance; see AssetService.keylessCreates. */
-export const KEYLESS_CREATES_IN_FLIGHT = 8;
+/**
+ * Keyless creates of one organization let into the database at once by one instance (see
+ * AssetService.keylessCreates): half the pool that serves them, and at least two (one
+ * holding the keyspace lock, one queued behind it). Each waits on the lock holding a pooled
+ * connection, and that pool also serves the organization's reads and its readers' messages.
+ * Eight, the number when pools held twenty, could take every connection of today's default
+ * six: beside a burst of creates from 24 connections, reads from 8 kept 7-13% of their rate
+ * alone (p50 124-126 ms); with three in flight 43-50% (p50 16-21 ms), while the creates
+ * made 220-261 req/s against eight's 376-427 (npm run bench:create-burst, docs/performance.md
+ * "A burst of creates").
+ */
+export function keylessCreatesInFlight(poolSize: number): number {
+  return Math.max(2, Math.floor(poolSize / 2));
+}
 
 /** A database error of a write, as the API reports it; anything else is rethrown. */
 function writeError(err: unknown, validFrom: string | null): unknown {
@@ -82,12 +94,14 @@ export class AssetService {
    * An organization's keyless creates take turns on its keyspace lock, each holding a
    * pooled connection while it waits. The lock is held for the slot's choice alone (the
    * rest of a create runs before it, and its flush after it): a few in flight keep it busy,
-   * many more would only starve the organization's reads of connections (bench:api mixed
-   * load: 8 did better than 4 once the lock no longer waited for the fsync).
+   * more would only starve the organization's reads and ingest of connections
+   * (keylessCreatesInFlight).
    */
-  private readonly keylessCreates = new KeyedLimiter<number>(KEYLESS_CREATES_IN_FLIGHT);
+  private readonly keylessCreates: KeyedLimiter<number>;
 
-  constructor(private readonly db: Database) {}
+  constructor(private readonly db: Database) {
+    this.keylessCreates = new KeyedLimiter<number>(keylessCreatesInFlight(db.appPool.options.max ?? 10));
+  }
 
   async list(orgId: number, query: AssetListParams) {
     exclusivePair(query, 'location_id', 'location_external_key');

@@ -1,0 +1,110 @@
+/**
+ * What a burst of creates without keys leaves one organization's reads. Those creates take
+ * turns on the organization's keyspace lock, each waiting there with a connection of the
+ * pool that also serves its reads and its readers' messages; AssetService lets only some
+ * of them into the database at once (keylessCreatesInFlight). This loads the compiled
+ * service (`tagtrail serve`, embedded PostgreSQL, a temporary data directory) with
+ * GET /assets/{id} from `--gets` connections alone (the baseline), then the same beside
+ * POST /assets without a key from `--posts` connections, and prints the reads' req/s and
+ * latency in both, their ratio, and the creates' req/s.
+ *
+ *   npm run bench:create-burst
+ *   npm run bench:create-burst -- --posts 24 --gets 8 --duration 15 --rounds 2 --assets 2000
+ *   DATABASE_POOL_SIZE=20 npm run bench:create-burst    # the service with another pool size
+ */
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs, promisify } from 'node:util';
+import { setUpSite } from './soak-site.mjs';
+
+const { values: args } = parseArgs({
+  options: {
+    posts: { type: 'string', default: '24' },
+    gets: { type: 'string', default: '8' },
+    duration: { type: 'string', default: '15' },
+    rounds: { type: 'string', default: '2' },
+    assets: { type: 'string', default: '2000' },
+  },
+});
+const run = promisify(execFile);
+const MAIN = new URL('../dist/src/cli/main.js', import.meta.url).pathname;
+const LOAD = new URL('./api-load.mjs', import.meta.url).pathname;
+
+const dataDir = await mkdtemp(join(tmpdir(), 'tagtrail-burst-'));
+const env = {
+  ...process.env,
+  TAGTRAIL_DATA_DIR: dataDir,
+  PORT: '0',
+  TAGTRAIL_MQTT_PORT: '0',
+  TAGTRAIL_RATE_LIMIT: '1000000000',
+  LOG_LEVEL: 'warn',
+};
+for (const name of ['DATABASE_URL', 'MQTT_URL', 'REDIS_URL', 'HOST']) delete env[name];
+const service = spawn(process.execPath, [MAIN, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+try {
+  const url = await new Promise((resolve, reject) => {
+    let out = '';
+    const check = (chunk) => {
+      out += chunk;
+      const match = /tagtrail listening on (\S+)/.exec(out);
+      if (match) resolve(match[1]);
+    };
+    service.stdout.on('data', check);
+    service.stderr.on('data', check);
+    service.on('exit', (code) => reject(new Error(`tagtrail serve exited (${code}):\n${out}`)));
+  });
+  const assets = Number(args.assets);
+  const site = await setUpSite({ url, env, name: 'Burst', readers: 1, antennas: 1, assets, devices: false });
+  const load = (requests, connections) =>
+    run(
+      process.execPath,
+      [
+        LOAD,
+        JSON.stringify({
+          url,
+          connections,
+          duration: Number(args.duration),
+          headers: { authorization: `Bearer ${site.token}` },
+          requests,
+        }),
+      ],
+      { maxBuffer: 16 * 1024 * 1024 },
+    ).then(({ stdout }) => JSON.parse(stdout.trim().split('\n').at(-1)));
+  const reads = () =>
+    load(
+      [
+        {
+          method: 'GET',
+          path: '/api/v1/assets/{id}',
+          ids: [Math.min(...site.assetIds), Math.max(...site.assetIds)],
+        },
+      ],
+      Number(args.gets),
+    );
+  const creates = () =>
+    load([{ method: 'POST', path: '/api/v1/assets', body: { name: 'Burst {n}' } }], Number(args.posts));
+
+  console.log(
+    `tagtrail create burst: GET /assets/{id} from ${args.gets} connections, alone and beside POST /assets ` +
+      `without a key from ${args.posts}; ${assets} assets, ${args.duration} s per load; node ${process.version}\n`,
+  );
+  const f = (l) => `${l.rps.toFixed(0)} req/s p50 ${l.p50} ms p99 ${l.p99} ms`;
+  for (let round = 1; round <= Number(args.rounds); round++) {
+    const alone = await reads();
+    const [burst, beside] = await Promise.all([creates(), reads()]);
+    const failed = alone.non2xx + alone.errors + burst.non2xx + burst.errors + beside.non2xx + beside.errors;
+    console.log(`round ${round}: reads alone    ${f(alone)}`);
+    console.log(
+      `         reads beside   ${f(beside)} (${((beside.rps / alone.rps) * 100).toFixed(0)}% of alone)`,
+    );
+    console.log(
+      `         creates        ${f(burst)}${failed ? `; ${failed} answers not 2xx or failed` : ''}`,
+    );
+  }
+} finally {
+  service.kill('SIGTERM');
+  await new Promise((resolve) => service.on('exit', resolve));
+  await rm(dataDir, { recursive: true, force: true });
+}
