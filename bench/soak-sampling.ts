@@ -56,6 +56,39 @@ export function metricSums(text: string): Map<string, number> {
   return sums;
 }
 
+function routeTotals(text: string, histogram: string): Map<string, { sum: number; count: number }> {
+  const totals = new Map<string, { sum: number; count: number }>();
+  const line = new RegExp(`^${histogram}_(sum|count)\\{(.*)\\}\\s+(\\S+)`);
+  for (const row of text.split('\n')) {
+    const match = line.exec(row);
+    if (!match) continue;
+    const labels = Object.fromEntries([...match[2]!.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+    const name = `${labels.method} ${labels.route}`;
+    const total = totals.get(name) ?? { sum: 0, count: 0 };
+    if (match[1] === 'sum') total.sum += Number(match[3]);
+    else total.count += Number(match[3]);
+    totals.set(name, total);
+  }
+  return totals;
+}
+
+/**
+ * The mean time to answer of each route between two scrapes (`since` the earlier; none: from
+ * the start), from the `_sum` and `_count` of a histogram with `method` and `route` labels,
+ * statuses pooled: [method route, requests, mean ms], most requests first.
+ */
+export function routeMeans(text: string, histogram: string, since = ''): Array<[string, number, number]> {
+  const before = routeTotals(since, histogram);
+  return [...routeTotals(text, histogram)]
+    .map(([name, t]): [string, number, number] => {
+      const b = before.get(name) ?? { sum: 0, count: 0 };
+      const count = t.count - b.count;
+      return [name, count, count > 0 ? ((t.sum - b.sum) / count) * 1000 : 0];
+    })
+    .filter(([, count]) => count > 0)
+    .sort((a, b) => b[1] - a[1]);
+}
+
 export const toMiB = (bytes: number): number => bytes / MiB;
 
 /** Least-squares slope of `points` ([seconds, value]) per hour; NaN with fewer than three. */

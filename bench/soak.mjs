@@ -37,6 +37,7 @@ import {
   floorSlopePerHour,
   growth,
   metricSums,
+  routeMeans,
   rssMiB,
   serverCpuSeconds,
   slopePerHour,
@@ -220,7 +221,10 @@ try {
     await db.query("SET pg_stat_statements.track = 'all'").catch(() => undefined);
     await db.query('SELECT pg_stat_statements_reset()');
   }
+  const scrape = async () =>
+    (await fetch(`${serviceUrl}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } })).text();
   const tablesBefore = await tableBytes(db);
+  const metricsBefore = await scrape();
   const readers = await startReaders({
     mqttUrl,
     logins: site.logins,
@@ -244,11 +248,7 @@ try {
   let lastAt = started;
   for (let at = EVERY; at <= SECONDS; at += EVERY) {
     await pause(started + at * 1000 - Date.now());
-    const metrics = metricSums(
-      await (
-        await fetch(`${serviceUrl}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } })
-      ).text(),
-    );
+    const metrics = metricSums(await scrape());
     const cpu = await cpuSeconds(service.child.pid);
     const pgCpu = await serverCpuSeconds(postmaster);
     const now = Date.now();
@@ -278,6 +278,7 @@ try {
   }
   const [serviceLoad, baselineLoad] = await loads;
   const tablesGrew = growth(tablesBefore, await tableBytes(db));
+  const routes = routeMeans(await scrape(), 'tagtrail_http_request_duration_seconds', metricsBefore);
   await readers.stop();
 
   // The ledger: every acknowledged message must be in the raw log once.
@@ -300,6 +301,7 @@ try {
     stored,
     delivered: deliveredBy,
     tablesGrew,
+    routes,
     service,
   });
 } finally {
@@ -311,7 +313,17 @@ try {
   await rm(dataDir, { recursive: true, force: true });
 }
 
-function report({ samples, serviceLoad, baselineLoad, readers, stored, delivered, tablesGrew, service }) {
+function report({
+  samples,
+  serviceLoad,
+  baselineLoad,
+  readers,
+  stored,
+  delivered,
+  tablesGrew,
+  routes,
+  service,
+}) {
   const f = (n, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : '-');
   const cols = [
     's',
@@ -373,6 +385,9 @@ function report({ samples, serviceLoad, baselineLoad, readers, stored, delivered
       `${readers.failed} refused; ${stored} in the raw log: ${stored === readers.acked ? 'none lost, none twice' : 'MISMATCH'}`,
   );
   console.log(`webhooks  ${delivered} deliveries received`);
+  console.log('\ntagtrail: mean time to answer by route during the load, as the server measured it:');
+  for (const [name, count, ms] of routes.slice(0, 10))
+    console.log(`  ${name.padEnd(48)} ${String(count).padStart(8)} requests ${f(ms, 1).padStart(8)} ms`);
   const hours = SECONDS / 3600;
   console.log('\ndatabase growth during the load, by table (with its indexes; MiB per hour of this load):');
   for (const [name, bytes] of tablesGrew)

@@ -5,6 +5,7 @@ import {
   floorSlopePerHour,
   growth,
   metricSums,
+  routeMeans,
   rssMiB,
   slopePerHour,
 } from '../../bench/soak-sampling.js';
@@ -40,6 +41,36 @@ describe('the soak bench’s arithmetic', () => {
     const leak = peaks.map(([x, y], i): [number, number] => [x, y + Math.floor(i / 4)]);
     expect(floorSlopePerHour(leak)).toBeCloseTo(30, 9);
     expect(floorSlopePerHour(peaks.slice(0, 8))).toBeNaN();
+  });
+
+  it('gives each route’s mean time to answer, its statuses pooled, busiest first', () => {
+    const text = [
+      '# TYPE h histogram',
+      'h_bucket{le="0.01",method="GET",route="/api/v1/assets",status="200"} 3',
+      'h_sum{method="GET",route="/api/v1/assets",status="200"} 0.3',
+      'h_count{method="GET",route="/api/v1/assets",status="200"} 3',
+      'h_sum{method="GET",route="/api/v1/assets",status="400"} 0.1',
+      'h_count{method="GET",route="/api/v1/assets",status="400"} 1',
+      'h_sum{method="POST",route="/api/v1/assets",status="201"} 0.05',
+      'h_count{method="POST",route="/api/v1/assets",status="201"} 1',
+      'other_sum{method="GET",route="/x",status="200"} 9',
+      'other_count{method="GET",route="/x",status="200"} 9',
+    ].join('\n');
+    const means = routeMeans(text, 'h');
+    expect(means.map(([name, count]) => [name, count])).toEqual([
+      ['GET /api/v1/assets', 4],
+      ['POST /api/v1/assets', 1],
+    ]);
+    expect(means[0]![2]).toBeCloseTo(100, 9);
+    expect(means[1]![2]).toBeCloseTo(50, 9);
+    // Since an earlier scrape: only what came after it.
+    const earlier = [
+      'h_sum{method="GET",route="/api/v1/assets",status="200"} 0.1',
+      'h_count{method="GET",route="/api/v1/assets",status="200"} 2',
+      'h_sum{method="POST",route="/api/v1/assets",status="201"} 0.05',
+      'h_count{method="POST",route="/api/v1/assets",status="201"} 1',
+    ].join('\n');
+    expect(routeMeans(text, 'h', earlier)).toEqual([['GET /api/v1/assets', 2, expect.closeTo(150, 9)]]);
   });
 
   it('leaves out the first quarter of the samples', () => {
