@@ -12,11 +12,11 @@
  *   npm run bench:create-burst -- --posts 24 --gets 8 --duration 15 --rounds 2 --assets 2000
  *   DATABASE_POOL_SIZE=20 npm run bench:create-burst    # the service with another pool size
  */
-import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs, promisify } from 'node:util';
+import { parseArgs } from 'node:util';
+import { runLoad, serviceEnv, startService } from './served.mjs';
 import { setUpSite } from './soak-site.mjs';
 
 const { values: args } = parseArgs({
@@ -28,50 +28,23 @@ const { values: args } = parseArgs({
     assets: { type: 'string', default: '2000' },
   },
 });
-const run = promisify(execFile);
-const MAIN = new URL('../dist/src/cli/main.js', import.meta.url).pathname;
-const LOAD = new URL('./api-load.mjs', import.meta.url).pathname;
 
 const dataDir = await mkdtemp(join(tmpdir(), 'tagtrail-burst-'));
-const env = {
-  ...process.env,
-  TAGTRAIL_DATA_DIR: dataDir,
-  PORT: '0',
-  TAGTRAIL_MQTT_PORT: '0',
-  TAGTRAIL_RATE_LIMIT: '1000000000',
-  LOG_LEVEL: 'warn',
-};
-for (const name of ['DATABASE_URL', 'MQTT_URL', 'REDIS_URL', 'HOST']) delete env[name];
-const service = spawn(process.execPath, [MAIN, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+const env = serviceEnv(dataDir);
+let service;
 try {
-  const url = await new Promise((resolve, reject) => {
-    let out = '';
-    const check = (chunk) => {
-      out += chunk;
-      const match = /tagtrail listening on (\S+)/.exec(out);
-      if (match) resolve(match[1]);
-    };
-    service.stdout.on('data', check);
-    service.stderr.on('data', check);
-    service.on('exit', (code) => reject(new Error(`tagtrail serve exited (${code}):\n${out}`)));
-  });
+  service = await startService(env);
+  const url = service.match[1];
   const assets = Number(args.assets);
   const site = await setUpSite({ url, env, name: 'Burst', readers: 1, antennas: 1, assets, devices: false });
   const load = (requests, connections) =>
-    run(
-      process.execPath,
-      [
-        LOAD,
-        JSON.stringify({
-          url,
-          connections,
-          duration: Number(args.duration),
-          headers: { authorization: `Bearer ${site.token}` },
-          requests,
-        }),
-      ],
-      { maxBuffer: 16 * 1024 * 1024 },
-    ).then(({ stdout }) => JSON.parse(stdout.trim().split('\n').at(-1)));
+    runLoad({
+      url,
+      connections,
+      duration: Number(args.duration),
+      headers: { authorization: `Bearer ${site.token}` },
+      requests,
+    });
   const reads = () =>
     load(
       [
@@ -104,7 +77,9 @@ try {
     );
   }
 } finally {
-  service.kill('SIGTERM');
-  await new Promise((resolve) => service.on('exit', resolve));
+  if (service) {
+    service.child.kill('SIGTERM');
+    await new Promise((resolve) => service.child.on('exit', resolve));
+  }
   await rm(dataDir, { recursive: true, force: true });
 }

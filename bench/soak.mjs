@@ -22,13 +22,12 @@
  * status; and the ingest's ledger: messages acknowledged against messages in the raw log,
  * which must be equal. BENCH_PG_STATS=1 adds PostgreSQL's costliest statements of the load.
  */
-import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs, promisify } from 'node:util';
+import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { printStatements } from '../dist/bench/server-stats.js';
 import {
@@ -45,6 +44,7 @@ import {
   toMiB,
 } from '../dist/bench/soak-sampling.js';
 import { apiRequests } from './api-cases.mjs';
+import { runLoad, serviceEnv, startChild, startService } from './served.mjs';
 import { startReaders } from './soak-readers.mjs';
 import { setUpSite } from './soak-site.mjs';
 
@@ -80,30 +80,7 @@ if (args.help) {
 }
 const SECONDS = Math.round(Number(args.minutes) * 60);
 const EVERY = Number(args.every);
-const run = promisify(execFile);
-const MAIN = new URL('../dist/src/cli/main.js', import.meta.url).pathname;
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A child process and its output so far; resolves once `ready` matches its output. */
-function startChild(cmd, argv, env, ready) {
-  const child = spawn(cmd, argv, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const out = { stdout: '', stderr: '' };
-  child.stdout.on('data', (c) => {
-    out.stdout += c;
-  });
-  child.stderr.on('data', (c) => {
-    out.stderr += c;
-  });
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      const match = ready.exec(out.stdout + out.stderr);
-      if (match) resolve({ child, out, match });
-    };
-    child.stdout.on('data', check);
-    child.stderr.on('data', check);
-    child.on('exit', (code) => reject(new Error(`${argv.join(' ')} exited (${code}):\n${out.stderr}`)));
-  });
-}
 
 /** Deliveries arrive here; every one is answered 204 and counted. */
 async function webhookReceiver() {
@@ -120,17 +97,14 @@ async function webhookReceiver() {
 }
 
 function apiLoad(url, token, mix) {
-  const job = {
+  return runLoad({
     url,
     connections: Number(args.connections),
     duration: SECONDS,
     overallRate: Number(args.rate),
-  };
-  job.headers = { authorization: `Bearer ${token}` };
-  job.requests = mix;
-  return run(process.execPath, [new URL('./api-load.mjs', import.meta.url).pathname, JSON.stringify(job)], {
-    maxBuffer: 16 * 1024 * 1024,
-  }).then(({ stdout }) => JSON.parse(stdout.trim().split('\n').at(-1)));
+    headers: { authorization: `Bearer ${token}` },
+    requests: mix,
+  });
 }
 
 async function embeddedUrl(dataDir) {
@@ -141,20 +115,13 @@ async function embeddedUrl(dataDir) {
 
 const dataDir = await mkdtemp(join(tmpdir(), 'tagtrail-soak-'));
 const metricsToken = randomBytes(24).toString('hex');
-const env = {
-  ...process.env,
-  TAGTRAIL_DATA_DIR: dataDir,
-  PORT: '0',
-  TAGTRAIL_MQTT_PORT: '0',
-  TAGTRAIL_RATE_LIMIT: '1000000000',
+const env = serviceEnv(dataDir, {
   TAGTRAIL_METRICS_TOKEN: metricsToken,
   TAGTRAIL_WEBHOOK_ALLOW_PRIVATE: 'true',
-  LOG_LEVEL: 'warn',
-};
-for (const name of ['DATABASE_URL', 'MQTT_URL', 'REDIS_URL', 'HOST']) delete env[name];
+});
 
 const hooks = await webhookReceiver();
-const serve = () => startChild(process.execPath, [MAIN, 'serve'], env, /tagtrail listening on (\S+)/);
+const serve = () => startService(env);
 let service = await serve();
 if (process.env.BENCH_PG_STATS) {
   // pg_stat_statements is loaded at the server's start only: set it, then start again.
