@@ -8,6 +8,7 @@ import { type Config, tlsFiles } from './config.js';
 import { openDatabase } from './db/connect.js';
 import type { EmbeddedPostgres } from './db/embedded.js';
 import { waitingLine } from './db/embedded-owner.js';
+import { FirstAnalyze } from './db/first-analyze.js';
 import { serverSettings, settingsWarnings } from './db/server-settings.js';
 import { eventBacklog } from './events/backlog.js';
 import { EventsRetention } from './events/retention.js';
@@ -227,6 +228,9 @@ export async function startService(config: Config, options: StartOptions = {}): 
     const assetCounts = new AssetCountCompactor(opened.db, app.log.child({ component: 'assets' }));
     assetCounts.start();
     started.push(() => assetCounts.stop());
+    const firstAnalyze = new FirstAnalyze(opened.db, app.log.child({ component: 'database' }));
+    firstAnalyze.start();
+    started.push(() => firstAnalyze.stop());
     try {
       await app.listen({ port: config.PORT, host: config.HOST });
     } catch (err) {
@@ -264,6 +268,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
           await activitySweeper.stop();
           await eventsRetention.stop();
           await assetCounts.stop();
+          await firstAnalyze.stop();
           await app.close();
           await broker?.stop();
           await services.close();
