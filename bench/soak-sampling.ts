@@ -56,6 +56,26 @@ export function metricSums(text: string): Map<string, number> {
   return sums;
 }
 
+/** Ingest's transactions and latencies between two scrapes (metricSums of each). */
+export function ingestDelta(
+  before: Map<string, number>,
+  after: Map<string, number>,
+): { transactions: number; booked: number; latencyMs: number; transactionMs: number } {
+  const d = (name: string) => (after.get(name) ?? 0) - (before.get(name) ?? 0);
+  const transactions = d('tagtrail_ingest_batch_messages_count');
+  return {
+    transactions,
+    booked: d('tagtrail_ingest_batch_messages_sum'),
+    latencyMs:
+      (d('tagtrail_ingest_message_latency_seconds_sum') /
+        d('tagtrail_ingest_message_latency_seconds_count')) *
+      1000,
+    transactionMs:
+      (d('tagtrail_ingest_batch_duration_seconds_sum') / d('tagtrail_ingest_batch_duration_seconds_count')) *
+      1000,
+  };
+}
+
 function routeTotals(text: string, histogram: string): Map<string, { sum: number; count: number }> {
   const totals = new Map<string, { sum: number; count: number }>();
   const line = new RegExp(`^${histogram}_(sum|count)\\{(.*)\\}\\s+(\\S+)`);

@@ -35,6 +35,7 @@ import {
   cpuSeconds,
   floorSlopePerHour,
   growth,
+  ingestDelta,
   metricSums,
   routeMeans,
   rssMiB,
@@ -67,7 +68,7 @@ if (args.help) {
   process.stdout.write(`npm run bench:soak -- [options]   (docs/soak.md)
   --minutes N       how long to load the service (10)
   --every S         seconds between samples (15)
-  --rate R          API requests per second, to the service and to the baseline each (200)
+  --rate R          API requests per second, to the service and to the baseline each (200; 0: none)
   --connections C   autocannon connections per target (20)
   --reads N         reads per second published by the readers (2000)
   --batch N         reads per message (20)
@@ -97,6 +98,8 @@ async function webhookReceiver() {
 }
 
 function apiLoad(url, token, mix) {
+  // --rate 0: no API load (readers alone); autocannon would take 0 as no limit.
+  if (Number(args.rate) === 0) return Promise.resolve(undefined);
   return runLoad({
     url,
     connections: Number(args.connections),
@@ -245,7 +248,9 @@ try {
   }
   const [serviceLoad, baselineLoad] = await loads;
   const tablesGrew = growth(tablesBefore, await tableBytes(db));
-  const routes = routeMeans(await scrape(), 'tagtrail_http_request_duration_seconds', metricsBefore);
+  const metricsAfter = await scrape();
+  const routes = routeMeans(metricsAfter, 'tagtrail_http_request_duration_seconds', metricsBefore);
+  const ingestTotals = ingestDelta(metricSums(metricsBefore), metricSums(metricsAfter));
   await readers.stop();
 
   // The ledger: every acknowledged message must be in the raw log once.
@@ -269,6 +274,7 @@ try {
     delivered: deliveredBy,
     tablesGrew,
     routes,
+    ingestTotals,
     service,
   });
 } finally {
@@ -289,6 +295,7 @@ function report({
   delivered,
   tablesGrew,
   routes,
+  ingestTotals,
   service,
 }) {
   const f = (n, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : '-');
@@ -350,6 +357,11 @@ function report({
   console.log(
     `ingest    ${readers.published} messages (${readers.reads} reads) published, ${readers.acked} acknowledged, ` +
       `${readers.failed} refused; ${stored} in the raw log: ${stored === readers.acked ? 'none lost, none twice' : 'MISMATCH'}`,
+  );
+  const t = ingestTotals;
+  console.log(
+    `          ${t.transactions} transactions booked ${t.booked} messages (${f(t.booked / t.transactions, 2)} each); ` +
+      `mean ${f(t.latencyMs, 1)} ms from receipt to commit, ${f(t.transactionMs, 1)} ms per transaction`,
   );
   console.log(`webhooks  ${delivered} deliveries received`);
   console.log('\ntagtrail: mean time to answer by route during the load, as the server measured it:');

@@ -4,6 +4,7 @@ import {
   cpuSeconds,
   floorSlopePerHour,
   growth,
+  ingestDelta,
   metricSums,
   routeMeans,
   rssMiB,
@@ -110,6 +111,37 @@ describe('the soak bench’s arithmetic', () => {
       ['raw_messages', 5000],
       ['stays', 1000],
     ]);
+  });
+
+  it('gives ingest’s transactions and mean latencies between two scrapes', () => {
+    const before = metricSums(
+      [
+        'tagtrail_ingest_batch_messages_sum 10',
+        'tagtrail_ingest_batch_messages_count 4',
+        'tagtrail_ingest_batch_duration_seconds_sum 0.02',
+        'tagtrail_ingest_batch_duration_seconds_count 4',
+        'tagtrail_ingest_message_latency_seconds_sum{source="mqtt"} 0.05',
+        'tagtrail_ingest_message_latency_seconds_count{source="mqtt"} 10',
+      ].join('\n'),
+    );
+    const after = metricSums(
+      [
+        'tagtrail_ingest_batch_messages_sum 110',
+        'tagtrail_ingest_batch_messages_count 54',
+        'tagtrail_ingest_batch_duration_seconds_sum 0.22',
+        'tagtrail_ingest_batch_duration_seconds_count 54',
+        'tagtrail_ingest_message_latency_seconds_sum{source="mqtt"} 0.55',
+        'tagtrail_ingest_message_latency_seconds_count{source="mqtt"} 90',
+        'tagtrail_ingest_message_latency_seconds_sum{source="webhook"} 0.1',
+        'tagtrail_ingest_message_latency_seconds_count{source="webhook"} 20',
+      ].join('\n'),
+    );
+    const d = ingestDelta(before, after);
+    expect(d.transactions).toBe(50);
+    expect(d.booked).toBe(100);
+    // (0.55 + 0.1 - 0.05) s over 100 messages; 0.2 s over 50 transactions.
+    expect(d.latencyMs).toBeCloseTo(6, 9);
+    expect(d.transactionMs).toBeCloseTo(4, 9);
   });
 
   it('reads this process’s memory and CPU from /proc', async () => {
