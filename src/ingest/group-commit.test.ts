@@ -201,6 +201,58 @@ describe('GroupCommit lanes', () => {
     store.open();
     await Promise.all(all);
   });
+
+  it('stores an item across idle lanes in one transaction that holds them, whose later items wait for it', async () => {
+    const store = gatedStore();
+    const gc = new GroupCommit<string, string>({
+      store: store.store,
+      maxTransactions: 4,
+      lane: (item) => Number(item.split(':')[0]),
+    });
+    const outcome = (settled: string[]) => ({
+      resolve: (o: string) => settled.push(o),
+      reject: () => undefined,
+    });
+    const settled: string[] = [];
+    expect(gc.tryAcross(1, [0, 1], 'wide', outcome(settled))).toBe(true);
+    const later = [gc.submit(1, '0:a'), gc.submit(1, '2:b'), gc.submit(2, '0:other-org')];
+    await tick();
+    // Lane 2 and the other organization's lane 0 are free; lanes 0 and 1 wait for the wide item.
+    expect(store.transactions).toEqual([['wide'], ['2:b'], ['0:other-org']]);
+    expect(gc.tryAcross(1, [2, 3], 'busy lane', outcome(settled))).toBe(false);
+    store.open();
+    await tick();
+    expect(settled).toEqual(['stored wide']);
+    expect(store.transactions.slice(3)).toEqual([['0:a']]);
+    store.open();
+    expect(await Promise.all(later)).toEqual(['stored 0:a', 'stored 2:b', 'stored 0:other-org']);
+    await gc.idle();
+  });
+
+  it('refuses to go across lanes with items waiting in one, or with every transaction taken', async () => {
+    const store = gatedStore();
+    const gc = new GroupCommit<string, string>({
+      store: store.store,
+      maxTransactions: 2,
+      lane: (item) => Number(item.split(':')[0]),
+    });
+    const never = { resolve: () => expect.fail('not stored'), reject: () => expect.fail('not stored') };
+    expect(gc.quiet).toBe(true);
+    const first = [gc.submit(1, '0:a'), gc.submit(1, '0:b')];
+    await tick();
+    expect(gc.quiet).toBe(false);
+    // Lane 0 runs '0:a' with '0:b' waiting: a wide item there would overtake '0:b'.
+    expect(gc.tryAcross(1, [0, 1], 'wide', never)).toBe(false);
+    const other = gc.submit(2, '0:c');
+    await tick();
+    expect(gc.tryAcross(3, [0, 1], 'wide', never)).toBe(false);
+    store.open();
+    await tick();
+    store.open();
+    await Promise.all([...first, other]);
+    await gc.idle();
+    expect(store.transactions).toEqual([['0:a'], ['0:c'], ['0:b']]);
+  });
 });
 
 describe('Limiter with a weight budget', () => {

@@ -150,6 +150,53 @@ export class GroupCommit<I, O> {
     if (!lane.busy) this.pump();
   }
 
+  /**
+   * Nothing waits and a transaction may start: tryAcross can only succeed then, and is
+   * meant for then. With items waiting the lanes are catching up, and a transaction holding
+   * several lanes for one item would hold their batches back (in a one-to-five-read backlog
+   * it cost the service a tenth more CPU per read).
+   */
+  get quiet(): boolean {
+    return this.waiting === 0 && this.running < this.maxTransactions;
+  }
+
+  /**
+   * Stores `item` alone, at once, in one transaction that holds every lane of `lanes`,
+   * when each of them has nothing waiting or running and a transaction may start: an item
+   * that would otherwise be split over those lanes (a message whose tags fall in several)
+   * then costs one transaction instead of one per lane and one more. Items submitted to
+   * those lanes meanwhile wait for it, so a lane's items still commit in the order they
+   * came. Returns false, having done nothing, when a lane is busy or the transactions are
+   * all taken: the caller then submits the item's parts to their lanes as usual.
+   */
+  tryAcross(orgId: number, lanes: readonly number[], item: I, settle: Settle<O>): boolean {
+    if (this.running >= this.maxTransactions) return false;
+    const keys = lanes.map((l) => `${orgId}/${l}`);
+    for (const key of keys) {
+      const lane = this.lanes.get(key);
+      if (lane && (lane.busy || lane.head < lane.items.length)) return false;
+    }
+    const held = keys.map((key) => {
+      let lane = this.lanes.get(key);
+      if (!lane) {
+        lane = { key, items: [], head: 0, busy: false };
+        this.lanes.set(key, lane);
+      }
+      lane.busy = true;
+      return lane;
+    });
+    const pending: Pending<I, O> = {
+      orgId,
+      seq: this.seq++,
+      item,
+      weight: Math.max(1, this.options.weight?.(item) ?? 1),
+      submittedAt: Date.now(),
+      settle,
+    };
+    this.start([pending], held);
+    return true;
+  }
+
   /** Resolves when nothing is queued or being stored. */
   idle(): Promise<void> {
     if (this.running === 0 && this.waiting === 0) return Promise.resolve();
@@ -165,20 +212,25 @@ export class GroupCommit<I, O> {
         if (!next || lane.items[lane.head]!.seq < next.items[next.head]!.seq) next = lane;
       }
       if (!next) break;
-      const lane = next;
-      const batch = this.take(lane);
-      this.running++;
-      lane.busy = true;
-      void this.run(batch).finally(() => {
-        this.running--;
+      next.busy = true;
+      this.start(this.take(next), [next]);
+    }
+  }
+
+  /** Runs a batch in the lanes it holds (marked busy), then frees them and moves on. */
+  private start(batch: Array<Pending<I, O>>, held: Array<Lane<I, O>>): void {
+    this.running++;
+    void this.run(batch).finally(() => {
+      this.running--;
+      for (const lane of held) {
         lane.busy = false;
         if (lane.head === lane.items.length) this.lanes.delete(lane.key);
-        this.pump();
-        if (this.running === 0 && this.waiting === 0) {
-          for (const done of this.idleWaiters.splice(0)) done();
-        }
-      });
-    }
+      }
+      this.pump();
+      if (this.running === 0 && this.waiting === 0) {
+        for (const done of this.idleWaiters.splice(0)) done();
+      }
+    });
   }
 
   /**

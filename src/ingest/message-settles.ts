@@ -53,3 +53,33 @@ export class WholeMessage extends OutcomeOf {
     );
   }
 }
+
+/** Stores a message split over lanes in parts, then its book entry (IngestService). */
+export interface PartsStore {
+  storeInParts(
+    orgId: number,
+    plan: { parts: ReaderWork[]; book: ReaderWork },
+    settle: Settle<IngestOutcome>,
+  ): void;
+}
+
+/**
+ * The Settle of a message stored whole across its lanes (GroupCommit.tryAcross): a failure
+ * its redelivery would repeat stores it in parts instead, where only the failing lane's
+ * reads are left out; any other failure refuses it, as it would its parts.
+ */
+export class AcrossLanes extends OutcomeOf {
+  constructor(
+    private readonly store: PartsStore,
+    private readonly orgId: number,
+    private readonly plan: { parts: ReaderWork[]; book: ReaderWork },
+    settle: Settle<IngestOutcome>,
+  ) {
+    super(settle);
+  }
+
+  override reject(err: unknown): void {
+    if (failsEveryTime(err)) this.store.storeInParts(this.orgId, this.plan, this.settle);
+    else this.settle.reject(err);
+  }
+}

@@ -8,7 +8,7 @@ import type { ReaderRef } from './directory.js';
 import { type BatchReport, GroupCommit, type GroupCommitOptions, type Settle } from './group-commit.js';
 import { type IngestInstruments, type MessageSource, NO_INSTRUMENTS } from './instruments.js';
 import { type LegacyClaims, loadLegacyClaims, messageKey } from './message-digests.js';
-import { OutcomeOf, WholeMessage } from './message-settles.js';
+import { AcrossLanes, OutcomeOf, WholeMessage } from './message-settles.js';
 import type { IngestOutcome } from './outcome.js';
 import { logRecords } from './raw-log.js';
 import {
@@ -28,7 +28,14 @@ import { PartsTally } from './split-message.js';
 export type GroupCommitLimits = Pick<
   GroupCommitOptions<ReaderWork, WorkOutcome>,
   'maxItems' | 'maxWeight' | 'maxTransactions'
->;
+> & {
+  /**
+   * A message whose tags fall in several lanes is stored whole, in one transaction holding
+   * them all, when they are all idle (GroupCommit.tryAcross); else in parts (default true;
+   * false: always in parts, for the tests of that path).
+   */
+  acrossIdleLanes?: boolean;
+};
 
 /** A reader-message transaction, for metrics: BatchReport with its messages and reads. */
 export interface IngestBatchReport extends BatchReport {
@@ -47,14 +54,16 @@ export class IngestService {
   private readonly batches: GroupCommit<ReaderWork, WorkOutcome>;
   private readonly batchListeners = new Set<(report: IngestBatchReport) => void>();
   private legacy: LegacyClaims | undefined;
+  private readonly acrossIdleLanes: boolean;
 
   constructor(
     private readonly db: Database,
     private readonly clock: ClockPolicy = DEFAULT_CLOCK_POLICY,
     /** Metrics of the write path (docs/metrics.md); the transports report failures to it too. */
     readonly instruments: IngestInstruments = NO_INSTRUMENTS,
-    groupCommit: GroupCommitLimits = {},
+    { acrossIdleLanes = true, ...groupCommit }: GroupCommitLimits = {},
   ) {
+    this.acrossIdleLanes = acrossIdleLanes;
     this.batches = new GroupCommit<ReaderWork, WorkOutcome>({
       store: (orgId, work) => this.storeBatch(orgId, work),
       // Reads, plus one for a book entry, so that a message without any still counts.
@@ -155,7 +164,30 @@ export class IngestService {
   private storePlanned(orgId: number, plan: MessagePlan, settle: Settle<IngestOutcome>): void {
     if ('whole' in plan)
       this.batches.enqueue(orgId, plan.whole, new WholeMessage(this.batches, orgId, plan.whole, settle));
-    else this.storeInParts(orgId, plan, settle);
+    else if (!this.acrossIdleLanes || !this.storeAcross(orgId, plan, settle))
+      this.storeInParts(orgId, plan, settle);
+  }
+
+  /**
+   * A message split over lanes, stored whole in one transaction when all its lanes (and its
+   * reader's, where its book entry goes) are idle: under a steady load that keeps no queue,
+   * a message of twenty reads cost four parts' transactions and the book's, each waiting
+   * for its WAL flush, where one does (docs/ingest.md, "Group commit"). A failure its
+   * redelivery would repeat sends it down the parts' path (AcrossLanes), so that only the
+   * reads of the failing lane are left out, as when it was split from the start.
+   */
+  private storeAcross(
+    orgId: number,
+    plan: { parts: ReaderWork[]; book: ReaderWork },
+    settle: Settle<IngestOutcome>,
+  ): boolean {
+    // Under a backlog items wait: nothing to build for a try that is not meant for it.
+    if (!this.batches.quiet) return false;
+    const { message, keys, lane } = plan.book;
+    const lanes = new Set<number>([lane]);
+    for (const part of plan.parts) lanes.add(part.lane);
+    const whole: ReaderWork = { message, keys, lane, reads: null, book: true };
+    return this.batches.tryAcross(orgId, [...lanes], whole, new AcrossLanes(this, orgId, plan, settle));
   }
 
   /**
@@ -163,7 +195,7 @@ export class IngestService {
    * entry. A part that fails every time (failsEveryTime) counts its reads as not placed
    * (PartsTally, which follows the parts without a promise for each).
    */
-  private storeInParts(
+  storeInParts(
     orgId: number,
     plan: { parts: ReaderWork[]; book: ReaderWork },
     settle: Settle<IngestOutcome>,

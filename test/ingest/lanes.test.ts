@@ -31,47 +31,56 @@ function tagsAcrossLanes(prefix: string, count: number): string[] {
 }
 
 describe('reader messages split by lane', () => {
-  it('books a message placed by several lanes once, counted and logged as if stored alone', async () => {
-    const f = await ingestFixture(t);
-    const dock = await f.location();
-    const tags = tagsAcrossLanes('E20000000000000000AA', 8);
-    const assets = await Promise.all(tags.map((tag) => f.asset(tag)));
-    const { reader } = await f.reader('generic-json', [[1, dock]]);
-    const base = Date.now() - 60_000;
-    // Reads of every tag, interleaved with an unknown tag and unmapped antennas, so that the
-    // errors come from several lanes and must be put back in read order.
-    const rows: Array<[string, number | null, string | null]> = [];
-    tags.forEach((tag, i) => {
-      rows.push([tag, 1, iso(base + i)]);
-      rows.push([tag, 10 + i, iso(base + i)]);
-    });
-    rows.push(['E2000000000000000000FFFF', 1, iso(base)]);
-    const payload = genericJson(rows);
-    expect(new Set(tags.map(lane)).size).toBeGreaterThan(1);
-    const plan = planMessage({
-      reader: readerRef(reader),
-      payload,
-      parsed: parsePayload('generic-json', payload),
-      source: 'mqtt',
-      receivedAt: Date.now(),
-      key: null,
-    });
-    expect('parts' in plan).toBe(true);
+  it.each([
+    ['in parts, one transaction per lane and one to book it', false],
+    ['whole, in one transaction holding its idle lanes', true],
+  ])(
+    'stores a message whose tags fall in several lanes %s, counted and logged as if stored alone',
+    async (_, across) => {
+      const f = await ingestFixture(t);
+      const dock = await f.location();
+      const tags = tagsAcrossLanes('E20000000000000000AA', 8);
+      const assets = await Promise.all(tags.map((tag) => f.asset(tag)));
+      const { reader } = await f.reader('generic-json', [[1, dock]]);
+      const base = Date.now() - 60_000;
+      // Reads of every tag, interleaved with an unknown tag and unmapped antennas, so that the
+      // errors come from several lanes and must be put back in read order.
+      const rows: Array<[string, number | null, string | null]> = [];
+      tags.forEach((tag, i) => {
+        rows.push([tag, 1, iso(base + i)]);
+        rows.push([tag, 10 + i, iso(base + i)]);
+      });
+      rows.push(['E2000000000000000000FFFF', 1, iso(base)]);
+      const payload = genericJson(rows);
+      expect(new Set(tags.map(lane)).size).toBeGreaterThan(1);
+      const plan = planMessage({
+        reader: readerRef(reader),
+        payload,
+        parsed: parsePayload('generic-json', payload),
+        source: 'mqtt',
+        receivedAt: Date.now(),
+        key: null,
+      });
+      if (!('parts' in plan)) throw new Error(`the tags all fell in one lane of ${READER_LANES}`);
 
-    const ingest = new IngestService(t.database.db);
-    const outcome = await ingest.readerMessage(readerRef(reader), payload, 'mqtt');
-    const errors = tags.map((_, i) => `no scan point for antenna ${10 + i}`);
-    expect(outcome).toEqual({ good: 8, bad: 8, unknown: 1, errors });
-    expect(await f.readerCounters(reader.id)).toEqual({ good: 8, bad: 8, unknown: 1 });
-    const raw = await f.rawMessages(reader.id);
-    expect(raw).toHaveLength(1);
-    expect(raw[0]).toMatchObject({ payload, good_reads: 8, bad_reads: 8, unknown_reads: 1, errors });
-    for (const [i, id] of assets.entries()) {
-      expect(await f.history(id)).toEqual([
-        expect.objectContaining({ location_id: dock, event_observed_at: iso(base + i) }),
-      ]);
-    }
-  });
+      const ingest = new IngestService(t.database.db, undefined, undefined, { acrossIdleLanes: across });
+      let transactions = 0;
+      ingest.onBatch(() => transactions++);
+      const outcome = await ingest.readerMessage(readerRef(reader), payload, 'mqtt');
+      expect(transactions).toBe(across ? 1 : plan.parts.length + 1);
+      const errors = tags.map((_, i) => `no scan point for antenna ${10 + i}`);
+      expect(outcome).toEqual({ good: 8, bad: 8, unknown: 1, errors });
+      expect(await f.readerCounters(reader.id)).toEqual({ good: 8, bad: 8, unknown: 1 });
+      const raw = await f.rawMessages(reader.id);
+      expect(raw).toHaveLength(1);
+      expect(raw[0]).toMatchObject({ payload, good_reads: 8, bad_reads: 8, unknown_reads: 1, errors });
+      for (const [i, id] of assets.entries()) {
+        expect(await f.history(id)).toEqual([
+          expect.objectContaining({ location_id: dock, event_observed_at: iso(base + i) }),
+        ]);
+      }
+    },
+  );
 
   it('places again the parts of a message committed before a crash, and books its redelivery once', async () => {
     const f = await ingestFixture(t);

@@ -93,15 +93,19 @@ describe('reads that cannot be placed', () => {
     expect(await f.rawMessages(reader.id)).toHaveLength(2);
   });
 
-  it('in one lane of a message split over several: the other lanes place theirs', async () => {
+  it.each([
+    ['stored in parts', false],
+    // The whole message's transaction fails, and the message is stored in parts instead.
+    ['tried whole across its idle lanes first', true],
+  ])('in one lane of a message split over several (%s): the other lanes place theirs', async (_, across) => {
     const [refused, kept] = [tagInLane(1, 0), tagInLane(2 % READER_LANES, 0)];
     const {
       f,
       fine,
       assets: [lost, moved],
       reader,
-      ingest,
     } = await brokenSite([refused, kept]);
+    const ingest = new IngestService(t.database.db, undefined, undefined, { acrossIdleLanes: across });
     const at = Date.now() - 30_000;
     const outcome = await ingest.readerMessage(
       readerRef(reader),
