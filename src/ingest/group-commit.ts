@@ -132,20 +132,8 @@ export class GroupCommit<I, O> {
    * split over lanes, IngestService): `settle` learns the item's outcome.
    */
   enqueue(orgId: number, item: I, settle: Settle<O>): void {
-    const key = `${orgId}/${this.options.lane?.(item) ?? 0}`;
-    let lane = this.lanes.get(key);
-    if (!lane) {
-      lane = { key, items: [], head: 0, busy: false };
-      this.lanes.set(key, lane);
-    }
-    lane.items.push({
-      orgId,
-      seq: this.seq++,
-      item,
-      weight: Math.max(1, this.options.weight?.(item) ?? 1),
-      submittedAt: Date.now(),
-      settle,
-    });
+    const lane = this.laneAt(`${orgId}/${this.options.lane?.(item) ?? 0}`);
+    lane.items.push(this.pending(orgId, item, settle));
     this.waiting++;
     if (!lane.busy) this.pump();
   }
@@ -176,16 +164,24 @@ export class GroupCommit<I, O> {
       const lane = this.lanes.get(key);
       if (lane && (lane.busy || lane.head < lane.items.length)) return false;
     }
-    const held = keys.map((key) => {
-      let lane = this.lanes.get(key);
-      if (!lane) {
-        lane = { key, items: [], head: 0, busy: false };
-        this.lanes.set(key, lane);
-      }
-      lane.busy = true;
-      return lane;
-    });
-    const pending: Pending<I, O> = {
+    const held = keys.map((key) => this.laneAt(key));
+    for (const lane of held) lane.busy = true;
+    this.start([this.pending(orgId, item, settle)], held);
+    return true;
+  }
+
+  /** The lane of `key` (organization/lane); made anew when absent, as idle lanes are dropped. */
+  private laneAt(key: string): Lane<I, O> {
+    let lane = this.lanes.get(key);
+    if (!lane) {
+      lane = { key, items: [], head: 0, busy: false };
+      this.lanes.set(key, lane);
+    }
+    return lane;
+  }
+
+  private pending(orgId: number, item: I, settle: Settle<O>): Pending<I, O> {
+    return {
       orgId,
       seq: this.seq++,
       item,
@@ -193,8 +189,6 @@ export class GroupCommit<I, O> {
       submittedAt: Date.now(),
       settle,
     };
-    this.start([pending], held);
-    return true;
   }
 
   /** Resolves when nothing is queued or being stored. */

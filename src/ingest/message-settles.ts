@@ -1,6 +1,7 @@
 import type { GroupCommit, Settle } from './group-commit.js';
 import type { IngestOutcome } from './outcome.js';
 import { type ReaderWork, readCount, type WorkOutcome } from './reader-batch.js';
+import type { SplitPlan } from './reader-lanes.js';
 import { failsEveryTime, notPlaced } from './unplaceable.js';
 
 /**
@@ -56,11 +57,7 @@ export class WholeMessage extends OutcomeOf {
 
 /** Stores a message split over lanes in parts, then its book entry (IngestService). */
 export interface PartsStore {
-  storeInParts(
-    orgId: number,
-    plan: { parts: ReaderWork[]; book: ReaderWork },
-    settle: Settle<IngestOutcome>,
-  ): void;
+  storeInParts(orgId: number, plan: SplitPlan, settle: Settle<IngestOutcome>): void;
 }
 
 /**
@@ -72,7 +69,7 @@ export class AcrossLanes extends OutcomeOf {
   constructor(
     private readonly store: PartsStore,
     private readonly orgId: number,
-    private readonly plan: { parts: ReaderWork[]; book: ReaderWork },
+    private readonly plan: SplitPlan,
     settle: Settle<IngestOutcome>,
   ) {
     super(settle);

@@ -32,7 +32,13 @@ export function laneOfKey(key: string, lanes = READER_LANES): number {
 export const homeLane = (readerId: number, lanes = READER_LANES) => readerId % lanes;
 
 /** How one message is stored: whole in one item, or in parts followed by its book entry. */
-export type MessagePlan = { whole: ReaderWork } | { parts: ReaderWork[]; book: ReaderWork };
+export type MessagePlan = { whole: ReaderWork } | SplitPlan;
+
+/** A message split over lanes: its parts, and its book entry once they have committed. */
+export interface SplitPlan {
+  parts: ReaderWork[];
+  book: ReaderWork;
+}
 
 /**
  * Splits a message by the lanes of its reads' tags. A message whose reads all fall in one

@@ -19,7 +19,7 @@ import {
   storeReaderMessages,
   type WorkOutcome,
 } from './reader-batch.js';
-import { type MessagePlan, planMessage } from './reader-lanes.js';
+import { type MessagePlan, planMessage, type SplitPlan } from './reader-lanes.js';
 import { resolveRefs } from './record-refs.js';
 import type { ScanRecord } from './records.js';
 import { PartsTally } from './split-message.js';
@@ -176,11 +176,7 @@ export class IngestService {
    * redelivery would repeat sends it down the parts' path (AcrossLanes), so that only the
    * reads of the failing lane are left out, as when it was split from the start.
    */
-  private storeAcross(
-    orgId: number,
-    plan: { parts: ReaderWork[]; book: ReaderWork },
-    settle: Settle<IngestOutcome>,
-  ): boolean {
+  private storeAcross(orgId: number, plan: SplitPlan, settle: Settle<IngestOutcome>): boolean {
     // Under a backlog items wait: nothing to build for a try that is not meant for it.
     if (!this.batches.quiet) return false;
     const { message, keys, lane } = plan.book;
@@ -195,11 +191,7 @@ export class IngestService {
    * entry. A part that fails every time (failsEveryTime) counts its reads as not placed
    * (PartsTally, which follows the parts without a promise for each).
    */
-  storeInParts(
-    orgId: number,
-    plan: { parts: ReaderWork[]; book: ReaderWork },
-    settle: Settle<IngestOutcome>,
-  ): void {
+  storeInParts(orgId: number, plan: SplitPlan, settle: Settle<IngestOutcome>): void {
     const { message, keys, lane, reads } = plan.book;
     const book = (placed: PlacedReads) =>
       this.batches.enqueue(orgId, { message, keys, lane, reads, book: true, placed }, new OutcomeOf(settle));
