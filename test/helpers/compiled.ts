@@ -18,11 +18,21 @@ export interface Run {
   stderr: string;
 }
 
-export function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<Run> {
-  return new Promise((resolve, reject) => {
+/** A command still running: what it wrote to stderr so far, and its end. */
+export interface Running {
+  result: Promise<Run>;
+  stderr(): string;
+}
+
+/**
+ * Starts a command; a test that must act at a point of its run (not after a fixed time,
+ * which a loaded machine can outlast before the command gets there) watches its stderr.
+ */
+export function start(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Running {
+  let stdout = '';
+  let stderr = '';
+  const result = new Promise<Run>((resolve, reject) => {
     const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
     child.stdout.on('data', (c) => {
       stdout += c;
     });
@@ -32,6 +42,11 @@ export function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = proces
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+  return { result, stderr: () => stderr };
+}
+
+export function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<Run> {
+  return start(cmd, args, env).result;
 }
 
 /**
