@@ -29,6 +29,9 @@ const ownerFile = (dataDir: string) => join(dataDir, 'postgres.owner');
 /** The data directories whose server this process claimed (its own pid in a record is it). */
 const claimedHere = new Set<string>();
 
+/** Claims this process has begun: each writes a draft of its own. */
+let drafts = 0;
+
 /**
  * Claims the data directory's server for this process before it starts one: the record is
  * put in place exclusively, so of two processes starting at once one claims and the other
@@ -38,8 +41,10 @@ const claimedHere = new Set<string>();
 export async function claimOwner(dataDir: string, role: EmbeddedRole): Promise<boolean> {
   const record: OwnerRecord = { pid: process.pid, role, ...identity(process.pid) };
   // Written whole beside it, then linked into place: a hard link fails if the name exists,
-  // and nobody can read the record half written (and take it for a dead one's).
-  const draft = `${ownerFile(dataDir)}.${process.pid}`;
+  // and nobody can read the record half written (and take it for a dead one's). The draft
+  // is this claim's alone: two starts of one process sharing a draft by pid, one removed
+  // it before the other linked it (ENOENT instead of a claim or a refusal).
+  const draft = `${ownerFile(dataDir)}.${process.pid}.${++drafts}`;
   await writeFile(draft, JSON.stringify(record), { mode: 0o600 });
   try {
     for (let attempt = 0; attempt < 2; attempt++) {

@@ -210,6 +210,20 @@ describe('embedded PostgreSQL, whose server is joined', () => {
     }
   });
 
+  it('claims made at once by one process: exactly one claims, the others are refused, none fails', async () => {
+    // Each claim writes a draft of its own: sharing one by pid, a claim could remove it
+    // before another linked it, which failed that start with ENOENT.
+    const after = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    for (let round = 0; round < 50; round++) {
+      // Staggered by a millisecond or two, as two starts reach their claims.
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => after(i % 3).then(() => claimOwner(dir, 'command'))),
+      );
+      expect(answers.filter(Boolean), `round ${round}`).toHaveLength(1);
+      await forgetOwner(dir);
+    }
+  });
+
   it('a takeover lock left by a process killed while holding it is broken once it is old', async () => {
     const gone = spawn('true');
     await new Promise((resolve) => gone.on('exit', resolve));
