@@ -21,11 +21,12 @@ import { registerOpenApi } from './openapi.js';
 import { registerBodyParsing } from './plugins/content-type.js';
 import { registerInternalAuth } from './plugins/internal-auth.js';
 import { registerListFilterContext } from './plugins/list-filter-context.js';
-import { registerMethodNotAllowed, trackRoutes } from './plugins/methods.js';
+import { acceptAllMethods, registerMethodNotAllowed, trackRoutes } from './plugins/methods.js';
 import { rateLimitPublic, registerPublicSurface } from './plugins/public-surface.js';
 import { genReqId, registerRequestId } from './plugins/request-id.js';
 import { registerStrictInputs } from './plugins/strict-inputs.js';
 import type { RateLimitStore } from './rate-limit/types.js';
+import { originForm } from './request-target.js';
 import { ErrorEnvelope } from './schemas/common.js';
 import { httpsOptions, registerStrictTransportSecurity } from './tls.js';
 import { createAjv } from './validation/ajv.js';
@@ -81,6 +82,8 @@ export async function createHttpServer(deps: HttpDependencies, options: ServerOp
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     bodyLimit: options.bodyLimit,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
+    // One spelling of the path for the router and every hook (src/http/request-target.ts).
+    rewriteUrl: (req) => originForm(req.url ?? '/'),
     trustProxy: deps.trustProxy,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -91,6 +94,7 @@ export async function createHttpServer(deps: HttpDependencies, options: ServerOp
     ajv.addSchema(schema);
   }
 
+  acceptAllMethods(app);
   const routesByUrl = trackRoutes(app);
   registerErrorHandler(app, options.bodyLimit);
   registerRequestId(app);

@@ -69,7 +69,9 @@ function requireScopes(principal: Principal, required: string[]): void {
  */
 export function registerPublicSurface(app: FastifyInstance, deps: PublicSurfaceDeps): void {
   app.addHook('onRequest', async (request, reply) => {
-    if (!request.url.startsWith('/api/')) return;
+    // The route matched, where there is one: what it requires does not depend on how the
+    // path was spelled.
+    if (!(request.routeOptions.url ?? request.url).startsWith('/api/')) return;
     const caller = await rateLimitPublic(deps, request, reply);
     const required = request.routeOptions.config.scopes;
     if (required === undefined) return;
