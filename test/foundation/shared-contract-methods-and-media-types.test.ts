@@ -3,6 +3,7 @@
  * 404 for unknown routes), checked on every route in `app.publicRoutes`, so a route added later
  * is covered without touching this file.
  */
+import { METHODS } from 'node:http';
 import type { HTTPMethods, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { PublicRoute } from '../../src/http/plugins/methods.js';
@@ -19,7 +20,9 @@ import {
   UNKNOWN_QUERY,
 } from './route-contract-requests.js';
 
-const ALL_METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+const COMMON_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+/** Every method Node's parser takes to a path (CONNECT is not one), the uncommon ones included. */
+const ALL_METHODS = [...COMMON_METHODS, ...METHODS.filter((m) => m !== 'CONNECT' && !COMMON_METHODS.includes(m))];
 
 const { real, targets } = await contractApps();
 

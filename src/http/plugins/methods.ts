@@ -1,10 +1,34 @@
+import { METHODS } from 'node:http';
 import type { FastifyInstance, HTTPMethods } from 'fastify';
 import { ApiError } from '../../errors.js';
 import { sendError } from '../error-handler.js';
 import { HEALTH_PATHS } from '../health.js';
 import { METRICS_PATH } from '../metrics.js';
 
-const ALL_METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+const COMMON_METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+/**
+ * Every other method Node's parser accepts (TRACE, QUERY, PROPFIND, …): API-SPEC "Endpoints"
+ * wants 405 and `Allow` for each method a path does not declare, and a path answered these
+ * with 404 (or 400). CONNECT is not a request to a path (Node hands it to the server's
+ * `connect` event), so it is left out.
+ */
+export const UNCOMMON_METHODS: readonly string[] = METHODS.filter(
+  (m) => m !== 'CONNECT' && !(COMMON_METHODS as string[]).includes(m),
+);
+
+const ALL_METHODS: HTTPMethods[] = [...COMMON_METHODS, ...(UNCOMMON_METHODS as HTTPMethods[])];
+
+/**
+ * Lets the router take the uncommon methods; call before any route is added. No route here
+ * declares one, so each is only ever answered 405 and routed as taking no body (a body
+ * sent is dropped unread): Fastify would otherwise answer a QUERY without a Content-Type
+ * 400 before any route (RFC 10008), where the path's 405 is the answer.
+ */
+export function acceptAllMethods(app: FastifyInstance): void {
+  for (const method of UNCOMMON_METHODS)
+    app.addHttpMethod(method, { hasBody: false, overrideExisting: true });
+}
 
 /**
  * Collects every route as it is registered; `registerMethodNotAllowed` then answers each
@@ -91,7 +115,7 @@ export function registerMethodNotAllowed(app: FastifyInstance, byUrl: Map<string
     if (!answered) continue;
     const missing = ALL_METHODS.filter((m) => !declared.has(m));
     if (missing.length === 0) continue;
-    const allow = ALL_METHODS.filter((m) => declared.has(m)).join(', ');
+    const allow = COMMON_METHODS.filter((m) => declared.has(m)).join(', ');
     app.route({
       method: missing,
       url,
