@@ -23,7 +23,7 @@ export function originForm(target: string): string {
 }
 
 /** A percent-escape of an unreserved character (ALPHA, DIGIT, `-._~`) as the character. */
-function unreserved(escape: string, hex: string): string {
+function unreserved(escaped: string, hex: string): string {
   const char = String.fromCharCode(Number.parseInt(hex, 16));
-  return /^[A-Za-z0-9._~-]$/.test(char) ? char : escape;
+  return /^[A-Za-z0-9._~-]$/.test(char) ? char : escaped;
 }
