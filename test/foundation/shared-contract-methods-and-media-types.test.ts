@@ -22,7 +22,10 @@ import {
 
 const COMMON_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 /** Every method Node's parser takes to a path (CONNECT is not one), the uncommon ones included. */
-const ALL_METHODS = [...COMMON_METHODS, ...METHODS.filter((m) => m !== 'CONNECT' && !COMMON_METHODS.includes(m))];
+const ALL_METHODS = [
+  ...COMMON_METHODS,
+  ...METHODS.filter((m) => m !== 'CONNECT' && !COMMON_METHODS.includes(m)),
+];
 
 const { real, targets } = await contractApps();
 
