@@ -1,4 +1,4 @@
-import { EFFECTIVE, type SortKey } from '../master-data/list-query.js';
+import { containsCondition, EFFECTIVE, type SortKey } from '../master-data/list-query.js';
 
 /** GET /api/v1/assets, decoded: every value already validated. */
 export interface AssetListFilter {
@@ -72,6 +72,7 @@ export function listPredicate(orgId: number, f: AssetListFilter): ListPredicate 
         WHERE lk.org_id = $1 AND lk.deleted_at IS NULL AND ${EFFECTIVE('lk')}
           AND lk.external_key = ANY(${param(f.locationKeys, '::text[]')})))`);
   }
-  const search = f.searchPattern === undefined ? undefined : `a.search_text LIKE ${param(f.searchPattern)}`;
+  const search =
+    f.searchPattern === undefined ? undefined : containsCondition('a.search_text', f.searchPattern, param);
   return { where, search, isActive, values, param };
 }

@@ -4,7 +4,13 @@ import { preparedFrom, preparedQuery, unnamedQuery } from '../db/prepared.js';
 import { textPer } from '../db/statement-text.js';
 import { WIRE_INSTANTS, type WireInstant, wireOf, wireOrNullOf } from '../db/wire-instants.js';
 import { type LockOptions, takeXactLock } from '../db/xact-lock.js';
-import { containsPattern, EFFECTIVE, type SortKey, totalFromPage } from '../master-data/list-query.js';
+import {
+  containsCondition,
+  containsPattern,
+  EFFECTIVE,
+  type SortKey,
+  totalFromPage,
+} from '../master-data/list-query.js';
 import { tagsForOwners } from '../tags/repository.js';
 import type { Location } from './schemas.js';
 
@@ -300,7 +306,7 @@ export function buildListQuery(orgId: number, f: ListFilters): { page: SqlQuery;
       WHERE pk.org_id = $1 AND pk.deleted_at IS NULL AND ${EFFECTIVE('pk')}
         AND pk.external_key = ANY(${add(f.parent_external_key, '::text[]')}))`);
   }
-  if (hasSearch(f)) where.push(`l.search_text LIKE ${add(containsPattern(f.q!))}`);
+  if (hasSearch(f)) where.push(containsCondition('l.search_text', containsPattern(f.q!), add));
   const predicate = where.join('\n  AND ');
   const countValues = [...values];
   const page = `SELECT ${COLUMNS}

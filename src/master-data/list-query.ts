@@ -28,6 +28,26 @@ export function containsPattern(q: string): string {
   return `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
+/** The two lower-case forms of the Greek sigma: word-final `ς` and `σ` elsewhere. */
+const SIGMA = /[σς]/;
+
+/**
+ * `text LIKE pattern` for a text lower-cased by PostgreSQL (ICU) and a containsPattern:
+ * case-insensitive containment. Lower-casing maps a capital sigma by its place in the
+ * word (`ς` at a word's end, `σ` elsewhere), so the stored text and `q`, each lower-cased
+ * in its own context, can disagree where `q` starts or ends (`Σ` in `ΟΔΟΣ`, `ΟΣ` in
+ * `ΟΣΑ`). Where the pattern holds a sigma, each one is a wildcard for the trigram index's
+ * sake, and the match is decided on both sides with every sigma as `σ`; any other
+ * pattern keeps the plain condition (and its statement). `param` adds a value and returns
+ * its placeholder.
+ */
+export function containsCondition(text: string, pattern: string, param: (value: string) => string): string {
+  if (!SIGMA.test(pattern)) return `${text} LIKE ${param(pattern)}`;
+  const wildcards = pattern.replace(/[σς]/g, '_');
+  const folded = pattern.replace(/ς/g, 'σ');
+  return `${text} LIKE ${param(wildcards)} AND translate(${text}, 'ς', 'σ') LIKE ${param(folded)}`;
+}
+
 /** The id form and key form of one relationship are exclusive in a query (rule 2). */
 export function exclusivePair(query: object, idName: string, keyName: string): void {
   const q = query as Record<string, unknown>;

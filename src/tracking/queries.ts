@@ -2,7 +2,13 @@ import { allInOneWrite } from '../db/commit.js';
 import type { Tx } from '../db/pool.js';
 import { preparedFrom, unnamedQuery } from '../db/prepared.js';
 import { WIRE_INSTANTS, type WireInstant } from '../db/wire-instants.js';
-import { containsPattern, EFFECTIVE, type SortKey, totalFromPage } from '../master-data/list-query.js';
+import {
+  containsCondition,
+  containsPattern,
+  EFFECTIVE,
+  type SortKey,
+  totalFromPage,
+} from '../master-data/list-query.js';
 
 export interface HistoryRow {
   started_at: Date;
@@ -167,7 +173,7 @@ export function reportSql(
     where.push(`a.location_id IN (SELECT lf.id FROM locations lf
       WHERE lf.org_id = $1 AND ${locationMatch} AND lf.deleted_at IS NULL AND ${EFFECTIVE('lf')})`);
   }
-  if (filter.q) where.push(`${REPORT_SEARCH_TEXT} LIKE ${p(containsPattern(filter.q))}`);
+  if (filter.q) where.push(containsCondition(REPORT_SEARCH_TEXT, containsPattern(filter.q), p));
   const predicate = where.join('\n  AND ');
   const whereValues = [...values];
 

@@ -222,6 +222,20 @@ describe('/internal/ location writes', () => {
     expect((await me.get('/internal/locations/tree/search?q=quokka')).json().total_count).toBe(0);
     expectInternalError(await me.get('/internal/locations/tree/search'), { status: 400 });
   });
+
+  it('searches the tree case-insensitively beyond ASCII, a Greek sigma in either form', async () => {
+    await create({ name: 'Ünïcode Hall', external_key: 'UNI-HALL' });
+    await create({ name: 'ΟΔΟΣ ΑΘΗΝΑΣ', external_key: 'GR-ROAD' });
+    const names = async (q: string) =>
+      (await me.get(`/internal/locations/tree/search?q=${encodeURIComponent(q)}`))
+        .json()
+        .data.map((n: { name: string }) => n.name);
+    expect(await names('üNÏ')).toEqual(['Ünïcode Hall']);
+    expect(await names('Σ')).toEqual(['ΟΔΟΣ ΑΘΗΝΑΣ']);
+    expect(await names('οσ α')).toEqual(['ΟΔΟΣ ΑΘΗΝΑΣ']);
+    expect(await names('δοσ')).toEqual(['ΟΔΟΣ ΑΘΗΝΑΣ']);
+    expect(await names('ΟΔΑ')).toEqual([]);
+  });
 });
 
 describe('the tree at 10,000 locations loads a level and a page at a time', () => {

@@ -6,7 +6,7 @@ import { DataEnvelope, Id, ListEnvelope, Nullable, TimestampOut } from '../../ht
 import { PageOnlyQuery, SearchPageQuery } from '../../http/schemas/internal.js';
 import { toWireOrNull } from '../../http/timestamps.js';
 import type { InternalServices } from '../../internal-services.js';
-import { containsPattern, listEnvelope } from '../../master-data/list-query.js';
+import { containsCondition, containsPattern, listEnvelope } from '../../master-data/list-query.js';
 import { AssetWhereaboutsSchema, assetWhereabouts, currentStayStart, locationNames } from './detail.js';
 
 export const AssetRowSchema = Type.Object({
@@ -64,8 +64,10 @@ async function assetPage(
   page: { limit: number; offset: number },
   sort: AssetSort = 'name',
 ) {
-  const where = `a.org_id = $1 AND a.deleted_at IS NULL${q ? ' AND a.search_text LIKE $2' : ''}`;
-  const args: unknown[] = q ? [orgId, containsPattern(q)] : [orgId];
+  const args: unknown[] = [orgId];
+  const param = (value: unknown) => `$${args.push(value)}`;
+  const search = q ? ` AND ${containsCondition('a.search_text', containsPattern(q), param)}` : '';
+  const where = `a.org_id = $1 AND a.deleted_at IS NULL${search}`;
   const n = args.length;
   const [rows, count] = await Promise.all([
     tx.query<AssetRowRecord>(

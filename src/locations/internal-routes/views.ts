@@ -7,7 +7,7 @@ import { Id, ListEnvelope, Nullable, PageQuery, TimestampOut } from '../../http/
 import { PageOnlyQuery, SearchPageQuery, SearchQ } from '../../http/schemas/internal.js';
 import { toWireOrNull } from '../../http/timestamps.js';
 import type { InternalServices } from '../../internal-services.js';
-import { containsPattern, listEnvelope } from '../../master-data/list-query.js';
+import { containsCondition, containsPattern, listEnvelope } from '../../master-data/list-query.js';
 
 export const TreeNodeSchema = Type.Object({
   id: Type.Integer(),
@@ -75,17 +75,22 @@ async function treeLevel(tx: Tx, orgId: number, parentId: number | undefined, pa
 /**
  * Live locations at any depth whose name or external key contains `q`, by name, each
  * with its ancestors' names. The trigram index on search_text (which holds both) narrows
- * the rows first; the path is walked for the page's rows only.
+ * the rows first; the path is walked for the page's rows only. The name is lower-cased as
+ * search_text is (ICU): in its own collation ("C") lower() leaves all but ASCII as it is.
  */
 async function treeSearch(tx: Tx, orgId: number, q: string, page: Page) {
-  const where = `l.org_id = $1 AND l.deleted_at IS NULL AND l.search_text LIKE $2
-    AND (lower(l.name) LIKE $2 OR lower(l.external_key) LIKE $2)`;
-  const args = [orgId, containsPattern(q)];
+  const args: unknown[] = [orgId];
+  const param = (value: unknown) => `$${args.push(value)}`;
+  const pattern = containsPattern(q);
+  const where = `l.org_id = $1 AND l.deleted_at IS NULL AND ${containsCondition('l.search_text', pattern, param)}
+    AND (${containsCondition('lower(l.name COLLATE "und-x-icu")', pattern, param)}
+      OR ${containsCondition('lower(l.external_key)', pattern, param)})`;
+  const n = args.length;
   const [rows, count] = await Promise.all([
     tx.query<TreeHitRow>(
       `WITH hits AS (
          SELECT l.id, l.external_key, l.name, l.parent_id, ${NODE_COUNTS}
-         FROM locations l WHERE ${where} ORDER BY l.name, l.id LIMIT $3 OFFSET $4
+         FROM locations l WHERE ${where} ORDER BY l.name, l.id LIMIT $${n + 1} OFFSET $${n + 2}
        )
        SELECT h.id, h.external_key, h.name, h.child_count, h.asset_count,
          COALESCE((WITH RECURSIVE up (id, name, parent_id, depth, seen) AS (
@@ -145,8 +150,10 @@ const AssetHereSchema = Type.Object({
 
 /** Live locations whose searchable text (key, name, description, tags) contains `q`. */
 async function pickerPage(tx: Tx, orgId: number, q: string | undefined, page: Page) {
-  const where = `org_id = $1 AND deleted_at IS NULL${q ? ` AND search_text LIKE $2` : ''}`;
-  const args: unknown[] = q ? [orgId, containsPattern(q)] : [orgId];
+  const args: unknown[] = [orgId];
+  const param = (value: unknown) => `$${args.push(value)}`;
+  const search = q ? ` AND ${containsCondition('search_text', containsPattern(q), param)}` : '';
+  const where = `org_id = $1 AND deleted_at IS NULL${search}`;
   const n = args.length;
   const [rows, count] = await Promise.all([
     tx.query<{ id: number; external_key: string; name: string; path: string[] }>(
