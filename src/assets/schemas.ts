@@ -5,6 +5,8 @@ import {
   DescriptionField,
   NameField,
   ReadOnlyEchoFields,
+  ServerManaged,
+  ServerManagedOnCreate,
   TagEchoSchema,
   type TagRequestSchema,
   TimestampsRead,
@@ -74,11 +76,7 @@ export interface Asset {
 type TagRequest = Static<typeof TagRequestSchema>;
 
 /** Sent on create they are 400 read_only: an asset's location is scan data. */
-const LocationOnCreate = (name: string) =>
-  Type.Unsafe<unknown>({
-    description: `Read-only: ${name} is scan data, so sending it is 400 validation_error, code read_only`,
-    readOnly: true,
-  });
+const LOCATION_ON_CREATE = "is read-only: an asset's location is derived from scans";
 
 export const AssetCreateBody = Type.Object(
   {
@@ -90,8 +88,9 @@ export const AssetCreateBody = Type.Object(
     tags: Type.Optional(Nullable(Type.Array(Type.Unsafe<TagRequest>(Type.Ref('TagRequest'))))),
     valid_from: Type.Optional(ValidFromIn()),
     valid_to: Type.Optional(ValidToIn()),
-    location_id: Type.Optional(LocationOnCreate('location_id')),
-    location_external_key: Type.Optional(LocationOnCreate('location_external_key')),
+    location_id: ServerManaged(Nullable(Id()), LOCATION_ON_CREATE),
+    location_external_key: ServerManaged(Nullable(Type.String()), LOCATION_ON_CREATE),
+    ...ServerManagedOnCreate,
   },
   { additionalProperties: false },
 );

@@ -5,6 +5,7 @@ import {
   DescriptionField,
   NameField,
   ReadOnlyEchoFields,
+  ServerManagedOnCreate,
   TagEchoSchema,
   TimestampsRead,
   ValidFromIn,
@@ -65,6 +66,7 @@ export const LocationCreateBody = Type.Object(
     tags: Type.Optional(Nullable(Type.Array(Type.Ref('TagRequest')))),
     valid_from: Type.Optional(ValidFromIn()),
     valid_to: Type.Optional(ValidToIn()),
+    ...ServerManagedOnCreate,
   },
   { additionalProperties: false },
 );

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { type TSchema, Type } from '@sinclair/typebox';
 import { ExternalKey, Id, Nullable, TimestampIn, TimestampOut } from '../http/schemas/common.js';
 
 /**
@@ -43,6 +43,7 @@ export const TagRequestSchema = Type.Object(
       pattern: '^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$',
       'x-message': 'must not contain control characters other than tab, newline and carriage return',
     }),
+    id: ServerManaged(Id(), 'is the tag record id, which the server assigns; leave it out'),
   },
   { additionalProperties: false, $id: 'TagRequest' },
 );
@@ -65,6 +66,30 @@ export const TagEchoSchema = Type.Object(
 
 export const ValidFromIn = () => TimestampIn();
 export const ValidToIn = () => Nullable(TimestampIn());
+
+/**
+ * A read-shape field the server sets, in a body that creates (API-SPEC field codes: on the
+ * read schema, so not unknown_field; read_only): checked for its type first, so an id past
+ * the int32 ceiling is too_large as everywhere (Conventions), then refused.
+ */
+export function ServerManaged<T extends TSchema>(schema: T, message?: string) {
+  return Type.Optional(
+    Type.Unsafe<unknown>({
+      ...schema,
+      readOnly: true,
+      'x-server-managed': true,
+      ...(message ? { 'x-message': message } : {}),
+    }),
+  );
+}
+
+/** The server-managed fields of the read shape, refused on create (ServerManaged). */
+export const ServerManagedOnCreate = {
+  id: ServerManaged(Id()),
+  created_at: ServerManaged(TimestampIn()),
+  updated_at: ServerManaged(TimestampIn()),
+  deleted_at: ServerManaged(Nullable(TimestampIn())),
+};
 
 /** Read-only fields accepted on PATCH when they match (accept-if-matches). */
 export const ReadOnlyEchoFields = {

@@ -99,12 +99,34 @@ describe('POST /api/v1/assets', () => {
   });
 
   it.each([
-    ['id', 5],
-    ['created_at', '2024-01-01T00:00:00Z'],
-    ['deleted_at', null],
     ['tag_values', 'x'],
     ['nonsense', true],
   ])('an undeclared body key %s is unknown_field', async (key, value) => {
     expect(fieldCodes(await api.post(BASE, { name: 'x', [key]: value }))).toEqual([[key, 'unknown_field']]);
+  });
+
+  // On the read schema, so not unknown (API-SPEC field codes), and the server's to set.
+  it.each([
+    ['id', 5],
+    ['created_at', '2024-01-01T00:00:00Z'],
+    ['updated_at', '2024-01-01T00:00:00Z'],
+    ['deleted_at', null],
+    ['location_id', 3],
+    ['location_external_key', 'DOCK'],
+  ])('a server-managed field %s of the read shape is read_only', async (key, value) => {
+    expect(fieldCodes(await api.post(BASE, { name: 'x', [key]: value }))).toEqual([[key, 'read_only']]);
+  });
+
+  it('a server-managed field is checked for its type first: an id past the ceiling is too_large', async () => {
+    const fields = expectValidationError(await api.post(BASE, { name: 'x', id: 2147483648 }));
+    expect(fields).toEqual([
+      { field: 'id', code: 'too_large', message: expect.any(String), params: { max: 2147483647 } },
+    ]);
+    expect(fieldCodes(await api.post(BASE, { name: 'x', location_id: 2147483648 }))).toEqual([
+      ['location_id', 'too_large'],
+    ]);
+    expect(fieldCodes(await api.post(BASE, { name: 'x', created_at: 'yesterday' }))).toEqual([
+      ['created_at', 'invalid_value'],
+    ]);
   });
 });

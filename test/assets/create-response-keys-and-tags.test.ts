@@ -255,6 +255,6 @@ describe('POST /api/v1/assets', () => {
     ]);
     expect(
       fieldCodes(await api.post(BASE, { name: 'x', tags: [{ tag_type: 'rfid', value: 'v', id: 3 }] })),
-    ).toEqual([['tags[0].id', 'unknown_field']]);
+    ).toEqual([['tags[0].id', 'read_only']]);
   });
 });

@@ -3,7 +3,7 @@
  * delete and what it releases, and the liveness of a deleted asset elsewhere.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectErrorEnvelope } from '../helpers/error-envelope.js';
+import { expectErrorEnvelope, expectValidationError } from '../helpers/error-envelope.js';
 import {
   type AssetApi,
   type AssetsFixture,
@@ -100,6 +100,17 @@ describe('GET and DELETE /api/v1/assets/{asset_id}', () => {
     const other = await api.create();
     const attach = await api.post(`${BASE}/${other.id}/tags`, { tag_type: 'rfid', value: `${value}-2` });
     expect(attach.statusCode).toBe(201);
+  });
+
+  it('a tag attach that sends the tag record id is read_only: the id is on the Tag read shape, the server assigns it', async () => {
+    const a = await api.create();
+    for (const [id, code] of [
+      [5, 'read_only'],
+      [2147483648, 'too_large'],
+    ] as const) {
+      const res = await api.post(`${BASE}/${a.id}/tags`, { tag_type: 'rfid', value: unique('ID'), id });
+      expect(expectValidationError(res).map((f) => [f.field, f.code])).toEqual([['id', code]]);
+    }
   });
 
   it('DELETE frees the external_key at once; the deleted row keeps it', async () => {

@@ -190,13 +190,26 @@ describe('POST /api/v1/locations', () => {
   });
 
   it.each([
-    ['id', 5],
     ['tree_path', '1/2'],
     ['depth', 1],
-    ['created_at', '2024-01-01T00:00:00Z'],
+    ['location_id', 3],
     ['nonsense', true],
   ])('an undeclared body key %s is unknown_field', async (key, value) => {
     expect(fieldCodes(await c.post(BASE, { name: 'x', [key]: value }))).toEqual([[key, 'unknown_field']]);
+  });
+
+  // On the read schema, so not unknown (API-SPEC field codes), and the server's to set.
+  it.each([
+    ['id', 5],
+    ['created_at', '2024-01-01T00:00:00Z'],
+    ['updated_at', '2024-01-01T00:00:00Z'],
+    ['deleted_at', null],
+  ])('a server-managed field %s of the read shape is read_only', async (key, value) => {
+    expect(fieldCodes(await c.post(BASE, { name: 'x', [key]: value }))).toEqual([[key, 'read_only']]);
+  });
+
+  it('an id past the ceiling is too_large before it is read_only', async () => {
+    expect(fieldCodes(await c.post(BASE, { name: 'x', id: 2147483648 }))).toEqual([['id', 'too_large']]);
   });
 
   it('name is required', async () => {

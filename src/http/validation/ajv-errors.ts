@@ -115,6 +115,12 @@ function toFieldError(e: ErrorObject, part: HttpPart): FieldError {
       );
     case 'format':
       return field('invalid_value', name, `${name} must be an RFC 3339 timestamp`, { format: p.format });
+    case 'x-server-managed':
+      return field(
+        'read_only',
+        name,
+        `${name} ${custom ?? 'is set by the server; leave it out of this request'}`,
+      );
     case 'x-not-sentinel':
       return field('invalid_value', name, `${name} must not be the zero instant or the Unix epoch`);
     case 'maxProperties':
@@ -149,7 +155,11 @@ function asParameter(error: FieldError): FieldError {
 /** Ajv's errors as the spec's `fields[]`: one entry per offending field, first error wins. */
 export function mapAjvErrors(errors: ErrorObject[], part: HttpPart): FieldError[] {
   const seen = new Map<string, FieldError>();
-  for (const e of errors) {
+  // A server-managed field's refusal stands only when its value has the field's type.
+  const ordered = [...errors].sort(
+    (a, b) => Number(a.keyword === 'x-server-managed') - Number(b.keyword === 'x-server-managed'),
+  );
+  for (const e of ordered) {
     if (e.keyword === 'if' || e.keyword === 'anyOf' || e.keyword === 'oneOf' || e.keyword === 'not') continue;
     const mapped = part === 'querystring' ? asParameter(toFieldError(e, part)) : toFieldError(e, part);
     if (!seen.has(mapped.field)) seen.set(mapped.field, mapped);

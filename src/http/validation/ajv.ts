@@ -30,5 +30,13 @@ export function createAjv(): Ajv {
       return millis === null || !isSentinelInstant(millis);
     },
   });
+  // A field of the read shape sent where the server sets it (a create's id or timestamps):
+  // known, so not unknown_field, and refused as read_only once its value has the field's type.
+  ajv.addKeyword({
+    keyword: 'x-server-managed',
+    schemaType: 'boolean',
+    errors: true,
+    validate: (enabled: boolean) => !enabled,
+  });
   return ajv;
 }
