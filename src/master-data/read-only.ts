@@ -30,15 +30,22 @@ function instantOf(value: unknown): number | null | undefined {
   return parseRfc3339(value) ?? undefined;
 }
 
-const tagKey = (t: TagLike, withId: boolean) => JSON.stringify([withId ? t.id : null, t.tag_type, t.value]);
-
+/**
+ * Full tag content compared as a set (API-SPEC PATCH rule 4): every tag sent is one of the
+ * current ones, the same type and value and, where it gives one, the same id; and every
+ * current tag was sent. An echo may leave the ids out; a tag listed twice is one tag. A
+ * tag's type and value are unique in the organization, so they find it.
+ */
 function sameTags(sent: TagLike[], current: TagLike[]): boolean {
-  if (sent.length !== current.length) return false;
-  // Full tag content; an echo that leaves out `id` is compared on type and value.
-  const withId = sent.every((t) => t.id !== undefined);
-  const a = sent.map((t) => tagKey(t, withId)).sort();
-  const b = current.map((t) => tagKey(t, withId)).sort();
-  return a.every((k, i) => k === b[i]);
+  const content = (t: TagLike) => JSON.stringify([t.tag_type, t.value]);
+  const byContent = new Map(current.map((t) => [content(t), t]));
+  const echoed = new Set<TagLike>();
+  for (const tag of sent) {
+    const match = byContent.get(content(tag));
+    if (!match || (tag.id !== undefined && tag.id !== match.id)) return false;
+    echoed.add(match);
+  }
+  return echoed.size === byContent.size;
 }
 
 export function matches(compare: Comparison, sent: unknown, current: unknown): boolean {

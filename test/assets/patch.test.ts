@@ -222,6 +222,19 @@ describe('PATCH /api/v1/assets/{asset_id}', () => {
     // A wrong id on an otherwise equal tag is a difference.
     const wrongId = reversed.map((t, i) => (i === 0 ? { ...t, id: t.id + 1000 } : t));
     expect(fieldCodes(await patch(a, { tags: wrongId }))).toEqual([['tags', 'invalid_context']]);
+    // Also where another tag of the echo leaves its id out (the ids are not then ignored).
+    const [first, second, third] = reversed;
+    const mixed = [
+      { ...first!, id: first!.id + 1000 },
+      { tag_type: second!.tag_type, value: second!.value },
+      third!,
+    ];
+    expect(fieldCodes(await patch(a, { tags: mixed }))).toEqual([['tags', 'invalid_context']]);
+    // A set: a tag listed twice is the one tag; a missing one is still a difference.
+    await accepted(a, { tags: [...reversed, reversed[0]!] });
+    expect(fieldCodes(await patch(a, { tags: [reversed[0]!, reversed[0]!, reversed[1]!] }))).toEqual([
+      ['tags', 'invalid_context'],
+    ]);
   });
 
   it('PATCH rule 4: every differing read-only field is listed, one entry each', async () => {
