@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { isTransientConflict } from '../db/transient-conflict.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { ApiError, type ErrorType, validationError } from '../errors.js';
-import { type HttpPart, mapAjvErrors } from './validation/ajv-errors.js';
+import { type HttpPart, inSeries, mapAjvErrors } from './validation/ajv-errors.js';
 
 const STATUS: Record<ErrorType, number> = {
   bad_request: 400,
@@ -80,8 +80,9 @@ function fromFastify(error: FastifyError, bodyLimit: number): ApiError | null {
       break;
   }
   if (error.validation) {
-    const fields = mapAjvErrors(error.validation as never, (error.validationContext ?? 'body') as HttpPart);
-    if (fields.length > 0) return validationError(fields);
+    const part = (error.validationContext ?? 'body') as HttpPart;
+    const fields = mapAjvErrors(error.validation as never, part);
+    if (fields.length > 0) return validationError(part === 'body' ? inSeries(fields) : fields);
   }
   if (error instanceof SyntaxError || error.statusCode === 400)
     return new ApiError('bad_request', 'Malformed request');

@@ -38,9 +38,9 @@ describe('field errors (validation_error)', () => {
   it('several bad fields: one entry per field, detail = first message + (and N more validation errors)', async () => {
     const res = await postJson({
       name: '',
-      ref_id: 'x',
+      ref_id: 0,
       colour: 'red',
-      observed_at: '2024-01-01',
+      observed_at: '0001-01-01T00:00:00Z',
       // Violates both maxLength and pattern: still one entry.
       external_key: 'a b'.repeat(100),
     });
@@ -54,6 +54,27 @@ describe('field errors (validation_error)', () => {
       'ref_id',
     ]);
     expect(error.detail).toBe(`${fields[0]!.message} (and 4 more validation errors)`);
+  });
+
+  // Details 2: decoding and validation run in series.
+  it.each([
+    ['an unparseable timestamp', { observed_at: '2024-01-01' }, 'observed_at'],
+    ['a string for an integer', { ref_id: 'x' }, 'ref_id'],
+    ['a number for a string', { description: 5 }, 'description'],
+    ['an object for a string', { name: { first: 'a' } }, 'name'],
+  ])('a body failing at parse time (%s) yields a single fields[] entry', async (_name, broken, field) => {
+    const res = await postJson({ name: '', external_key: 'a b', colour: 'red', ...broken });
+    const error = expectErrorEnvelope(res, { status: 400, type: 'validation_error' });
+    expect(error.fields!.map((f) => [f.field, f.code])).toEqual([[field, 'invalid_value']]);
+    expect(error.detail).toBe(error.fields![0]!.message);
+  });
+
+  it('null for a non-nullable field is a validation failure: listed with the others', async () => {
+    const error = expectErrorEnvelope(await postJson({ name: null, external_key: 'a b' }), {
+      status: 400,
+      type: 'validation_error',
+    });
+    expect(error.fields!.map((f) => f.field).sort()).toEqual(['external_key', 'name']);
   });
 
   it('one bad field: detail is its message alone', async () => {

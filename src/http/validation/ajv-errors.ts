@@ -152,6 +152,26 @@ function asParameter(error: FieldError): FieldError {
   };
 }
 
+/**
+ * A failure of decoding rather than of validation (API-SPEC Errors, Details 2): a value of
+ * another JSON type than the field's (null aside, which is a value the field refuses), or a
+ * timestamp that does not parse.
+ */
+function failsDecoding(error: FieldError): boolean {
+  const { expected_type, received_type, format } = error.params as Record<string, unknown>;
+  return (expected_type !== undefined && received_type !== 'null') || format === 'date-time';
+}
+
+/**
+ * A body's field errors as the spec reports them: decoding and validation run in series,
+ * so a body that fails to decode yields that single entry (the first such field), and only
+ * a body that decodes has every validation failure listed.
+ */
+export function inSeries(fields: FieldError[]): FieldError[] {
+  const failed = fields.find(failsDecoding);
+  return failed ? [failed] : fields;
+}
+
 /** Ajv's errors as the spec's `fields[]`: one entry per offending field, first error wins. */
 export function mapAjvErrors(errors: ErrorObject[], part: HttpPart): FieldError[] {
   const seen = new Map<string, FieldError>();
