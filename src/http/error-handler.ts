@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isTransientConflict } from '../db/transient-conflict.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
-import { ApiError, type ErrorType, validationError } from '../errors.js';
+import { ApiError, badRequest, type ErrorType, validationError } from '../errors.js';
 import { type HttpPart, inSeries, mapAjvErrors } from './validation/ajv-errors.js';
 
 const STATUS: Record<ErrorType, number> = {
@@ -119,6 +119,12 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
 
 export function registerErrorHandler(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((error, request, reply) => {
+    // The client went away before its body arrived whole (reading it failed with "aborted",
+    // ECONNRESET): the request, not the database, is what failed, and no answer reaches it.
+    if (request.raw.readableAborted && !(error instanceof ApiError)) {
+      request.log.info({ err: (error as Error).message }, 'client closed the connection before its body arrived');
+      return sendError(request, reply, badRequest('The request body did not arrive whole'));
+    }
     const mapped = toApiError(error, bodyLimit);
     if (mapped?.type === 'service_unavailable' && !(error instanceof ApiError)) {
       const why = isTransientConflict(error) ? 'transaction aborted by deadlocks' : 'database unavailable';

@@ -42,6 +42,8 @@ export interface TestAppOptions {
   bodyLimit?: number;
   routes?: FastifyPluginAsync[];
   connection?: AppOptions['connection'];
+  /** The server's logger (none unless given). */
+  logger?: AppOptions['logger'];
   /** TAGTRAIL_WEBHOOK_RATE_LIMIT: reader webhook messages per minute per reader. */
   webhookRateLimit?: number;
   /** TAGTRAIL_WEBHOOK_ALLOW_PRIVATE: outbound webhooks to local receivers. */
@@ -75,6 +77,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     bodyLimit: options.bodyLimit ?? 1048576,
     routes: options.routes,
     connection: options.connection,
+    logger: options.logger,
   });
   await app.ready();
   let counter = 0;
