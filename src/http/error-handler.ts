@@ -122,7 +122,10 @@ export function registerErrorHandler(app: FastifyInstance, bodyLimit: number): v
     // The client went away before its body arrived whole (reading it failed with "aborted",
     // ECONNRESET): the request, not the database, is what failed, and no answer reaches it.
     if (request.raw.readableAborted && !(error instanceof ApiError)) {
-      request.log.info({ err: (error as Error).message }, 'client closed the connection before its body arrived');
+      request.log.info(
+        { err: (error as Error).message },
+        'client closed the connection before its body arrived',
+      );
       return sendError(request, reply, badRequest('The request body did not arrive whole'));
     }
     const mapped = toApiError(error, bodyLimit);
