@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isSentinelInstant, parseRfc3339, toWire } from './timestamps.js';
+import { isSentinelInstant, outOfRange, parseRfc3339, toWire } from './timestamps.js';
 
 describe('parseRfc3339', () => {
   it('accepts 0 to 9 fractional digits and truncates below the millisecond', () => {
@@ -32,6 +32,24 @@ describe('parseRfc3339', () => {
     ]) {
       expect(parseRfc3339(bad), bad).toBeNull();
     }
+  });
+
+  it('takes a leap second where one is inserted, 23:59:60 UTC, as the first second of the next day', () => {
+    expect(parseRfc3339('2016-12-31T23:59:60Z')).toBe(Date.parse('2017-01-01T00:00:00Z'));
+    expect(parseRfc3339('2016-12-31T18:59:60-05:00')).toBe(Date.parse('2017-01-01T00:00:00Z'));
+    expect(parseRfc3339('2015-06-30T23:59:60.25Z')).toBe(Date.parse('2015-07-01T00:00:00.250Z'));
+    for (const bad of ['2024-05-05T10:10:60Z', '2016-12-31T23:59:60+01:00', '2016-12-31T23:59:61Z']) {
+      expect(parseRfc3339(bad), bad).toBeNull();
+    }
+  });
+
+  it('tells an instant out of range from a bad form', () => {
+    expect(outOfRange('0000-12-31T23:59:59Z')).toBe(true);
+    expect(outOfRange('0001-01-01T00:30:00+01:00')).toBe(true);
+    expect(outOfRange('9999-12-31T23:59:59-00:01')).toBe(true);
+    expect(outOfRange('0001-01-01T00:00:00Z')).toBe(false);
+    expect(outOfRange('2024-02-30T00:00:00Z')).toBe(false);
+    expect(outOfRange('yesterday')).toBe(false);
   });
 
   it('recognises both sentinel instants in any offset', () => {

@@ -16,13 +16,17 @@ export function daysInMonth(year: number, month: number): number {
   return [4, 6, 9, 11].includes(month) ? 30 : 31;
 }
 
+/** Where a leap second (:60) is taken: anywhere, at the end of a UTC day only, or nowhere. */
+export type LeapSeconds = boolean | 'utc-day-end';
+
 /**
  * Epoch milliseconds of an RFC 3339 string, or null when it is not one, with no limit on the
  * year. Shared with the reader adapters, which rewrite their laxer forms into this one first. RFC
- * 3339 allows a leap second (:60): the adapters accept it, as the next minute's first second; the
- * API refuses it.
+ * 3339 allows a leap second (:60), taken as the next minute's first second (the instant POSIX
+ * time gives it): the adapters accept one anywhere; the API where leap seconds are inserted,
+ * at 23:59:60 UTC.
  */
-export function rfc3339Instant(text: string, { leapSecond }: { leapSecond: boolean }): number | null {
+export function rfc3339Instant(text: string, { leapSecond }: { leapSecond: LeapSeconds }): number | null {
   const m = RFC3339.exec(text);
   if (!m) return null;
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
@@ -47,14 +51,31 @@ export function rfc3339Instant(text: string, { leapSecond }: { leapSecond: boole
   // setUTCFullYear, unlike Date.UTC, does not map years 0..99 to 1900..1999.
   date.setUTCFullYear(year, month - 1, day);
   date.setUTCHours(hour, minute, second, millis);
-  return date.getTime() - offsetMinutes * 60000;
+  const instant = date.getTime() - offsetMinutes * 60000;
+  if (second === 60 && leapSecond === 'utc-day-end' && !startsUtcDay(instant - millis)) return null;
+  return instant;
 }
 
-/** Epoch milliseconds of an RFC 3339 string, or null when it is not one. */
+const DAY_MS = 86_400_000;
+const startsUtcDay = (instant: number) => ((instant % DAY_MS) + DAY_MS) % DAY_MS === 0;
+
+/** Epoch milliseconds of an RFC 3339 string, or null when it is not one or is out of range. */
 export function parseRfc3339(text: string): number | null {
-  const instant = rfc3339Instant(text, { leapSecond: false });
-  // RFC 3339 has four-digit years; an offset must not carry the instant out of 0001..9999.
-  return instant === null || instant < MIN_INSTANT || instant > MAX_INSTANT ? null : instant;
+  const instant = rfc3339Instant(text, { leapSecond: 'utc-day-end' });
+  return instant === null || !inRange(instant) ? null : instant;
+}
+
+/**
+ * Instants the API takes: RFC 3339 writes four-digit years, and an offset must not carry
+ * an instant out of 0001..9999 in UTC, the form every timestamp is answered in.
+ */
+export const INSTANT_RANGE = { min: '0001-01-01T00:00:00.000Z', max: '9999-12-31T23:59:59.999Z' } as const;
+const inRange = (instant: number) => instant >= MIN_INSTANT && instant <= MAX_INSTANT;
+
+/** Whether the text is RFC 3339 whose instant is outside INSTANT_RANGE (not a bad form). */
+export function outOfRange(text: string): boolean {
+  const instant = rfc3339Instant(text, { leapSecond: 'utc-day-end' });
+  return instant !== null && !inRange(instant);
 }
 
 /** The two instants the spec refuses as real timestamps (zero value and Unix epoch). */

@@ -218,6 +218,7 @@ describe('timestamps', () => {
     ['2024-02-30T00:00:00Z'],
     ['2024-01-01T24:00:00Z'],
     ['2024-01-01T00:00:00.1234567890Z'],
+    ['2024-01-01T12:00:60Z'],
     ['now'],
   ])('%j: invalid_value, must be an RFC 3339 timestamp', async (value) => {
     for (const res of [
@@ -229,6 +230,23 @@ describe('timestamps', () => {
       expect(f.message).toMatch(/must be an RFC 3339 timestamp/);
     }
   });
+
+  it.each([['0000-01-01T00:00:00Z'], ['0001-01-01T00:30:00+01:00'], ['9999-12-31T23:59:59-01:00']])(
+    '%s, RFC 3339 but out of range: invalid_value naming the range',
+    async (value) => {
+      for (const res of [
+        await postJson({ name: 'a', observed_at: value }),
+        await patchJson({ observed_at: value }),
+      ]) {
+        expect(expectOneField(res)).toMatchObject({
+          field: 'observed_at',
+          code: 'invalid_value',
+          message: 'observed_at must be an instant from 0001-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z',
+          params: { min: '0001-01-01T00:00:00.000Z', max: '9999-12-31T23:59:59.999Z' },
+        });
+      }
+    },
+  );
 
   it.each([
     ['0001-01-01T00:00:00Z'],
@@ -255,6 +273,9 @@ describe('timestamps', () => {
     ['2024-05-06T09:08:09.25+02:00', '2024-05-06T07:08:09.250Z'],
     ['2024-05-06t07:08:09z', '2024-05-06T07:08:09.000Z'],
     ['1970-01-01T00:00:00.001Z', '1970-01-01T00:00:00.001Z'],
+    // A leap second, where one is inserted (23:59:60 UTC): the next day's first second.
+    ['2016-12-31T23:59:60Z', '2017-01-01T00:00:00.000Z'],
+    ['2016-12-31T18:59:60.5-05:00', '2017-01-01T00:00:00.500Z'],
   ])('%s is accepted (0-9 fractional digits, truncated to %s)', async (value, wire) => {
     const data = expectAccepted(await postJson({ name: 'a', observed_at: value }));
     expect(data.received.observed_at).toBe(value);

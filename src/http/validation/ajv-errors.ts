@@ -1,5 +1,6 @@
 import type { ErrorObject } from 'ajv';
 import type { FieldCode, FieldError } from '../../errors.js';
+import { INSTANT_RANGE, outOfRange } from '../timestamps.js';
 
 export type HttpPart = 'body' | 'querystring' | 'params' | 'headers';
 
@@ -114,6 +115,14 @@ function toFieldError(e: ErrorObject, part: HttpPart): FieldError {
         },
       );
     case 'format':
+      if (p.format === 'date-time' && typeof e.data === 'string' && outOfRange(e.data)) {
+        const { min, max } = INSTANT_RANGE;
+        return field('invalid_value', name, `${name} must be an instant from ${min} to ${max}`, {
+          format: p.format,
+          min,
+          max,
+        });
+      }
       return field('invalid_value', name, `${name} must be an RFC 3339 timestamp`, { format: p.format });
     case 'x-server-managed':
       return field(
