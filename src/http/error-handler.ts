@@ -66,7 +66,7 @@ export function envelope(
 export const INTERNAL_DETAIL = 'An internal error occurred. Quote the request_id when contacting support.';
 
 /** Errors Fastify raises itself, by its codes, as our categories. */
-function fromFastify(error: FastifyError, bodyLimit: number): ApiError | null {
+function fromFastify(error: FastifyError, bodyLimit: number, publicApi: boolean): ApiError | null {
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
@@ -82,7 +82,9 @@ function fromFastify(error: FastifyError, bodyLimit: number): ApiError | null {
   if (error.validation) {
     const part = (error.validationContext ?? 'body') as HttpPart;
     const fields = mapAjvErrors(error.validation as never, part);
-    if (fields.length > 0) return validationError(part === 'body' ? inSeries(fields) : fields);
+    // The public API reports a body that fails to decode by that failure alone (API-SPEC
+    // Errors, Details 2); the web app's forms are shown every field's error at once.
+    if (fields.length > 0) return validationError(part === 'body' && publicApi ? inSeries(fields) : fields);
   }
   if (error instanceof SyntaxError || error.statusCode === 400)
     return new ApiError('bad_request', 'Malformed request');
@@ -101,12 +103,12 @@ export const serviceUnavailable = () =>
     { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS) },
   );
 
-export function toApiError(error: unknown, bodyLimit: number): ApiError | null {
+export function toApiError(error: unknown, bodyLimit: number, publicApi = false): ApiError | null {
   if (error instanceof ApiError) return error;
   // A transaction still aborted by deadlocks after its attempts (src/db/transaction.ts):
   // the moment, not the request, was wrong.
   if (isDatabaseUnavailable(error) || isTransientConflict(error)) return serviceUnavailable();
-  return fromFastify(error as FastifyError, bodyLimit);
+  return fromFastify(error as FastifyError, bodyLimit, publicApi);
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
@@ -128,7 +130,11 @@ export function registerErrorHandler(app: FastifyInstance, bodyLimit: number): v
       );
       return sendError(request, reply, badRequest('The request body did not arrive whole'));
     }
-    const mapped = toApiError(error, bodyLimit);
+    const mapped = toApiError(
+      error,
+      bodyLimit,
+      (request.routeOptions.url ?? request.url).startsWith('/api/'),
+    );
     if (mapped?.type === 'service_unavailable' && !(error instanceof ApiError)) {
       const why = isTransientConflict(error) ? 'transaction aborted by deadlocks' : 'database unavailable';
       request.log.warn({ err: (error as Error).message }, `${why}; answered 503`);
