@@ -108,3 +108,19 @@ it('an escaped character that is not unreserved stays escaped: no route', async 
   expect(res.status).toBe(404);
   expect(res.body.error?.type).toBe('not_found');
 });
+
+describe('CONNECT, which Node hands to the server apart from requests', () => {
+  it('on a declared path: 405 with Allow, in the envelope, then the connection closes', async () => {
+    const res = await send('CONNECT /api/v1/orgs/me', bearer(token));
+    expect(res.status).toBe(405);
+    expect(res.headers.allow).toBe('GET, HEAD');
+    expect(res.body.error?.type).toBe('405');
+    expect(res.headers['x-ratelimit-limit']).toBeDefined();
+  });
+
+  it('to a host and port, as a tunnel asks: 404 in the envelope', async () => {
+    const res = await send('CONNECT example.com:443');
+    expect(res.status).toBe(404);
+    expect(res.body.error?.type).toBe('not_found');
+  });
+});

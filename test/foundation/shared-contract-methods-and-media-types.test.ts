@@ -21,11 +21,8 @@ import {
 } from './route-contract-requests.js';
 
 const COMMON_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
-/** Every method Node's parser takes to a path (CONNECT is not one), the uncommon ones included. */
-const ALL_METHODS = [
-  ...COMMON_METHODS,
-  ...METHODS.filter((m) => m !== 'CONNECT' && !COMMON_METHODS.includes(m)),
-];
+/** Every method Node's parser takes, the uncommon ones included (CONNECT too: see request-target.test.ts). */
+const ALL_METHODS = [...COMMON_METHODS, ...METHODS.filter((m) => !COMMON_METHODS.includes(m))];
 
 const { real, targets } = await contractApps();
 

@@ -1,4 +1,6 @@
-import { METHODS } from 'node:http';
+import { type IncomingMessage, METHODS, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { FastifyInstance, HTTPMethods } from 'fastify';
 import { ApiError } from '../../errors.js';
 import { sendError } from '../error-handler.js';
@@ -8,13 +10,12 @@ import { METRICS_PATH } from '../metrics.js';
 const COMMON_METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
 /**
- * Every other method Node's parser accepts (TRACE, QUERY, PROPFIND, …): API-SPEC "Endpoints"
- * wants 405 and `Allow` for each method a path does not declare, and a path answered these
- * with 404 (or 400). CONNECT is not a request to a path (Node hands it to the server's
- * `connect` event), so it is left out.
+ * Every other method Node's parser accepts (TRACE, QUERY, PROPFIND, CONNECT, …): API-SPEC
+ * "Endpoints" wants 405 and `Allow` for each method a path does not declare, and a path
+ * answered these with 404 (or 400).
  */
 export const UNCOMMON_METHODS: readonly string[] = METHODS.filter(
-  (m) => m !== 'CONNECT' && !(COMMON_METHODS as string[]).includes(m),
+  (m) => !(COMMON_METHODS as string[]).includes(m),
 );
 
 const ALL_METHODS: HTTPMethods[] = [...COMMON_METHODS, ...(UNCOMMON_METHODS as HTTPMethods[])];
@@ -28,6 +29,27 @@ const ALL_METHODS: HTTPMethods[] = [...COMMON_METHODS, ...(UNCOMMON_METHODS as H
 export function acceptAllMethods(app: FastifyInstance): void {
   for (const method of UNCOMMON_METHODS)
     app.addHttpMethod(method, { hasBody: false, overrideExisting: true });
+  app.server.on('connect', (req: IncomingMessage, socket: Duplex) =>
+    answerConnect(app, req, socket as Socket),
+  );
+}
+
+/**
+ * Node hands a CONNECT to the server's `connect` event (for tunnels), not to its requests,
+ * and without a listener closes the connection unanswered. It is routed like any other
+ * request instead: a path answers 405 with `Allow`, anything else (a CONNECT's usual
+ * `host:port`) 404, in the envelope; then the connection closes, since after a CONNECT the
+ * socket would belong to the tunnel.
+ */
+function answerConnect(app: FastifyInstance, req: IncomingMessage, socket: Socket): void {
+  const res = new ServerResponse(req);
+  res.shouldKeepAlive = false;
+  res.assignSocket(socket);
+  res.once('finish', () => {
+    res.detachSocket(socket);
+    socket.end();
+  });
+  app.routing(req, res);
 }
 
 /**
