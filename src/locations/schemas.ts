@@ -126,7 +126,7 @@ export const LocationListQuery = Type.Object(
     sort: Type.Optional(
       Type.String({
         description:
-          'Comma-separated: external_key, name, created_at, each optionally prefixed -; id ascending breaks ties. Default external_key,id',
+          'Comma-separated: external_key, name, created_at, each optionally prefixed -. Ties are broken by id, descending when the last key is descending. Default external_key,id',
       }),
     ),
     ...PageQuery,

@@ -17,7 +17,7 @@ export function listLocationsRoute(app: LocationApp, locations: LocationService)
         summary: 'List locations',
         description: `Currently effective locations only (valid_from <= now < valid_to), also for external_key lookups; soft-deleted ones are added by include_deleted=true, and both is_active values are returned unless narrowed.
 
-Default order external_key, then id. \`sort\` takes external_key, name and created_at, each optionally prefixed \`-\`; id ascending always breaks ties. \`q\` matches name, external_key, description and active tag values, case-insensitively. parent_id and parent_external_key are exclusive (ambiguous_fields); each is repeatable (any-of). parent_external_key is a key lookup like external_key: it names live, currently effective parents (their children are listed, soft-deleted ones too with include_deleted=true).`,
+Default order external_key, then id. \`sort\` takes external_key, name and created_at, each optionally prefixed \`-\`; id breaks ties, in the direction of the last key (descending after a descending one). \`q\` matches name, external_key, description and active tag values, case-insensitively. parent_id and parent_external_key are exclusive (ambiguous_fields); each is repeatable (any-of). parent_external_key is a key lookup like external_key: it names live, currently effective parents (their children are listed, soft-deleted ones too with include_deleted=true).`,
         querystring: LocationListQuery,
         response: { 200: ListEnvelope(Type.Ref('Location')), ...errorResponses() },
       },
