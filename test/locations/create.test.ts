@@ -352,10 +352,16 @@ describe('POST /api/v1/locations', () => {
   });
 
   it('reports several field violations at once, detail naming the first and the count', async () => {
-    const res = await c.post(BASE, { name: '', external_key: 'a b', is_active: 'yes' });
+    const res = await c.post(BASE, { name: '', external_key: 'a b', is_active: null });
     const fields = expectValidationError(res);
     expect(fields.map((f) => f.field).sort()).toEqual(['external_key', 'is_active', 'name']);
     expect(res.json().error.detail).toMatch(/\(and 2 more validation errors\)$/);
+  });
+
+  it('a body failing at parse time yields that single entry (Errors, Details 2)', async () => {
+    const res = await c.post(BASE, { name: '', external_key: 'a b', is_active: 'yes' });
+    expect(fieldCodes(res)).toEqual([['is_active', 'invalid_value']]);
+    expect(res.json().error.detail).not.toMatch(/more validation errors/);
   });
 });
 
