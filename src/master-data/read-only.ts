@@ -70,6 +70,8 @@ export function enforceReadOnly(body: Record<string, unknown>, rules: ReadOnlyRu
     if (!matches(rule.compare, sent, rule.current))
       errors.push({ field: rule.field, ...rule.onDiffer(sent) });
   }
+  // PATCH rule 6: a stale updated_at is fields[0], whatever else differs.
+  errors.sort((a, b) => Number(b.field === 'updated_at') - Number(a.field === 'updated_at'));
   if (errors.length > 0) throw validationError(errors);
 }
 

@@ -273,6 +273,13 @@ describe('PATCH /api/v1/assets/{asset_id}', () => {
     expect(fields[0]!.message).toContain(a.updated_at);
     expect(fields[0]!.message).toContain(b.updated_at);
     await expectUnchanged(b);
+    // fields[0] also when another read-only field differs.
+    const both = expectValidationError(await patch(b, { id: b.id + 1, updated_at: a.updated_at }));
+    expect(both.map((f) => [f.field, f.code])).toEqual([
+      ['updated_at', 'read_only'],
+      ['id', 'read_only'],
+    ]);
+    expect(both[0]!.message).toContain('mismatch');
   });
 
   it('PATCH rule 6: the current updated_at passes, and omitting updated_at opts out of lost-update detection', async () => {
