@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { isTransientConflict } from '../db/transient-conflict.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { ApiError, badRequest, type ErrorType, validationError } from '../errors.js';
+import { onPublicApi } from './request-target.js';
 import { type HttpPart, inSeries, mapAjvErrors } from './validation/ajv-errors.js';
 
 const STATUS: Record<ErrorType, number> = {
@@ -130,11 +131,7 @@ export function registerErrorHandler(app: FastifyInstance, bodyLimit: number): v
       );
       return sendError(request, reply, badRequest('The request body did not arrive whole'));
     }
-    const mapped = toApiError(
-      error,
-      bodyLimit,
-      (request.routeOptions.url ?? request.url).startsWith('/api/'),
-    );
+    const mapped = toApiError(error, bodyLimit, onPublicApi(request));
     if (mapped?.type === 'service_unavailable' && !(error instanceof ApiError)) {
       const why = isTransientConflict(error) ? 'transaction aborted by deadlocks' : 'database unavailable';
       request.log.warn({ err: (error as Error).message }, `${why}; answered 503`);

@@ -1,3 +1,5 @@
+import type { FastifyRequest } from 'fastify';
+
 /**
  * The request target as the router and every hook see it: the path, origin-form.
  *
@@ -20,6 +22,15 @@ export function originForm(target: string): string {
   const path = query === -1 ? url : url.slice(0, query);
   const rest = query === -1 ? '' : url.slice(query);
   return path.replace(/%([0-9A-Fa-f]{2})/g, unreserved) + rest;
+}
+
+/**
+ * Whether a request is on the public API's surface: by the route it matched where there is
+ * one (what the route requires does not depend on how the path was spelled), else by its
+ * path (an unknown /api/ path is still rate-limited and answered in the API's way).
+ */
+export function onPublicApi(request: FastifyRequest): boolean {
+  return (request.routeOptions.url ?? request.url).startsWith('/api/');
 }
 
 /** A percent-escape of an unreserved character (ALPHA, DIGIT, `-._~`) as the character. */

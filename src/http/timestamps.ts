@@ -69,7 +69,7 @@ export function parseRfc3339(text: string): number | null {
  * Instants the API takes: RFC 3339 writes four-digit years, and an offset must not carry
  * an instant out of 0001..9999 in UTC, the form every timestamp is answered in.
  */
-export const INSTANT_RANGE = { min: '0001-01-01T00:00:00.000Z', max: '9999-12-31T23:59:59.999Z' } as const;
+export const INSTANT_RANGE = { min: toWire(MIN_INSTANT), max: toWire(MAX_INSTANT) };
 const inRange = (instant: number) => instant >= MIN_INSTANT && instant <= MAX_INSTANT;
 
 /** Whether the text is RFC 3339 whose instant is outside INSTANT_RANGE (not a bad form). */

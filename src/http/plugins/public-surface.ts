@@ -4,6 +4,7 @@ import type { Caller } from '../../caller.js';
 import { ApiError } from '../../errors.js';
 import { takeToken } from '../rate-limit/gate.js';
 import type { RateLimitStore } from '../rate-limit/types.js';
+import { onPublicApi } from '../request-target.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -69,9 +70,7 @@ function requireScopes(principal: Principal, required: string[]): void {
  */
 export function registerPublicSurface(app: FastifyInstance, deps: PublicSurfaceDeps): void {
   app.addHook('onRequest', async (request, reply) => {
-    // The route matched, where there is one: what it requires does not depend on how the
-    // path was spelled.
-    if (!(request.routeOptions.url ?? request.url).startsWith('/api/')) return;
+    if (!onPublicApi(request)) return;
     const caller = await rateLimitPublic(deps, request, reply);
     const required = request.routeOptions.config.scopes;
     if (required === undefined) return;
