@@ -1,4 +1,4 @@
-import { type Server, STATUS_CODES } from 'node:http';
+import { type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type {
   FastifyError,
@@ -42,6 +42,31 @@ const LINGER_MS = 1_000;
 const answered = new WeakSet<Socket>();
 
 /**
+ * The reply of each request Fastify is working on, by its raw response: a request whose body
+ * is cut short or never comes is answered by the client-error handler, which gets only the
+ * socket, and should still carry that request's id, path and rate-limit headers.
+ */
+const inFlightReplies = new WeakMap<ServerResponse, FastifyReply>();
+
+/** Headers of the in-flight reply the raw answer keeps (its rate-limit headers, and any other the hooks set). */
+const OWN_HEADERS = new Set([
+  'content-type',
+  'content-length',
+  'connection',
+  'cache-control',
+  'x-request-id',
+]);
+
+function keptHeaders(headers: Record<string, string | number | string[] | undefined>): string[] {
+  const lines: string[] = [];
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || OWN_HEADERS.has(name.toLowerCase())) continue;
+    for (const one of Array.isArray(value) ? value : [value]) lines.push(`${name}: ${one}`);
+  }
+  return lines;
+}
+
+/**
  * The path of the request line at the start of `raw` (the bytes the parser was given when it
  * failed), and that line's length (all of `raw` when the line does not end in it).
  */
@@ -76,6 +101,8 @@ function fromClientError(
     }
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
       return new ApiError('payload_too_large', 'Chunk extensions are too large');
+    case 'HPE_INVALID_EOF_STATE':
+      return new ApiError('bad_request', 'The connection was closed before the request body was complete');
     default:
       return new ApiError('bad_request', 'Malformed HTTP request');
   }
@@ -91,15 +118,20 @@ function clientErrorHandler(limits: ConnectionLimits) {
   return function onClientError(this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket): void {
     if (err.code === 'ECONNRESET' || socket.destroyed || answered.has(socket)) return;
     answered.add(socket);
-    const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    const inFlight = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
     if (!socket.writable || inFlight?.headersSent) {
       // Part of a response is on the wire already: nothing more can be said on this connection.
       socket.destroy();
       return;
     }
     const error = fromClientError(err, limits);
-    const requestId = genReqId();
-    const instance = requestTarget((err as { rawPacket?: Buffer }).rawPacket).path ?? '/';
+    // A request already routed (its body cut short or too slow) answers as itself.
+    const reply = inFlight ? inFlightReplies.get(inFlight) : undefined;
+    const requestId = reply?.request.id ?? genReqId();
+    const instance =
+      reply?.request.url.split('?')[0] ??
+      requestTarget((err as { rawPacket?: Buffer }).rawPacket).path ??
+      '/';
     const body = JSON.stringify(envelope(error, instance, requestId));
     const status = statusOf(error.type);
     const head = [
@@ -107,6 +139,7 @@ function clientErrorHandler(limits: ConnectionLimits) {
       'content-type: application/json; charset=utf-8',
       `content-length: ${Buffer.byteLength(body)}`,
       `x-request-id: ${requestId}`,
+      ...(reply ? keptHeaders(reply.getHeaders()) : []),
       'cache-control: no-store',
       'connection: close',
     ];
@@ -168,10 +201,15 @@ export function connectionOptions(
 
 /**
  * Node's own 417 for an `Expect` header other than 100-continue, and the 503 of requests that
- * arrive on open connections while the server is closing, both in the envelope. Call after
- * the request-id hook so the 503 carries it.
+ * arrive on open connections while the server is closing, both in the envelope; and each
+ * request's reply remembered for the client-error answer. Call after the request-id hook so
+ * the 503 carries it.
  */
 export function registerConnectionHandling(app: FastifyInstance): void {
+  app.addHook('onRequest', (_request, reply, done) => {
+    inFlightReplies.set(reply.raw, reply);
+    done();
+  });
   app.server.on('checkExpectation', (req, res) => {
     const requestId = genReqId();
     const path = (req.url ?? '/').split('?')[0] ?? '/';

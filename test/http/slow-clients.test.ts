@@ -109,6 +109,49 @@ describe('slow-loris', () => {
   });
 });
 
+describe('a routed request whose body does not arrive whole', () => {
+  const post = () =>
+    requestBytes(
+      'POST /api/v1/assets?x=1 HTTP/1.1',
+      { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', 'Content-Length': '100' },
+      '{"na',
+    );
+
+  /** The answer answers as the request it cuts off: its path, its own id, its rate-limit headers. */
+  function expectAnswerOfTheRequest(answer: ReturnType<typeof parseResponses>[number] | undefined) {
+    expect(answer?.headers['x-ratelimit-limit']).toMatch(/^\d+$/);
+    expect(answer?.headers['x-ratelimit-remaining']).toMatch(/^\d+$/);
+    expect(answer?.headers['x-ratelimit-reset']).toMatch(/^\d+$/);
+    expect(answer?.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(answer?.json).toMatchObject({
+      error: { instance: '/api/v1/assets', request_id: answer?.headers['x-request-id'] },
+    });
+    expect(answer?.headers.connection).toBe('close');
+  }
+
+  it('is answered 408 after the request timeout, on its own path with its rate-limit headers', async () => {
+    const answer = await rawRequest(port, post(), { timeoutMs: 15_000 });
+    expect(answer.status).toBe(408);
+    expect(answer.json).toMatchObject({ error: { type: 'request_timeout', status: 408 } });
+    expectAnswerOfTheRequest(answer);
+  });
+
+  it('is answered 400 when the client half-closes before the body is complete', async () => {
+    const c = await watched();
+    c.socket.end(post());
+    await vi.waitFor(() => expect(c.closed()).toBe(true), { timeout: 10_000, interval: 50 });
+    const [answer] = parseResponses(c.received());
+    expect(answer?.status).toBe(400);
+    expect(answer?.json).toMatchObject({
+      error: {
+        type: 'bad_request',
+        detail: 'The connection was closed before the request body was complete',
+      },
+    });
+    expectAnswerOfTheRequest(answer);
+  });
+});
+
 describe('keep-alive', () => {
   it('an idle keep-alive connection is closed by the server after the keep-alive timeout', async () => {
     const c = await watched();
