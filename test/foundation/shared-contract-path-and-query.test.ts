@@ -62,6 +62,14 @@ for (const { name, t, routes } of targets) {
           expectStoppedAtQuery(await call(route, { query: UNKNOWN_QUERY }));
         });
 
+        it.each([['__proto__=1'], ['__proto__=a&__proto__=b'], ['constructor=1'], ['toString=x']])(
+          'a key naming a member of Object.prototype (%s): 400 unknown_field on that key',
+          async (query) => {
+            const fields = expectValidationError(await call(route, { query }));
+            expect(fields[0]).toMatchObject({ field: query.split('=')[0], code: 'unknown_field' });
+          },
+        );
+
         const rule = listFiltersOf(t.app.swagger() as Doc, route);
         if (rule) {
           ruled.push(`${route.method} ${route.url}`);

@@ -30,4 +30,13 @@ describe('buildCoercer', () => {
   it('leaves unknown keys for the validator to report', () => {
     expect(coerce({ bogus: '1' })).toEqual({ bogus: '1' });
   });
+
+  it('keeps a __proto__ key as a property, never as the prototype', () => {
+    const input = JSON.parse('{"__proto__": ["a", "b"], "limit": "2"}') as Record<string, unknown>;
+    const out = coerce(input);
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect(Object.keys(out)).toEqual(['__proto__', 'limit']);
+    expect(Object.getOwnPropertyDescriptor(out, '__proto__')?.value).toEqual(['a', 'b']);
+    expect((out as { sort?: unknown }).sort).toBeUndefined();
+  });
 });

@@ -39,7 +39,17 @@ export function buildCoercer(schema: Schema | undefined): ObjectCoercer | undefi
     const out: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(input)) {
       const convert = converters.get(key);
-      out[key] = convert ? convert(value) : value;
+      const converted = convert ? convert(value) : value;
+      // `out.__proto__ = v` would set the prototype (hiding the key from the unknown-key
+      // check, or lending an array's methods as parameters); the key stays a plain property.
+      if (key === '__proto__') {
+        Object.defineProperty(out, key, {
+          value: converted,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      } else out[key] = converted;
     }
     return out;
   };
