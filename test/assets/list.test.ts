@@ -153,6 +153,9 @@ describe('GET /api/v1/assets', () => {
       const [field] = expectValidationError(await api.get(`${BASE}?${param}=${value}`));
       expect(field).toMatchObject({ field: param, code: 'invalid_value', params: { index: 0 } });
     }
+    // A repeated parameter is one parameter: the value's position is params.index (master-data.md).
+    const [field] = expectValidationError(await api.get(`${BASE}?external_key=ok&external_key=a,b`));
+    expect(field).toMatchObject({ field: 'external_key', code: 'invalid_value', params: { index: 1 } });
   });
 
   it('list rule 4: an external_key lookup applies the temporal predicate; the row is reachable only by id', async () => {
