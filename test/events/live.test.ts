@@ -89,6 +89,25 @@ describe('/internal/live', () => {
     expect(res.json().error.detail).toMatch(/text\/event-stream/);
   });
 
+  it('HEAD answers the stream headers and ends, without opening a stream', async () => {
+    const me = await t.signUp();
+    const answer = await new Promise<{ status: number; type: string | undefined }>((resolve, reject) => {
+      const req = request(`${base}/internal/live`, {
+        method: 'HEAD',
+        headers: { accept: 'text/event-stream', cookie: me.cookie },
+        timeout: 5_000,
+      });
+      req.on('response', (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, type: res.headers['content-type'] }));
+      });
+      req.on('timeout', () => req.destroy(new Error('HEAD /internal/live did not answer')));
+      req.on('error', reject);
+      req.end();
+    });
+    expect(answer).toEqual({ status: 200, type: 'text/event-stream; charset=utf-8' });
+  });
+
   it("streams the session organization's changes and never another's", async () => {
     const mine: Browser = await t.signUp();
     const theirs: Browser = await t.signUp();

@@ -52,6 +52,12 @@ export const liveRoutes =
           // Tells buffering proxies (nginx) to pass each event on at once.
           'x-accel-buffering': 'no',
         });
+        // HEAD gets the stream's headers only: Node drops a HEAD's body writes, so a stream
+        // left open would never send even those.
+        if (request.method === 'HEAD') {
+          res.end();
+          return;
+        }
         open.add(res);
         res.write('retry: 3000\n\n');
         const unsubscribe = s.live.subscribe(orgId, (change) => {
