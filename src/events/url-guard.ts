@@ -64,13 +64,51 @@ export function urlProblem(raw: string, allowPrivate: boolean): string | null {
   }
   if (url.username || url.password) return 'must not carry a user name or password';
   if (url.hash) return 'must not have a fragment';
-  const host = url.hostname.replace(/^\[|\]$/g, '');
+  // A fully qualified name's final dot (`localhost.`) names the same host.
+  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '');
   if (allowPrivate) return null;
   if (isIP(host) && isPrivateAddress(host)) return 'must not point to a loopback or private address';
   if (host === 'localhost' || host.endsWith('.localhost') || !host.includes('.')) {
     return 'must not point to a loopback or private address';
   }
   return null;
+}
+
+/** The addresses a name resolves to (a test gives its own). */
+export type Resolver = (host: string) => Promise<string[]>;
+
+export const systemResolver: Resolver = async (host) =>
+  (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+
+/** How long saving an endpoint waits for its name to resolve. */
+const SAVE_RESOLVE_MS = 5_000;
+
+/**
+ * urlProblem, and for a name, the addresses it resolves to now: one of them private is a
+ * problem. A name that does not resolve (yet, or within SAVE_RESOLVE_MS) is accepted:
+ * a receiver's name may be published after its endpoint is registered, and every
+ * delivery checks the addresses again (resolveDeliveryAddress).
+ */
+export async function savedUrlProblem(
+  raw: string,
+  allowPrivate: boolean,
+  resolve: Resolver = systemResolver,
+  timeoutMs = SAVE_RESOLVE_MS,
+): Promise<string | null> {
+  const problem = urlProblem(raw, allowPrivate);
+  if (problem || allowPrivate) return problem;
+  const host = new URL(raw).hostname.replace(/\.+$/, '');
+  if (isIP(host.replace(/^\[|\]$/g, ''))) return null;
+  let timer: NodeJS.Timeout | undefined;
+  const addresses = await Promise.race([
+    resolve(host).catch(() => []),
+    new Promise<string[]>((done) => {
+      timer = setTimeout(() => done([]), timeoutMs);
+      timer.unref();
+    }),
+  ]).finally(() => clearTimeout(timer));
+  const bad = addresses.find((a) => isPrivateAddress(a));
+  return bad ? `must not point to a loopback or private address (${host} resolves to ${bad})` : null;
 }
 
 /**

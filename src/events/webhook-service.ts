@@ -6,7 +6,7 @@ import type { SecretBox } from '../secrets/secret-box.js';
 import { lockMoveSubscriptions } from './move-subscriptions.js';
 import { type EventType, wireEventId } from './outbox.js';
 import { newSecret } from './signing.js';
-import { urlProblem } from './url-guard.js';
+import { type Resolver, savedUrlProblem } from './url-guard.js';
 
 /** A webhook endpoint as the web app shows it (never its secret). */
 export interface WebhookEndpoint {
@@ -68,7 +68,7 @@ export class WebhookService {
   constructor(
     private readonly db: Database,
     private readonly secrets: SecretBox,
-    private readonly options: { allowPrivate: boolean; wake?: () => void },
+    private readonly options: { allowPrivate: boolean; wake?: () => void; resolve?: Resolver },
   ) {}
 
   list(orgId: number): Promise<WebhookEndpoint[]> {
@@ -82,11 +82,11 @@ export class WebhookService {
   }
 
   /** The secret is returned here only: it is not shown again. */
-  create(
+  async create(
     orgId: number,
     input: Required<Pick<EndpointInput, 'url' | 'event_types'>> & EndpointInput,
   ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
-    this.checkUrl(input.url);
+    await this.checkUrl(input.url);
     const secret = newSecret();
     return this.db.withOrg(orgId, async (tx) => {
       await lockMoveSubscriptions(tx, orgId);
@@ -108,8 +108,8 @@ export class WebhookService {
   }
 
   /** Enabling again clears the automatic disabling and its reason, and sends what waited. */
-  update(orgId: number, id: number, input: EndpointInput): Promise<WebhookEndpoint> {
-    if (input.url !== undefined) this.checkUrl(input.url);
+  async update(orgId: number, id: number, input: EndpointInput): Promise<WebhookEndpoint> {
+    if (input.url !== undefined) await this.checkUrl(input.url);
     return this.db.withOrg(orgId, async (tx) => {
       // Types or enabling can start wanting moves (move-subscriptions.ts).
       await lockMoveSubscriptions(tx, orgId);
@@ -207,8 +207,8 @@ export class WebhookService {
     });
   }
 
-  private checkUrl(url: string): void {
-    const problem = urlProblem(url, this.options.allowPrivate);
+  private async checkUrl(url: string): Promise<void> {
+    const problem = await savedUrlProblem(url, this.options.allowPrivate, this.options.resolve);
     if (problem) throw fieldError('url', 'invalid_value', `url ${problem}`, { url });
   }
 

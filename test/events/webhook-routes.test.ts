@@ -5,7 +5,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendWebhook } from '../../src/events/sender.js';
-import { isPrivateAddress, resolveDeliveryAddress, urlProblem } from '../../src/events/url-guard.js';
+import {
+  isPrivateAddress,
+  resolveDeliveryAddress,
+  savedUrlProblem,
+  urlProblem,
+} from '../../src/events/url-guard.js';
 import {
   type Browser,
   buildInternalApp,
@@ -52,6 +57,41 @@ describe('request forgery guard', () => {
     expect(urlProblem('not a url', false)).toBe('must be an absolute URL');
     expect(urlProblem('ftp://hooks.example.com/', true)).toBe('must be an http or https URL');
     expect(urlProblem('http://127.0.0.1:9/x', true)).toBeNull();
+  });
+
+  it("a name's final dot names the same host: localhost. is refused like localhost", () => {
+    for (const url of ['https://localhost./x', 'https://api.localhost./x', 'https://intranet./x']) {
+      expect(urlProblem(url, false), url).toMatch(/loopback or private/);
+    }
+    expect(urlProblem('https://hooks.example.com./x', false)).toBeNull();
+  });
+
+  it('when saved, a name is refused if it resolves to a private address now; one that does not resolve is accepted', async () => {
+    const hosts: Record<string, string[]> = {
+      'metadata.example.test': ['169.254.169.254'],
+      'mixed.example.test': ['93.184.216.34', '10.1.2.3'],
+      'public.example.test': ['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946'],
+    };
+    const asked: string[] = [];
+    const resolve = async (host: string) => {
+      asked.push(host);
+      const found = hosts[host];
+      if (!found) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+      return found;
+    };
+    expect(await savedUrlProblem('https://metadata.example.test/x', false, resolve)).toMatch(
+      /loopback or private address \(metadata\.example\.test resolves to 169\.254\.169\.254\)/,
+    );
+    expect(await savedUrlProblem('https://mixed.example.test./x', false, resolve)).toMatch(/10\.1\.2\.3/);
+    expect(await savedUrlProblem('https://public.example.test/x', false, resolve)).toBeNull();
+    expect(await savedUrlProblem('https://later.example.test/x', false, resolve)).toBeNull();
+    const never = () => new Promise<string[]>(() => undefined);
+    expect(await savedUrlProblem('https://slow.example.test/x', false, never, 50)).toBeNull();
+    // Allowed private addresses and literal public ones need no lookup.
+    asked.length = 0;
+    expect(await savedUrlProblem('https://metadata.example.test/x', true, resolve)).toBeNull();
+    expect(await savedUrlProblem('https://93.184.216.34/x', false, resolve)).toBeNull();
+    expect(asked).toEqual([]);
   });
 
   it('at delivery time the resolved address is checked: a name resolving to loopback is refused', async () => {
@@ -114,7 +154,12 @@ describe('/internal/webhooks', () => {
   });
 
   it('refuses a loopback or private URL by default with validation_error on url', async () => {
-    for (const url of ['https://127.0.0.1/x', 'https://192.168.0.10/x', 'http://hooks.example.com/x']) {
+    for (const url of [
+      'https://127.0.0.1/x',
+      'https://192.168.0.10/x',
+      'http://hooks.example.com/x',
+      'https://localhost./hook',
+    ]) {
       const res = await admin.post('/internal/webhooks', { url, event_types: ['asset.moved'] });
       expectInternalError(res, { status: 400, type: 'validation_error' });
       expect(res.json().error.fields[0]).toMatchObject({ field: 'url', code: 'invalid_value' });

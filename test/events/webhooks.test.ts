@@ -66,6 +66,28 @@ async function scene() {
   return { f, dock, shelf, asset, handheld };
 }
 
+describe('saving an endpoint', () => {
+  it('refuses a name resolving to a private address, on create and on update, with invalid_value on url', async () => {
+    const f = await ingestFixture(t);
+    const guarded = new WebhookService(t.database.db, TEST_SECRETS, {
+      allowPrivate: false,
+      resolve: async (host) => (host === 'inside.example.test' ? ['10.9.8.7'] : ['93.184.216.34']),
+    });
+    const refused = { fields: [expect.objectContaining({ field: 'url', code: 'invalid_value' })] };
+    await expect(
+      guarded.create(f.orgId, { url: 'https://inside.example.test/hook', event_types: ['asset.moved'] }),
+    ).rejects.toMatchObject(refused);
+    const { endpoint } = await guarded.create(f.orgId, {
+      url: 'https://outside.example.test/hook',
+      event_types: ['asset.moved'],
+    });
+    await expect(
+      guarded.update(f.orgId, endpoint.id, { url: 'https://inside.example.test/hook' }),
+    ).rejects.toMatchObject(refused);
+    expect((await guarded.list(f.orgId)).map((e) => e.url)).toEqual(['https://outside.example.test/hook']);
+  });
+});
+
 describe('webhook delivery', () => {
   it('an asset.moved from a handheld submission reaches the receiver signed with the endpoint secret', async () => {
     runtime();
