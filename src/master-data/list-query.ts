@@ -23,29 +23,52 @@ export function parseSort(raw: string | undefined, allowed: readonly string[]): 
   return keys;
 }
 
-/** `%q%` for LIKE over the lowercased search text, with LIKE's wildcards escaped. */
+/**
+ * `%q%` for LIKE over the lowercased search text, with LIKE's wildcards escaped. Only ASCII
+ * letters are lower-cased here; containsCondition has PostgreSQL lower-case the rest, as it
+ * lower-cased the stored text: Node's ICU knows newer Unicode than the database's may (`Ɤ`,
+ * U+A7CB, has a lower case in Unicode 16), and `q` lowered by one and the text by the
+ * other would then miss text that is literally there.
+ */
 export function containsPattern(q: string): string {
-  return `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return `%${q.replace(/[A-Z]+/g, (c) => c.toLowerCase()).replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-/** The two lower-case forms of the Greek sigma: word-final `ς` and `σ` elsewhere. */
-const SIGMA = /[σς]/;
+/** The Greek sigma: capital, and the two lower-case forms (word-final `ς`, `σ` elsewhere). */
+const SIGMA = /[Σσς]/;
+const SIGMAS = /[Σσς]/g;
+const ASCII = /^[\x00-\x7f]*$/;
+
+/** The collation of a searched text: a column's ("default"), or an expression's own ("und-x-icu"). */
+export type TextCollation = 'default' | 'und-x-icu';
+
+/**
+ * A pattern parameter lower-cased by the database as the searched text was, in that text's
+ * collation: a trigram index applies only to a LIKE in its expression's collation.
+ */
+const lowered = (placeholder: string, collation: TextCollation) =>
+  `(lower(${placeholder} COLLATE "und-x-icu") COLLATE "${collation}")`;
 
 /**
  * `text LIKE pattern` for a text lower-cased by PostgreSQL (ICU) and a containsPattern:
- * case-insensitive containment. Lower-casing maps a capital sigma by its place in the
- * word (`ς` at a word's end, `σ` elsewhere), so the stored text and `q`, each lower-cased
- * in its own context, can disagree where `q` starts or ends (`Σ` in `ΟΔΟΣ`, `ΟΣ` in
- * `ΟΣΑ`). Where the pattern holds a sigma, each one is a wildcard for the trigram index's
- * sake, and the match is decided on both sides with every sigma as `σ`; any other
- * pattern keeps the plain condition (and its statement). `param` adds a value and returns
- * its placeholder.
+ * case-insensitive containment. An ASCII pattern is compared as it is (and keeps its
+ * statement); any other is lower-cased by PostgreSQL. Lower-casing maps a capital sigma
+ * by its place in the word (`ς` at a word's end, `σ` elsewhere), so the stored text and
+ * `q`, each lower-cased in its own context, can disagree where `q` starts or ends (`Σ` in
+ * `ΟΔΟΣ`, `ΟΣ` in `ΟΣΑ`). Where the pattern holds a sigma, each one is a wildcard for the
+ * trigram index's sake, and the match is decided on both sides with every sigma as `σ`.
+ * `param` adds a value and returns its placeholder; `collation` is the text's.
  */
-export function containsCondition(text: string, pattern: string, param: (value: string) => string): string {
-  if (!SIGMA.test(pattern)) return `${text} LIKE ${param(pattern)}`;
-  const wildcards = pattern.replace(/[σς]/g, '_');
-  const folded = pattern.replace(/ς/g, 'σ');
-  return `${text} LIKE ${param(wildcards)} AND translate(${text}, 'ς', 'σ') LIKE ${param(folded)}`;
+export function containsCondition(
+  text: string,
+  pattern: string,
+  param: (value: string) => string,
+  collation: TextCollation = 'default',
+): string {
+  if (ASCII.test(pattern)) return `${text} LIKE ${param(pattern)}`;
+  if (!SIGMA.test(pattern)) return `${text} LIKE ${lowered(param(pattern), collation)}`;
+  const wildcards = pattern.replace(SIGMAS, '_');
+  return `${text} LIKE ${lowered(param(wildcards), collation)} AND translate(${text}, 'ς', 'σ') LIKE translate(${lowered(param(pattern), collation)}, 'ς', 'σ')`;
 }
 
 /** The id form and key form of one relationship are exclusive in a query (rule 2). */

@@ -173,7 +173,7 @@ export function reportSql(
     where.push(`a.location_id IN (SELECT lf.id FROM locations lf
       WHERE lf.org_id = $1 AND ${locationMatch} AND lf.deleted_at IS NULL AND ${EFFECTIVE('lf')})`);
   }
-  if (filter.q) where.push(containsCondition(REPORT_SEARCH_TEXT, containsPattern(filter.q), p));
+  if (filter.q) where.push(containsCondition(REPORT_SEARCH_TEXT, containsPattern(filter.q), p, 'und-x-icu'));
   const predicate = where.join('\n  AND ');
   const whereValues = [...values];
 

@@ -83,7 +83,7 @@ async function treeSearch(tx: Tx, orgId: number, q: string, page: Page) {
   const param = (value: unknown) => `$${args.push(value)}`;
   const pattern = containsPattern(q);
   const where = `l.org_id = $1 AND l.deleted_at IS NULL AND ${containsCondition('l.search_text', pattern, param)}
-    AND (${containsCondition('lower(l.name COLLATE "und-x-icu")', pattern, param)}
+    AND (${containsCondition('lower(l.name COLLATE "und-x-icu")', pattern, param, 'und-x-icu')}
       OR ${containsCondition('lower(l.external_key)', pattern, param)})`;
   const n = args.length;
   const [rows, count] = await Promise.all([
