@@ -37,7 +37,8 @@ export function containsPattern(q: string): string {
 /** The Greek sigma: capital, and the two lower-case forms (word-final `ς`, `σ` elsewhere). */
 const SIGMA = /[Σσς]/;
 const SIGMAS = /[Σσς]/g;
-const ASCII = /^[\x00-\x7f]*$/;
+/** Anything beyond ASCII (a pattern without any is compared as it is). */
+const NON_ASCII = /[^\p{ASCII}]/u;
 
 /** The collation of a searched text: a column's ("default"), or an expression's own ("und-x-icu"). */
 export type TextCollation = 'default' | 'und-x-icu';
@@ -65,7 +66,7 @@ export function containsCondition(
   param: (value: string) => string,
   collation: TextCollation = 'default',
 ): string {
-  if (ASCII.test(pattern)) return `${text} LIKE ${param(pattern)}`;
+  if (!NON_ASCII.test(pattern)) return `${text} LIKE ${param(pattern)}`;
   if (!SIGMA.test(pattern)) return `${text} LIKE ${lowered(param(pattern), collation)}`;
   const wildcards = pattern.replace(SIGMAS, '_');
   return `${text} LIKE ${lowered(param(wildcards), collation)} AND translate(${text}, 'ς', 'σ') LIKE translate(${lowered(param(pattern), collation)}, 'ς', 'σ')`;
