@@ -27,7 +27,7 @@ export async function brokerCeiling(options: {
   const broker = await startEmbeddedBroker({
     host: '127.0.0.1',
     port: 0,
-    onPublish: (_topic, _payload, done) => done(null),
+    onPublish: (_topic, _payload, _sender, done) => done(null),
   });
   try {
     const publishers = await startPublishers({

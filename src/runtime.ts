@@ -129,7 +129,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       ? await startBrokerOnPort({
           host: config.HOST,
           port: config.TAGTRAIL_MQTT_PORT,
-          onPublish: (topic, payload, done) => brokerIngest.take(topic, payload, done),
+          onPublish: (topic, payload, sender, done) => brokerIngest.take(topic, payload, sender, done),
           access: brokerAccess,
           tls: config.mqttTls && { ...config.mqttTls, port: config.TAGTRAIL_MQTTS_PORT },
         })

@@ -43,8 +43,10 @@ type Identity = { kind: 'service' } | { kind: 'reader'; readerId: number; topic:
  *    stored; it may subscribe to anything and publish nothing.
  *
  * Passwords are checked against the reader directory, which follows the readers table
- * (NOTIFY on every change). When the directory learns that a reader's credentials
- * changed or that it is gone, its live connections are closed at once. A login the
+ * (NOTIFY on every change). When the directory learns that a reader's credentials or
+ * topic changed or that it is gone, its live connections are closed at once: a connection
+ * keeps the topic it logged in with, and a topic freed by a change may be another
+ * organization's reader's a moment later. A login the
  * directory does not know yet (a reader created a moment ago, a missed notification)
  * makes it reload before the login is refused.
  */
@@ -61,7 +63,7 @@ export class BrokerAccess {
     this.directory = directory;
     this.unsubscribe?.();
     this.unsubscribe = directory.onChange((change) => {
-      if (change.credentialsChanged.length > 0) this.revalidate(logger);
+      if (change.loginsChanged.length > 0) this.revalidate(logger);
     });
     for (const resolve of this.attachWaiters.splice(0)) resolve();
   }
@@ -126,8 +128,7 @@ export class BrokerAccess {
 
   /** Whether the client may publish to `topic` (its will message included). */
   mayPublish(client: BrokerClient, topic: string): boolean {
-    const identity = this.identities.get(client);
-    return identity?.kind === 'reader' && identity.topic === topic;
+    return this.ownTopic(this.identities.get(client), topic);
   }
 
   /** Whether the client may subscribe to the filter `topic`. */
@@ -135,7 +136,26 @@ export class BrokerAccess {
     const identity = this.identities.get(client);
     if (identity?.kind === 'service') return true;
     // Its own topic only, spelled out: no wildcards, no $share or $SYS.
-    return identity?.kind === 'reader' && identity.topic === topic;
+    return this.ownTopic(identity, topic);
+  }
+
+  /** The reader a client logged in as; undefined for the service's own login or an unknown client. */
+  readerOf(client: BrokerClient): number | undefined {
+    const identity = this.identities.get(client);
+    return identity?.kind === 'reader' ? identity.readerId : undefined;
+  }
+
+  /**
+   * Whether `topic` is the reader's topic both at login and now. The directory's is asked
+   * too because a connection is closed only when a change reaches the listener (see
+   * revalidate), which a stopping service no longer follows (detach).
+   */
+  private ownTopic(identity: Identity | undefined, topic: string): boolean {
+    return (
+      identity?.kind === 'reader' &&
+      identity.topic === topic &&
+      this.directory?.login(identity.readerId)?.topic === topic
+    );
   }
 
   /** The readers with a live connection now (docs/metrics.md, the readers page's "connected"). */
@@ -151,7 +171,7 @@ export class BrokerAccess {
     this.identities.delete(client);
   }
 
-  /** Closes every reader connection whose credentials are no longer the current ones. */
+  /** Closes every reader connection whose credentials or topic are no longer the current ones. */
   private revalidate(logger: IngestLogger): void {
     const directory = this.directory;
     if (!directory) return;
@@ -161,11 +181,15 @@ export class BrokerAccess {
         continue;
       }
       if (identity.kind !== 'reader') continue;
-      if (directory.login(identity.readerId)?.passwordHash === identity.hash) continue;
+      const login = directory.login(identity.readerId);
+      if (login?.passwordHash === identity.hash && login.topic === identity.topic) continue;
+      // Forgotten before closing, so its will message (checked on close) is refused too.
       this.identities.delete(client);
       logger.info(
         { readerId: identity.readerId, clientId: client.id },
-        'reader MQTT credentials rotated or revoked; connection closed',
+        login?.passwordHash === identity.hash
+          ? 'reader topic changed; connection closed, it logs in again for the new topic'
+          : 'reader MQTT credentials rotated or revoked; connection closed',
       );
       client.close();
     }

@@ -25,6 +25,14 @@ export class IngestUnavailableError extends Error {
   }
 }
 
+/** A reader published to a topic that is not its own now (changed since it logged in). */
+export class NotReaderTopicError extends Error {
+  constructor(readerId: number, topic: string) {
+    super(`reader ${readerId} may not publish to ${topic}: it is not its topic`);
+    this.name = 'NotReaderTopicError';
+  }
+}
+
 /** The broker's answer to one PUBLISH: null acknowledges it, an error refuses it. */
 export type PublishDone = (err: Error | null) => void;
 
@@ -69,14 +77,15 @@ export class BrokerIngest {
 
   /**
    * The broker's publish hook: `done(null)` once the message is stored (or at once when
-   * the topic is not a reader's), `done(err)` to refuse it. A callback and one object per
+   * the topic is not a reader's), `done(err)` to refuse it. `sender` is the reader whose
+   * connection published (undefined: not known, the topic alone decides). A callback and one object per
    * message (BrokerMessage), not a chain of promises: with one read per message, thousands
    * wait for their commit at a time, and what each keeps alive is the collector's work.
    */
-  take(topic: string, payload: Buffer, done: PublishDone): void {
+  take(topic: string, payload: Buffer, sender: number | undefined, done: PublishDone): void {
     const receivedAt = Date.now();
     if (this.target) {
-      this.admit(this.target, topic, payload, receivedAt, done);
+      this.admit(this.target, topic, payload, sender, receivedAt, done);
       return;
     }
     if (this.stopped) {
@@ -84,7 +93,7 @@ export class BrokerIngest {
       return;
     }
     this.attachWaiters.push({
-      resolve: () => this.admit(this.target!, topic, payload, receivedAt, done),
+      resolve: () => this.admit(this.target!, topic, payload, sender, receivedAt, done),
       reject: done,
     });
   }
@@ -94,6 +103,7 @@ export class BrokerIngest {
     target: Attached,
     topic: string,
     payload: Buffer,
+    sender: number | undefined,
     receivedAt: number,
     done: PublishDone,
   ): void {
@@ -106,6 +116,19 @@ export class BrokerIngest {
       reader = target.directory.lookup(topic);
     } catch (err) {
       done(asError(err));
+      return;
+    }
+    // Access control let the sender publish here, but as of its login, or of a directory
+    // that has moved on while the message waited: a topic changed since may be another
+    // organization's reader's now, and the reads must not be taken as that reader's.
+    if (sender !== undefined && reader?.id !== sender) {
+      this.throttle.maybe(`foreign:${sender}`, (suppressed) =>
+        target.logger.warn(
+          { readerId: sender, topic, suppressed },
+          'reader published to a topic that is not its own now; refused, connection closed',
+        ),
+      );
+      done(new NotReaderTopicError(sender, topic));
       return;
     }
     if (!reader) {

@@ -45,9 +45,15 @@ export interface EmbeddedBrokerOptions {
    * forwards it; `done(null)` lets it through. `done(err)` refuses the message: the broker
    * drops that client's connection without acknowledging, so the publisher sends it again
    * after reconnecting. Ingest uses this to acknowledge a reader's message only once it is
-   * stored.
+   * stored. `sender` is the reader the connection logged in as (undefined without `access`),
+   * so that ingest never takes a message as another reader's than the one that sent it.
    */
-  onPublish?: (topic: string, payload: Buffer, done: (err: Error | null) => void) => void;
+  onPublish?: (
+    topic: string,
+    payload: Buffer,
+    sender: number | undefined,
+    done: (err: Error | null) => void,
+  ) => void;
   /**
    * Who may connect, publish and subscribe. The service always passes it; without it the
    * broker is open to anyone, which only tests use (as a stand-in for an external broker
@@ -87,7 +93,12 @@ function brokerHooks(options: EmbeddedBrokerOptions): AedesOptions {
       }
       if (!onPublish) return callback(null);
       const payload = packet.payload;
-      onPublish(packet.topic, Buffer.isBuffer(payload) ? payload : Buffer.from(payload), callback);
+      onPublish(
+        packet.topic,
+        Buffer.isBuffer(payload) ? payload : Buffer.from(payload),
+        access?.readerOf(client),
+        callback,
+      );
     };
   }
   return hooks;

@@ -13,8 +13,12 @@ export interface ReaderRef {
 export interface DirectoryChange {
   added: string[];
   removed: string[];
-  /** Readers whose MQTT credentials changed (rotated or revoked) or that are gone. */
-  credentialsChanged: number[];
+  /**
+   * Readers whose broker login changed: MQTT credentials rotated or revoked, topic changed
+   * (a connection made before must not keep the old topic, which another reader may take),
+   * or the reader gone.
+   */
+  loginsChanged: number[];
 }
 
 /** What the broker's access control needs of a live reader. */
@@ -133,17 +137,20 @@ export class ReaderDirectory {
     );
     const added = [...next.keys()].filter((t) => !this.byTopic.has(t));
     const removed = [...this.byTopic.keys()].filter((t) => !next.has(t));
-    const credentialsChanged = [...this.logins.entries()]
-      .filter(([id, login]) => logins.get(id)?.passwordHash !== login.passwordHash)
+    const loginsChanged = [...this.logins.entries()]
+      .filter(([id, login]) => {
+        const now = logins.get(id);
+        return now?.passwordHash !== login.passwordHash || now.topic !== login.topic;
+      })
       .map(([id]) => id);
     this.byTopic = next;
     this.logins = logins;
-    if (this.stopped || (added.length === 0 && removed.length === 0 && credentialsChanged.length === 0)) {
+    if (this.stopped || (added.length === 0 && removed.length === 0 && loginsChanged.length === 0)) {
       return;
     }
     for (const listener of this.listeners) {
       try {
-        listener({ added, removed, credentialsChanged });
+        listener({ added, removed, loginsChanged });
       } catch (err) {
         this.options.logger.error({ err }, 'reader directory listener failed');
       }

@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { int4Array, int8Array, textArray } from '../db/binary-arrays.js';
 import type { Tx } from '../db/pool.js';
+import { listErrors } from './adapters/collector.js';
 import { MAX_PAYLOAD_BYTES } from './adapters/payload.js';
 import type { IngestOutcome } from './outcome.js';
 
@@ -111,11 +112,8 @@ export async function logMessages(
       int4Array(outcomes.map((o) => o.bad)),
       int4Array(outcomes.map((o) => o.unknown)),
       // A ragged array of arrays does not fit text[][]; each message's errors go as JSON.
-      textArray(
-        outcomes.map((o) =>
-          o.errors.length ? JSON.stringify(o.errors.slice(0, 100).map(storableText)) : null,
-        ),
-      ),
+      // Capped already (messageOutcome's listErrors): cutting again would drop the line counting the rest.
+      textArray(outcomes.map((o) => (o.errors.length ? JSON.stringify(o.errors.map(storableText)) : null))),
       int4Array(starts),
       int4Array(lengths),
     ],
@@ -145,7 +143,7 @@ export async function logRecords(
       outcome.good,
       outcome.bad,
       outcome.unknown,
-      outcome.errors.length ? outcome.errors.slice(0, 100).map(storableText) : null,
+      outcome.errors.length ? listErrors(outcome.errors, outcome.errors.length).map(storableText) : null,
     ],
   );
 }

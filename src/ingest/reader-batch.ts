@@ -2,6 +2,7 @@ import { int8Array } from '../db/binary-arrays.js';
 import type { Tx } from '../db/pool.js';
 import { assetsByTagKeys, scanPointsOfReaders } from '../tracking/resolve.js';
 import { placeSightings, type Sighting } from '../tracking/sightings.js';
+import { listErrors } from './adapters/collector.js';
 import type { AdapterResult } from './adapters/types.js';
 import { type ClockPolicy, observedAt } from './clock-policy.js';
 import type { ReaderRef } from './directory.js';
@@ -73,15 +74,21 @@ export function addPlaced(into: PlacedReads, more: PlacedReads): PlacedReads {
   return into;
 }
 
-/** The message's outcome: its parse errors first, then its reads' errors in read order. */
+/**
+ * The message's outcome: its parse errors first, then its reads' errors in read order. Every
+ * failed item counts as bad, also those past the parser's capped list of messages.
+ */
 function messageOutcome(m: ReaderMessage, placed: PlacedReads): IngestOutcome {
   const readErrors =
     placed.errors.length > 1 ? [...placed.errors].sort((a, b) => a.read - b.read) : placed.errors;
   return {
     good: placed.good,
-    bad: placed.bad + m.parsed.errors.length,
+    bad: placed.bad + m.parsed.failed,
     unknown: placed.unknown,
-    errors: [...m.parsed.errors, ...readErrors.map((e) => e.text)],
+    errors: listErrors(
+      [...m.parsed.errors, ...readErrors.map((e) => e.text)],
+      m.parsed.failed + readErrors.length,
+    ),
   };
 }
 

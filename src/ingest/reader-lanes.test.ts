@@ -16,7 +16,7 @@ const read = (tagValue: string, tagType: Read['tagType'] = 'rfid'): Read => ({
 const message = (readerId: number, reads: Read[]): ReaderMessage => ({
   reader: { id: readerId, orgId: 1, family: 'generic-json' },
   payload: '{}',
-  parsed: { reads, errors: [] },
+  parsed: { reads, errors: [], failed: 0 },
   source: 'mqtt',
   receivedAt: 0,
   key: null,

@@ -18,7 +18,7 @@ describe('bench LeanPublisher', () => {
     broker = await startEmbeddedBroker({
       host: '127.0.0.1',
       port: 0,
-      onPublish: (_topic, _payload, done) => done(new Error('refused')),
+      onPublish: (_topic, _payload, _sender, done) => done(new Error('refused')),
     });
     return LeanPublisher.connect(broker.url, login);
   }
@@ -28,7 +28,7 @@ describe('bench LeanPublisher', () => {
     broker = await startEmbeddedBroker({
       host: '127.0.0.1',
       port: 0,
-      onPublish: (topic, payload, done) => {
+      onPublish: (topic, payload, _sender, done) => {
         received.push(`${topic} ${payload.toString()}`);
         done(null);
       },

@@ -218,3 +218,63 @@ describe('rotating and revoking', () => {
     );
   });
 });
+
+describe('changing the topic', () => {
+  it("closes the reader's connection: its old topic, given to another organization's reader, is not its", async () => {
+    const dock = await f.location();
+    const { reader, topic: old, mqtt } = await f.reader('generic-json', [[null, dock]]);
+    const client = await connect(asReader(mqtt));
+    const gone = closed(client);
+    const moved = `${old}-moved`;
+    await t.services.readers.update(f.orgId, reader.id, { topic: moved });
+    // Another organization's reader takes the freed topic at once, as the docs promise.
+    const otherOrg = await ingestFixture(t);
+    const tag = 'E2000000000000000000F0AA';
+    const asset = await otherOrg.asset(tag);
+    const bay = await otherOrg.location();
+    const { reader: taker } = await t.services.readers.create(cliCaller(otherOrg.orgId), {
+      family: 'generic-json',
+      identity: unique('reader'),
+      topic: old,
+    });
+    await t.services.readers.addScanPoint(cliCaller(otherOrg.orgId), taker.id, {
+      antenna: null,
+      locationId: bay,
+    });
+    await running.ingest.serving(old);
+    // The old connection tries its old topic (refused, or already closed: never acknowledged).
+    const answer = await Promise.race([
+      gone.then(() => 'closed'),
+      client.publishAsync(old, genericJson([[tag, 1, null]]), { qos: 1 }).then(
+        () => 'acknowledged',
+        () => 'refused',
+      ),
+    ]);
+    expect(answer).not.toBe('acknowledged');
+    await gone;
+    expect(await storedPayloads(taker.id)).toEqual([]);
+    expect(await otherOrg.readerCounters(taker.id)).toEqual({ good: 0, bad: 0, unknown: 0 });
+    expect(await otherOrg.currentLocation(asset)).toBeNull();
+    // Logged in again, the reader publishes to its new topic, and only there.
+    const renewed = await connect(asReader(mqtt));
+    const message = genericJson([['E2000000000000000000F0AB', 1, null]]);
+    await renewed.publishAsync(moved, message, { qos: 1 });
+    expect(await storedPayloads(reader.id)).toEqual([message]);
+    const refused = closed(renewed);
+    renewed.publish(old, genericJson([[tag, 1, null]]), { qos: 1 });
+    await refused;
+    expect(await storedPayloads(taker.id)).toEqual([]);
+  });
+
+  it('refuses a subscription to the old topic after logging in again', async () => {
+    const { reader, topic: old, mqtt } = await f.reader('generic-json', []);
+    const client = await connect(asReader(mqtt));
+    expect(await grants(client, [old])).toEqual([1]);
+    const gone = closed(client);
+    await t.services.readers.update(f.orgId, reader.id, { topic: `${old}-moved` });
+    // Closing drops the live subscription, which would hear whoever publishes there next.
+    await gone;
+    const renewed = await connect(asReader(mqtt));
+    expect(await grants(renewed, [old, `${old}-moved`])).toEqual([128, 1]);
+  });
+});

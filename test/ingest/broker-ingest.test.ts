@@ -30,7 +30,7 @@ describe("the embedded broker's ingest hook", () => {
     const own = await startEmbeddedBroker({
       host: '127.0.0.1',
       port: 0,
-      onPublish: (topic, payload, done) => hook.take(topic, payload, done),
+      onPublish: (topic, payload, sender, done) => hook.take(topic, payload, sender, done),
     });
     const directory = await directoryOf(topics);
     hook.attach({ directory, ingest, logger: silentLogger, retryDelaysMs: [10] });
@@ -87,7 +87,7 @@ describe("the embedded broker's ingest hook", () => {
     const own = await startEmbeddedBroker({
       host: '127.0.0.1',
       port: 0,
-      onPublish: (t, payload, done) => hook.take(t, payload, done),
+      onPublish: (t, payload, sender, done) => hook.take(t, payload, sender, done),
     });
     cleanups.push(async () => {
       await hook.close();
@@ -108,5 +108,21 @@ describe("the embedded broker's ingest hook", () => {
     expect(ingest.stored).toEqual(['early']);
     await pub.publishAsync('somewhere/else', 'not a reader', { qos: 1 });
     expect(ingest.calls).toEqual(['early']);
+  });
+
+  it("refuses a reader's message on a topic that is another reader's now; stores nothing", async () => {
+    const [mine, theirs] = [unique('t'), unique('t')];
+    const ingest = fakeIngest();
+    const { hook } = await setup(ingest, [mine, theirs]);
+    // directoryOf numbers the readers 1, 2 in the order of their topics.
+    const answer = (topic: string, sender: number | undefined) =>
+      new Promise<Error | null>((resolve) => hook.take(topic, Buffer.from(topic), sender, resolve));
+    expect((await answer(theirs, 1))?.name).toBe('NotReaderTopicError');
+    expect((await answer('no/reader/here', 1))?.name).toBe('NotReaderTopicError');
+    expect(ingest.calls).toEqual([]);
+    expect(await answer(mine, 1)).toBeNull();
+    // Without access control (no sender known) the topic alone decides, as on an external broker.
+    expect(await answer(theirs, undefined)).toBeNull();
+    expect(ingest.stored).toEqual([mine, theirs]);
   });
 });

@@ -293,6 +293,14 @@ describe('POST /ingest/v1/readers/:reader_id/messages', () => {
     expect(await f.rawMessages(reader.id)).toHaveLength(5);
   });
 
+  it('counts all 150 malformed items of a post as bad, not the 100 errors kept', async () => {
+    const f = await ingestFixture(t);
+    const { reader, secret } = await f.reader('generic-json', [], { webhook: true });
+    const res = await post(reader.id, secret!, `[${Array(150).fill('{"tag":"zz"}').join(',')}]`);
+    expect(res.headers['x-tagtrail-bad-reads']).toBe('150');
+    expect((await f.readerCounters(reader.id)).bad).toBe(150);
+  });
+
   it('answers a retried post of a message with reader times 204 once more, without storing it again', async () => {
     const f = await ingestFixture(t);
     const dock = await f.location();

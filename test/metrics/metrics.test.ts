@@ -170,6 +170,32 @@ describe('GET /metrics', () => {
     expect(gone.has('tagtrail_tls_certificate_expiry_timestamp_seconds')).toBe(false);
   });
 
+  it('counts every malformed item of a message as rejected, past the 100 errors kept', async () => {
+    const f = await ingestFixture(t);
+    const dock = await f.location();
+    await f.asset('E2000000000000000000B201');
+    const { reader, topic, mqtt } = await f.reader('generic-json', [[null, dock]]);
+    await running.ingest.serving(topic);
+    const client = await publisher(running.mqttUrl, { login: mqtt });
+    clients.push(client);
+    const before = await scrape();
+    const bad = Array.from({ length: 150 }, () => ['zz', 1, null] as [string, number, null]);
+    const payload = genericJson([...bad, ['E2000000000000000000B201', 1, null]]);
+    await client.publishAsync(topic, payload, { qos: 1 });
+    expect(await f.readerCounters(reader.id)).toEqual({ good: 1, bad: 150, unknown: 0 });
+    const [row] = await f.rawMessages(reader.id);
+    expect(row).toMatchObject({ good_reads: 1, bad_reads: 150, unknown_reads: 0 });
+    // Only the list stops: the first 100 errors, then a line counting the rest.
+    expect(row!.errors).toHaveLength(101);
+    expect(row!.errors![99]).toMatch(/^read 100: /);
+    expect(row!.errors![100]).toBe('50 further errors not shown');
+    const after = await scrape();
+    const reads = (outcome: string) =>
+      after.value('tagtrail_ingest_reads_total', { family: 'generic-json', outcome }) -
+      before.value('tagtrail_ingest_reads_total', { family: 'generic-json', outcome });
+    expect([reads('ingested'), reads('rejected')]).toEqual([1, 150]);
+  });
+
   it("reports the event dispatcher's backlog: the events waiting and the oldest one's age", async () => {
     // Holding the dispatcher's lock stops it (it tries the lock and waits for the next turn).
     const blocker = await t.database.db.pool.connect();

@@ -4,16 +4,27 @@ import type { AdapterResult, Read } from './types.js';
 /** Beyond this many messages the rest are summarised, so hostile input cannot grow the result without bound. */
 export const MAX_ERRORS = 100;
 
+/**
+ * The error list as it is kept and shown: the first MAX_ERRORS of `messages`, then one line
+ * counting the rest of `total` (which may exceed the messages at hand, as AdapterResult's
+ * failed does).
+ */
+export function listErrors(messages: readonly string[], total: number): string[] {
+  const shown = messages.slice(0, MAX_ERRORS);
+  if (total > shown.length) shown.push(`${total - shown.length} further errors not shown`);
+  return shown;
+}
+
 /** Accumulates reads and errors for one payload; items are numbered in payload order. */
 export class Collector {
   readonly reads: Read[] = [];
   private readonly errors: string[] = [];
-  private suppressed = 0;
+  private failed = 0;
   private counters = new Map<string, number>();
 
   error(message: string): void {
+    this.failed++;
     if (this.errors.length < MAX_ERRORS) this.errors.push(message);
-    else this.suppressed++;
   }
 
   /**
@@ -32,8 +43,6 @@ export class Collector {
   }
 
   result(): AdapterResult {
-    const errors = [...this.errors];
-    if (this.suppressed > 0) errors.push(`${this.suppressed} further errors not shown`);
-    return { reads: this.reads, errors };
+    return { reads: this.reads, errors: [...this.errors], failed: this.failed };
   }
 }

@@ -33,6 +33,7 @@ describe('csl-cs463', () => {
         },
       ],
       errors: [],
+      failed: 0,
     });
   });
 
@@ -56,7 +57,7 @@ describe('csl-cs463', () => {
   it('skips a status message and reports a message without tags', () => {
     const status =
       '{"sequenceNumber":9,"rfidReaderName":"CS463-1","rfidReaderModel":"CS463","antennaPortEnabled":"1,2"}';
-    expect(parsePayload('csl-cs463', status)).toEqual({ reads: [], errors: [] });
+    expect(parsePayload('csl-cs463', status)).toEqual({ reads: [], errors: [], failed: 0 });
     expect(parsePayload('csl-cs463', '{"sequenceNumber":9}').errors).toEqual([
       'message 1: message has no tags array',
     ]);

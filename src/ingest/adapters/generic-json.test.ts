@@ -21,15 +21,22 @@ describe('generic-json', () => {
         { ...readB, readerId: 'r1' },
       ],
       errors: [],
+      failed: 0,
     });
     expect(parsePayload('generic-json', JSON.stringify({ reads: [a] }))).toEqual({
       reads: [readA],
       errors: [],
+      failed: 0,
     });
-    expect(parsePayload('generic-json', JSON.stringify(a))).toEqual({ reads: [readA], errors: [] });
+    expect(parsePayload('generic-json', JSON.stringify(a))).toEqual({
+      reads: [readA],
+      errors: [],
+      failed: 0,
+    });
     expect(parsePayload('generic-json', JSON.stringify([a, b]))).toEqual({
       reads: [readA, readB],
       errors: [],
+      failed: 0,
     });
   });
 
@@ -52,6 +59,7 @@ describe('generic-json', () => {
     expect(parsePayload('generic-json', JSON.stringify({ ...a, reads: 3 }))).toEqual({
       reads: [readA],
       errors: [],
+      failed: 0,
     });
   });
 
@@ -73,6 +81,7 @@ describe('generic-json', () => {
         { tagValue: 'E280', tagType: 'rfid', antenna: null, rssi: null, readerTime: null, readerId: null },
       ],
       errors: [],
+      failed: 0,
     });
   });
 

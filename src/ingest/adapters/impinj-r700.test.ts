@@ -36,11 +36,12 @@ describe('impinj-r700', () => {
     const asNdjson = events.map((e) => JSON.stringify(e)).join('\n');
     const asCrlfNdjson = `${events.map((e) => JSON.stringify(e)).join('\r\n')}\r\n`;
     for (const payload of [asArray, asPrettyArray, asNdjson, asCrlfNdjson, Buffer.from(asNdjson)]) {
-      expect(parsePayload('impinj-r700', payload)).toEqual({ reads: expected, errors: [] });
+      expect(parsePayload('impinj-r700', payload)).toEqual({ reads: expected, errors: [], failed: 0 });
     }
     expect(parsePayload('impinj-r700', JSON.stringify(events[0]))).toEqual({
       reads: [expected[0]],
       errors: [],
+      failed: 0,
     });
   });
 
@@ -96,6 +97,7 @@ describe('impinj-r700', () => {
         },
       ],
       errors: [],
+      failed: 0,
     });
   });
 
@@ -114,6 +116,7 @@ describe('impinj-r700', () => {
         'event 4: tagInventoryEvent is missing or not an object',
         'event 5: event is not a JSON object',
       ],
+      failed: 3,
     });
   });
 

@@ -28,18 +28,23 @@ const ADAPTERS: Record<ReaderFamily, (values: unknown[], out: Collector) => void
 export function parsePayload(family: ReaderFamily, payload: Buffer | string): AdapterResult {
   try {
     const adapter = Object.hasOwn(ADAPTERS, family) ? ADAPTERS[family] : undefined;
-    if (!adapter) return { reads: [], errors: [`unknown reader family ${JSON.stringify(String(family))}`] };
+    if (!adapter)
+      return { reads: [], errors: [`unknown reader family ${JSON.stringify(String(family))}`], failed: 1 };
     if (typeof payload !== 'string' && !(payload instanceof Uint8Array)) {
-      return { reads: [], errors: ['payload must be a Buffer or a string'] };
+      return { reads: [], errors: ['payload must be a Buffer or a string'], failed: 1 };
     }
     const size = payloadBytes(payload);
     if (size > MAX_PAYLOAD_BYTES) {
-      return { reads: [], errors: [`payload is ${size} bytes, over the ${MAX_PAYLOAD_BYTES}-byte limit`] };
+      return {
+        reads: [],
+        errors: [`payload is ${size} bytes, over the ${MAX_PAYLOAD_BYTES}-byte limit`],
+        failed: 1,
+      };
     }
     const out = new Collector();
     adapter(splitJsonValues(payloadText(payload), out), out);
     return out.result();
   } catch (err) {
-    return { reads: [], errors: [`adapter failed: ${String(err)}`] };
+    return { reads: [], errors: [`adapter failed: ${String(err)}`], failed: 1 };
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_ERRORS } from './collector.js';
+import { listErrors, MAX_ERRORS } from './collector.js';
 import { MAX_PAYLOAD_BYTES, parsePayload } from './index.js';
 
 describe('parsePayload guards', () => {
@@ -34,6 +34,7 @@ describe('parsePayload guards', () => {
         { tagValue: 'E280', tagType: 'rfid', antenna: null, rssi: null, readerTime: null, readerId: null },
       ],
       errors: [],
+      failed: 0,
     });
   });
 
@@ -45,10 +46,12 @@ describe('parsePayload guards', () => {
     ]);
   });
 
-  it('caps the number of error messages', () => {
+  it('caps the number of error messages, and counts every failed item', () => {
     const payload = `[${Array.from({ length: 500 }, () => '{"tag":"zz"}').join(',')}]`;
-    const { errors } = parsePayload('generic-json', payload);
-    expect(errors).toHaveLength(MAX_ERRORS + 1);
-    expect(errors.at(-1)).toBe('400 further errors not shown');
+    const { errors, failed } = parsePayload('generic-json', payload);
+    expect(errors).toHaveLength(MAX_ERRORS);
+    expect(errors.at(-1)).toMatch(/^read 100: /);
+    expect(failed).toBe(500);
+    expect(listErrors(errors, failed).at(-1)).toBe('400 further errors not shown');
   });
 });

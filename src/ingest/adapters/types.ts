@@ -17,8 +17,13 @@ export type TagType = 'rfid' | 'ble' | 'barcode';
 
 export interface AdapterResult {
   reads: Read[];
-  /** One message per malformed item; a bad item never hides the good ones. */
+  /**
+   * One message per malformed item, the first MAX_ERRORS of them (./collector.ts); a bad
+   * item never hides the good ones.
+   */
   errors: string[];
+  /** How many items failed, all of them: the count of bad reads cannot stop where the list does. */
+  failed: number;
 }
 
 export type ReaderFamily = 'impinj-r700' | 'zebra-fx' | 'csl-cs463' | 'generic-json';

@@ -23,24 +23,33 @@ describe('zebra-fx', () => {
   it('splits objects glued together without separators', () => {
     const glued = events.map((e) => JSON.stringify(e)).join('');
     expect(glued).toContain('}{');
-    expect(parsePayload('zebra-fx', glued)).toEqual({ reads: expected, errors: [] });
-    expect(parsePayload('zebra-fx', Buffer.from(glued))).toEqual({ reads: expected, errors: [] });
+    expect(parsePayload('zebra-fx', glued)).toEqual({ reads: expected, errors: [], failed: 0 });
+    expect(parsePayload('zebra-fx', Buffer.from(glued))).toEqual({ reads: expected, errors: [], failed: 0 });
   });
 
   it('is not fooled by braces and quotes inside strings', () => {
     const tricky = events
       .map((e, i) => JSON.stringify({ ...e, note: i === 0 ? '}{"x":"\\"}' : '[[' }))
       .join('');
-    expect(parsePayload('zebra-fx', tricky)).toEqual({ reads: expected, errors: [] });
+    expect(parsePayload('zebra-fx', tricky)).toEqual({ reads: expected, errors: [], failed: 0 });
   });
 
   it('reads an array, newline-separated objects and a single object', () => {
-    expect(parsePayload('zebra-fx', JSON.stringify(events))).toEqual({ reads: expected, errors: [] });
+    expect(parsePayload('zebra-fx', JSON.stringify(events))).toEqual({
+      reads: expected,
+      errors: [],
+      failed: 0,
+    });
     expect(parsePayload('zebra-fx', events.map((e) => JSON.stringify(e)).join('\n'))).toEqual({
       reads: expected,
       errors: [],
+      failed: 0,
     });
-    expect(parsePayload('zebra-fx', JSON.stringify(events[1]))).toEqual({ reads: [expected[1]], errors: [] });
+    expect(parsePayload('zebra-fx', JSON.stringify(events[1]))).toEqual({
+      reads: [expected[1]],
+      errors: [],
+      failed: 0,
+    });
   });
 
   it('parses the timestamp offset without a colon', () => {
@@ -89,6 +98,6 @@ describe('zebra-fx', () => {
       '{"data":{"pin":1,"state":"HIGH"},"timestamp":"2024-06-01T07:19:58.000+0000","type":"GPI"}',
       JSON.stringify(events[0]),
     ].join('');
-    expect(parsePayload('zebra-fx', payload)).toEqual({ reads: [expected[0]], errors: [] });
+    expect(parsePayload('zebra-fx', payload)).toEqual({ reads: [expected[0]], errors: [], failed: 0 });
   });
 });

@@ -12,7 +12,9 @@ const ProblemSchema = Type.Object({
   received_at: TimestampOut(),
   bad_reads: Type.Integer(),
   unknown_reads: Type.Integer(),
-  errors: Type.Array(Type.String(), { description: 'Why reads were refused (at most 100 per message)' }),
+  errors: Type.Array(Type.String(), {
+    description: 'Why reads were refused: the first 100 of a message, then a line counting the rest',
+  }),
   payload: Type.String({
     description: 'The message as received (first 2,000 characters): the unknown tags are in it',
   }),
