@@ -133,6 +133,18 @@ describe('a NUL in an /internal/ input is a 400 on its field', () => {
     ]);
   });
 
+  it('a body nested deeper than the call stack is walked too', async () => {
+    const depth = 20_000;
+    const res = await me.request({
+      method: 'POST',
+      url: '/internal/keys',
+      headers: { 'content-type': 'application/json' },
+      payload: `{"name":${'['.repeat(depth)}"\\u0000"${']'.repeat(depth)},"scopes":[],"expires_at":null}`,
+    });
+    const error = expectInternalError(res, { status: 400, type: 'validation_error' });
+    expect(error.fields?.map((f) => f.field)).toEqual([`name${'[0]'.repeat(depth)}`]);
+  });
+
   it('many at once leave the service answering: no connection is lost', async () => {
     const answers = await Promise.all(
       Array.from({ length: 50 }, () => me.get('/internal/activity?actor_type=user&actor_id=x%00')),
