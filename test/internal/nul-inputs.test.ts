@@ -133,6 +133,16 @@ describe('a NUL in an /internal/ input is a 400 on its field', () => {
     ]);
   });
 
+  it("an upload's query, while its streamed body is left to the import", async () => {
+    const res = await me.request({
+      method: 'POST',
+      url: '/internal/import/assets?dry_run=true%00',
+      headers: { 'content-type': 'text/csv' },
+      payload: 'external_key,name\nA,B\n',
+    });
+    expectNulRefused(res, 'dry_run');
+  });
+
   it('a body nested deeper than the call stack is walked too', async () => {
     const depth = 20_000;
     const res = await me.request({

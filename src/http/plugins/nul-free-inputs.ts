@@ -71,7 +71,7 @@ function entry(node: Node, part: string, rule: string): FieldError {
 
 const onWebApp = (request: FastifyRequest) => {
   const { config } = request.routeOptions;
-  return config.internal === true && !config.methodNotAllowed && !config.streamedBody;
+  return config.internal === true && !config.methodNotAllowed;
 };
 
 /**
