@@ -20,15 +20,18 @@ const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as {
  * node-postgres's escapeLiteral (the server runs with standard_conforming_strings on, the
  * default since 9.1; escapeLiteral writes E'' when a backslash is present either way).
  * `$n` inside quoted literals, quoted identifiers and comments is left alone; a statement
- * with a dollar-quoted string or an E'' literal, or a value that is binary (a Buffer) or
- * refers to a parameter that was not given, is not inlined.
+ * with a dollar-quoted string or an E'' literal, a value that is binary (a Buffer) or
+ * holds a NUL, or a reference to a parameter that was not given, is not inlined.
  */
 export function inlineParameters(text: string, values: readonly unknown[]): string | undefined {
   const literals: string[] = [];
   for (const value of values) {
     const prepared = prepareValue(value);
     if (prepared === null || prepared === undefined) literals.push('NULL');
-    else if (typeof prepared === 'string') literals.push(pg.escapeLiteral(prepared));
+    // PostgreSQL reads a NUL in a message's text as the end of it and drops the connection
+    // (08P01), which reads as an outage; sent as a parameter it is the usual 22021 instead.
+    else if (typeof prepared === 'string' && !prepared.includes('\u0000'))
+      literals.push(pg.escapeLiteral(prepared));
     else return undefined;
   }
   let out = '';

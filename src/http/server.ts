@@ -22,6 +22,7 @@ import { registerBodyParsing } from './plugins/content-type.js';
 import { registerInternalAuth } from './plugins/internal-auth.js';
 import { registerListFilterContext } from './plugins/list-filter-context.js';
 import { acceptAllMethods, registerMethodNotAllowed, trackRoutes } from './plugins/methods.js';
+import { registerNulFreeInputs } from './plugins/nul-free-inputs.js';
 import { rateLimitPublic, registerPublicSurface } from './plugins/public-surface.js';
 import { genReqId, registerRequestId } from './plugins/request-id.js';
 import { registerStrictInputs } from './plugins/strict-inputs.js';
@@ -106,6 +107,7 @@ export async function createHttpServer(deps: HttpDependencies, options: ServerOp
   registerConnectionHandling(app);
   registerStrictInputs(app);
   registerBodyParsing(app);
+  registerNulFreeInputs(app);
   registerListFilterContext(app);
   registerPublicSurface(app, deps);
   // The session hook on the root instance, so it sees every /internal/ route registered after it.

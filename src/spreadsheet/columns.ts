@@ -124,6 +124,18 @@ export function rowBody(
   const errors: FieldError[] = [];
   columns.forEach((column, i) => {
     const cell = cells[i] ?? '';
+    // PostgreSQL cannot store U+0000, and the check reads the organization's rows by the
+    // file's keys and tags before it validates a row: kept out of the body, the cell
+    // refuses its row alone instead of failing the whole import in the database.
+    if (cell.includes('\u0000')) {
+      errors.push({
+        field: column,
+        code: 'invalid_value',
+        message: `${column} must not contain U+0000`,
+        params: {},
+      });
+      return;
+    }
     switch (column) {
       case 'description':
       case 'valid_to':

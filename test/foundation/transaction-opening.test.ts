@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inlineParameters } from '../../src/db/opening.js';
 import { createDatabase, type Database } from '../../src/db/pool.js';
+import { isDatabaseUnavailable } from '../../src/db/unavailable.js';
 import { WIRE_INSTANTS } from '../../src/db/wire-instants.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
@@ -39,6 +40,12 @@ describe('inlineParameters', () => {
     expect(inlineParameters("SELECT E'\\' $1', $1", [1])).toBeUndefined();
     expect(inlineParameters("SELECT 'open", [1])).toBeUndefined();
     expect(inlineParameters('SELECT /* a /* b */ */ $1', [1])).toBeUndefined();
+  });
+
+  it('never writes a NUL into the text: the server would take it for the end of the message', () => {
+    expect(inlineParameters('SELECT $1', ['x\u0000y'])).toBeUndefined();
+    expect(inlineParameters('SELECT $1::text[]', [['a', '\u0000']])).toBeUndefined();
+    expect(inlineParameters('SELECT $1, $2', ['a', 'b\u0000'])).toBeUndefined();
   });
 });
 
@@ -159,6 +166,22 @@ describe('organization transactions on the wire', () => {
       return 'handled';
     });
     expect(caught).toBe('handled');
+    expect(await find(orgA, orgA)).toEqual([{ id: orgA, name: 'A' }]);
+  });
+
+  it('a NUL parameter fails as the data exception it is, not as a lost connection', async () => {
+    const nul = 'x\u0000y';
+    for (const attempt of [
+      single.readWithOrg(orgA, (tx) => tx.query('SELECT id FROM organizations WHERE name = $1', [nul])),
+      single.readOne(orgA, 'SELECT id FROM organizations WHERE name = $1', [nul]),
+    ]) {
+      const error = await attempt.then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(error).toMatchObject({ code: '22021' });
+      expect(isDatabaseUnavailable(error)).toBe(false);
+    }
     expect(await find(orgA, orgA)).toEqual([{ id: orgA, name: 'A' }]);
   });
 

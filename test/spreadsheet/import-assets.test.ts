@@ -141,6 +141,20 @@ describe('asset import', () => {
     expect(result.created).toBe(1);
   });
 
+  it('refuses a row with a NUL in a cell on that column alone, and writes the rest', async () => {
+    const [tagged, keyed, named, ok] = [uniq('NUL'), uniq('NUL'), uniq('NUL'), uniq('OK')];
+    const result = await f.importCsv(
+      'assets',
+      `${HEADER}${tagged},Tagged,,,,barcode:x\u0000y,,\n${keyed}\u0000,Keyed,,,,,,\n${named},Na\u0000me,,,,rfid:${named},,\n${ok},Fine,,,,rfid:${ok},,\n`,
+    );
+    expect(codesOf(result, 2)).toEqual([['tags', 'invalid_value']]);
+    expect(codesOf(result, 3)).toEqual([['external_key', 'invalid_value']]);
+    expect(codesOf(result, 4)).toEqual([['name', 'invalid_value']]);
+    expect(result.results[0]!.errors![0]!.message).toBe('tags must not contain U+0000');
+    expect(result).toMatchObject({ applied: true, created: 1, refused: 3 });
+    expect((await f.api('GET', `/api/v1/assets?external_key=${ok}`)).json.data).toHaveLength(1);
+  });
+
   it('assigns the lowest free ASSET-NNNN keys to rows without one, after the keys the file names', async () => {
     const g = await sheetFixture();
     try {

@@ -117,4 +117,15 @@ describe('location import', () => {
     expect(result).toMatchObject({ created: 0, changed: 0, refused: 0 });
     expect(result.unchanged).toBeGreaterThan(5);
   });
+
+  it('refuses a row with a NUL in its parent or tags cell alone, and writes the rest', async () => {
+    const [a, b, ok] = [uniq('NUL'), uniq('NUL'), uniq('OK')];
+    const result = await f.importCsv(
+      'locations',
+      `external_key,name,parent_external_key,tags\n${a},A,x\u0000y,\n${b},B,,rfid:x\u0000y\n${ok},Fine,,rfid:${ok}\n`,
+    );
+    expect(codesOf(result, 2)).toEqual([['parent_external_key', 'invalid_value']]);
+    expect(codesOf(result, 3)).toEqual([['tags', 'invalid_value']]);
+    expect(result).toMatchObject({ applied: true, created: 1, refused: 2 });
+  });
 });

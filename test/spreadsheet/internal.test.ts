@@ -63,6 +63,23 @@ describe('/internal/import and /internal/export', () => {
     expect(real.at(-1).result).toMatchObject({ applied: true, created: 2, refused: 1 });
   });
 
+  it('a NUL in a cell refuses its row with the reason, and the other rows are imported', async () => {
+    const csv = 'external_key,name,tags\nNUL-1,Tagged,barcode:x\u0000y\nNUL-2,Fine,barcode:NUL-2\n';
+    // An organization of its own: the other tests count this one's assets.
+    const res = await upload(await t.signUp(), '/internal/import/assets', csv);
+    expect(res.statusCode, res.body).toBe(200);
+    const { result } = ndjson(res.body).at(-1);
+    expect(result).toMatchObject({ applied: true, created: 1, refused: 1 });
+    expect(result.results[0].errors).toEqual([
+      {
+        type: 'validation_error',
+        field: 'tags',
+        code: 'invalid_value',
+        message: 'tags must not contain U+0000',
+      },
+    ]);
+  });
+
   it('a file that cannot be imported is an ordinary error answer', async () => {
     const res = await upload(me, '/internal/import/assets', 'key,name\nA,B\n');
     expectInternalError(res, { status: 400, type: 'validation_error' });
