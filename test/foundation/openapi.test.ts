@@ -188,8 +188,9 @@ describe('OpenAPI description', () => {
   it('documents the error envelope for every error response', () => {
     for (const { method, path, op } of operationsOf(doc)) {
       const responses = op.responses as JsonObject;
-      // Any operation can answer these, whatever its input.
-      for (const status of ['401', '429', '500'])
+      // Any operation can answer these, whatever its input: the spec's, and the limits'
+      // answers before a route (too slow, body too large, URI too long, Expect, headers).
+      for (const status of ['401', '408', '413', '414', '417', '429', '431', '500'])
         expect(responses, `${method} ${path}`).toHaveProperty(status);
       for (const [status, response] of Object.entries(responses)) {
         if (Number(status) < 400) continue;

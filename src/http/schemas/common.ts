@@ -64,10 +64,19 @@ export const ListEnvelope = <T extends TSchema>(item: T) =>
     total_count: Type.Integer(),
   });
 
-/** Error responses every public operation may return, for the OpenAPI document. */
+/**
+ * Error responses every public operation may return, for the OpenAPI document: besides the
+ * spec's, what the connection's limits answer for any request (docs/api-decisions.md,
+ * "What the server answers before a route"): 408 a request too slow to arrive, 413 a body over the limit,
+ * 414 a request line or path segment too long, 417 an unsupported Expect, 431 headers
+ * too large.
+ */
 export const errorResponses = (...statuses: number[]) =>
   Object.fromEntries(
-    [400, 401, 403, 404, 405, 415, 429, 500, 503, ...statuses].map((s) => [s, Type.Ref('ErrorEnvelope')]),
+    [400, 401, 403, 404, 405, 408, 413, 414, 415, 417, 429, 431, 500, 503, ...statuses].map((s) => [
+      s,
+      Type.Ref('ErrorEnvelope'),
+    ]),
   );
 
 /** An empty 204 response; @fastify/swagger documents `type: 'null'` as no content. */
