@@ -332,5 +332,6 @@ describe('tagtrail CLI (compiled, against a real database)', () => {
     } finally {
       await empty.drop();
     }
-  });
+    // Five CLI processes, one applying every migration: over 30 s on a loaded 2-core machine.
+  }, 120_000);
 });
