@@ -118,6 +118,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       throw new ConfigError(`invalid configuration:\n  ${(err as Error).message}`);
     }
   }
+  // The whole request includes its headers. Left at its default, the request timeout
+  // follows a longer headers timeout; set shorter, it is a contradiction.
+  if (
+    raw.TAGTRAIL_REQUEST_TIMEOUT_SECONDS !== undefined &&
+    config.TAGTRAIL_REQUEST_TIMEOUT_SECONDS < config.TAGTRAIL_HEADERS_TIMEOUT_SECONDS
+  ) {
+    throw new ConfigError(
+      `invalid configuration:\n  TAGTRAIL_REQUEST_TIMEOUT_SECONDS=${config.TAGTRAIL_REQUEST_TIMEOUT_SECONDS} must be at least TAGTRAIL_HEADERS_TIMEOUT_SECONDS=${config.TAGTRAIL_HEADERS_TIMEOUT_SECONDS}: the whole request includes its headers`,
+    );
+  }
   const files = tlsFiles(config);
   return {
     ...config,

@@ -20,6 +20,7 @@ import { BrokerAccess, SERVICE_USERNAME } from './ingest/broker-access.js';
 import { BrokerIngest } from './ingest/broker-ingest.js';
 import { type BrokerAddress, externalBrokerAddress, startBrokerOnPort } from './ingest/broker-port.js';
 import { type IngestTransport, startIngestTransport } from './ingest/transport.js';
+import { hostUnusable } from './listen-errors.js';
 import { ServiceMetrics } from './metrics/index.js';
 import { loadSecretBox } from './secrets/key-ring.js';
 import { createServices } from './services.js';
@@ -237,7 +238,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
         throw new Error(`port ${config.PORT} on ${config.HOST} is in use; set PORT to another port`);
       }
-      throw err;
+      throw hostUnusable(err, config.HOST) ?? err;
     }
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.PORT;

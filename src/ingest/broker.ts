@@ -1,6 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer } from 'node:tls';
 import { Aedes, type AedesOptions } from 'aedes';
+import { hostUnusable } from '../listen-errors.js';
 import type { BrokerAccess } from './broker-access.js';
 import { SocketBudget, type SocketBufferPolicy } from './socket-budget.js';
 
@@ -140,7 +141,7 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
   } catch (err) {
     await closeAedes();
     if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new BrokerPortInUseError(options.port);
-    throw err;
+    throw hostUnusable(err, options.host) ?? err;
   }
   if (tlsServer && options.tls) {
     try {

@@ -50,6 +50,27 @@ describe('configuration errors', () => {
   });
 });
 
+describe('connection timeouts', () => {
+  it('refuses a request timeout set shorter than the headers timeout, naming both', () => {
+    const message = configError({
+      TAGTRAIL_HEADERS_TIMEOUT_SECONDS: '30',
+      TAGTRAIL_REQUEST_TIMEOUT_SECONDS: '10',
+    });
+    expect(message).toContain(
+      'TAGTRAIL_REQUEST_TIMEOUT_SECONDS=10 must be at least TAGTRAIL_HEADERS_TIMEOUT_SECONDS=30',
+    );
+  });
+
+  it('takes equal bounds, and a longer headers timeout when the request timeout is left at its default', () => {
+    expect(
+      loadConfig({ TAGTRAIL_HEADERS_TIMEOUT_SECONDS: '30', TAGTRAIL_REQUEST_TIMEOUT_SECONDS: '30' }),
+    ).toMatchObject({ TAGTRAIL_REQUEST_TIMEOUT_SECONDS: 30 });
+    expect(loadConfig({ TAGTRAIL_HEADERS_TIMEOUT_SECONDS: '120' })).toMatchObject({
+      TAGTRAIL_HEADERS_TIMEOUT_SECONDS: 120,
+    });
+  });
+});
+
 describe('DATABASE_POOL_SIZE', () => {
   // Its bounds and the values it refuses are the whole-number settings' table below.
   it('is unset unless given: the pools then follow the cores (src/db/pool-size.ts)', () => {
@@ -147,17 +168,26 @@ describe('whole-number settings', () => {
     });
 
     it('takes its bounds and refuses a number beyond them', () => {
-      expect(loadConfig({ [name]: String(min) })[name as keyof ReturnType<typeof loadConfig>]).toBe(min);
-      expect(loadConfig({ [name]: `00${min + 1}` })[name as keyof ReturnType<typeof loadConfig>]).toBe(
-        min + 1,
+      // The request timeout must be at least the headers timeout: that one at its least.
+      const base: Record<string, string> =
+        name === 'TAGTRAIL_REQUEST_TIMEOUT_SECONDS' ? { TAGTRAIL_HEADERS_TIMEOUT_SECONDS: '1' } : {};
+      expect(loadConfig({ ...base, [name]: String(min) })[name as keyof ReturnType<typeof loadConfig>]).toBe(
+        min,
       );
-      expect(configError({ [name]: String(min - 1) })).toContain(`${name}="${min - 1}": ${accepts}`);
+      expect(
+        loadConfig({ ...base, [name]: `00${min + 1}` })[name as keyof ReturnType<typeof loadConfig>],
+      ).toBe(min + 1);
+      expect(configError({ ...base, [name]: String(min - 1) })).toContain(`${name}="${min - 1}": ${accepts}`);
       if (max !== null) {
-        expect(loadConfig({ [name]: String(max) })[name as keyof ReturnType<typeof loadConfig>]).toBe(max);
-        expect(configError({ [name]: String(max + 1) })).toContain(`${name}="${max + 1}": ${accepts}`);
+        expect(
+          loadConfig({ ...base, [name]: String(max) })[name as keyof ReturnType<typeof loadConfig>],
+        ).toBe(max);
+        expect(configError({ ...base, [name]: String(max + 1) })).toContain(
+          `${name}="${max + 1}": ${accepts}`,
+        );
       } else {
         // Past what a JavaScript number holds exactly: refused rather than rounded.
-        expect(configError({ [name]: '99999999999999999999' })).toContain(
+        expect(configError({ ...base, [name]: '99999999999999999999' })).toContain(
           `${name}="99999999999999999999": ${accepts}`,
         );
       }
