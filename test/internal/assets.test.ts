@@ -208,6 +208,18 @@ describe('/internal/ asset writes', () => {
     );
   });
 
+  it('a handheld location that does not exist is named as it was scanned or typed, not as JSON', async () => {
+    for (const [location, message] of [
+      [{ id: 987654 }, 'No live location with id 987654'],
+      [{ external_key: 'NO-SUCH-DOCK' }, 'No live location with key "NO-SUCH-DOCK"'],
+      [{ tag: 'dock-1' }, 'No live location carrying the tag "dock-1"'],
+    ] as const) {
+      const res = await me.post('/internal/handheld', { location, items: [{ tag: 'X-1' }] });
+      expectInternalError(res, { status: 400, type: 'validation_error' });
+      expect(res.json().error.fields[0]).toMatchObject({ field: 'location', code: 'fk_not_found', message });
+    }
+  });
+
   it("the asset's page data: where it is, in which part of the tree, since when; history with names", async () => {
     const site = await insertLocation(t, me.orgId, { external_key: 'SITE', name: 'Main site' });
     const hall = await insertLocation(t, me.orgId, { external_key: 'HALL', name: 'Hall', parent_id: site });

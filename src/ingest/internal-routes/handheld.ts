@@ -73,9 +73,14 @@ async function resolveLocation(tx: Tx, orgId: number, ref: LocationRef): Promise
     id = keys.map((k) => found.get(k)).find((v) => v !== undefined);
   }
   if (id === undefined) {
-    throw fieldError('location', 'fk_not_found', `location ${JSON.stringify(ref)} does not exist`, {
-      location: ref,
-    });
+    // Said as the person scanning would: by what they scanned or typed, not as JSON.
+    const named =
+      ref.id !== undefined
+        ? `with id ${ref.id}`
+        : ref.external_key !== undefined
+          ? `with key "${ref.external_key}"`
+          : `carrying the tag "${ref.tag}"`;
+    throw fieldError('location', 'fk_not_found', `No live location ${named}`, { location: ref });
   }
   return id;
 }
