@@ -48,11 +48,3 @@ export function instant(name: string) {
     return new Date(ms);
   };
 }
-
-/** An API key's id. */
-export function uuid(name: string) {
-  return (value: string): string => {
-    if (!/^[0-9a-f-]{36}$/i.test(value)) throw new InvalidArgumentError(`${name} must be a UUID`);
-    return value;
-  };
-}
