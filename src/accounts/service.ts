@@ -18,7 +18,7 @@ export class OrganizationService {
   async get(orgId: number): Promise<Organization> {
     // One statement: sent with the organization's setting in one message (Database.readOne).
     const org = (await this.db.readOne<Organization>(orgId, FIND_ORGANIZATION, [orgId])).rows[0];
-    if (!org) throw new ApiError('not_found', 'organization not found');
+    if (!org) throw new ApiError('not_found', `organization ${orgId} not found`);
     return org;
   }
 }

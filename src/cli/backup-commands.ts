@@ -6,6 +6,7 @@ import { loadConfig } from '../config.js';
 import { writeBackup } from '../db/backup.js';
 import { startEmbeddedPostgres } from '../db/embedded.js';
 import { restoreBackup } from '../db/restore.js';
+import { oneOf } from './args.js';
 import { announceWait } from './open.js';
 import { print } from './output.js';
 
@@ -22,15 +23,13 @@ export function registerBackupCommands(program: Command): void {
     .option(
       '--priority <priority>',
       'low: copy and compress at a low scheduling priority (nice 10), so a busy service keeps its CPU; normal: as started',
+      oneOf('--priority', ['low', 'normal'] as const),
       'low',
     )
     .option('--json', 'print JSON')
     .action(async (opts: { out: string; priority: string; json?: boolean }) => {
       const config = loadConfig();
       if (config.DATABASE_URL) throw new Error(EXTERNAL);
-      if (opts.priority !== 'low' && opts.priority !== 'normal') {
-        throw new Error(`--priority is low or normal, not ${opts.priority}`);
-      }
       // Joins the service's server when it runs; otherwise starts it for the backup.
       const embedded = await startEmbeddedPostgres(config.dataDir, {
         create: false,

@@ -1,42 +1,20 @@
 import type { Command } from 'commander';
 import { cliActor, cliCaller } from '../caller.js';
-import { type Config, loadConfig } from '../config.js';
+import { loadConfig } from '../config.js';
 import { DatabaseTooNewError, migrate, migrationStatus } from '../db/migrate.js';
 import { ApiError } from '../errors.js';
 import { describeBroker } from '../ingest/broker-port.js';
 import { type RunningService, startService } from '../runtime.js';
-import type { Services } from '../services.js';
 import { registerActivityCommands } from './activity-commands.js';
+import { id, oneOf, positiveInt } from './args.js';
 import { registerBackupCommands } from './backup-commands.js';
 import { registerIngestCommands } from './ingest-commands.js';
-import { createCliServices, openCliDatabase } from './open.js';
+import { openCliDatabase } from './open.js';
 import { print } from './output.js';
 import { registerSessionCommands } from './session-commands.js';
 import { registerSpreadsheetCommands } from './spreadsheet-commands.js';
 import { registerTwoFactorCommands } from './two-factor-commands.js';
-
-/** Runs `fn` with the services on the configured database, closing everything after. */
-async function withServices<T>(fn: (services: Services, config: Config) => Promise<T>): Promise<T> {
-  const config = loadConfig();
-  const opened = await openCliDatabase(config, { poolSize: 2 });
-  try {
-    const services = await createCliServices(opened.db, config);
-    try {
-      return await fn(services, config);
-    } finally {
-      await services.close();
-    }
-  } finally {
-    await opened.close();
-  }
-}
-
-function positiveInt(name: string) {
-  return (value: string) => {
-    if (!/^\d+$/.test(value) || Number(value) < 1) throw new Error(`${name} must be a positive integer`);
-    return Number(value);
-  };
-}
+import { withOrganization, withServices } from './with-services.js';
 
 export function registerCommands(program: Command): void {
   program
@@ -131,11 +109,15 @@ export function registerCommands(program: Command): void {
   const key = program.command('key').description('API keys');
   key
     .command('mint')
-    .requiredOption('--org <id>', 'organization id', positiveInt('--org'))
+    .requiredOption('--org <id>', 'organization id', id('--org'))
     .requiredOption('--scopes <list>', 'comma-separated scopes (may be empty)')
     .option('--name <name>', 'key name')
     .option('--expires-in <seconds>', 'lifetime in seconds', positiveInt('--expires-in'))
-    .option('--env <env>', 'environment the key is for: production or preview')
+    .option(
+      '--env <env>',
+      'environment the key is for: production or preview',
+      oneOf('--env', ['production', 'preview'] as const),
+    )
     .option('--json', 'print JSON')
     .action(
       (opts: {
@@ -143,14 +125,11 @@ export function registerCommands(program: Command): void {
         scopes: string;
         name?: string;
         expiresIn?: number;
-        env?: string;
+        env?: 'production' | 'preview';
         json?: boolean;
       }) =>
-        withServices(async (s, config) => {
+        withOrganization(opts.org, async (s, config) => {
           const environment = opts.env ?? config.TAGTRAIL_ENV;
-          if (environment !== 'production' && environment !== 'preview') {
-            throw new Error('--env must be production or preview');
-          }
           const scopes = opts.scopes
             .split(',')
             .map((x) => x.trim())
@@ -184,11 +163,11 @@ export function registerCommands(program: Command): void {
       }),
     );
   registerIngestCommands(program);
-  registerSessionCommands(program, withServices);
-  registerActivityCommands(program, withServices);
+  registerSessionCommands(program);
+  registerActivityCommands(program);
   registerBackupCommands(program);
-  registerSpreadsheetCommands(program, withServices);
-  registerTwoFactorCommands(program, withServices);
+  registerSpreadsheetCommands(program);
+  registerTwoFactorCommands(program);
 }
 
 /** A message for an operator; stack traces only for what we did not expect. */

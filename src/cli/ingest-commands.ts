@@ -3,43 +3,16 @@ import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { cliCaller } from '../caller.js';
 import { loadConfig } from '../config.js';
-import type { Database } from '../db/pool.js';
 import { importScanRecords } from '../ingest/import.js';
 import { mosquittoFiles, writeMosquittoFiles } from '../ingest/mosquitto-config.js';
 import { readerUsername } from '../ingest/mqtt-credentials.js';
 import type { Reader, ScanPoint } from '../ingest/readers-service.js';
 import { ensureRawPartitions } from '../ingest/retention.js';
 import { consumerLogin } from '../ingest/transport.js';
-import type { Services } from '../services.js';
-import { createCliServices, openCliDatabase } from './open.js';
+import { id, integer } from './args.js';
 import { print } from './output.js';
 import { EXIT_REFUSED, progressBar } from './progress.js';
-
-async function withServices<T>(fn: (services: Services, db: Database) => Promise<T>): Promise<T> {
-  const config = loadConfig();
-  const opened = await openCliDatabase(config, { poolSize: 2 });
-  try {
-    const services = await createCliServices(opened.db, config);
-    try {
-      return await fn(services, opened.db);
-    } finally {
-      await services.close();
-    }
-  } finally {
-    await opened.close();
-  }
-}
-
-function integer(name: string, min: number, max: number) {
-  return (value: string) => {
-    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
-      throw new Error(`${name} must be an integer from ${min} to ${max}`);
-    }
-    return Number(value);
-  };
-}
-
-const id = (name: string) => integer(name, 1, 2147483647);
+import { withOrganization, withServices } from './with-services.js';
 
 const scanPointJson = (p: ScanPoint) => ({
   id: p.id,
@@ -94,7 +67,7 @@ export function registerIngestCommands(program: Command): void {
         webhook?: boolean;
         json?: boolean;
       }) =>
-        withServices(async (s) => {
+        withOrganization(opts.org, async (s) => {
           const {
             reader: created,
             webhookSecret,
@@ -125,7 +98,7 @@ export function registerIngestCommands(program: Command): void {
     .requiredOption('--org <id>', 'organization id', id('--org'))
     .option('--json', 'print JSON')
     .action((opts: { org: number; json?: boolean }) =>
-      withServices(async (s) => {
+      withOrganization(opts.org, async (s) => {
         const readers = await s.readers.list(opts.org);
         if (opts.json) {
           process.stdout.write(`${JSON.stringify({ data: readers.map(readerJson) })}\n`);
@@ -149,7 +122,7 @@ export function registerIngestCommands(program: Command): void {
     .requiredOption('--reader <id>', 'reader id', id('--reader'))
     .option('--json', 'print JSON')
     .action((opts: { org: number; reader: number; json?: boolean }) =>
-      withServices(async (s) => {
+      withOrganization(opts.org, async (s) => {
         const { mqtt } = await s.readers.rotateMqttCredentials(cliCaller(opts.org), opts.reader);
         print(Boolean(opts.json), {
           id: opts.reader,
@@ -167,7 +140,7 @@ export function registerIngestCommands(program: Command): void {
     .requiredOption('--reader <id>', 'reader id', id('--reader'))
     .option('--json', 'print JSON')
     .action((opts: { org: number; reader: number; json?: boolean }) =>
-      withServices(async (s) => {
+      withOrganization(opts.org, async (s) => {
         await s.readers.revokeMqttCredentials(cliCaller(opts.org), opts.reader);
         print(Boolean(opts.json), { id: opts.reader, mqtt_credentials: false });
       }),
@@ -179,7 +152,7 @@ export function registerIngestCommands(program: Command): void {
     .requiredOption('--reader <id>', 'reader id', id('--reader'))
     .option('--json', 'print JSON')
     .action((opts: { org: number; reader: number; json?: boolean }) =>
-      withServices(async (s) => {
+      withOrganization(opts.org, async (s) => {
         await s.readers.delete(cliCaller(opts.org), opts.reader);
         print(Boolean(opts.json), { id: opts.reader, deleted: true });
       }),
@@ -227,7 +200,7 @@ export function registerIngestCommands(program: Command): void {
     )
     .option('--json', 'print JSON')
     .action((opts: { org: number; reader: number; location: number; antenna?: number; json?: boolean }) =>
-      withServices(async (s) => {
+      withOrganization(opts.org, async (s) => {
         const created = await s.readers.addScanPoint(cliCaller(opts.org), opts.reader, {
           locationId: opts.location,
           antenna: opts.antenna ?? null,
@@ -246,7 +219,7 @@ export function registerIngestCommands(program: Command): void {
     )
     .option('--json', 'print JSON')
     .action((opts: { org: number; reader: number; antenna?: number; json?: boolean }) =>
-      withServices(async (s) => {
+      withOrganization(opts.org, async (s) => {
         await s.readers.removeScanPoint(cliCaller(opts.org), opts.reader, opts.antenna ?? null);
         print(Boolean(opts.json), { reader_id: opts.reader, antenna: opts.antenna ?? null, removed: true });
       }),
@@ -261,10 +234,9 @@ export function registerIngestCommands(program: Command): void {
     .requiredOption('--org <id>', 'organization id', id('--org'))
     .option('--json', 'print the summary as JSON')
     .action((file: string | undefined, opts: { org: number; json?: boolean }) =>
-      withServices(async (s, db) => {
-        await s.organizations.get(opts.org);
+      withOrganization(opts.org, async (s) => {
         // The raw log rows of this import land in today's partition, which a running service would prepare.
-        await ensureRawPartitions(db);
+        await ensureRawPartitions(s.internal.db);
         const input = file === undefined || file === '-' ? process.stdin : createReadStream(file);
         const opened = new Promise<void>((resolve, reject) => {
           if (input === process.stdin) return resolve();

@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
-import type { Config } from '../config.js';
 import type { Services } from '../services.js';
+import { id } from './args.js';
 import { print } from './output.js';
-
-type WithServices = <T>(fn: (services: Services, config: Config) => Promise<T>) => Promise<T>;
+import { withOrganization } from './with-services.js';
 
 export interface SessionTokenOutput extends Record<string, unknown> {
   token: string;
@@ -28,21 +27,18 @@ export async function issueSessionToken(services: Services, orgId: number): Prom
   };
 }
 
-export function registerSessionCommands(program: Command, withServices: WithServices): void {
+export function registerSessionCommands(program: Command): void {
   const session = program.command('session').description('web sessions');
   session
     .command('token')
     .description(
       'print a web session token (send it as the cookie tagtrail_session=<token>) and its CSRF token',
     )
-    .requiredOption('--org <id>', 'organization id', (value: string) => {
-      if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 2147483647) {
-        throw new Error('--org must be a positive integer');
-      }
-      return Number(value);
-    })
+    .requiredOption('--org <id>', 'organization id', id('--org'))
     .option('--json', 'print JSON')
     .action((opts: { org: number; json?: boolean }) =>
-      withServices(async (s) => print(Boolean(opts.json), await issueSessionToken(s, opts.org))),
+      withOrganization(opts.org, async (s) =>
+        print(Boolean(opts.json), await issueSessionToken(s, opts.org)),
+      ),
     );
 }

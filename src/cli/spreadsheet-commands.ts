@@ -2,25 +2,16 @@ import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import type { Command } from 'commander';
 import { cliCaller } from '../caller.js';
-import type { Config } from '../config.js';
 import { validationError } from '../errors.js';
-import type { Services } from '../services.js';
 import type { Kind } from '../spreadsheet/columns.js';
 import { refusedReport } from '../spreadsheet/report.js';
 import type { Progress } from '../spreadsheet/rows.js';
 import { listQueryErrors } from '../spreadsheet/validate.js';
+import { id } from './args.js';
 import { EXIT_REFUSED, progressBar } from './progress.js';
-
-type WithServices = <T>(fn: (services: Services, config: Config) => Promise<T>) => Promise<T>;
+import { withOrganization } from './with-services.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
-
-function orgId(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 2147483647) {
-    throw new Error('--org must be an integer from 1 to 2147483647');
-  }
-  return Number(value);
-}
 
 /** The spreadsheet import's progress as a bar: its phase and rows done of all. */
 function rowsBar(stream: NodeJS.WriteStream) {
@@ -94,7 +85,7 @@ function exportQuery(kind: Kind, o: ExportOpts): Record<string, unknown> {
 }
 
 /** `import assets|locations FILE` and `export assets|locations` (docs/import-export.md). */
-export function registerSpreadsheetCommands(program: Command, withServices: WithServices): void {
+export function registerSpreadsheetCommands(program: Command): void {
   const imp = program
     .command('import')
     .description('import assets or locations from a CSV file (upsert by external_key)');
@@ -103,13 +94,13 @@ export function registerSpreadsheetCommands(program: Command, withServices: With
     imp
       .command(`${kind} <file>`)
       .description(`import ${kind} from a CSV file; exits ${EXIT_REFUSED} when any row was refused`)
-      .requiredOption('--org <id>', 'organization id', orgId)
+      .requiredOption('--org <id>', 'organization id', id('--org'))
       .option('--dry-run', 'check every row and report, but write nothing')
       .option('--all-or-nothing', 'write nothing unless every row is accepted')
       .option('--report <file>', 'where to write the refused rows as CSV (default: <file>.refused.csv)')
       .option('--json', 'print the summary as JSON')
       .action((file: string, opts: ImportOpts) =>
-        withServices(async (s) => {
+        withOrganization(opts.org, async (s) => {
           const bar = rowsBar(process.stderr);
           const result = await s.internal.spreadsheets
             .import(cliCaller(opts.org), kind, createReadStream(file), {
@@ -148,7 +139,7 @@ export function registerSpreadsheetCommands(program: Command, withServices: With
     const cmd = exp
       .command(kind)
       .description(`export the ${kind} a list request with these filters returns, as CSV`)
-      .requiredOption('--org <id>', 'organization id', orgId)
+      .requiredOption('--org <id>', 'organization id', id('--org'))
       .option('--out <file>', 'write to this file instead of standard output')
       .option('--external-key <key>', 'repeatable, equality match', collect)
       .option('--is-active <bool>', 'true or false')
@@ -165,7 +156,7 @@ export function registerSpreadsheetCommands(program: Command, withServices: With
         .option('--parent-external-key <key>', 'repeatable', collect);
     }
     cmd.action((opts: ExportOpts) =>
-      withServices(async (s) => {
+      withOrganization(opts.org, async (s) => {
         const query = exportQuery(kind, opts);
         const lines =
           kind === 'assets'

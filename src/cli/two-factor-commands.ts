@@ -1,10 +1,8 @@
 import type { Command } from 'commander';
 import { cliCaller } from '../caller.js';
-import type { Config } from '../config.js';
-import type { Services } from '../services.js';
+import { id } from './args.js';
 import { print } from './output.js';
-
-type WithServices = <T>(fn: (services: Services, config: Config) => Promise<T>) => Promise<T>;
+import { withOrganization } from './with-services.js';
 
 /**
  * `tagtrail two-factor reset`: the operator's way back in for a person who lost the
@@ -12,21 +10,16 @@ type WithServices = <T>(fn: (services: Services, config: Config) => Promise<T>) 
  * organization's only admin). The same reset as the Members page's, recorded in the
  * activity log as the operator's (`cli`).
  */
-export function registerTwoFactorCommands(program: Command, withServices: WithServices): void {
+export function registerTwoFactorCommands(program: Command): void {
   const twoFactor = program.command('two-factor').description("people's two-factor sign-in");
   twoFactor
     .command('reset')
     .description("turn off a member's two-factor sign-in and end their sessions")
-    .requiredOption('--org <id>', 'organization id', (value: string) => {
-      if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 2147483647) {
-        throw new Error('--org must be a positive integer');
-      }
-      return Number(value);
-    })
+    .requiredOption('--org <id>', 'organization id', id('--org'))
     .requiredOption('--email <address>', "the member's email address")
     .option('--json', 'print JSON')
     .action((opts: { org: number; email: string; json?: boolean }) =>
-      withServices(async (s) => {
+      withOrganization(opts.org, async (s) => {
         const reset = await s.internal.totp.resetForEmail(cliCaller(opts.org), opts.email);
         print(Boolean(opts.json), {
           org_id: opts.org,

@@ -67,6 +67,6 @@ describe('tagtrail activity export', { timeout: 120_000 }, () => {
     expect(bad.stderr).toContain('--since must be an RFC 3339 timestamp');
     const missing = await cli('activity', 'export', '--org', '2147483000');
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain('organization not found');
+    expect(missing.stderr).toContain('organization 2147483000 not found');
   });
 });

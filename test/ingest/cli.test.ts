@@ -332,7 +332,7 @@ describe('tagtrail scans import', () => {
 
   it('refuses an unknown organization and a missing file', async () => {
     await expect(tagtrail('scans', 'import', '--org', '2147483000', join(dir, 'none'))).rejects.toThrow(
-      /organization not found/,
+      /organization 2147483000 not found/,
     );
     const f = await ingestFixture(t);
     await expect(tagtrail('scans', 'import', '--org', String(f.orgId), join(dir, 'none'))).rejects.toThrow(
