@@ -1,0 +1,84 @@
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasChromium } from './browser.js';
+import { startWebSite, type WebSite } from './site.js';
+
+/**
+ * What an audit found in the web app, each checked where a person meets it: a webhook reader
+ * set up from the browser alone (its address shown beside its secret, and on its card), the
+ * location forms' refusals shown at their fields, and no page wider than the screen with a
+ * 255-character name without spaces (legal) or a reader with problems, at 375px and 1280px.
+ */
+describe.skipIf(!hasChromium)(
+  'webhook setup, location form errors and page widths',
+  { timeout: 180_000 },
+  () => {
+    let site: WebSite;
+    let page: Page;
+    const LONG = 'N'.repeat(255);
+    let locationId = 0;
+    let assetId = 0;
+
+    beforeAll(async () => {
+      site = await startWebSite({
+        name: 'setup-layout',
+        // The location forms are refused on purpose.
+        expectedFailures: ['/internal/locations'],
+        signUp: { email: 'fit@example.test', organization_name: 'Yard' },
+      });
+      page = site.page;
+      const location = await site.internal('POST', '/internal/locations', {
+        name: LONG,
+        external_key: 'LONG-LOC',
+      });
+      expect(location.status, JSON.stringify(location.body)).toBe(201);
+      locationId = location.body.data.id;
+      const asset = await site.internal('POST', '/internal/assets', {
+        name: LONG,
+        external_key: 'LONG-ASSET',
+      });
+      expect(asset.status, JSON.stringify(asset.body)).toBe(201);
+      assetId = asset.body.data.id;
+      // Placed, so the assets table and the asset page show the long location name too.
+      const placed = await site.internal('POST', '/internal/handheld', {
+        location: { id: locationId },
+        items: [{ asset_external_key: 'LONG-ASSET' }],
+      });
+      expect(placed.body.data?.applied, JSON.stringify(placed.body)).toBe(1);
+      const key = await site.internal('POST', '/internal/keys', { name: LONG, scopes: [], expires_at: null });
+      expect(key.status, JSON.stringify(key.body)).toBe(201);
+    }, 180_000);
+    afterAll(() => site?.close());
+
+    it('a webhook reader gets its full address beside its secret, and a post to it is taken', async () => {
+      await page.goto(`${site.base}/readers`);
+      await page.getByRole('heading', { name: 'Readers and scan points' }).waitFor();
+      await page.getByLabel('Name', { exact: true }).fill('Gate reader');
+      await page.getByLabel('Family').selectOption('generic-json');
+      await page.getByLabel('Identity').fill('gate-9');
+      await page.getByLabel('MQTT topic').fill('yard/gate-9/reads');
+      await page.getByLabel('Also accept reads over the HTTP webhook').check();
+      await page.getByRole('button', { name: 'Add reader' }).click();
+      const secret = await page.locator('#webhook-secret').inputValue();
+      const url = await page.locator('#webhook-url').inputValue();
+      const readers = await site.internal('GET', '/internal/readers');
+      const reader = readers.body.data.find((r: { name: string }) => r.name === 'Gate reader');
+      expect(url).toBe(`${site.base}/ingest/v1/readers/${reader.id}/messages`);
+
+      // The reader posts there with the secret: an unknown tag, which gives the reader a problem.
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ tag: 'E2801190A503006543E21299', antenna: 1 }),
+      });
+      expect(res.status).toBe(204);
+      expect(res.headers.get('x-tagtrail-unknown-reads')).toBe('1');
+
+      await page.getByRole('button', { name: 'Done' }).click();
+      // Shown on the card too, for a reader set up later than the secret was shown.
+      const card = page.getByRole('article', { name: 'Gate reader' });
+      await expect.poll(() => card.locator('.facts').textContent()).toContain(`Webhook URL${url}`);
+    });
+});
+  },
+);
