@@ -79,6 +79,30 @@ describe.skipIf(!hasChromium)(
       const card = page.getByRole('article', { name: 'Gate reader' });
       await expect.poll(() => card.locator('.facts').textContent()).toContain(`Webhook URL${url}`);
     });
+
+    it('the location forms show a refused field under it, marked invalid', async () => {
+      await page.goto(`${site.base}/locations`);
+      await page.getByRole('heading', { name: 'New location' }).waitFor();
+      await page.getByLabel('Name', { exact: true }).fill('Bad key room');
+      await page.getByLabel('External key').fill('has spaces');
+      await page.getByRole('button', { name: 'Create location' }).click();
+      const key = page.locator('#new-location-key');
+      await expect.poll(() => key.getAttribute('aria-invalid')).toBe('true');
+      expect(await key.getAttribute('aria-describedby')).toContain('new-location-key-error');
+      expect(await page.locator('#new-location-key-error').textContent()).toContain(
+        'must contain only letters, digits and hyphens',
+      );
+
+      await page.goto(`${site.base}/locations?selected=${locationId}`);
+      const validTo = page.locator(`#edit-${locationId}-to`);
+      await validTo.waitFor();
+      await validTo.fill('2001-01-01T00:00');
+      await page.getByRole('button', { name: 'Save details' }).click();
+      await expect.poll(() => validTo.getAttribute('aria-invalid')).toBe('true');
+      const describedBy = (await validTo.getAttribute('aria-describedby')) ?? '';
+      expect(describedBy.split(' ')).toContain(`edit-${locationId}-to-error`);
+      expect(await page.locator(`#edit-${locationId}-to-error`).textContent()).toContain('valid_from');
+    });
 });
   },
 );
