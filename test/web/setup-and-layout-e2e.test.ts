@@ -103,6 +103,52 @@ describe.skipIf(!hasChromium)(
       expect(describedBy.split(' ')).toContain(`edit-${locationId}-to-error`);
       expect(await page.locator(`#edit-${locationId}-to-error`).textContent()).toContain('valid_from');
     });
-});
+
+    it('no page is wider than the screen with a 255-character name or a reader with problems', async () => {
+      const pages: { path: string; ready: (p: Page) => Promise<void> }[] = [
+        {
+          path: `/locations?selected=${locationId}`,
+          ready: (p) => p.locator('.tree-name', { hasText: LONG }).first().waitFor(),
+        },
+        {
+          path: `/assets/${assetId}`,
+          ready: (p) => p.getByRole('heading', { name: LONG, level: 1 }).waitFor(),
+        },
+        { path: '/assets', ready: (p) => p.getByRole('link', { name: LONG }).waitFor() },
+        {
+          path: '/readers',
+          ready: (p) => p.getByRole('region', { name: 'Unknown tags of Gate reader' }).waitFor(),
+        },
+        { path: '/keys', ready: (p) => p.getByRole('row', { name: new RegExp(LONG) }).waitFor() },
+        { path: '/members', ready: (p) => p.getByRole('row', { name: /fit@example\.test/ }).waitFor() },
+      ];
+      const wide: string[] = [];
+      for (const width of [375, 1280]) {
+        await page.setViewportSize({ width, height: 900 });
+        for (const { path, ready } of pages) {
+          await page.goto(`${site.base}${path}`);
+          await ready(page);
+          const [scroll, inner] = (await page.evaluate(
+            '[document.documentElement.scrollWidth, window.innerWidth]',
+          )) as [number, number];
+          if (scroll > inner) {
+            // Which elements stick out, innermost first, so a failure says where to look.
+            const culprits = await page.evaluate(`[...document.querySelectorAll('main *')]
+            .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1
+              && ![...e.children].some((c) => c.getBoundingClientRect().right > window.innerWidth + 1))
+            .slice(0, 5).map((e) => e.tagName.toLowerCase() + (e.className ? '.' + e.className : ''))`);
+            wide.push(`${path} at ${width}px: ${scroll}px (${String(culprits)})`);
+          }
+        }
+      }
+      expect(wide).toEqual([]);
+
+      // In the assets table the long name wraps in its cell: the location and last-seen
+      // columns stay in view without scrolling the table sideways.
+      await page.goto(`${site.base}/assets`);
+      await page.getByRole('link', { name: LONG }).waitFor();
+      const lastSeen = await page.getByRole('columnheader', { name: /Last seen/ }).boundingBox();
+      expect(lastSeen && lastSeen.x + lastSeen.width).toBeLessThanOrEqual(1280);
+    });
   },
 );
