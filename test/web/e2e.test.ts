@@ -66,17 +66,19 @@ describe.skipIf(!hasChromium)('web app in Chromium', { timeout: 60_000 }, () => 
   });
 
   it('signs up (a fresh install opens on sign-up): creates the user and the organization and lands signed in', async () => {
-    // A fresh install has nobody to sign in as: it opens on sign-up for the first administrator.
-    await page.goto(base);
-    await page.waitForURL(/\/sign-up$/);
+    // A fresh install has nobody to sign in as: it opens on sign-up for the first administrator,
+    // who still lands on the page they opened (sign-up dropped it and went to /locations).
+    await page.goto(`${base}/keys`);
+    await page.waitForURL(/\/sign-up\?next=%2Fkeys$/);
     await expect.poll(() => page.title()).toBe('Create your organization · tagtrail');
     await page.getByLabel('Organization name').fill('Acme Logistics');
     await page.getByLabel('Email').fill(EMAIL);
     await page.getByLabel('Password').fill(PASSWORD);
     await browser.screenshot('sign-up');
     await page.getByRole('button', { name: 'Create organization' }).click();
-    await page.waitForURL(/\/locations$/);
+    await page.waitForURL(/\/keys$/);
     await expect.poll(() => page.getByRole('button', { name: /Account/ }).textContent()).toContain(EMAIL);
+    await page.goto(`${base}/locations`);
     await expect.poll(() => page.getByText('No locations yet').isVisible()).toBe(true);
   });
 

@@ -62,9 +62,9 @@ export async function handheldSubmissionOnPhone(browser: Browser, base: string):
     await item.fill(value);
     await item.press('Enter');
   }
-  await phone.getByRole('button', { name: 'Remove TYPO-123' }).click();
+  await phone.getByRole('button', { name: 'Remove tag TYPO-123' }).click();
   const scanned = phone.getByRole('list', { name: 'Scanned items' }).getByRole('listitem');
-  await expect.poll(() => scanned.allTextContents()).toEqual(['TAG-0001Remove', 'NOT-A-TAGRemove']);
+  await expect.poll(() => scanned.allTextContents()).toEqual(['TAG-0001tagRemove', 'NOT-A-TAGtagRemove']);
   // Nothing sticks out of a 375px screen.
   expect(await phone.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
   await browser.screenshot('handheld-375', phone, { fullPage: false });
@@ -83,7 +83,7 @@ export async function handheldSubmissionOnPhone(browser: Browser, base: string):
   await phone.getByRole('button', { name: 'Submitting…' }).waitFor();
   await item.fill('LATE-1');
   await item.press('Enter');
-  await expect.poll(() => scanned.allTextContents()).toContain('LATE-1Remove');
+  await expect.poll(() => scanned.allTextContents()).toContain('LATE-1tagRemove');
   release();
   const result = phone.getByRole('status').filter({ hasText: 'applied' });
   await result.waitFor();
@@ -91,7 +91,9 @@ export async function handheldSubmissionOnPhone(browser: Browser, base: string):
   expect(await result.textContent()).toContain('1 applied, 1 unknown');
   // The unknown item is named, and stays in the list (marked) to be checked or removed.
   expect(await result.textContent()).toContain('Unknown (kept in the list): NOT-A-TAG');
-  await expect.poll(() => scanned.allTextContents()).toEqual(['NOT-A-TAGunknownRemove', 'LATE-1Remove']);
+  await expect
+    .poll(() => scanned.allTextContents())
+    .toEqual(['NOT-A-TAGtagunknownRemove', 'LATE-1tagRemove']);
   await phone.getByRole('button', { name: 'Submit 2 items' }).waitFor();
   await browser.screenshot('handheld-submitted-375', phone, { fullPage: false });
   await phone.close();

@@ -126,9 +126,11 @@ describe('locations in the web app', { timeout: 90_000 }, () => {
     await panel().getByLabel('Valid from').fill('2030-01-01T00:00');
     await panel().getByLabel('Valid to').fill('2029-01-01T00:00');
     await panel().getByRole('button', { name: 'Save details' }).click();
-    const alert = panel().getByRole('alert');
-    await alert.waitFor();
-    expect(await alert.textContent()).toMatch(/valid_to/);
+    // The API's message goes under the field it is about, which is marked invalid.
+    const validTo = panel().getByLabel('Valid to');
+    await expect.poll(() => validTo.getAttribute('aria-invalid')).toBe('true');
+    expect(await panel().locator('.field-error').textContent()).toMatch(/valid_to/);
+    expect(await panel().getByRole('alert').textContent()).toBe('Check the field marked above.');
     await expectAccessible('edit-refused');
   });
 

@@ -13,6 +13,15 @@ export interface ShownSecrets {
   webhookSecret: string | null;
 }
 
+/**
+ * Where a webhook reader posts its messages (src/ingest/routes/webhook.ts, WEBHOOK_PATH).
+ * The secret alone does not set a reader up: it also needs this address, whose reader id
+ * the page shows nowhere else.
+ */
+export function webhookUrl(readerId: number): string {
+  return `${window.location.origin}/ingest/v1/readers/${readerId}/messages`;
+}
+
 /** Replace (rotate) or revoke the reader's MQTT password; either closes its live connection. */
 export function MqttAccess({
   reader,
@@ -112,6 +121,10 @@ export function SecretsShown({ shown, onDone }: { shown: ShownSecrets; onDone():
       )}
       {shown.webhookSecret && (
         <>
+          <label for="webhook-url">
+            Webhook URL (POST, with the header Authorization: Bearer and the secret)
+          </label>
+          <input id="webhook-url" class="mono" readOnly value={webhookUrl(shown.reader.id)} />
           <label for="webhook-secret">Webhook secret</label>
           <input id="webhook-secret" class="mono" readOnly value={shown.webhookSecret} />
         </>

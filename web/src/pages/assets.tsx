@@ -110,10 +110,10 @@ export function AssetsPage() {
                     {a.external_key}
                   </Link>
                 </th>
-                <td>
+                <td class="name-cell">
                   <Link href={`/assets/${a.id}`}>{a.name}</Link>
                 </td>
-                <td>
+                <td class="name-cell">
                   {a.location_id === null ? (
                     <span class="muted">not seen yet</span>
                   ) : (
@@ -173,7 +173,7 @@ export function ReportPage() {
                     {r.asset_name ?? r.asset_external_key} <span class="mono">({r.asset_external_key})</span>
                   </Link>
                 </th>
-                <td>
+                <td class="name-cell">
                   {r.location_id === null ? (
                     <span class="muted">—</span>
                   ) : (

@@ -55,7 +55,10 @@ export function SignIn({ onSession }: { onSession(session: Session): void }) {
   useEffect(() => {
     api<{ data: SignUpState }>('/internal/auth/sign-up-state', { expectUnauthorized: true })
       .then((res) => {
-        if (!res.data.has_users && res.data.sign_up_open) navigate('/sign-up', { replace: true });
+        // The ?next the sign-in page was given goes along, so the first administrator still
+        // lands on the page they opened (it was dropped, and sign-up went to /locations).
+        if (!res.data.has_users && res.data.sign_up_open)
+          navigate(`/sign-up${window.location.search}`, { replace: true });
         else setSignUpOpen(res.data.sign_up_open);
       })
       .catch(() => {
@@ -139,7 +142,7 @@ export function SignIn({ onSession }: { onSession(session: Session): void }) {
       </form>
       {signUpOpen && (
         <p class="aside">
-          New here? <Link href="/sign-up">Create an organization</Link>
+          New here? <Link href={`/sign-up${window.location.search}`}>Create an organization</Link>
         </p>
       )}
     </main>
@@ -150,7 +153,7 @@ export function SignUp({ onSession }: { onSession(session: Session): void }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [organization, setOrganization] = useState('');
-  const { error, busy, submit } = useCredentialsForm('/internal/auth/sign-up', onSession, () => '/locations');
+  const { error, busy, submit } = useCredentialsForm('/internal/auth/sign-up', onSession, next);
 
   return (
     <main class="auth-card" id="main">

@@ -8,6 +8,15 @@ import { plural } from '../format.js';
 
 type ChosenLocation = { kind: 'id'; location: LocationOption } | { kind: 'tag'; tag: string };
 type ItemKind = 'tag' | 'asset_external_key';
+/**
+ * A scanned value with the kind it was scanned as: switching the kind later must not change
+ * what earlier scans mean (a tag sent as an asset key is simply unknown).
+ */
+type Item = { kind: ItemKind; value: string };
+
+const sameItem = (a: Item, b: Item) => a.kind === b.kind && a.value === b.value;
+const itemId = (item: Item) => `${item.kind}:${item.value}`;
+const kindName = (kind: ItemKind) => (kind === 'tag' ? 'tag' : 'asset key');
 
 /** The most items one submission takes (HANDHELD_MAX_ITEMS on the server). */
 const MAX_ITEMS = 1000;
@@ -34,7 +43,7 @@ export function HandheldPage() {
   const [picking, setPicking] = useState(false);
   const [itemText, setItemText] = useState('');
   const [itemKind, setItemKind] = useState<ItemKind>('tag');
-  const [items, setItems] = useState<string[]>([]);
+  const [items, setItems] = useState<Item[]>([]);
   const [result, setResult] = useState<HandheldResult | null>(null);
   const itemField = useRef<HTMLInputElement>(null);
   const locationField = useRef<HTMLInputElement>(null);
@@ -44,22 +53,24 @@ export function HandheldPage() {
     busy,
     error,
     setError,
-  } = useAction(async (where: ChosenLocation, submitted: string[]) => {
+  } = useAction(async (where: ChosenLocation, submitted: Item[]) => {
     const res = await api<{ data: HandheldResult }>('/internal/handheld', {
       method: 'POST',
       body: {
         location: where.kind === 'id' ? { id: where.location.id } : { tag: where.tag },
-        items: submitted.map((value) =>
-          itemKind === 'tag' ? { tag: value } : { asset_external_key: value },
+        items: submitted.map((item) =>
+          item.kind === 'tag' ? { tag: item.value } : { asset_external_key: item.value },
         ),
       },
     });
     setResult(res.data);
     // The unknown ones stay listed, so they can be checked, removed or scanned as the other
     // kind; so do items scanned while the submission was on its way (not part of it).
+    // The answer names unknown items by value only: a value sent as both kinds stays listed
+    // as both, which errs on the side of keeping a scan.
     const unknown = new Set(res.data.unknown_items);
-    const sent = new Set(submitted);
-    setItems((current) => current.filter((i) => !sent.has(i) || unknown.has(i)));
+    const sent = new Set(submitted.map(itemId));
+    setItems((current) => current.filter((i) => !sent.has(itemId(i)) || unknown.has(i.value)));
     itemField.current?.focus();
   });
 
@@ -95,12 +106,13 @@ export function HandheldPage() {
     event.preventDefault();
     const value = itemText.trim();
     setItemText('');
-    if (!value || items.includes(value)) return;
+    const item: Item = { kind: itemKind, value };
+    if (!value || items.some((i) => sameItem(i, item))) return;
     if (items.length >= MAX_ITEMS) {
       setError(new Error(`Submit these ${MAX_ITEMS} first, then scan the rest.`));
       return;
     }
-    setItems([...items, value]);
+    setItems([...items, item]);
     setResult(null);
   };
 
@@ -207,7 +219,7 @@ export function HandheldPage() {
           </label>
         </fieldset>
         <form onSubmit={addItem} class="scan-form">
-          <label for="hh-item">Scan or type a {itemKind === 'tag' ? 'tag' : 'asset key'}</label>
+          <label for="hh-item">Scan or type {itemKind === 'tag' ? 'a tag' : 'an asset key'}</label>
           <div class="scan-row">
             <input
               id="hh-item"
@@ -230,15 +242,18 @@ export function HandheldPage() {
         </p>
         {items.length > 0 && (
           <ul class="scanned" aria-label="Scanned items">
-            {items.map((value) => (
-              <li key={value}>
-                <span class="mono">{value}</span>
-                {result?.unknown_items.includes(value) && <span class="badge badge-expired">unknown</span>}
+            {items.map((item) => (
+              <li key={itemId(item)}>
+                <span class="mono">{item.value}</span>
+                <span class="badge">{kindName(item.kind)}</span>
+                {result?.unknown_items.includes(item.value) && (
+                  <span class="badge badge-expired">unknown</span>
+                )}
                 <button
                   type="button"
                   class="button secondary"
-                  aria-label={`Remove ${value}`}
-                  onClick={() => setItems(items.filter((i) => i !== value))}
+                  aria-label={`Remove ${kindName(item.kind)} ${item.value}`}
+                  onClick={() => setItems(items.filter((i) => !sameItem(i, item)))}
                 >
                   Remove
                 </button>

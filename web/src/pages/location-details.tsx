@@ -3,6 +3,7 @@ import { api } from '../api.js';
 import { RecordActivity } from '../components/activity-list.js';
 import { DraftConflict, saveAttributes } from '../components/draft-conflict.js';
 import { ErrorAlert } from '../components/errors.js';
+import { FieldMessage, FormAlert, FormErrors } from '../components/form-errors.js';
 import { Pager, usePaged } from '../components/paging.js';
 import { submitting, useAction, useRequestThenReload } from '../components/use-action.js';
 import { useDraft } from '../components/use-draft.js';
@@ -150,6 +151,9 @@ const FIELD_LABELS: Record<keyof LocationFields, string> = {
 };
 
 /** Keeps what was typed when the location changes meanwhile (useDraft). */
+/** The fields the Details form has an input for, so their messages show there. */
+const EDIT_FIELDS = new Set(['name', 'description', 'valid_from', 'valid_to']);
+
 function EditLocation({ location, onSaved }: { location: LocationRecord; onSaved(): void }) {
   const draft = useDraft(location, fieldsOf);
   const { name, description, active, validFrom, validTo } = draft.value;
@@ -169,6 +173,9 @@ function EditLocation({ location, onSaved }: { location: LocationRecord; onSaved
     await api(`/internal/locations/${location.id}`, { method: 'PATCH', body });
     onSaved();
   });
+  // The API's message for a field goes under that field, as on the asset form: an alert
+  // above the button left the person to find which of the fields it meant.
+  const errors = new FormErrors(error, (field) => EDIT_FIELDS.has(field));
 
   return (
     <form class="card" onSubmit={submitting(run)} aria-labelledby={`${id}-title`}>
@@ -180,8 +187,10 @@ function EditLocation({ location, onSaved }: { location: LocationRecord; onSaved
           ref={nameField}
           required
           value={name}
+          {...errors.input('name', `${id}-name`)}
           onInput={(e) => draft.update({ name: e.currentTarget.value })}
         />
+        <FieldMessage errors={errors} field="name" id={`${id}-name`} />
       </div>
       <div class="field">
         <label for={`${id}-description`}>Description</label>
@@ -189,8 +198,10 @@ function EditLocation({ location, onSaved }: { location: LocationRecord; onSaved
           id={`${id}-description`}
           rows={2}
           value={description}
+          {...errors.input('description', `${id}-description`)}
           onInput={(e) => draft.update({ description: e.currentTarget.value })}
         />
+        <FieldMessage errors={errors} field="description" id={`${id}-description`} />
       </div>
       <label class="checkbox">
         <input
@@ -207,8 +218,10 @@ function EditLocation({ location, onSaved }: { location: LocationRecord; onSaved
             id={`${id}-from`}
             type="datetime-local"
             value={validFrom}
+            {...errors.input('valid_from', `${id}-from`)}
             onInput={(e) => draft.update({ validFrom: e.currentTarget.value })}
           />
+          <FieldMessage errors={errors} field="valid_from" id={`${id}-from`} />
         </div>
         <div class="field">
           <label for={`${id}-to`}>Valid to</label>
@@ -216,12 +229,13 @@ function EditLocation({ location, onSaved }: { location: LocationRecord; onSaved
             id={`${id}-to`}
             type="datetime-local"
             value={validTo}
-            aria-describedby={`${id}-to-hint`}
+            {...errors.input('valid_to', `${id}-to`, `${id}-to-hint`)}
             onInput={(e) => draft.update({ validTo: e.currentTarget.value })}
           />
           <p class="hint" id={`${id}-to-hint`}>
             Empty: no end. Times are in your time zone.
           </p>
+          <FieldMessage errors={errors} field="valid_to" id={`${id}-to`} />
         </div>
       </div>
       <DraftConflict
@@ -231,7 +245,7 @@ function EditLocation({ location, onSaved }: { location: LocationRecord; onSaved
         labels={FIELD_LABELS}
         first={nameField}
       />
-      <ErrorAlert error={error} />
+      <FormAlert errors={errors} />
       <button type="submit" class="button primary" {...saveAttributes(draft, busy, `${id}-conflict`)}>
         Save details
       </button>

@@ -2,6 +2,7 @@ import { createContext } from 'preact';
 import { useContext, useEffect, useState } from 'preact/hooks';
 import { api, type TreeNode } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
+import { FieldMessage, FormAlert, FormErrors } from '../components/form-errors.js';
 import { PageHeader } from '../components/page.js';
 import { Pager, usePaged } from '../components/paging.js';
 import { submitting, useAction } from '../components/use-action.js';
@@ -154,6 +155,9 @@ function SearchResults({ q, selected }: { q: string; selected: number | null }) 
   );
 }
 
+/** The fields the new-location form has an input for. */
+const CREATE_FIELDS = new Set(['name', 'external_key', 'description']);
+
 function CreateLocation({
   selected,
   onCreated,
@@ -177,6 +181,9 @@ function CreateLocation({
     setDescription('');
     onCreated(res.data);
   });
+  // Each field's message under its field, as on the asset form (a bad key said so only
+  // in an alert above the button, and the input was not marked).
+  const errors = new FormErrors(error, (field) => CREATE_FIELDS.has(field));
 
   return (
     <form class="card" onSubmit={submitting(run)} aria-labelledby="create-location-title">
@@ -188,8 +195,10 @@ function CreateLocation({
             id="new-location-name"
             required
             value={name}
+            {...errors.input('name', 'new-location-name')}
             onInput={(e) => setName(e.currentTarget.value)}
           />
+          <FieldMessage errors={errors} field="name" id="new-location-name" />
         </div>
         <div class="field">
           <label for="new-location-key">External key</label>
@@ -197,12 +206,13 @@ function CreateLocation({
             id="new-location-key"
             class="mono"
             value={key}
-            aria-describedby="new-location-key-hint"
+            {...errors.input('external_key', 'new-location-key', 'new-location-key-hint')}
             onInput={(e) => setKey(e.currentTarget.value)}
           />
           <p class="hint" id="new-location-key-hint">
             Optional: left empty, the next free LOC-NNNN is used.
           </p>
+          <FieldMessage errors={errors} field="external_key" id="new-location-key" />
         </div>
       </div>
       <div class="field">
@@ -210,8 +220,10 @@ function CreateLocation({
         <input
           id="new-location-description"
           value={description}
+          {...errors.input('description', 'new-location-description')}
           onInput={(e) => setDescription(e.currentTarget.value)}
         />
+        <FieldMessage errors={errors} field="description" id="new-location-description" />
       </div>
       <fieldset class="radio-group inline">
         <legend>Place it</legend>
@@ -231,7 +243,7 @@ function CreateLocation({
           </label>
         )}
       </fieldset>
-      <ErrorAlert error={error} />
+      <FormAlert errors={errors} />
       <button type="submit" class="button primary" disabled={busy}>
         Create location
       </button>

@@ -4,7 +4,7 @@ import { BrokerAddress } from '../components/broker-address.js';
 import { ErrorAlert } from '../components/errors.js';
 import { PageHeader } from '../components/page.js';
 import { Pager, usePaged } from '../components/paging.js';
-import { MqttAccess, SecretsShown, type ShownSecrets } from '../components/reader-credentials.js';
+import { MqttAccess, SecretsShown, type ShownSecrets, webhookUrl } from '../components/reader-credentials.js';
 import { EditReader, FamilyField, familyLabel } from '../components/reader-edit.js';
 import { ReaderHealth } from '../components/reader-health.js';
 import { ReaderProblems } from '../components/reader-problems.js';
@@ -155,6 +155,12 @@ function ReaderCard({
             {reader.mqtt_credentials ? '' : ' (revoked)'}
           </dd>
         </div>
+        {reader.webhook && (
+          <div>
+            <dt>Webhook URL</dt>
+            <dd class="mono">{webhookUrl(reader.id)}</dd>
+          </div>
+        )}
         <ReaderHealth reader={reader} />
         <div>
           <dt>Last message</dt>
