@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type FieldError, validationError } from '../../errors.js';
+import { fieldName } from '../validation/ajv-errors.js';
 
 const NUL = '\u0000';
 
@@ -14,10 +15,7 @@ interface Node {
 function nameOf(node: Node): string {
   const keys: (string | number)[] = [];
   for (let n: Node | undefined = node; n?.key !== undefined; n = n.parent) keys.push(n.key);
-  let out = '';
-  for (const key of keys.reverse())
-    out += typeof key === 'number' ? `[${key}]` : out === '' ? key : `.${key}`;
-  return out;
+  return fieldName(keys.reverse());
 }
 
 /** JSON's containers only: a streamed upload's body is a stream, and none of its business. */

@@ -12,16 +12,23 @@ export function jsonType(value: unknown): string {
   return typeof value;
 }
 
+/** A field's name from its keys: `['tags', 0, 'value']` → `tags[0].value` (an index is a number). */
+export function fieldName(keys: readonly (string | number)[]): string {
+  let out = '';
+  for (const key of keys) out += typeof key === 'number' ? `[${key}]` : out === '' ? key : `.${key}`;
+  return out;
+}
+
 /** `/tags/0/value` → `tags[0].value` */
 function fieldPath(instancePath: string, child?: string): string {
   const parts = instancePath.split('/').slice(1);
   if (child !== undefined) parts.push(child);
-  let out = '';
-  for (const raw of parts) {
-    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    out += /^\d+$/.test(part) ? `[${part}]` : out === '' ? part : `.${part}`;
-  }
-  return out;
+  return fieldName(
+    parts.map((raw) => {
+      const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+      return /^\d+$/.test(part) ? Number(part) : part;
+    }),
+  );
 }
 
 const TYPE_ARTICLE: Record<string, string> = {
