@@ -45,6 +45,16 @@ export interface InternalTestApp {
 /** A client address of its own, so per-address sign-in buckets do not leak between tests. */
 export const freshAddress = () => `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`;
 
+/** A JSON POST without a session, from an address of its own (so no rate limit is shared). */
+export const postSignedOut = (t: Pick<InternalTestApp, 'app'>, url: string, body: unknown) =>
+  t.app.inject({
+    method: 'POST',
+    url,
+    remoteAddress: freshAddress(),
+    headers: { 'content-type': 'application/json' },
+    payload: JSON.stringify(body),
+  });
+
 let emails = 0;
 export const uniqueEmail = (prefix = 'user') => `${prefix}-${Date.now()}-${++emails}@example.test`;
 

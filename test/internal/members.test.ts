@@ -5,8 +5,8 @@ import {
   browser,
   buildInternalApp,
   expectInternalError,
-  freshAddress,
   type InternalTestApp,
+  postSignedOut,
   sessionCookieOf,
   uniqueEmail,
 } from './helpers.js';
@@ -23,14 +23,7 @@ describe('invitations and members', () => {
   });
   afterAll(() => t.close());
 
-  const signedOut = (url: string, body: unknown) =>
-    t.app.inject({
-      method: 'POST',
-      url,
-      remoteAddress: freshAddress(),
-      headers: { 'content-type': 'application/json' },
-      payload: JSON.stringify(body),
-    });
+  const signedOut = (url: string, body: unknown) => postSignedOut(t, url, body);
 
   async function invite(by: Browser, role: string, email = uniqueEmail(role)) {
     const res = await by.post('/internal/invitations', { email, role });

@@ -4,9 +4,9 @@ import {
   type Browser,
   buildInternalApp,
   expectInternalError,
-  freshAddress,
   type InternalTestApp,
   insertLocation,
+  postSignedOut,
 } from './helpers.js';
 
 /**
@@ -22,15 +22,6 @@ function expectNulRefused(res: LightMyRequestResponse, field: string, params: Re
     { field, code: 'invalid_value', message: `${field} must not contain U+0000`, params },
   ]);
 }
-
-const signedOut = (t: InternalTestApp, url: string, body: unknown) =>
-  t.app.inject({
-    method: 'POST',
-    url,
-    remoteAddress: freshAddress(),
-    headers: { 'content-type': 'application/json' },
-    payload: JSON.stringify(body),
-  });
 
 describe('a NUL in an /internal/ input is a 400 on its field', () => {
   let t: InternalTestApp;
@@ -48,18 +39,18 @@ describe('a NUL in an /internal/ input is a 400 on its field', () => {
       organization_name: 'Depot',
     };
     expectNulRefused(
-      await signedOut(t, '/internal/auth/sign-up', { ...valid, organization_name: `De${NUL}pot` }),
+      await postSignedOut(t, '/internal/auth/sign-up', { ...valid, organization_name: `De${NUL}pot` }),
       'organization_name',
     );
     expectNulRefused(
-      await signedOut(t, '/internal/auth/sign-up', { ...valid, email: `nul${NUL}@example.test` }),
+      await postSignedOut(t, '/internal/auth/sign-up', { ...valid, email: `nul${NUL}@example.test` }),
       'email',
     );
   });
 
   it('sign-in, on email, with no session', async () => {
     expectNulRefused(
-      await signedOut(t, '/internal/auth/sign-in', {
+      await postSignedOut(t, '/internal/auth/sign-in', {
         email: `${me.email}${NUL}`,
         password: 'correct horse battery',
       }),
