@@ -47,33 +47,44 @@ export async function claimOwner(dataDir: string, role: EmbeddedRole): Promise<b
   const draft = `${ownerFile(dataDir)}.${process.pid}.${++drafts}`;
   await writeFile(draft, JSON.stringify(record), { mode: 0o600 });
   try {
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        await link(draft, ownerFile(dataDir));
-        claimedHere.add(resolve(dataDir));
-        return true;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-        if (!(await removeDeadOwner(dataDir))) return false;
-      }
+    try {
+      await link(draft, ownerFile(dataDir));
+      claimedHere.add(resolve(dataDir));
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
-    return false;
+    if (!(await takeOverFromDead(dataDir, draft))) return false;
+    claimedHere.add(resolve(dataDir));
+    return true;
   } finally {
     await rm(draft, { force: true });
   }
 }
 
 /**
- * Removes a dead owner's record; false when a live process holds the directory. Only under
- * the takeover lock: of processes that found the same dead record at once, one removes it
- * and claims, and the next finds that claim alive. Unlocked, the later one's removal by name
- * would take away the claim just made.
+ * Replaces a dead owner's record with this claim; false when a live process holds the
+ * directory or another claim got there first. The check, the removal and the link all happen
+ * under the takeover lock: with only the removal locked, a claim that found the record already
+ * gone could remove by name the record another had linked since, and both claimed. Every
+ * removal takes the lock, so a record found dead here is still the one removed; the only
+ * unlocked change is a first link, which succeeds only where no record is, and then this
+ * link finds it.
  */
-function removeDeadOwner(dataDir: string): Promise<boolean> {
+function takeOverFromDead(dataDir: string, draft: string): Promise<boolean> {
   return withTakeoverLock(dataDir, async () => {
-    if (await liveOwner(dataDir)) return false;
-    await rm(ownerFile(dataDir), { force: true });
-    return true;
+    // Looked at once: a record absent here may be linked the next instant, and is not removed.
+    if (existsSync(ownerFile(dataDir))) {
+      if (await liveOwner(dataDir)) return false;
+      await rm(ownerFile(dataDir), { force: true });
+    }
+    try {
+      await link(draft, ownerFile(dataDir));
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      return false;
+    }
   });
 }
 
@@ -105,7 +116,7 @@ async function withTakeoverLock<T>(dataDir: string, fn: () => Promise<T>): Promi
 
 export async function forgetOwner(dataDir: string): Promise<void> {
   claimedHere.delete(resolve(dataDir));
-  await rm(ownerFile(dataDir), { force: true });
+  await withTakeoverLock(dataDir, () => rm(ownerFile(dataDir), { force: true }));
 }
 
 /** The process that claimed the data directory's server, while it lives; null for none or a dead one. */
