@@ -64,7 +64,14 @@ describe('index.html and the client routes (the real server)', () => {
       ]),
     );
     expect(res.body).toMatch(/<script type="module" src="\/assets\/[0-9a-f]{12}\/main\.js"><\/script>/);
-    expect(res.body).toMatch(/<link rel="stylesheet" href="\/assets\/[0-9a-f]{12}\/styles\.css" \/>/);
+    const sheets = [...res.body.matchAll(/<link rel="stylesheet" href="([^"]+)" \/>/g)].map((m) => m[1]);
+    expect(sheets).toHaveLength(4);
+    for (const sheet of sheets) {
+      expect(sheet).toMatch(/^\/assets\/[0-9a-f]{12}\/styles\/[1-4]-[a-z-]+\.css$/);
+      const css = await t.app.inject({ method: 'GET', url: sheet });
+      expect(css.statusCode, sheet).toBe(200);
+      expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
+    }
     expect(res.body).not.toMatch(/https?:\/\//);
   });
 
@@ -173,7 +180,7 @@ describe('the app files (a built web app)', () => {
   it.each([
     ['main.js', 'text/javascript; charset=utf-8'],
     ['pages/home.js', 'text/javascript; charset=utf-8'],
-    ['styles.css', 'text/css; charset=utf-8'],
+    ['styles/1-base.css', 'text/css; charset=utf-8'],
     ['favicon.svg', 'image/svg+xml'],
   ])('serves %s with its type, an ETag and a year of caching', async (file, type) => {
     const url = `/assets/${build}/${file}`;
