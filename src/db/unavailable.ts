@@ -27,9 +27,12 @@ const NETWORK_CODES = new Set([
 
 /**
  * SQLSTATEs of a server that is going away, not accepting connections yet, out of
- * resources, or that cancelled a statement past `statement_timeout`.
+ * resources, or that cancelled a statement past `statement_timeout`. Not 08P01
+ * (protocol_violation): the server refusing what this process sent, such as a message over
+ * its 1 GB bound, happens again on every retry; as an outage, a request would be told to
+ * come back later and an MQTT message left unacknowledged would be redelivered forever.
  */
-const UNAVAILABLE_SQLSTATE = /^(08...|57P0[1-4]|53...|57014)$/;
+const UNAVAILABLE_SQLSTATE = /^(08(?!P01)...|57P0[1-4]|53...|57014)$/;
 
 /** Errors node-postgres raises without a code when a connection is lost or times out. */
 const DRIVER_MESSAGES = [
