@@ -28,6 +28,16 @@ export function positiveInt(name: string) {
   };
 }
 
+/** A UUID, such as an API key's id: anything else would only fail in the database. */
+export function uuid(name: string) {
+  return (value: string): string => {
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)) {
+      throw new InvalidArgumentError(`${name} must be a UUID, e.g. 0b6c3f8e-5d2a-4e1b-9c7d-2f4a6b8c0d1e`);
+    }
+    return value.toLowerCase();
+  };
+}
+
 /** One of a few words. */
 export function oneOf<T extends string>(name: string, values: readonly T[]) {
   return (value: string): T => {

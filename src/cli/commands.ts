@@ -6,7 +6,7 @@ import { ApiError } from '../errors.js';
 import { describeBroker } from '../ingest/broker-port.js';
 import { type RunningService, startService } from '../runtime.js';
 import { registerActivityCommands } from './activity-commands.js';
-import { id, oneOf, positiveInt } from './args.js';
+import { id, oneOf, positiveInt, uuid } from './args.js';
 import { registerBackupCommands } from './backup-commands.js';
 import { registerIngestCommands } from './ingest-commands.js';
 import { openCliDatabase } from './open.js';
@@ -153,11 +153,11 @@ export function registerCommands(program: Command): void {
         }),
     );
   key
-    .command('revoke <keyId>')
+    .command('revoke')
+    .argument('<keyId>', 'the key id (a UUID)', uuid('key id'))
     .option('--json', 'print JSON')
     .action((keyId: string, opts: { json?: boolean }) =>
       withServices(async (s) => {
-        if (!/^[0-9a-f-]{36}$/i.test(keyId)) throw new Error('key id must be a UUID');
         const k = await s.keys.revokeAnywhere(keyId, cliActor());
         print(Boolean(opts.json), { id: k.id, revoked_at: k.revokedAt?.toISOString() ?? null });
       }),

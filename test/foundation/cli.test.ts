@@ -240,11 +240,15 @@ describe('tagtrail CLI (compiled, against a real database)', () => {
       expect(result.stderr).toMatch(/not found/);
     });
 
-    it('fails with exit 1 for something that is not a key id', async () => {
-      const result = await cli('key', 'revoke', 'not-a-uuid');
-      expect(result.code).toBe(1);
-      expect(result.stderr).toMatch(/UUID/);
-    });
+    it.each(['not-a-uuid', '-'.repeat(36), '00000000-0000-4000-8000-00000000000g'])(
+      'refuses %s as the usage error it is (exit 2), before opening the database',
+      async (arg) => {
+        const result = await cli('key', 'revoke', '--', arg);
+        expect(result.code).toBe(2);
+        expect(result.stdout).toBe('');
+        expect(result.stderr).toMatch(/key id must be a UUID/);
+      },
+    );
   });
 
   describe('while the server runs on the same database', () => {
