@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Caller } from '../caller.js';
 import type { Database, Tx } from '../db/pool.js';
-import { ApiError, notFound } from '../errors.js';
+import { ApiError, conflict, notFound } from '../errors.js';
 import { hashPassword } from './passwords.js';
 import { findUser, setPasswordHash } from './users-repository.js';
 
@@ -40,6 +40,11 @@ export class PasswordResetService {
   /** A new link for a member of the caller's organization; their previous unused link dies. */
   async issue(caller: Caller, userId: number): Promise<IssuedReset> {
     const { orgId } = caller;
+    // A link for oneself would change the password without the current one: what a stolen
+    // session could turn into a lasting sign-in.
+    if (caller.actor.type === 'user' && caller.actor.id === userId) {
+      throw conflict('Your own password is changed on your account page, with the current one');
+    }
     const token = newToken();
     const expiresAt = new Date(Date.now() + this.lifetimeMs);
     const email = await this.db.withOrg(caller, async (tx) => {

@@ -65,9 +65,18 @@ export async function anyUserExists(tx: Tx): Promise<boolean> {
   return (rowCount ?? 0) > 0;
 }
 
+/**
+ * Sets a new password; any reset link still open for the person stops working, so a link
+ * issued before they chose this password cannot replace it.
+ */
 export async function setPasswordHash(tx: Tx, orgId: number, userId: number, passwordHash: string) {
   await tx.query(
     'UPDATE users SET password_hash = $3, password_changed_at = now() WHERE org_id = $1 AND id = $2',
     [orgId, userId, passwordHash],
+  );
+  await tx.query(
+    `UPDATE password_resets SET revoked_at = now()
+      WHERE org_id = $1 AND user_id = $2 AND used_at IS NULL AND revoked_at IS NULL`,
+    [orgId, userId],
   );
 }

@@ -61,7 +61,27 @@ export async function setMemberRole(tx: Tx, orgId: number, userId: number, role:
     `UPDATE users SET role = $3 WHERE org_id = $1 AND id = $2 AND removed_at IS NULL RETURNING ${MEMBER_COLUMNS}`,
     [orgId, userId, role],
   );
+  if (role !== 'admin') await revokeLinksIssuedBy(tx, orgId, userId);
   return rows[0]!;
+}
+
+/**
+ * The open invitations and unused password reset links a member issued stop working when
+ * they are no longer an admin (removed or given another role): a link is an admin's act,
+ * and one kept from before could make its issuer an admin again, or sign them in as
+ * whoever the reset was for. Other admins see the invitations go from the open list.
+ */
+async function revokeLinksIssuedBy(tx: Tx, orgId: number, userId: number): Promise<void> {
+  await tx.query(
+    `UPDATE invitations SET revoked_at = now()
+      WHERE org_id = $1 AND invited_by_user_id = $2 AND accepted_at IS NULL AND revoked_at IS NULL`,
+    [orgId, userId],
+  );
+  await tx.query(
+    `UPDATE password_resets SET revoked_at = now()
+      WHERE org_id = $1 AND issued_by_user_id = $2 AND used_at IS NULL AND revoked_at IS NULL`,
+    [orgId, userId],
+  );
 }
 
 /**
@@ -78,6 +98,7 @@ export async function removeMember(tx: Tx, orgId: number, userId: number): Promi
     'UPDATE web_sessions SET revoked_at = now() WHERE org_id = $1 AND user_id = $2 AND revoked_at IS NULL',
     [orgId, userId],
   );
+  await revokeLinksIssuedBy(tx, orgId, userId);
 }
 
 /** Whether an account (of any organization) already uses this address. */

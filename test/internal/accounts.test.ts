@@ -9,6 +9,7 @@ import {
   type InternalTestApp,
   uniqueEmail,
 } from './helpers.js';
+import { addMember, browserOf } from './members-helpers.js';
 
 /** Accounts (docs/web-app.md "Accounts"): email change, admin-issued password reset links. */
 describe('accounts: email change and password reset links', () => {
@@ -143,4 +144,71 @@ describe('accounts: email change and password reset links', () => {
     expectInternalError(await reset('A'.repeat(43), 'whatever password'), { status: 404 });
     expectInternalError(await reset('short', 'whatever password'), { status: 400 });
   });
+
+  it('an admin gets no reset link for themself: their own password needs the current one', async () => {
+    const me = await t.signUp();
+    const res = await me.post(`/internal/members/${me.userId}/password-reset`);
+    expectInternalError(res, { status: 409, type: 'conflict', detail: /account page/ });
+    const { rows } = await t.database.db.pool.query('SELECT 1 FROM password_resets WHERE user_id = $1', [
+      me.userId,
+    ]);
+    expect(rows).toHaveLength(0);
+  });
+
+  it('a new password ends the reset links still open for the person', async () => {
+    const m = await member();
+    const token = (await admin.post(`/internal/members/${m.id}/password-reset`)).json().token;
+    const own = await browserOf(t, admin.orgId, { id: m.id, email: m.email });
+    const res = await own.post('/internal/auth/password', {
+      current_password: 'first password',
+      new_password: 'my own new password',
+    });
+    expect(res.statusCode, res.body).toBe(204);
+    expectInternalError(await reset(token, 'the link’s password'), { status: 404, detail: /not valid/ });
+    expect((await signIn(m.email, 'my own new password')).statusCode).toBe(200);
+  });
+
+  it.each([
+    ['removed', (b: Browser, id: number) => b.del(`/internal/members/${id}`), 204],
+    [
+      'given another role',
+      (b: Browser, id: number) => b.post(`/internal/members/${id}/role`, { role: 'editor' }),
+      200,
+    ],
+  ] as const)(
+    'an admin %s: the reset links and invitations they issued stop working',
+    async (_, demote, status) => {
+      const issuer = await addMember(t, admin.orgId, 'admin');
+      const other = await browserOf(t, admin.orgId, issuer);
+      const target = await member();
+      const token = (await other.post(`/internal/members/${target.id}/password-reset`)).json().token;
+      const invited = await other.post('/internal/invitations', {
+        email: uniqueEmail('by-issuer'),
+        role: 'admin',
+      });
+      expect(invited.statusCode, invited.body).toBe(201);
+      // Another admin's links are not theirs, and keep working.
+      const kept = (
+        await admin.post('/internal/invitations', { email: uniqueEmail('kept'), role: 'viewer' })
+      ).json();
+
+      expect((await demote(admin, issuer.id)).statusCode).toBe(status);
+
+      expectInternalError(await reset(token, 'taken over'), { status: 404, detail: /not valid/ });
+      expect((await signIn(target.email, 'taken over')).statusCode).toBe(401);
+      const accepted = await t.app.inject({
+        method: 'POST',
+        url: '/internal/invitations/accept',
+        remoteAddress: freshAddress(),
+        headers: { 'content-type': 'application/json' },
+        payload: JSON.stringify({ token: invited.json().token, password: 'an admin now' }),
+      });
+      expectInternalError(accepted, { status: 404 });
+      const open = (await admin.get('/internal/invitations?limit=100'))
+        .json()
+        .data.map((i: { id: number }) => i.id);
+      expect(open).not.toContain(invited.json().data.id);
+      expect(open).toContain(kept.data.id);
+    },
+  );
 });

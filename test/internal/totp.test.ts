@@ -47,6 +47,24 @@ describe('TOTP two-factor sign-in', () => {
   });
   afterAll(() => t.close());
 
+  it('turning it on ends the person’s other sessions, those signed in with the password alone', async () => {
+    const me = await t.signUp({ password: PASSWORD });
+    const earlier = await browserOf(t, me.orgId, { id: me.userId, email: me.email });
+    expect((await earlier.get('/internal/session')).statusCode).toBe(200);
+    const { secret } = (await me.post('/internal/account/totp/enrolment')).json().data;
+    // From an address of its own: the sign-in limit counts codes by address too.
+    const confirmed = await me.request({
+      method: 'POST',
+      url: '/internal/account/totp/confirm',
+      remoteAddress: freshAddress(),
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ code: await confirmingCode(secret) }),
+    });
+    expect(confirmed.statusCode, confirmed.body).toBe(200);
+    expect((await me.get('/internal/session')).statusCode).toBe(200);
+    expectInternalError(await earlier.get('/internal/session'), { status: 401 });
+  });
+
   it('enrolment is not in force until a code confirms it; a wrong code is refused', async () => {
     const me = await t.signUp({ password: PASSWORD });
     const started = await me.post('/internal/account/totp/enrolment');

@@ -99,6 +99,9 @@ export const totpRoutes =
         // A guessed code is a guessed password: the same limit.
         await s.signInLimiter.take(request.ip, session.user.email);
         const codes = await s.totp.confirmEnrolment(callerOf(request), session.userId, request.body.code);
+        // As after a password change: a session signed in with the password alone, perhaps by
+        // whoever the second factor is meant to keep out, does not outlive it.
+        await s.sessions.revokeOthers(session.orgId, session.userId, session.sessionId);
         const status = await s.totp.status(session.orgId, session.userId);
         return { data: { ...statusOut(status), recovery_codes: codes } };
       },
