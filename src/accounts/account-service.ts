@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Caller } from '../caller.js';
 import type { Database } from '../db/pool.js';
 import { ApiError, conflict, fieldError } from '../errors.js';
@@ -123,7 +124,9 @@ export class AccountService {
 
   /**
    * A user of the organization for operator commands: its first administrator, or a new
-   * administrator `admin@org-ID.local` with a random password nobody is told.
+   * administrator `admin@org-ID.local` with a random password nobody is told. Where open
+   * sign-up let somebody take that address first (it is guessable), the new administrator
+   * gets `admin-<random>@org-ID.local` instead of failing on the unique address.
    */
   async operatorUser(orgId: number): Promise<User> {
     const existing = await this.db.system(async (tx) => {
@@ -135,10 +138,17 @@ export class AccountService {
     const passwordHash = await hashPassword(randomPassword());
     return this.db.withOrg(orgId, async (tx) => {
       await tx.query('SELECT pg_advisory_xact_lock($1, $2)', [SIGNUP_LOCK, orgId]);
-      return (
-        (await firstUserOf(tx, orgId)) ??
-        insertUser(tx, orgId, { email: `admin@org-${orgId}.local`, passwordHash, role: 'admin' })
-      );
+      const first = await firstUserOf(tx, orgId);
+      if (first) return first;
+      const create = (email: string) => insertUser(tx, orgId, { email, passwordHash, role: 'admin' });
+      await tx.query('SAVEPOINT operator_address');
+      try {
+        return await create(`admin@org-${orgId}.local`);
+      } catch (err) {
+        if (!isUniqueViolation(err)) throw err;
+        await tx.query('ROLLBACK TO SAVEPOINT operator_address');
+        return create(`admin-${randomBytes(6).toString('hex')}@org-${orgId}.local`);
+      }
     });
   }
 }

@@ -52,6 +52,27 @@ describe('tagtrail session token', () => {
     expect(again.token).not.toBe(printed.token);
   });
 
+  it('when somebody took admin@org-ID.local first (open sign-up), creates an administrator of another address', async () => {
+    const org = await t.services.organizations.create('Squatted');
+    const squatter = await t.services.organizations.create('Elsewhere');
+    await t.database.db.pool.query("INSERT INTO users (org_id, email, role) VALUES ($1, $2, 'admin')", [
+      squatter.id,
+      `admin@org-${org.id}.local`,
+    ]);
+    const printed = JSON.parse(
+      await tagtrail(t.database.url, ['session', 'token', '--org', String(org.id), '--json']),
+    );
+    const { rows } = await t.database.db.pool.query('SELECT email, role, org_id FROM users WHERE id = $1', [
+      printed.user_id,
+    ]);
+    expect(rows[0]).toMatchObject({ role: 'admin', org_id: org.id });
+    expect(rows[0].email).toMatch(new RegExp(`^admin-[0-9a-f]{12}@org-${org.id}\\.local$`));
+    const again = JSON.parse(
+      await tagtrail(t.database.url, ['session', 'token', '--org', String(org.id), '--json']),
+    );
+    expect(again.user_id).toBe(printed.user_id);
+  });
+
   it('refuses an organization that does not exist', async () => {
     await expect(
       tagtrail(t.database.url, ['session', 'token', '--org', '2147483000', '--json']),
