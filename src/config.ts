@@ -49,6 +49,9 @@ const ConfigSchema = Type.Object({
   TAGTRAIL_HEADERS_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 300, default: 10 }),
   TAGTRAIL_REQUEST_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 60 }),
   TAGTRAIL_KEEP_ALIVE_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 65 }),
+  // Lame duck before stopping (docs/operations.md "Stopping"): seconds /readyz answers 503 and
+  // responses close their connections before the stop. 0: stop at once (a laptop's Ctrl-C).
+  TAGTRAIL_SHUTDOWN_DRAIN_SECONDS: Type.Integer({ minimum: 0, maximum: 300, default: 0 }),
   TAGTRAIL_SIGNUP: Type.Union(
     [Type.Literal('first-user-only'), Type.Literal('open'), Type.Literal('closed')],
     {
