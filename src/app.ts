@@ -61,7 +61,8 @@ export interface AppServices {
   metrics: { http: HttpMetrics };
 }
 
-export interface AppOptions extends Pick<ServerOptions, 'bodyLimit' | 'logger' | 'connection' | 'tls'> {
+export interface AppOptions
+  extends Pick<ServerOptions, 'bodyLimit' | 'logger' | 'connection' | 'tls' | 'lameDuck'> {
   /** Further route plugins (tests), registered after the domain routes and before the 405 answers. */
   routes?: FastifyPluginAsync[];
   /** What /readyz checks (the runtime adds the MQTT broker); default: the database. */
@@ -112,6 +113,7 @@ export function buildServer(services: AppServices, options: AppOptions): Promise
       logger: options.logger,
       connection: options.connection,
       tls: options.tls,
+      lameDuck: options.lameDuck,
       schemas: [
         OrganizationSchema,
         TagSchema,

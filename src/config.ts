@@ -4,6 +4,9 @@ import { Value, type ValueError } from '@sinclair/typebox/value';
 import { parseSecretKeys } from './secrets/key-ring.js';
 import { readTlsPair, type TlsFiles, type TlsPair } from './tls/tls-files.js';
 
+/** The longest drain before a stop; the systemd unit's stop timeout leaves room for it. */
+export const MAX_SHUTDOWN_DRAIN_SECONDS = 300;
+
 /**
  * Every setting the service reads from its environment, validated once at start so a
  * typo fails loudly instead of surfacing as odd behaviour hours later.
@@ -49,6 +52,13 @@ const ConfigSchema = Type.Object({
   TAGTRAIL_HEADERS_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 300, default: 10 }),
   TAGTRAIL_REQUEST_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 60 }),
   TAGTRAIL_KEEP_ALIVE_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 65 }),
+  // Lame duck before stopping (docs/operations.md "Stopping"): seconds /readyz answers 503 and
+  // responses close their connections before the stop. 0: stop at once (a laptop's Ctrl-C).
+  TAGTRAIL_SHUTDOWN_DRAIN_SECONDS: Type.Integer({
+    minimum: 0,
+    maximum: MAX_SHUTDOWN_DRAIN_SECONDS,
+    default: 0,
+  }),
   TAGTRAIL_SIGNUP: Type.Union(
     [Type.Literal('first-user-only'), Type.Literal('open'), Type.Literal('closed')],
     {

@@ -12,6 +12,7 @@ import { FirstAnalyze } from './db/first-analyze.js';
 import { serverSettings, settingsWarnings } from './db/server-settings.js';
 import { eventBacklog } from './events/backlog.js';
 import { EventsRetention } from './events/retention.js';
+import { LameDuck } from './http/drain.js';
 import { databaseReadiness } from './http/health.js';
 import type { App } from './http/server.js';
 import { replaceCertificate } from './http/tls.js';
@@ -97,6 +98,14 @@ export interface RunningService {
    * (SIGHUP; also checked every minute). Empty without TLS.
    */
   reloadTls(): ReloadOutcome[];
+  /**
+   * The lame duck before the stop (TAGTRAIL_SHUTDOWN_DRAIN_SECONDS): /readyz answers 503 and
+   * every response closes its connection, while every route, ingest and the background work
+   * go on. Resolves when that time has passed, or at once when `stop` is called (which cuts
+   * the drain short) or the setting is 0 (nothing changes then). Does not stop by itself.
+   */
+  drain(): Promise<void>;
+  /** Stops everything; during a drain, ends it first. */
   stop(): Promise<void>;
 }
 
@@ -157,7 +166,9 @@ export async function startService(config: Config, options: StartOptions = {}): 
     metrics.watchEvents(() => eventBacklog(opened.db));
     started.push(() => services.close());
     let ingest: IngestTransport | undefined;
+    const lameDuck = new LameDuck();
     const app = await buildServer(services, {
+      lameDuck,
       bodyLimit: config.TAGTRAIL_BODY_LIMIT,
       connection: {
         headersTimeoutMs: config.TAGTRAIL_HEADERS_TIMEOUT_SECONDS * 1000,
@@ -253,6 +264,8 @@ export async function startService(config: Config, options: StartOptions = {}): 
     certificates.start();
     started.push(async () => certificates.stop());
     let stopping: Promise<void> | undefined;
+    let draining: Promise<void> | undefined;
+    let endDrain: (() => void) | undefined;
     return {
       url: `${config.httpTls ? 'https' : 'http'}://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`,
       mqttUrl: broker?.url ?? (config.MQTT_URL as string),
@@ -260,7 +273,25 @@ export async function startService(config: Config, options: StartOptions = {}): 
       brokerLogin: brokerAccess && { username: SERVICE_USERNAME, password: brokerAccess.servicePassword },
       ingest: transport,
       reloadTls: () => certificates.reload(),
+      drain() {
+        const seconds = config.TAGTRAIL_SHUTDOWN_DRAIN_SECONDS;
+        if (seconds === 0 || stopping) return Promise.resolve();
+        draining ??= new Promise<void>((resolve) => {
+          lameDuck.begin();
+          app.log.info(
+            { drain_seconds: seconds },
+            'draining before the stop: /readyz answers 503 and responses close their connections',
+          );
+          const timer = setTimeout(resolve, seconds * 1000);
+          endDrain = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        return draining;
+      },
       stop() {
+        endDrain?.();
         stopping ??= (async () => {
           certificates.stop();
           await transport.stop();

@@ -27,20 +27,45 @@ export function registerCommands(program: Command): void {
       // default death, which would leave the embedded PostgreSQL running without its parent.
       let running: RunningService | undefined;
       let stopRequested = false;
-      let signals = 0;
-      const stop = (service: RunningService) =>
-        service.stop().then(
+      // What a signal does next: drain first (TAGTRAIL_SHUTDOWN_DRAIN_SECONDS), stop, or,
+      // once stopping, exit at once with 1.
+      let phase: 'serving' | 'draining' | 'stopping' = 'serving';
+      const stop = (service: RunningService) => {
+        phase = 'stopping';
+        return service.stop().then(
           () => process.exit(0),
           (err) => {
             process.stderr.write(`error while stopping: ${(err as Error).message}\n`);
             process.exit(1);
           },
         );
+      };
       const shutdown = (signal: string) => {
-        if (++signals > 1) process.exit(1);
-        process.stderr.write(`${signal}: stopping\n`);
-        if (running) void stop(running);
-        else stopRequested = true;
+        if (phase === 'stopping') process.exit(1);
+        const drainSeconds = config.TAGTRAIL_SHUTDOWN_DRAIN_SECONDS;
+        if (phase === 'draining' && running) {
+          process.stderr.write(`${signal}: drain cut short; stopping\n`);
+          void stop(running);
+        } else if (!running) {
+          // Still starting: nothing was served yet, so nothing to drain.
+          process.stderr.write(`${signal}: stopping\n`);
+          phase = 'stopping';
+          stopRequested = true;
+        } else if (drainSeconds === 0) {
+          process.stderr.write(`${signal}: stopping\n`);
+          void stop(running);
+        } else {
+          phase = 'draining';
+          process.stderr.write(
+            `${signal}: draining for ${drainSeconds} s (/readyz answers 503), then stopping; another signal stops at once\n`,
+          );
+          const service = running;
+          void service.drain().then(() => {
+            if (phase !== 'draining') return;
+            process.stderr.write('drained: stopping\n');
+            void stop(service);
+          });
+        }
       };
       process.on('SIGTERM', () => shutdown('SIGTERM'));
       process.on('SIGINT', () => shutdown('SIGINT'));

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Database } from '../db/pool.js';
+import type { LameDuck } from './drain.js';
 
 /** One dependency /readyz reports: resolves true when it is reachable. Must not throw. */
 export interface ReadinessCheck {
@@ -23,16 +24,21 @@ const RETRY_AFTER_SECONDS = '5';
 
 type Checks = Record<string, 'ok' | 'unavailable'>;
 
+/** /readyz's answer while the instance drains before stopping: no dependency is asked. */
+const DRAINING = { status: 'not_ready', checks: { shutdown: 'draining' } } as const;
+
 /**
  * Liveness and readiness for load balancers and orchestrators, outside /api/ (no rate
  * limit, no authentication, not in the OpenAPI document):
  * - `GET /healthz`: 200 while the process serves HTTP; it never looks at dependencies, so
  *   an orchestrator does not restart the service for a database outage it rides out;
  * - `GET /readyz`: 200 when every check passes, else 503 with Retry-After; each check names
- *   its state so an operator sees which dependency is missing.
+ *   its state so an operator sees which dependency is missing. While `lameDuck` drains (the
+ *   instance is stopping) it answers 503 `{"status":"not_ready","checks":{"shutdown":"draining"}}`
+ *   at once, never from the cache.
  */
 export const healthRoutes =
-  (checks: ReadinessCheck[]): FastifyPluginAsync =>
+  (checks: ReadinessCheck[], lameDuck?: LameDuck): FastifyPluginAsync =>
   async (app) => {
     let cached: { at: number; result: Promise<Checks> } | undefined;
     const evaluate = async (): Promise<Checks> => {
@@ -50,6 +56,13 @@ export const healthRoutes =
       reply.header('cache-control', 'no-store').send({ status: 'ok' }),
     );
     app.get('/readyz', hide, async (_request, reply) => {
+      if (lameDuck?.draining) {
+        return reply
+          .code(503)
+          .header('cache-control', 'no-store')
+          .header('retry-after', RETRY_AFTER_SECONDS)
+          .send(DRAINING);
+      }
       const states = await current();
       const ready = Object.values(states).every((s) => s === 'ok');
       reply.header('cache-control', 'no-store');

@@ -14,6 +14,7 @@ import {
   DEFAULT_CONNECTION_LIMITS,
   registerConnectionHandling,
 } from './connections.js';
+import { type LameDuck, registerDrain } from './drain.js';
 import { registerErrorHandler } from './error-handler.js';
 import { healthRoutes, type ReadinessCheck } from './health.js';
 import { type MetricsEndpoint, metricsRoutes, registerRequestMetrics } from './metrics.js';
@@ -59,6 +60,8 @@ export interface ServerOptions {
   metrics?: MetricsEndpoint;
   /** HTTPS with this certificate and key (TAGTRAIL_TLS_CERT/KEY); plain HTTP without it. */
   tls?: TlsPair;
+  /** The drain before a stop: /readyz 503 and `Connection: close` once it begins (src/http/drain.ts). */
+  lameDuck?: LameDuck;
 }
 
 export type App = FastifyInstance;
@@ -105,6 +108,7 @@ export async function createHttpServer(deps: HttpDependencies, options: ServerOp
   if (options.tls) registerStrictTransportSecurity(app);
   if (options.metrics) registerRequestMetrics(app, options.metrics.metrics);
   registerConnectionHandling(app);
+  if (options.lameDuck) registerDrain(app, options.lameDuck);
   registerStrictInputs(app);
   registerBodyParsing(app);
   registerNulFreeInputs(app);
@@ -115,7 +119,7 @@ export async function createHttpServer(deps: HttpDependencies, options: ServerOp
   await registerOpenApi(app);
 
   for (const plugin of options.routes) await app.register(plugin);
-  await app.register(healthRoutes(options.readiness));
+  await app.register(healthRoutes(options.readiness, options.lameDuck));
   if (options.metrics) await app.register(metricsRoutes(options.metrics));
   await app.register(webAppRoutes({ web }));
 

@@ -130,6 +130,21 @@ describe('TAGTRAIL_SECRET_KEYS', () => {
   });
 });
 
+describe('TAGTRAIL_SHUTDOWN_DRAIN_SECONDS', () => {
+  // Its bounds and the values it refuses are the whole-number settings' table below.
+  it('is 0 unless set: no drain, the stop begins at the signal', () => {
+    expect(loadConfig({}).TAGTRAIL_SHUTDOWN_DRAIN_SECONDS).toBe(0);
+    expect(loadConfig({ TAGTRAIL_SHUTDOWN_DRAIN_SECONDS: '' }).TAGTRAIL_SHUTDOWN_DRAIN_SECONDS).toBe(0);
+    expect(loadConfig({ TAGTRAIL_SHUTDOWN_DRAIN_SECONDS: '30' }).TAGTRAIL_SHUTDOWN_DRAIN_SECONDS).toBe(30);
+  });
+
+  it('refuses a drain longer than five minutes, naming the variable', () => {
+    expect(configError({ TAGTRAIL_SHUTDOWN_DRAIN_SECONDS: '301' })).toMatch(
+      /^invalid configuration:\n {2}TAGTRAIL_SHUTDOWN_DRAIN_SECONDS="301": must be a whole number from 0 to 300/,
+    );
+  });
+});
+
 describe('whole-number settings', () => {
   // Every integer setting with its bounds (no maximum: null). Kept by hand so a new integer
   // setting fails the completeness check below until its bounds are tested here.
@@ -148,6 +163,7 @@ describe('whole-number settings', () => {
     ['TAGTRAIL_HEADERS_TIMEOUT_SECONDS', 1, 300],
     ['TAGTRAIL_REQUEST_TIMEOUT_SECONDS', 1, 3600],
     ['TAGTRAIL_KEEP_ALIVE_TIMEOUT_SECONDS', 1, 3600],
+    ['TAGTRAIL_SHUTDOWN_DRAIN_SECONDS', 0, 300],
     ['TAGTRAIL_NOT_SEEN_AFTER_SECONDS', 60, 31_536_000],
   ];
 

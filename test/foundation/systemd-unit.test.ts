@@ -11,7 +11,7 @@ import { chmod, mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, SETTINGS } from '../../src/config.js';
+import { loadConfig, MAX_SHUTDOWN_DRAIN_SECONDS, SETTINGS } from '../../src/config.js';
 import { buildIfStale, MAIN, ROOT, run } from '../helpers/compiled.js';
 
 const UNIT = join(ROOT, 'deploy/systemd/tagtrail.service');
@@ -65,6 +65,9 @@ describe('the systemd unit', () => {
     expect(service.get('KillSignal')).toEqual(['SIGTERM']);
     expect(service.get('KillMode')).toEqual(['mixed']);
     expect(service.get('ExecStart')).toEqual(['/usr/bin/node /opt/tagtrail/dist/src/cli/main.js serve']);
+    // The longest drain before the stop (TAGTRAIL_SHUTDOWN_DRAIN_SECONDS) and the stop's own
+    // 90 s fit before systemd kills what is left.
+    expect(Number(service.get('TimeoutStopSec'))).toBeGreaterThanOrEqual(MAX_SHUTDOWN_DRAIN_SECONDS + 90);
     // V8 must be able to write the code it runs.
     expect(service.has('MemoryDenyWriteExecute')).toBe(false);
   });
