@@ -3,6 +3,7 @@
  * auto keys, all-or-nothing, and organizations kept apart.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer } from '../helpers/app.js';
 import { codesOf, type SheetFixture, sheetFixture, uniq } from './helpers.js';
 
 const HEADER = 'external_key,name,description,is_active,metadata,tags,valid_from,valid_to\n';
@@ -139,6 +140,35 @@ describe('asset import', () => {
     expect(codesOf(result, 5)).toEqual([['(row)', 'invalid_encoding']]);
     expect(codesOf(result, 6)).toEqual([['(row)', 'invalid_csv']]);
     expect(result.created).toBe(1);
+  });
+
+  it('refuses metadata the API body decoder refuses (lone surrogate, integer past int64) per row, as the API words it', async () => {
+    const [lone, big, ok] = [uniq('LONE'), uniq('BIG'), uniq('OK')];
+    const csv =
+      'external_key,name,metadata\n' +
+      `${lone},v,"{""a"":""\\ud800""}"\n${big},v,"{""big"":12345678901234567890}"\n${ok},ok,\n`;
+    for (const dryRun of [true, false]) {
+      const result = await f.importCsv('assets', csv, { dryRun });
+      expect(result).toMatchObject({ created: 1, refused: 2 });
+      for (const [row, raw] of [
+        [2, '{"name":"v","metadata":{"a":"\\ud800"}}'],
+        [3, '{"name":"v","metadata":{"big":12345678901234567890}}'],
+      ] as const) {
+        const api = await f.t.app.inject({
+          method: 'POST',
+          url: '/api/v1/assets',
+          headers: { ...bearer(f.token), 'content-type': 'application/json' },
+          payload: raw,
+        });
+        expect(api.statusCode).toBe(400);
+        const { type, detail } = api.json().error;
+        const [error] = result.results.find((r) => r.row === row)!.errors!;
+        expect(error).toMatchObject({ type, field: 'metadata' });
+        expect(error!.message.replace(/^metadata /, '')).toBe(detail.replace(/^Request body /, ''));
+      }
+    }
+    expect((await f.api('GET', `/api/v1/assets?external_key=${ok}`)).json.data).toHaveLength(1);
+    expect((await f.api('GET', `/api/v1/assets?external_key=${big}`)).json.data).toHaveLength(0);
   });
 
   it('refuses a row with a NUL in a cell on that column alone, and writes the rest', async () => {
