@@ -6,8 +6,9 @@ import type { Database } from '../db/pool.js';
 import { badRequest, conflict, validationError } from '../errors.js';
 import type { LocationListInput, LocationService } from '../locations/service.js';
 import { applyAssets, planAssets } from './assets-import.js';
-import { COLUMNS, cellCountError, formatTags, type Kind, readHeader, rowBody } from './columns.js';
-import { type CsvRecord, csvLine, readCsv } from './csv.js';
+import { COLUMNS, cellCountError, type Kind, readHeader, rowBody } from './columns.js';
+import { type CsvRecord, readCsv } from './csv.js';
+import { assetLine, EXPORT_PAGE, exportCsv, locationLine } from './export.js';
 import { recordImportEvents } from './import-events.js';
 import { applyLocations, planLocations } from './locations-import.js';
 import { countOutcomes, type ParsedRow, type ProgressFn, type RowResult } from './rows.js';
@@ -40,8 +41,6 @@ export interface ImportResult {
 
 export type AssetExportFilters = Omit<AssetListParams, 'limit' | 'offset'>;
 export type LocationExportFilters = Omit<LocationListInput, 'limit' | 'offset'>;
-
-const EXPORT_PAGE = 1000;
 
 /**
  * Spreadsheet import and export of assets and locations (docs/import-export.md).
@@ -116,48 +115,22 @@ export class SpreadsheetService {
     };
   }
 
-  /** The assets a list request with these filters would return, all pages, as CSV lines. */
-  async *exportAssets(orgId: number, filters: AssetExportFilters): AsyncGenerator<string> {
-    // The header follows the first page, so a refused filter fails before anything is written.
-    for (let offset = 0; ; offset += EXPORT_PAGE) {
-      const page = await this.assets.list(orgId, { ...filters, limit: EXPORT_PAGE, offset });
-      if (offset === 0) yield csvLine([...COLUMNS.assets]);
-      for (const a of page.data) {
-        yield csvLine([
-          a.external_key,
-          a.name,
-          a.description ?? '',
-          String(a.is_active),
-          JSON.stringify(a.metadata),
-          formatTags(a.tags),
-          a.valid_from,
-          a.valid_to ?? '',
-        ]);
-      }
-      if (page.data.length < EXPORT_PAGE) return;
-    }
+  /**
+   * The assets a list request with these filters would return, all pages, as CSV: read on
+   * one snapshot (AssetService.listAll), so every row live for the whole export is in it
+   * exactly once, whatever is created or deleted meanwhile.
+   */
+  exportAssets(orgId: number, filters: AssetExportFilters): AsyncGenerator<string> {
+    return exportCsv('assets', assetLine, (onPage) =>
+      this.assets.listAll(orgId, filters, EXPORT_PAGE, onPage),
+    );
   }
 
   /** As exportAssets, for the locations list. */
-  async *exportLocations(orgId: number, filters: LocationExportFilters): AsyncGenerator<string> {
-    // The header follows the first page, so a refused filter fails before anything is written.
-    for (let offset = 0; ; offset += EXPORT_PAGE) {
-      const page = await this.locations.list(orgId, { ...filters, limit: EXPORT_PAGE, offset });
-      if (offset === 0) yield csvLine([...COLUMNS.locations]);
-      for (const l of page.data) {
-        yield csvLine([
-          l.external_key,
-          l.name,
-          l.description ?? '',
-          String(l.is_active),
-          l.parent_external_key ?? '',
-          formatTags(l.tags),
-          l.valid_from,
-          l.valid_to ?? '',
-        ]);
-      }
-      if (page.data.length < EXPORT_PAGE) return;
-    }
+  exportLocations(orgId: number, filters: LocationExportFilters): AsyncGenerator<string> {
+    return exportCsv('locations', locationLine, (onPage) =>
+      this.locations.listAll(orgId, filters, EXPORT_PAGE, onPage),
+    );
   }
 }
 
