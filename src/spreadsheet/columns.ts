@@ -5,6 +5,7 @@ import {
   INTEGER_BEYOND_INT64,
   UNPAIRED_SURROGATE,
 } from '../json-checks.js';
+import { unescapeFormula } from './csv.js';
 import type { RowFieldError } from './rows.js';
 
 /**
@@ -122,6 +123,9 @@ export function formatTags(tags: { tag_type: string; value: string }[]): string 
   return tags.map((t) => `${t.tag_type}:${t.value.replace(/([;\\])/g, '\\$1')}`).join(';');
 }
 
+/** The columns an export writes through escapeFormula (src/spreadsheet/csv.ts), which an import undoes. */
+const FREE_TEXT = new Set(['external_key', 'name', 'description', 'parent_external_key']);
+
 /** A row as the API's body: what each cell means (see the module comment). */
 export function rowBody(
   columns: string[],
@@ -130,7 +134,7 @@ export function rowBody(
   const body: Record<string, unknown> = {};
   const errors: RowFieldError[] = [];
   columns.forEach((column, i) => {
-    const cell = cells[i] ?? '';
+    const cell = FREE_TEXT.has(column) ? unescapeFormula(cells[i] ?? '') : (cells[i] ?? '');
     // PostgreSQL cannot store U+0000, and the check reads the organization's rows by the
     // file's keys and tags before it validates a row: kept out of the body, the cell
     // refuses its row alone instead of failing the whole import in the database.

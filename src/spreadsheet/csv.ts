@@ -204,6 +204,28 @@ export async function* readCsv(
   yield* reader.end();
 }
 
+/**
+ * Formula injection (CSV injection): a spreadsheet program runs a cell that begins with
+ * `=`, `+`, `-` or `@` (or a tab or CR before one) as a formula when the file is opened, so
+ * an editor's asset name could run in the hands of whoever opens the export. Free-text
+ * cells are written with a single quote in front (the spreadsheets' own "this is text"
+ * mark) when they begin with one of those, after any quotes already there; an import takes
+ * one leading quote off a cell of that form. The two are inverse on every string: a value
+ * that really begins with `'=` is written `''=` and read back as `'=`.
+ */
+const FORMULA_START = /^'*[=+\-@\t\r]/;
+const ESCAPED_FORMULA = /^'+[=+\-@\t\r]/;
+
+/** A free-text cell as exported: `'` in front when a spreadsheet would run it (see above). */
+export function escapeFormula(value: string): string {
+  return FORMULA_START.test(value) ? `'${value}` : value;
+}
+
+/** A free-text cell as imported: escapeFormula undone. */
+export function unescapeFormula(cell: string): string {
+  return ESCAPED_FORMULA.test(cell) ? cell.slice(1) : cell;
+}
+
 /** One field as CSV: quoted when it holds a comma, quote, CR or LF, or leading/trailing spaces. */
 export function csvField(value: string): string {
   return /[",\r\n]|^\s|\s$/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;

@@ -1,16 +1,19 @@
 import type { Asset } from '../assets/schemas.js';
 import type { Location } from '../locations/schemas.js';
 import { COLUMNS, formatTags } from './columns.js';
-import { csvLine } from './csv.js';
+import { csvLine, escapeFormula as text } from './csv.js';
 
 /** Rows per page of an export: per statement, and per chunk handed to the download. */
 export const EXPORT_PAGE = 1000;
 
+// Free-text cells go through escapeFormula; the others are written by the service and
+// never begin with a formula character: `true`/`false`, metadata's JSON object (`{`), tags
+// (a tag type first) and RFC 3339 timestamps (a four-digit year; none before 1970).
 export const assetLine = (a: Asset) =>
   csvLine([
-    a.external_key,
-    a.name,
-    a.description ?? '',
+    text(a.external_key),
+    text(a.name),
+    text(a.description ?? ''),
     String(a.is_active),
     JSON.stringify(a.metadata),
     formatTags(a.tags),
@@ -20,11 +23,11 @@ export const assetLine = (a: Asset) =>
 
 export const locationLine = (l: Location) =>
   csvLine([
-    l.external_key,
-    l.name,
-    l.description ?? '',
+    text(l.external_key),
+    text(l.name),
+    text(l.description ?? ''),
     String(l.is_active),
-    l.parent_external_key ?? '',
+    text(l.parent_external_key ?? ''),
     formatTags(l.tags),
     l.valid_from,
     l.valid_to ?? '',
