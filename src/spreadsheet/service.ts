@@ -45,9 +45,10 @@ export type LocationExportFilters = Omit<LocationListInput, 'limit' | 'offset'>;
 /**
  * Spreadsheet import and export of assets and locations (docs/import-export.md).
  *
- * An import reads the whole file first, then, in one transaction, locks what the API's
- * writes lock (the keyspace, and the tree for locations), decides every row by the API's
- * rules and writes the accepted rows set-based. Refused rows are skipped and the others
+ * An import reads the whole file first, then, in one transaction, locks the rows it
+ * updates and what the API's writes of the same kind lock (the keyspace when the file can
+ * take automatic keys, and for locations the keyspace and the tree), decides every row by
+ * the API's rules and writes the accepted rows set-based. Refused rows are skipped and the others
  * are written together, atomically: a failure while writing (the database refusing a
  * row that changed under a concurrent request) rolls the whole import back.
  */
