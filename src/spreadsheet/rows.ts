@@ -27,6 +27,8 @@ export interface RowResult {
 export interface ParsedRow {
   row: number;
   body: Record<string, unknown>;
+  /** The key of a row refused before it had a body (its cell count, bytes or quoting), if readable. */
+  key?: string;
   errors: RowFieldError[];
 }
 

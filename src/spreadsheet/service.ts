@@ -7,7 +7,7 @@ import { badRequest, conflict, validationError } from '../errors.js';
 import type { LocationListInput, LocationService } from '../locations/service.js';
 import { applyAssets, planAssets } from './assets-import.js';
 import { COLUMNS, cellCountError, type Kind, readHeader, rowBody } from './columns.js';
-import { type CsvRecord, readCsv } from './csv.js';
+import { type CsvRecord, RecordTooLarge, readCsv, unescapeFormula } from './csv.js';
 import { assetLine, EXPORT_PAGE, exportCsv, locationLine } from './export.js';
 import { recordImportEvents } from './import-events.js';
 import { applyLocations, planLocations } from './locations-import.js';
@@ -145,30 +145,51 @@ async function readRows(
   const rows: ParsedRow[] = [];
   const header = (record: CsvRecord) => {
     if (record.problem) throw badRequest(`the header row cannot be read: ${record.problem.message}`);
+    // Only LF ends a record, so a file with CR-only line ends (old Mac) is one record whose
+    // header cells hold the CRs: said as such, not as an unknown column named "name\rK1".
+    if (record.fields!.some((f) => f.includes('\r'))) {
+      throw badRequest(
+        'the header row holds a bare CR: the file has CR-only line ends; save it with CRLF or LF line ends',
+      );
+    }
     const read = readHeader(kind, record.fields!);
     if ('errors' in read) throw validationError(read.errors);
     columns = read.columns;
   };
-  for await (const record of readCsv(source)) {
-    if (columns === undefined) {
-      header(record);
-      continue;
+  // A row refused for its form still names its key when the key's cell could be read.
+  const keyOf = (cells: string[] | undefined) => {
+    const at = columns!.indexOf('external_key');
+    const cell = at < 0 ? undefined : cells?.[at];
+    return cell ? unescapeFormula(cell) : undefined;
+  };
+  try {
+    for await (const record of readCsv(source)) {
+      if (columns === undefined) {
+        header(record);
+        continue;
+      }
+      if (rows.length >= MAX_IMPORT_ROWS) {
+        throw badRequest(`the file has more than ${MAX_IMPORT_ROWS} rows; split it into several imports`);
+      }
+      if (record.problem) {
+        rows.push({
+          row: record.row,
+          body: {},
+          key: keyOf(record.readable),
+          errors: [{ field: '(row)', code: record.problem.code, message: record.problem.message }],
+        });
+      } else {
+        const count = cellCountError(columns, record.fields!);
+        if (count) rows.push({ row: record.row, body: {}, key: keyOf(record.fields), errors: [count] });
+        else rows.push({ row: record.row, ...rowBody(columns, record.fields!) });
+      }
+      if (rows.length % 10_000 === 0) progress({ phase: 'reading', done: rows.length, total: 0 });
     }
-    if (rows.length >= MAX_IMPORT_ROWS) {
-      throw badRequest(`the file has more than ${MAX_IMPORT_ROWS} rows; split it into several imports`);
-    }
-    if (record.problem) {
-      rows.push({
-        row: record.row,
-        body: {},
-        errors: [{ field: '(row)', code: record.problem.code, message: record.problem.message }],
-      });
-    } else {
-      const count = cellCountError(columns, record.fields!);
-      if (count) rows.push({ row: record.row, body: {}, errors: [count] });
-      else rows.push({ row: record.row, ...rowBody(columns, record.fields!) });
-    }
-    if (rows.length % 10_000 === 0) progress({ phase: 'reading', done: rows.length, total: 0 });
+  } catch (err) {
+    if (!(err instanceof RecordTooLarge)) throw err;
+    throw badRequest(
+      `row ${err.row} is larger than ${err.max / (1024 * 1024)} MiB, or a quote in it is never closed (the rest of the file would be one cell); nothing was imported`,
+    );
   }
   if (columns === undefined) {
     throw badRequest(`the file is empty; its first row must name the columns (${COLUMNS[kind].join(', ')})`);

@@ -3,6 +3,7 @@
  * auto keys, all-or-nothing, and organizations kept apart.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliCaller } from '../../src/caller.js';
 import { bearer } from '../helpers/app.js';
 import { codesOf, type SheetFixture, sheetFixture, uniq } from './helpers.js';
 
@@ -169,6 +170,53 @@ describe('asset import', () => {
     }
     expect((await f.api('GET', `/api/v1/assets?external_key=${ok}`)).json.data).toHaveLength(1);
     expect((await f.api('GET', `/api/v1/assets?external_key=${big}`)).json.data).toHaveLength(0);
+  });
+
+  it('names the key of rows refused for their cell count, bytes or quoting when it can be read', async () => {
+    const [few, bytes, quote] = [uniq('FEW'), uniq('ENC'), uniq('QUOTE')];
+    const result = await f.importCsv(
+      'assets',
+      Buffer.concat([
+        Buffer.from(`name,external_key\nx,${few},extra\n`),
+        Buffer.from([0x78, 0xff, 0x2c, ...Buffer.from(`${bytes}\n`)]),
+        Buffer.from(`"q"x,${quote}\n`),
+      ]),
+    );
+    expect(result.results.map((r) => [r.external_key, r.errors![0]!.code])).toEqual([
+      [few, 'invalid_value'],
+      [null, 'invalid_encoding'],
+      [null, 'invalid_csv'],
+    ]);
+    const keyFirst = await f.importCsv(
+      'assets',
+      Buffer.concat([
+        Buffer.from(`external_key,name\n${few},x,extra\n${bytes},`),
+        Buffer.from([0xff, 0x0a]),
+        Buffer.from(`${quote},"q"x\n`),
+      ]),
+    );
+    expect(keyFirst.results.map((r) => r.external_key)).toEqual([few, bytes, quote]);
+  });
+
+  it('refuses a file with CR-only line ends, saying so', async () => {
+    await expect(f.importCsv('assets', 'external_key,name\rK1,One\r')).rejects.toMatchObject({
+      type: 'bad_request',
+      detail: expect.stringMatching(/CR-only line ends/),
+    });
+  });
+
+  it('refuses a file whose one record never ends before it eats the memory', async () => {
+    async function* endless() {
+      yield Buffer.from('external_key,name\nK1,"never closed');
+      const chunk = Buffer.alloc(1024 * 1024, 0x61);
+      for (let i = 0; i < 70; i++) yield chunk;
+    }
+    await expect(
+      f.t.services.internal.spreadsheets.import(cliCaller(f.org.id), 'assets', endless()),
+    ).rejects.toMatchObject({
+      type: 'bad_request',
+      detail: expect.stringMatching(/row 2 is larger than 64 MiB/),
+    });
   });
 
   it('refuses a row with a NUL in a cell on that column alone, and writes the rest', async () => {
