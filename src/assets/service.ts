@@ -52,6 +52,22 @@ export function keylessCreatesInFlight(poolSize: number): number {
   return Math.max(2, Math.floor(poolSize / 2));
 }
 
+/** A list query as the repository's filter (the pair rule checked, the sort parsed). */
+function listFilter(query: AssetListParams) {
+  exclusivePair(query, 'location_id', 'location_external_key');
+  return {
+    locationIds: query.location_id,
+    locationKeys: query.location_external_key,
+    externalKeys: query.external_key,
+    isActive: query.is_active,
+    includeDeleted: query.include_deleted,
+    searchPattern: query.q ? containsPattern(query.q) : undefined,
+    sort: parseSort(query.sort, ASSET_SORT_FIELDS),
+    limit: query.limit,
+    offset: query.offset,
+  };
+}
+
 /** A database error of a write, as the API reports it; anything else is rethrown. */
 function writeError(err: unknown, validFrom: string | null): unknown {
   const e = err as { code?: string; constraint?: string };
@@ -104,18 +120,7 @@ export class AssetService {
   }
 
   async list(orgId: number, query: AssetListParams) {
-    exclusivePair(query, 'location_id', 'location_external_key');
-    const filter = {
-      locationIds: query.location_id,
-      locationKeys: query.location_external_key,
-      externalKeys: query.external_key,
-      isActive: query.is_active,
-      includeDeleted: query.include_deleted,
-      searchPattern: query.q ? containsPattern(query.q) : undefined,
-      sort: parseSort(query.sort, ASSET_SORT_FIELDS),
-      limit: query.limit,
-      offset: query.offset,
-    };
+    const filter = listFilter(query);
     const { assets, total } =
       (await listAssetsAtOnce(this.db, orgId, filter)) ??
       (await this.db.readWithOrg(orgId, (tx) => listAssets(tx, orgId, filter), {
@@ -124,6 +129,33 @@ export class AssetService {
         genericPlans: filter.searchPattern === undefined,
       }));
     return listEnvelope(assets, query, total);
+  }
+
+  /**
+   * Every page of list(query), `pageSize` rows each, handed to `onPage` in order, all read
+   * in one transaction on one snapshot: each page its own transaction let rows shift
+   * between pages as others were created or deleted meanwhile, so a row live throughout
+   * could be left out or listed twice. `onPage` may wait (for a download to take the page);
+   * the transaction waits with it, up to the snapshot's idle bound (src/db/prologue.ts).
+   */
+  listAll(
+    orgId: number,
+    query: Omit<AssetListParams, 'limit' | 'offset'>,
+    pageSize: number,
+    onPage: (assets: Asset[]) => Promise<void>,
+  ): Promise<void> {
+    const filter = listFilter({ ...query, limit: pageSize, offset: 0 });
+    return this.db.readWithOrg(
+      orgId,
+      async (tx) => {
+        for (let offset = 0; ; offset += pageSize) {
+          const { assets } = await listAssets(tx, orgId, { ...filter, offset });
+          await onPage(assets);
+          if (assets.length < pageSize) return;
+        }
+      },
+      { genericPlans: filter.searchPattern === undefined, snapshot: true },
+    );
   }
 
   /** A live asset, whatever its validity window. */

@@ -3,7 +3,7 @@ import type { Caller } from '../caller.js';
 import { restrictedConnectionUrl } from './app-connection.js';
 import { type NamedRead, readNamedImplicitly, readOneImplicitly } from './implicit-read.js';
 import { inlineParameters, payOwedCommits, payOwedOnConnect } from './opening.js';
-import { checkOrgId, GENERIC_PLANS, orgOf, orgPrologue } from './prologue.js';
+import { checkOrgId, GENERIC_PLANS, orgOf, orgPrologue, SNAPSHOT_BEGIN } from './prologue.js';
 import { shapeNamedQueries } from './shaped-query.js';
 import { type DatabaseStats, inTransaction } from './transaction.js';
 import { guardScope } from './transaction-guard.js';
@@ -97,6 +97,12 @@ export interface ReadOptions {
    * on its values (a text search's planned page): unnamed statements take the setting too.
    */
   genericPlans?: boolean;
+  /**
+   * One snapshot for every statement (REPEATABLE READ), for work that reads a list page by
+   * page and must see it unchanged throughout (a spreadsheet export). Ended by the server
+   * when left idle for SNAPSHOT_IDLE_MS (./prologue.ts).
+   */
+  snapshot?: boolean;
 }
 
 function newPool(connectionString: string, options: DatabaseOptions): pg.Pool {
@@ -131,7 +137,7 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
   const readWithOrg = <T>(orgId: number, fn: (tx: Tx) => Promise<T>, options: ReadOptions = {}): Promise<T> =>
     inTransaction(
       appPool,
-      `${orgPrologue('BEGIN READ ONLY', orgId)}${options.genericPlans ? GENERIC_PLANS : ''}`,
+      `${orgPrologue(options.snapshot ? SNAPSHOT_BEGIN : 'BEGIN READ ONLY', orgId)}${options.genericPlans ? GENERIC_PLANS : ''}`,
       fn,
       { readOnly: true, orgId },
     );

@@ -27,6 +27,16 @@ export function orgPrologue(begin: string, scope: number | Caller): string {
   return `${begin}; SET LOCAL tagtrail.org_id = '${orgId}'${actor}`;
 }
 
+/**
+ * ReadOptions.snapshot's opening: every statement sees the data as of the first one
+ * (REPEATABLE READ), so pages read one after another page one unchanging list. Such a
+ * transaction waits for its reader between statements (an export's download); a reader
+ * that stalls must not hold a connection and a snapshot (which keeps VACUUM from removing
+ * dead rows) forever, so the server ends the session after SNAPSHOT_IDLE_MS idle in it.
+ */
+export const SNAPSHOT_IDLE_MS = 60_000;
+export const SNAPSHOT_BEGIN = `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL idle_in_transaction_session_timeout = ${SNAPSHOT_IDLE_MS}`;
+
 /** ReadOptions.genericPlans, a clause of the prologue (SET LOCAL, as the organization's). */
 export const GENERIC_PLANS = '; SET LOCAL plan_cache_mode = force_generic_plan';
 

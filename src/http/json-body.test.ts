@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../errors.js';
-import { decodeJsonBody, hasIntegerBeyondInt64 } from './json-body.js';
+import { hasIntegerBeyondInt64 } from '../json-checks.js';
+import { decodeJsonBody } from './json-body.js';
 
 describe('hasIntegerBeyondInt64', () => {
   it('finds integers past the int64 bounds only', () => {

@@ -1,65 +1,10 @@
 import { badRequest } from '../errors.js';
-
-const INT64_MAX = '9223372036854775807';
-const INT64_MIN_ABS = '9223372036854775808';
-
-/**
- * True when the JSON text holds an integer literal outside the int64 range. JSON.parse
- * would silently round such a value, so it is found in the text before parsing.
- */
-export function hasIntegerBeyondInt64(text: string): boolean {
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92 /* \ */) i++;
-      else if (c === 34 /* " */) inString = false;
-      continue;
-    }
-    if (c === 34) {
-      inString = true;
-      continue;
-    }
-    if (c === 45 /* - */ || (c >= 48 && c <= 57)) {
-      const start = i;
-      const negative = c === 45;
-      if (negative) i++;
-      while (i < text.length && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57) i++;
-      const next = text[i];
-      const isInteger = next !== '.' && next !== 'e' && next !== 'E';
-      if (isInteger) {
-        const digits = text.slice(negative ? start + 1 : start, i).replace(/^0+(?=\d)/, '');
-        const limit = negative ? INT64_MIN_ABS : INT64_MAX;
-        if (digits.length > limit.length || (digits.length === limit.length && digits > limit)) return true;
-      }
-      i--;
-    }
-  }
-  return false;
-}
-
-/**
- * False when any string or key holds a lone UTF-16 surrogate, which storage would mangle.
- * Walks with a stack, not recursion: a body may nest deeper than the call stack allows
- * (JSON.parse does not mind), and that must end in a 400, not a stack overflow.
- */
-export function allStringsWellFormed(value: unknown): boolean {
-  const stack: unknown[] = [value];
-  while (stack.length > 0) {
-    const node = stack.pop();
-    if (typeof node === 'string') {
-      if (!node.isWellFormed()) return false;
-    } else if (Array.isArray(node)) {
-      for (const child of node) stack.push(child);
-    } else if (node && typeof node === 'object') {
-      for (const [key, child] of Object.entries(node)) {
-        if (!key.isWellFormed()) return false;
-        stack.push(child);
-      }
-    }
-  }
-  return true;
-}
+import {
+  allStringsWellFormed,
+  hasIntegerBeyondInt64,
+  INTEGER_BEYOND_INT64,
+  UNPAIRED_SURROGATE,
+} from '../json-checks.js';
 
 /** Decodes a request body: invalid JSON and out-of-range integers are `bad_request`. */
 export function decodeJsonBody(text: string): unknown {
@@ -71,10 +16,10 @@ export function decodeJsonBody(text: string): unknown {
     throw badRequest(`Request body is not valid JSON: ${(err as Error).message}`);
   }
   if (!allStringsWellFormed(value)) {
-    throw badRequest('Request body contains a string that is not valid Unicode (an unpaired surrogate)');
+    throw badRequest(`Request body ${UNPAIRED_SURROGATE}`);
   }
   if (hasIntegerBeyondInt64(text)) {
-    throw badRequest('Request body contains an integer outside the 64-bit range the decoder accepts');
+    throw badRequest(`Request body ${INTEGER_BEYOND_INT64}`);
   }
   return value;
 }

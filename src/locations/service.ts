@@ -148,29 +148,54 @@ function readOnlyRules(current: Location): ReadOnlyRule[] {
   ];
 }
 
+/** A list query as the repository's filter (the pair rule checked, the sort parsed). */
+function listFilter(query: LocationListInput) {
+  exclusivePair(query, 'parent_id', 'parent_external_key');
+  return {
+    parent_id: query.parent_id,
+    parent_external_key: query.parent_external_key,
+    external_key: query.external_key,
+    is_active: query.is_active,
+    include_deleted: query.include_deleted ?? false,
+    q: query.q,
+    sort: parseSort(query.sort, SORT_FIELDS),
+    limit: query.limit,
+    offset: query.offset,
+  };
+}
+
 /** The locations resource: master data with a hierarchy. No HTTP here. */
 export class LocationService {
   constructor(private readonly db: Database) {}
 
   list(orgId: number, query: LocationListInput): Promise<PagedLocations> {
-    exclusivePair(query, 'parent_id', 'parent_external_key');
-    const sort = parseSort(query.sort, SORT_FIELDS);
+    const filter = listFilter(query);
     return this.db.readWithOrg(
       orgId,
-      (tx) =>
-        listLocations(tx, orgId, {
-          parent_id: query.parent_id,
-          parent_external_key: query.parent_external_key,
-          external_key: query.external_key,
-          is_active: query.is_active,
-          include_deleted: query.include_deleted ?? false,
-          q: query.q,
-          sort,
-          limit: query.limit,
-          offset: query.offset,
-        }),
+      (tx) => listLocations(tx, orgId, filter),
       // Generic plans for the named statements of a list without q (listLocations).
       { genericPlans: !hasSearch(query) },
+    );
+  }
+
+  /** Every page of list(query) on one snapshot, as AssetService.listAll (which says why). */
+  listAll(
+    orgId: number,
+    query: Omit<LocationListInput, 'limit' | 'offset'>,
+    pageSize: number,
+    onPage: (locations: Location[]) => Promise<void>,
+  ): Promise<void> {
+    const filter = listFilter({ ...query, limit: pageSize, offset: 0 });
+    return this.db.readWithOrg(
+      orgId,
+      async (tx) => {
+        for (let offset = 0; ; offset += pageSize) {
+          const { data } = await listLocations(tx, orgId, { ...filter, offset });
+          await onPage(data);
+          if (data.length < pageSize) return;
+        }
+      },
+      { genericPlans: !hasSearch(query), snapshot: true },
     );
   }
 

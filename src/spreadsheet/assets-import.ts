@@ -1,6 +1,6 @@
 import { checkMetadata } from '../assets/rules.js';
 import type { Tx } from '../db/pool.js';
-import { lockKeyspace } from '../master-data/auto-key.js';
+import { isAutoKeyForm, lockKeyspace } from '../master-data/auto-key.js';
 import { sameJson } from './columns.js';
 import {
   type BaseCurrent,
@@ -50,10 +50,26 @@ function metadataErrors(metadata: unknown) {
 }
 
 /**
+ * Whether the file can take a slot of the automatic keys (`ASSET-NNNN`): a row without a
+ * key (given the lowest free slot) or with a key of that form. Only then does the import
+ * need the keyspace lock, as the API's creates take it only then (src/assets/service.ts):
+ * any other key is the unique index's business. Held for the whole import, the lock made
+ * every keyless create of the organization wait for it, past the 25 s statement timeout
+ * (a 503) during a long one.
+ */
+function takesAutoSlots(rows: ParsedRow[]): boolean {
+  return rows.some((r) => {
+    if (r.errors.length > 0) return false;
+    const key = r.body.external_key;
+    return key === undefined || (typeof key === 'string' && isAutoKeyForm('assets', key));
+  });
+}
+
+/**
  * Decides per row what the API would do (src/assets/service.ts create and update, and
  * the tags service), reading the organization's current state once. With `lock` the
- * keyspace and the matched rows are locked, so nothing changes under the import before
- * it commits.
+ * matched rows are locked, so nothing changes under them before the import commits, and
+ * the keyspace when the file can take automatic keys (takesAutoSlots).
  */
 export async function planAssets(
   tx: Tx,
@@ -61,7 +77,7 @@ export async function planAssets(
   rows: ParsedRow[],
   lock: boolean,
 ): Promise<AssetPlan> {
-  if (lock) await lockKeyspace(tx, 'assets', orgId, { heldThroughFlush: true });
+  if (lock && takesAutoSlots(rows)) await lockKeyspace(tx, 'assets', orgId, { heldThroughFlush: true });
   const state = await readState<Current>(tx, 'assets', orgId, rows, COLUMNS, lock);
   const results: RowResult[] = [];
   const writes: Write[] = [];

@@ -1,4 +1,12 @@
 import type { FieldError } from '../errors.js';
+import {
+  allStringsWellFormed,
+  hasIntegerBeyondInt64,
+  INTEGER_BEYOND_INT64,
+  UNPAIRED_SURROGATE,
+} from '../json-checks.js';
+import { unescapeFormula } from './csv.js';
+import type { RowFieldError } from './rows.js';
 
 /**
  * The spreadsheet form of assets and locations (docs/import-export.md): one column per
@@ -115,15 +123,18 @@ export function formatTags(tags: { tag_type: string; value: string }[]): string 
   return tags.map((t) => `${t.tag_type}:${t.value.replace(/([;\\])/g, '\\$1')}`).join(';');
 }
 
+/** The columns an export writes through escapeFormula (src/spreadsheet/csv.ts), which an import undoes. */
+const FREE_TEXT = new Set(['external_key', 'name', 'description', 'parent_external_key']);
+
 /** A row as the API's body: what each cell means (see the module comment). */
 export function rowBody(
   columns: string[],
   cells: string[],
-): { body: Record<string, unknown>; errors: FieldError[] } {
+): { body: Record<string, unknown>; errors: RowFieldError[] } {
   const body: Record<string, unknown> = {};
-  const errors: FieldError[] = [];
+  const errors: RowFieldError[] = [];
   columns.forEach((column, i) => {
-    const cell = cells[i] ?? '';
+    const cell = FREE_TEXT.has(column) ? unescapeFormula(cells[i] ?? '') : (cells[i] ?? '');
     // PostgreSQL cannot store U+0000, and the check reads the organization's rows by the
     // file's keys and tags before it validates a row: kept out of the body, the cell
     // refuses its row alone instead of failing the whole import in the database.
@@ -153,16 +164,9 @@ export function rowBody(
       }
       case 'metadata': {
         if (cell === '') break;
-        try {
-          body.metadata = JSON.parse(cell);
-        } catch {
-          errors.push({
-            field: 'metadata',
-            code: 'invalid_value',
-            message: 'metadata must be a JSON object, such as {"color": "red"}',
-            params: { expected_type: 'object', received_type: 'string' },
-          });
-        }
+        const read = metadataCell(cell);
+        if ('error' in read) errors.push(read.error);
+        else body.metadata = read.value;
         break;
       }
       default:
@@ -170,6 +174,37 @@ export function rowBody(
     }
   });
   return { body, errors };
+}
+
+/**
+ * A metadata cell's JSON, decoded as the API decodes a body (src/http/json-body.ts): what
+ * JSON.parse lets through but would not be stored as sent (a lone surrogate, which jsonb
+ * refuses and which once failed the whole import in the database; an integer beyond int64,
+ * which the parse rounds) refuses the row with the API's error type and wording.
+ */
+function metadataCell(cell: string): { value: unknown } | { error: RowFieldError } {
+  let value: unknown;
+  try {
+    value = JSON.parse(cell);
+  } catch {
+    return {
+      error: {
+        field: 'metadata',
+        code: 'invalid_value',
+        message: 'metadata must be a JSON object, such as {"color": "red"}',
+        params: { expected_type: 'object', received_type: 'string' },
+      },
+    };
+  }
+  const problem = !allStringsWellFormed(value)
+    ? UNPAIRED_SURROGATE
+    : hasIntegerBeyondInt64(cell)
+      ? INTEGER_BEYOND_INT64
+      : null;
+  if (problem === null) return { value };
+  return {
+    error: { type: 'bad_request', field: 'metadata', code: 'invalid_value', message: `metadata ${problem}` },
+  };
 }
 
 /** The number of cells a row should have; a different count is a refused row. */

@@ -23,22 +23,53 @@ export interface CsvRecord {
   /** The fields, or the reason the record could not be read. */
   fields?: string[];
   problem?: { code: CsvProblem; message: string };
+  /** With a problem: the leading fields that could still be read whole (for the row's key). */
+  readable?: string[];
+}
+
+/**
+ * Largest record a reader holds while looking for its end, in bytes: the web upload's
+ * bound (MAX_UPLOAD_BYTES) for the whole file. A CLI import has no size limit, and a
+ * quote that is never closed makes the rest of the file one record: without a bound it
+ * would be held in memory whole.
+ */
+export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
+
+/** A record past the reader's bound: the file is refused (the rest cannot be split). */
+export class RecordTooLarge extends Error {
+  constructor(
+    readonly row: number,
+    readonly max: number,
+  ) {
+    super(`row ${row} is larger than ${max} bytes`);
+  }
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const lenient = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** Splits one decoded record into fields; null when its quoting is malformed. */
 export function splitRecord(text: string): string[] | null {
+  const { fields, complete } = splitFields(text);
+  return complete ? fields : null;
+}
+
+/**
+ * The fields of a record, and whether it split cleanly; when not, `fields` holds those
+ * read whole before the malformed one (the key a refused row is reported with).
+ */
+function splitFields(text: string): { fields: string[]; complete: boolean } {
   const fields: string[] = [];
   let i = 0;
   const n = text.length;
+  const broken = { fields, complete: false };
   for (;;) {
     if (text.charCodeAt(i) === QUOTE) {
       let value = '';
       i++;
       for (;;) {
         const close = text.indexOf('"', i);
-        if (close < 0) return null; // unterminated quote
+        if (close < 0) return broken; // unterminated quote
         value += text.slice(i, close);
         if (text.charCodeAt(close + 1) === QUOTE) {
           value += '"';
@@ -48,17 +79,17 @@ export function splitRecord(text: string): string[] | null {
         i = close + 1;
         break;
       }
+      if (i < n && text.charCodeAt(i) !== COMMA) return broken; // text after a closing quote
       fields.push(value);
-      if (i === n) return fields;
-      if (text.charCodeAt(i) !== COMMA) return null; // text after a closing quote
+      if (i === n) return { fields, complete: true };
       i++;
     } else {
       const comma = text.indexOf(',', i);
       const end = comma < 0 ? n : comma;
       const value = text.slice(i, end);
-      if (value.includes('"')) return null; // a quote inside an unquoted field
+      if (value.includes('"')) return broken; // a quote inside an unquoted field
       fields.push(value);
-      if (comma < 0) return fields;
+      if (comma < 0) return { fields, complete: true };
       i = comma + 1;
     }
   }
@@ -76,6 +107,8 @@ export class CsvReader {
   private state = 0;
   private row = 0;
   private started = false;
+
+  constructor(private readonly maxRecordBytes = MAX_RECORD_BYTES) {}
 
   push(chunk: Buffer): CsvRecord[] {
     let data = chunk;
@@ -130,6 +163,8 @@ export class CsvReader {
     if (start < data.length) {
       this.pending.push(data.subarray(start));
       this.pendingLength += data.length - start;
+      if (this.pendingLength > this.maxRecordBytes)
+        throw new RecordTooLarge(this.row + 1, this.maxRecordBytes);
     }
     return out;
   }
@@ -150,11 +185,6 @@ export class CsvReader {
     return out;
   }
 
-  /** Bytes received but not yet returned as a record (a guard against one endless record). */
-  get buffered(): number {
-    return this.pendingLength;
-  }
-
   private emit(bytes: Buffer, out: CsvRecord[]): void {
     this.row++;
     let end = bytes.length;
@@ -164,17 +194,21 @@ export class CsvReader {
     try {
       text = decoder.decode(bytes.subarray(0, end));
     } catch {
+      // The leading fields decoded leniently, up to the first that had bad bytes.
+      const { fields } = splitFields(lenient.decode(bytes.subarray(0, end)));
+      const bad = fields.findIndex((f) => f.includes('\uFFFD'));
       out.push({
         row: this.row,
         problem: {
           code: 'invalid_encoding',
           message: 'the row is not valid UTF-8; save the file as CSV UTF-8',
         },
+        readable: bad < 0 ? fields : fields.slice(0, bad),
       });
       return;
     }
-    const fields = splitRecord(text);
-    if (fields === null) {
+    const { fields, complete } = splitFields(text);
+    if (!complete) {
       out.push({
         row: this.row,
         problem: {
@@ -182,6 +216,7 @@ export class CsvReader {
           message:
             'the row is not well-formed CSV (a quote that is not closed, or text after a closing quote)',
         },
+        readable: fields,
       });
       return;
     }
@@ -202,6 +237,28 @@ export async function* readCsv(
     yield* reader.push(bytes);
   }
   yield* reader.end();
+}
+
+/**
+ * Formula injection (CSV injection): a spreadsheet program runs a cell that begins with
+ * `=`, `+`, `-` or `@` (or a tab or CR before one) as a formula when the file is opened, so
+ * an editor's asset name could run in the hands of whoever opens the export. Free-text
+ * cells are written with a single quote in front (the spreadsheets' own "this is text"
+ * mark) when they begin with one of those, after any quotes already there; an import takes
+ * one leading quote off a cell of that form. The two are inverse on every string: a value
+ * that really begins with `'=` is written `''=` and read back as `'=`.
+ */
+const FORMULA_START = /^'*[=+\-@\t\r]/;
+const ESCAPED_FORMULA = /^'+[=+\-@\t\r]/;
+
+/** A free-text cell as exported: `'` in front when a spreadsheet would run it (see above). */
+export function escapeFormula(value: string): string {
+  return FORMULA_START.test(value) ? `'${value}` : value;
+}
+
+/** A free-text cell as imported: escapeFormula undone. */
+export function unescapeFormula(cell: string): string {
+  return ESCAPED_FORMULA.test(cell) ? cell.slice(1) : cell;
 }
 
 /** One field as CSV: quoted when it holds a comma, quote, CR or LF, or leading/trailing spaces. */

@@ -164,7 +164,7 @@ export function decideRow<C extends BaseCurrent>(
   rules: (body: RowBody, values: BaseValues) => RowFieldError[] = () => [],
 ): Decided<C> | null {
   const key = typeof r.body.external_key === 'string' ? r.body.external_key : null;
-  const result: RowResult = { row: r.row, external_key: key, outcome: 'refused' };
+  const result: RowResult = { row: r.row, external_key: key ?? r.key ?? null, outcome: 'refused' };
   results.push(result);
   if (r.errors.length > 0) {
     result.errors = validation(r.errors);

@@ -27,11 +27,21 @@ export interface RowResult {
 export interface ParsedRow {
   row: number;
   body: Record<string, unknown>;
+  /** The key of a row refused before it had a body (its cell count, bytes or quoting), if readable. */
+  key?: string;
   errors: RowFieldError[];
 }
 
-/** A field error of the API, or of the file itself (`invalid_encoding`, `invalid_csv`). */
-export type RowFieldError = Pick<FieldError, 'field' | 'message'> & { code: string };
+/**
+ * A field error of the API, or of the file itself (`invalid_encoding`, `invalid_csv`).
+ * `type` is the API's error type when it is not `validation_error`: a metadata cell the
+ * API's body decoder would refuse is `bad_request` there.
+ */
+export type RowFieldError = Pick<FieldError, 'field' | 'message'> & {
+  code: string;
+  type?: RowError['type'];
+  params?: FieldError['params'];
+};
 
 export interface Progress {
   phase: 'reading' | 'checking' | 'writing' | 'done';
@@ -44,7 +54,12 @@ export type ProgressFn = (p: Progress) => void;
 export const BATCH = 5000;
 
 export function validation(errors: RowFieldError[]): RowError[] {
-  return errors.map((e) => ({ type: 'validation_error', field: e.field, code: e.code, message: e.message }));
+  return errors.map((e) => ({
+    type: e.type ?? 'validation_error',
+    field: e.field,
+    code: e.code,
+    message: e.message,
+  }));
 }
 
 export function conflictOn(field: string, message: string): RowError[] {

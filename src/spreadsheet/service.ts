@@ -6,8 +6,9 @@ import type { Database } from '../db/pool.js';
 import { badRequest, conflict, validationError } from '../errors.js';
 import type { LocationListInput, LocationService } from '../locations/service.js';
 import { applyAssets, planAssets } from './assets-import.js';
-import { COLUMNS, cellCountError, formatTags, type Kind, readHeader, rowBody } from './columns.js';
-import { type CsvRecord, csvLine, readCsv } from './csv.js';
+import { COLUMNS, cellCountError, type Kind, readHeader, rowBody } from './columns.js';
+import { type CsvRecord, RecordTooLarge, readCsv, unescapeFormula } from './csv.js';
+import { assetLine, EXPORT_PAGE, exportCsv, locationLine } from './export.js';
 import { recordImportEvents } from './import-events.js';
 import { applyLocations, planLocations } from './locations-import.js';
 import { countOutcomes, type ParsedRow, type ProgressFn, type RowResult } from './rows.js';
@@ -41,14 +42,13 @@ export interface ImportResult {
 export type AssetExportFilters = Omit<AssetListParams, 'limit' | 'offset'>;
 export type LocationExportFilters = Omit<LocationListInput, 'limit' | 'offset'>;
 
-const EXPORT_PAGE = 1000;
-
 /**
  * Spreadsheet import and export of assets and locations (docs/import-export.md).
  *
- * An import reads the whole file first, then, in one transaction, locks what the API's
- * writes lock (the keyspace, and the tree for locations), decides every row by the API's
- * rules and writes the accepted rows set-based. Refused rows are skipped and the others
+ * An import reads the whole file first, then, in one transaction, locks the rows it
+ * updates and what the API's writes of the same kind lock (the keyspace when the file can
+ * take automatic keys, and for locations the keyspace and the tree), decides every row by
+ * the API's rules and writes the accepted rows set-based. Refused rows are skipped and the others
  * are written together, atomically: a failure while writing (the database refusing a
  * row that changed under a concurrent request) rolls the whole import back.
  */
@@ -116,48 +116,22 @@ export class SpreadsheetService {
     };
   }
 
-  /** The assets a list request with these filters would return, all pages, as CSV lines. */
-  async *exportAssets(orgId: number, filters: AssetExportFilters): AsyncGenerator<string> {
-    // The header follows the first page, so a refused filter fails before anything is written.
-    for (let offset = 0; ; offset += EXPORT_PAGE) {
-      const page = await this.assets.list(orgId, { ...filters, limit: EXPORT_PAGE, offset });
-      if (offset === 0) yield csvLine([...COLUMNS.assets]);
-      for (const a of page.data) {
-        yield csvLine([
-          a.external_key,
-          a.name,
-          a.description ?? '',
-          String(a.is_active),
-          JSON.stringify(a.metadata),
-          formatTags(a.tags),
-          a.valid_from,
-          a.valid_to ?? '',
-        ]);
-      }
-      if (page.data.length < EXPORT_PAGE) return;
-    }
+  /**
+   * The assets a list request with these filters would return, all pages, as CSV: read on
+   * one snapshot (AssetService.listAll), so every row live for the whole export is in it
+   * exactly once, whatever is created or deleted meanwhile.
+   */
+  exportAssets(orgId: number, filters: AssetExportFilters): AsyncGenerator<string> {
+    return exportCsv('assets', assetLine, (onPage) =>
+      this.assets.listAll(orgId, filters, EXPORT_PAGE, onPage),
+    );
   }
 
   /** As exportAssets, for the locations list. */
-  async *exportLocations(orgId: number, filters: LocationExportFilters): AsyncGenerator<string> {
-    // The header follows the first page, so a refused filter fails before anything is written.
-    for (let offset = 0; ; offset += EXPORT_PAGE) {
-      const page = await this.locations.list(orgId, { ...filters, limit: EXPORT_PAGE, offset });
-      if (offset === 0) yield csvLine([...COLUMNS.locations]);
-      for (const l of page.data) {
-        yield csvLine([
-          l.external_key,
-          l.name,
-          l.description ?? '',
-          String(l.is_active),
-          l.parent_external_key ?? '',
-          formatTags(l.tags),
-          l.valid_from,
-          l.valid_to ?? '',
-        ]);
-      }
-      if (page.data.length < EXPORT_PAGE) return;
-    }
+  exportLocations(orgId: number, filters: LocationExportFilters): AsyncGenerator<string> {
+    return exportCsv('locations', locationLine, (onPage) =>
+      this.locations.listAll(orgId, filters, EXPORT_PAGE, onPage),
+    );
   }
 }
 
@@ -171,30 +145,51 @@ async function readRows(
   const rows: ParsedRow[] = [];
   const header = (record: CsvRecord) => {
     if (record.problem) throw badRequest(`the header row cannot be read: ${record.problem.message}`);
+    // Only LF ends a record, so a file with CR-only line ends (old Mac) is one record whose
+    // header cells hold the CRs: said as such, not as an unknown column named "name\rK1".
+    if (record.fields!.some((f) => f.includes('\r'))) {
+      throw badRequest(
+        'the header row holds a bare CR: the file has CR-only line ends; save it with CRLF or LF line ends',
+      );
+    }
     const read = readHeader(kind, record.fields!);
     if ('errors' in read) throw validationError(read.errors);
     columns = read.columns;
   };
-  for await (const record of readCsv(source)) {
-    if (columns === undefined) {
-      header(record);
-      continue;
+  // A row refused for its form still names its key when the key's cell could be read.
+  const keyOf = (cells: string[] | undefined) => {
+    const at = columns!.indexOf('external_key');
+    const cell = at < 0 ? undefined : cells?.[at];
+    return cell ? unescapeFormula(cell) : undefined;
+  };
+  try {
+    for await (const record of readCsv(source)) {
+      if (columns === undefined) {
+        header(record);
+        continue;
+      }
+      if (rows.length >= MAX_IMPORT_ROWS) {
+        throw badRequest(`the file has more than ${MAX_IMPORT_ROWS} rows; split it into several imports`);
+      }
+      if (record.problem) {
+        rows.push({
+          row: record.row,
+          body: {},
+          key: keyOf(record.readable),
+          errors: [{ field: '(row)', code: record.problem.code, message: record.problem.message }],
+        });
+      } else {
+        const count = cellCountError(columns, record.fields!);
+        if (count) rows.push({ row: record.row, body: {}, key: keyOf(record.fields), errors: [count] });
+        else rows.push({ row: record.row, ...rowBody(columns, record.fields!) });
+      }
+      if (rows.length % 10_000 === 0) progress({ phase: 'reading', done: rows.length, total: 0 });
     }
-    if (rows.length >= MAX_IMPORT_ROWS) {
-      throw badRequest(`the file has more than ${MAX_IMPORT_ROWS} rows; split it into several imports`);
-    }
-    if (record.problem) {
-      rows.push({
-        row: record.row,
-        body: {},
-        errors: [{ field: '(row)', code: record.problem.code, message: record.problem.message }],
-      });
-    } else {
-      const count = cellCountError(columns, record.fields!);
-      if (count) rows.push({ row: record.row, body: {}, errors: [count] });
-      else rows.push({ row: record.row, ...rowBody(columns, record.fields!) });
-    }
-    if (rows.length % 10_000 === 0) progress({ phase: 'reading', done: rows.length, total: 0 });
+  } catch (err) {
+    if (!(err instanceof RecordTooLarge)) throw err;
+    throw badRequest(
+      `row ${err.row} is larger than ${err.max / (1024 * 1024)} MiB, or a quote in it is never closed (the rest of the file would be one cell); nothing was imported`,
+    );
   }
   if (columns === undefined) {
     throw badRequest(`the file is empty; its first row must name the columns (${COLUMNS[kind].join(', ')})`);

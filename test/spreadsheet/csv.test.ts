@@ -1,6 +1,12 @@
 /** The CSV reader: quoting, byte order mark, line ends, and rows that cannot be read. */
 import { describe, expect, it } from 'vitest';
-import { CsvReader, type CsvRecord, csvLine, splitRecord } from '../../src/spreadsheet/csv.js';
+import {
+  CsvReader,
+  type CsvRecord,
+  csvLine,
+  RecordTooLarge,
+  splitRecord,
+} from '../../src/spreadsheet/csv.js';
 
 function readAll(bytes: Buffer, chunkSize = bytes.length || 1): CsvRecord[] {
   const reader = new CsvReader();
@@ -83,5 +89,27 @@ describe('CSV reader', () => {
     const line = csvLine(values);
     expect(line.endsWith('\r\n')).toBe(true);
     expect(fields(readAll(Buffer.from(line)))).toEqual([values]);
+  });
+
+  it('keeps the fields it could read of a row it refuses', () => {
+    const records = readAll(Buffer.from('K1,"a"b,c\nK2,ok,"open\nK3,x\n'));
+    expect(records.map((r) => [r.problem?.code, r.readable])).toEqual([
+      ['invalid_csv', ['K1']],
+      // The quote never closed takes the rest of the input into this row.
+      ['invalid_csv', ['K2', 'ok']],
+    ]);
+    const enc = readAll(Buffer.from([0x4b, 0x33, 0x2c, 0xff, 0x0a, 0xff, 0x2c, 0x78, 0x0a]));
+    expect(enc.map((r) => [r.problem?.code, r.readable])).toEqual([
+      ['invalid_encoding', ['K3']],
+      ['invalid_encoding', []],
+    ]);
+  });
+
+  it('refuses a record past its bound instead of holding it in memory whole', () => {
+    const reader = new CsvReader(1024);
+    expect(reader.push(Buffer.from('k,name\nK1,"never closed'))).toHaveLength(1);
+    expect(() => {
+      for (let i = 0; i < 10; i++) reader.push(Buffer.alloc(200, 0x61));
+    }).toThrow(RecordTooLarge);
   });
 });

@@ -3,6 +3,8 @@
  * auto keys, all-or-nothing, and organizations kept apart.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliCaller } from '../../src/caller.js';
+import { bearer } from '../helpers/app.js';
 import { codesOf, type SheetFixture, sheetFixture, uniq } from './helpers.js';
 
 const HEADER = 'external_key,name,description,is_active,metadata,tags,valid_from,valid_to\n';
@@ -139,6 +141,82 @@ describe('asset import', () => {
     expect(codesOf(result, 5)).toEqual([['(row)', 'invalid_encoding']]);
     expect(codesOf(result, 6)).toEqual([['(row)', 'invalid_csv']]);
     expect(result.created).toBe(1);
+  });
+
+  it('refuses metadata the API body decoder refuses (lone surrogate, integer past int64) per row, as the API words it', async () => {
+    const [lone, big, ok] = [uniq('LONE'), uniq('BIG'), uniq('OK')];
+    const csv =
+      'external_key,name,metadata\n' +
+      `${lone},v,"{""a"":""\\ud800""}"\n${big},v,"{""big"":12345678901234567890}"\n${ok},ok,\n`;
+    for (const dryRun of [true, false]) {
+      const result = await f.importCsv('assets', csv, { dryRun });
+      expect(result).toMatchObject({ created: 1, refused: 2 });
+      for (const [row, raw] of [
+        [2, '{"name":"v","metadata":{"a":"\\ud800"}}'],
+        [3, '{"name":"v","metadata":{"big":12345678901234567890}}'],
+      ] as const) {
+        const api = await f.t.app.inject({
+          method: 'POST',
+          url: '/api/v1/assets',
+          headers: { ...bearer(f.token), 'content-type': 'application/json' },
+          payload: raw,
+        });
+        expect(api.statusCode).toBe(400);
+        const { type, detail } = api.json().error;
+        const [error] = result.results.find((r) => r.row === row)!.errors!;
+        expect(error).toMatchObject({ type, field: 'metadata' });
+        expect(error!.message.replace(/^metadata /, '')).toBe(detail.replace(/^Request body /, ''));
+      }
+    }
+    expect((await f.api('GET', `/api/v1/assets?external_key=${ok}`)).json.data).toHaveLength(1);
+    expect((await f.api('GET', `/api/v1/assets?external_key=${big}`)).json.data).toHaveLength(0);
+  });
+
+  it('names the key of rows refused for their cell count, bytes or quoting when it can be read', async () => {
+    const [few, bytes, quote] = [uniq('FEW'), uniq('ENC'), uniq('QUOTE')];
+    const result = await f.importCsv(
+      'assets',
+      Buffer.concat([
+        Buffer.from(`name,external_key\nx,${few},extra\n`),
+        Buffer.from([0x78, 0xff, 0x2c, ...Buffer.from(`${bytes}\n`)]),
+        Buffer.from(`"q"x,${quote}\n`),
+      ]),
+    );
+    expect(result.results.map((r) => [r.external_key, r.errors![0]!.code])).toEqual([
+      [few, 'invalid_value'],
+      [null, 'invalid_encoding'],
+      [null, 'invalid_csv'],
+    ]);
+    const keyFirst = await f.importCsv(
+      'assets',
+      Buffer.concat([
+        Buffer.from(`external_key,name\n${few},x,extra\n${bytes},`),
+        Buffer.from([0xff, 0x0a]),
+        Buffer.from(`${quote},"q"x\n`),
+      ]),
+    );
+    expect(keyFirst.results.map((r) => r.external_key)).toEqual([few, bytes, quote]);
+  });
+
+  it('refuses a file with CR-only line ends, saying so', async () => {
+    await expect(f.importCsv('assets', 'external_key,name\rK1,One\r')).rejects.toMatchObject({
+      type: 'bad_request',
+      detail: expect.stringMatching(/CR-only line ends/),
+    });
+  });
+
+  it('refuses a file whose one record never ends before it eats the memory', async () => {
+    async function* endless() {
+      yield Buffer.from('external_key,name\nK1,"never closed');
+      const chunk = Buffer.alloc(1024 * 1024, 0x61);
+      for (let i = 0; i < 70; i++) yield chunk;
+    }
+    await expect(
+      f.t.services.internal.spreadsheets.import(cliCaller(f.org.id), 'assets', endless()),
+    ).rejects.toMatchObject({
+      type: 'bad_request',
+      detail: expect.stringMatching(/row 2 is larger than 64 MiB/),
+    });
   });
 
   it('refuses a row with a NUL in a cell on that column alone, and writes the rest', async () => {

@@ -45,6 +45,18 @@ describe('location import', () => {
     ]);
   });
 
+  it('a refused row for a parent that exists leaves its children to be decided on their own', async () => {
+    const [root, kid] = [uniq('ROOT'), uniq('KID')];
+    expect((await f.importCsv('locations', `external_key,name\n${root},Root\n`)).created).toBe(1);
+    const result = await f.importCsv(
+      'locations',
+      `external_key,name,parent_external_key\n${root}," bad",\n${kid},k,${root}\n`,
+    );
+    expect(codesOf(result, 2)).toEqual([['name', 'invalid_value']]);
+    expect(result.results[1]).toMatchObject({ external_key: kid, outcome: 'create' });
+    expect((await byKey(kid)).parent_external_key).toBe(root);
+  });
+
   it('refuses moves that would make a location its own ancestor with conflict, naming the cycle', async () => {
     const [top, mid, leaf] = [uniq('TOP'), uniq('MID'), uniq('LEAF')];
     await f.importCsv(

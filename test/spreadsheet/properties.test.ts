@@ -5,8 +5,12 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatTags, parseTags } from '../../src/spreadsheet/columns.js';
+import type { Asset } from '../../src/assets/schemas.js';
+import type { Location } from '../../src/locations/schemas.js';
+import { COLUMNS, formatTags, parseTags, rowBody } from '../../src/spreadsheet/columns.js';
 import { CsvReader, csvLine } from '../../src/spreadsheet/csv.js';
+import { assetLine, locationLine } from '../../src/spreadsheet/export.js';
+import { refusedReport } from '../../src/spreadsheet/report.js';
 import { type SheetFixture, sheetFixture } from './helpers.js';
 
 const TAG_TYPES = ['rfid', 'ble', 'barcode'] as const;
@@ -67,6 +71,70 @@ describe('tags cell and CSV record', () => {
       }),
       { examples: [[['']], [['a,b', 'say "hi"', 'two\r\nlines', '']], [['\uFEFFbom', ' ', '"']]] },
     );
+  });
+});
+
+/** Text that often begins as a formula would: quotes, then `=`, `+`, `-`, `@`, tab or CR, or not. */
+const formulaish = fc
+  .tuple(
+    fc.constantFrom('', "'", "''", "'''"),
+    fc.constantFrom('', '=', '+', '-', '@', '\t', '\r', 'a'),
+    text(12),
+  )
+  .map(([quotes, lead, rest]) => quotes + lead + rest)
+  .filter((s) => s.length > 0 && !s.includes('\u0000'));
+
+const RUNS_AS_FORMULA = /^[=+\-@\t\r]/;
+
+describe('formula injection', () => {
+  it('no exported cell begins as a formula, and import reads back exactly the strings exported', () => {
+    fc.assert(
+      fc.property(formulaish, formulaish, formulaish, formulaish, (key, name, description, parent) => {
+        const asset = {
+          external_key: key,
+          name,
+          description,
+          is_active: true,
+          metadata: {},
+          tags: [],
+          valid_from: '2030-01-01T00:00:00.000Z',
+          valid_to: null,
+        } as unknown as Asset;
+        const location = { ...asset, parent_external_key: parent } as unknown as Location;
+        for (const [kind, line] of [
+          ['assets', assetLine(asset)],
+          ['locations', locationLine(location)],
+        ] as const) {
+          const [cells] = readBack(line);
+          for (const cell of cells!) expect(cell).not.toMatch(RUNS_AS_FORMULA);
+          const { body, errors } = rowBody([...COLUMNS[kind]], cells!);
+          expect(errors).toEqual([]);
+          expect(body).toMatchObject({ external_key: key, name, description });
+          if (kind === 'locations') expect(body.parent_external_key).toBe(parent);
+        }
+      }),
+      { examples: [['=1+1', '\'=HYPERLINK("x")', '\t=cmd', "''-2"]] },
+    );
+  });
+
+  it('a hand-made cell with one quote before a formula character loses the quote; other quotes stay', () => {
+    const { body } = rowBody(['name', 'description'], ["'=SUM(A1)", "'plain"]);
+    expect(body).toEqual({ name: '=SUM(A1)', description: "'plain" });
+  });
+
+  it('the refused-rows report escapes the key and the message', () => {
+    const report = [
+      ...refusedReport([
+        {
+          row: 2,
+          external_key: '=cmd',
+          outcome: 'refused',
+          errors: [{ type: 'conflict', field: 'tags', code: 'conflict', message: '@x' }],
+        },
+      ]),
+    ].join('');
+    const [, cells] = readBack(report);
+    expect(cells).toEqual(['2', "'=cmd", 'conflict', 'tags', 'conflict', "'@x"]);
   });
 });
 
