@@ -52,6 +52,22 @@ export async function sendWebhook(
   };
   const client = target.protocol === 'https:' ? https : http;
   return new Promise<SendResult>((resolve) => {
+    // Settled once, by whichever comes first. Once the status line is in, it decides (a
+    // delivery is a 2xx within the bound): the body is only drained for the connection's
+    // reuse, and a body cut off (too long, too slow, connection closed) changes nothing.
+    // Destroyed responses emit no 'end' and a destroyed request no 'error' once answered,
+    // so each way out settles here itself; an unsettled send would hold its slot forever
+    // and keep the stop waiting.
+    let settled = false;
+    const settle = (result: SendResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(result);
+    };
+    let status: number | null = null;
+    const verdict = () =>
+      done(status, status !== null && status >= 200 && status < 300 ? null : `HTTP ${status}`);
     const req = client.request(
       target,
       {
@@ -66,35 +82,27 @@ export async function sendWebhook(
         },
       },
       (res) => {
+        status = res.statusCode ?? null;
         let seen = 0;
         res.on('data', (chunk: Buffer) => {
           seen += chunk.length;
-          if (seen > MAX_ANSWER_BYTES) res.destroy();
+          if (seen > MAX_ANSWER_BYTES) {
+            settle(verdict());
+            res.destroy();
+          }
         });
-        res.on('end', () => {
-          clearTimeout(timer);
-          resolve(
-            done(
-              res.statusCode ?? null,
-              res.statusCode && res.statusCode < 300 ? null : `HTTP ${res.statusCode}`,
-            ),
-          );
-        });
-        res.on('error', () => {
-          clearTimeout(timer);
-          resolve(done(res.statusCode ?? null, `HTTP ${res.statusCode}`));
-        });
+        res.on('end', () => settle(verdict()));
+        res.on('close', () => settle(verdict()));
+        res.on('error', () => settle(verdict()));
       },
     );
-    // One bound for the whole exchange: connecting, sending and the answer.
-    const timer = setTimeout(
-      () => req.destroy(new Error(`no answer within ${options.timeoutMs} ms`)),
-      options.timeoutMs,
-    );
-    req.on('error', (err) => {
-      clearTimeout(timer);
-      resolve(done(null, err.message));
-    });
+    // One bound for the whole exchange: connecting, sending and the answer's status line.
+    const timer = setTimeout(() => {
+      if (status !== null) settle(verdict());
+      else settle(done(null, `no answer within ${options.timeoutMs} ms`));
+      req.destroy();
+    }, options.timeoutMs);
+    req.on('error', (err) => settle(status !== null ? verdict() : done(null, err.message)));
     req.end(body);
   });
 }

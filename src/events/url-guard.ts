@@ -67,7 +67,8 @@ export function urlProblem(raw: string, allowPrivate: boolean): string | null {
   // A fully qualified name's final dot (`localhost.`) names the same host.
   const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '');
   if (allowPrivate) return null;
-  if (isIP(host) && isPrivateAddress(host)) return 'must not point to a loopback or private address';
+  // An address literal is judged by its range alone: IPv6 ones have no dot, yet are not names.
+  if (isIP(host)) return isPrivateAddress(host) ? 'must not point to a loopback or private address' : null;
   if (host === 'localhost' || host.endsWith('.localhost') || !host.includes('.')) {
     return 'must not point to a loopback or private address';
   }

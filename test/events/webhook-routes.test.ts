@@ -50,6 +50,9 @@ describe('request forgery guard', () => {
     expect(urlProblem('http://hooks.example.com/x', false)).toBe('must be an https URL');
     expect(urlProblem('https://127.0.0.1/x', false)).toMatch(/loopback or private/);
     expect(urlProblem('https://[::1]/x', false)).toMatch(/loopback or private/);
+    expect(urlProblem('https://[fd00::8]/x', false)).toMatch(/loopback or private/);
+    expect(urlProblem('https://[2606:4700:4700::1111]/x', false)).toBeNull();
+    expect(urlProblem('https://93.184.216.34/x', false)).toBeNull();
     expect(urlProblem('https://10.0.0.8/x', false)).toMatch(/loopback or private/);
     expect(urlProblem('https://localhost/x', false)).toMatch(/loopback or private/);
     expect(urlProblem('https://intranet/x', false)).toMatch(/loopback or private/);
