@@ -6,6 +6,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Asset } from '../../src/assets/schemas.js';
+import { hasIntegerBeyondInt64 } from '../../src/json-checks.js';
 import type { Location } from '../../src/locations/schemas.js';
 import { COLUMNS, formatTags, parseTags, rowBody } from '../../src/spreadsheet/columns.js';
 import { CsvReader, csvLine } from '../../src/spreadsheet/csv.js';
@@ -156,7 +157,9 @@ describe('export then import', { timeout: 120_000 }, () => {
   );
   const metadata = fc
     .dictionary(text(8), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 4 })
-    .filter((m) => !JSON.stringify(m).includes('\\u0000'));
+    // What the API takes as metadata: no NUL, no integer past int64 (a double such as -2^63
+    // prints as -9223372036854776000, one past the bound), which an import refuses alike.
+    .filter((m) => !JSON.stringify(m).includes('\\u0000') && !hasIntegerBeyondInt64(JSON.stringify(m)));
 
   it('changes nothing: every exported row is unchanged when imported again', async () => {
     await fc.assert(
