@@ -8,6 +8,7 @@ import type { QueryResultRow } from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { claimDeliveries } from '../../src/events/deliveries-repository.js';
 import { DEFAULT_DELIVERY_POLICY } from '../../src/events/delivery-worker.js';
+import { dispatchEvents } from '../../src/events/dispatcher.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 const BACKLOG = 3_000;
@@ -164,4 +165,29 @@ describe('choosing due deliveries', () => {
     expect(claimed.map((d) => d.id)).toEqual([a1, b, c]);
   });
 
+  it("a new delivery behind a subject's waiting head is not due before it", async () => {
+    const [head] = await pending(dead, 1, 60_000, 'asset:7-');
+    const retryAt = new Date(Date.now() + 3600_000);
+    await q(
+      `UPDATE webhook_deliveries SET subject = 'asset:7', attempts = 3, next_attempt_at = $2 WHERE id = $1`,
+      [head, retryAt],
+    );
+    await q(
+      `INSERT INTO events (org_id, type, occurred_at, subject, payload)
+       VALUES ($1, 'asset.created', now(), 'asset:7', '{}'), ($1, 'asset.created', now(), 'asset:8', '{}')`,
+      [orgA],
+    );
+
+    expect(await dispatchEvents(database.db)).toBe(2);
+
+    const rows = await q<{ subject: string; next_attempt_at: Date }>(
+      `SELECT subject, next_attempt_at FROM webhook_deliveries WHERE endpoint_id = $1 AND id <> $2 ORDER BY subject`,
+      [dead, head],
+    );
+    expect(rows.map((r) => r.subject)).toEqual(['asset:7', 'asset:8']);
+    expect(rows[0]!.next_attempt_at.getTime()).toBe(retryAt.getTime());
+    expect(rows[1]!.next_attempt_at.getTime()).toBeLessThanOrEqual(Date.now());
+    // So nothing of asset 7 is due: only asset 8's delivery is claimed.
+    expect((await claim()).map((d) => d.subject)).toEqual(['asset:8']);
+  });
 });
