@@ -15,36 +15,45 @@ export interface ClaimedDelivery {
 }
 
 /**
- * Leases due deliveries: the oldest due first, only the head of each (endpoint, subject)
- * queue (so one subject's events reach a receiver in order), and per endpoint no more
- * than its free slots (`busy` holds each endpoint's sends in flight here), so one slow
- * receiver cannot take every slot. The lease lets a crashed worker's deliveries be
- * retried by anyone once it runs out.
+ * Leases due deliveries, chosen per endpoint so that no endpoint's backlog stands in front
+ * of another's (docs/events.md, "Isolation"). Only enabled endpoints that are not removed,
+ * with a free slot here (`busy` holds each endpoint's deliveries claimed and not yet
+ * recorded), are looked at: a disabled or removed endpoint's pending deliveries, and those
+ * of an endpoint whose slots are all taken, are not even read. Each such endpoint gives at
+ * most its free slots of its oldest due deliveries, only the head of each (endpoint,
+ * subject) queue (so one subject's events reach a receiver in order), read off the
+ * endpoint's part of webhook_deliveries_due_per_endpoint (migration 0060). When together
+ * they are more than `limit`, endpoints take turns: every endpoint's first before any
+ * endpoint's second, and so on. The lease lets a crashed worker's deliveries be retried by
+ * anyone once it runs out.
  */
 export async function claimDeliveries(
   tx: Tx,
   options: { limit: number; perEndpoint: number; leaseMs: number; busy: Map<number, number> },
 ): Promise<ClaimedDelivery[]> {
   const { rows } = await tx.query(
-    `WITH due AS (
-       SELECT d.id, d.endpoint_id, d.event_id FROM webhook_deliveries d
-       WHERE d.state = 'pending' AND d.next_attempt_at <= now()
-         AND (d.leased_until IS NULL OR d.leased_until < now())
-         AND NOT EXISTS (
-           SELECT 1 FROM webhook_deliveries p
-           WHERE p.endpoint_id = d.endpoint_id AND p.subject = d.subject AND p.state = 'pending'
-             AND p.event_id < d.event_id)
-       ORDER BY d.next_attempt_at, d.id
-       LIMIT $1 * 4
+    `WITH open AS (
+       SELECT w.id, least($1, $2 - coalesce(b.n, 0)) AS free
+       FROM webhook_endpoints w
+       LEFT JOIN unnest($3::bigint[], $4::int[]) AS b(endpoint_id, n) ON b.endpoint_id = w.id
+       WHERE w.deleted_at IS NULL AND w.disabled_at IS NULL AND coalesce(b.n, 0) < $2
      ),
-     ranked AS (
-       SELECT due.id, row_number() OVER (PARTITION BY due.endpoint_id ORDER BY due.event_id) AS n,
-              $2 - coalesce(b.n, 0) AS free
-       FROM due
-       JOIN webhook_endpoints w ON w.id = due.endpoint_id AND w.deleted_at IS NULL AND w.disabled_at IS NULL
-       LEFT JOIN unnest($3::bigint[], $4::int[]) AS b(endpoint_id, n) ON b.endpoint_id = due.endpoint_id
+     due AS (
+       SELECT d.id, d.next_attempt_at,
+              row_number() OVER (PARTITION BY open.id ORDER BY d.next_attempt_at, d.id) AS turn
+       FROM open CROSS JOIN LATERAL (
+         SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+         WHERE d.endpoint_id = open.id AND d.state = 'pending' AND d.next_attempt_at <= now()
+           AND (d.leased_until IS NULL OR d.leased_until < now())
+           AND NOT EXISTS (
+             SELECT 1 FROM webhook_deliveries p
+             WHERE p.endpoint_id = d.endpoint_id AND p.subject = d.subject AND p.state = 'pending'
+               AND p.event_id < d.event_id)
+         ORDER BY d.next_attempt_at, d.id
+         LIMIT open.free
+       ) d
      ),
-     chosen AS (SELECT id FROM ranked WHERE n <= free ORDER BY id LIMIT $1)
+     chosen AS (SELECT id FROM due ORDER BY turn, next_attempt_at, id LIMIT $1)
      UPDATE webhook_deliveries d SET leased_until = now() + make_interval(secs => $5::float8 / 1000)
      FROM chosen, webhook_endpoints w, events e
      WHERE d.id = chosen.id AND w.id = d.endpoint_id AND e.id = d.event_id

@@ -57,9 +57,18 @@ export async function dispatchEvents(db: Database, limit = 2000): Promise<number
          SELECT s.endpoint_id, s.org_id, l.id FROM subtree s
          JOIN locations l ON l.org_id = s.org_id AND l.parent_id = s.location_id
        ),
+       -- A delivery behind a pending one of its subject (its head) is not due before the head:
+       -- otherwise, behind a head waiting for its retry (up to an hour), every new event of
+       -- the subject would be due and blocked, and each claim would read them all again
+       -- (markFailed holds back the ones that exist when the head fails, the same way).
        delivered AS (
-         INSERT INTO webhook_deliveries (org_id, endpoint_id, event_id, subject)
-         SELECT e.org_id, w.id, e.id, e.subject FROM batch e
+         INSERT INTO webhook_deliveries (org_id, endpoint_id, event_id, subject, next_attempt_at)
+         SELECT e.org_id, w.id, e.id, e.subject,
+                greatest(now_ms(), (
+                  SELECT p.next_attempt_at FROM webhook_deliveries p
+                  WHERE p.endpoint_id = w.id AND p.subject = e.subject AND p.state = 'pending'
+                  ORDER BY p.event_id LIMIT 1))
+         FROM batch e
          JOIN wanted w ON w.org_id = e.org_id AND e.type = ANY(w.event_types)
          WHERE w.location_id IS NULL
             OR EXISTS (SELECT 1 FROM subtree s WHERE s.endpoint_id = w.id AND s.location_id = ANY(e.location_ids))
