@@ -3,6 +3,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { Value, type ValueError } from '@sinclair/typebox/value';
 import { parseSecretKeys } from './secrets/key-ring.js';
 import { readTlsPair, type TlsFiles, type TlsPair } from './tls/tls-files.js';
+import { hideUserInfo } from './url-user-info.js';
 
 /** The longest drain before a stop; the systemd unit's stop timeout leaves room for it. */
 export const MAX_SHUTDOWN_DRAIN_SECONDS = 300;
@@ -202,6 +203,9 @@ function wholeNumberRange(name: string): string | undefined {
   return `must be a whole number of at least ${schema.minimum ?? 0}`;
 }
 
+/** Settings whose values may carry a password in their user information. */
+const URL_SETTINGS = new Set(['DATABASE_URL', 'MQTT_URL', 'REDIS_URL', 'TAGTRAIL_SMTP_URL']);
+
 /** Settings whose values are secrets. */
 const SECRET_SETTINGS = new Set(['TAGTRAIL_METRICS_TOKEN', 'TAGTRAIL_MQTT_PASSWORD', 'TAGTRAIL_SECRET_KEYS']);
 
@@ -227,7 +231,10 @@ function describeErrors(errors: ValueError[], given: Record<string, unknown>): s
   return [...byName].map(([name, error]) => {
     // A secret's value stays out of the message (it ends up in logs and terminals).
     // The text as set, not as converted: "1e400" would otherwise print as null.
-    const value = SECRET_SETTINGS.has(name) ? '(hidden)' : JSON.stringify(given[name] ?? error.value);
+    const text = given[name] ?? error.value;
+    const value = SECRET_SETTINGS.has(name)
+      ? '(hidden)'
+      : JSON.stringify(URL_SETTINGS.has(name) && typeof text === 'string' ? hideUserInfo(text) : text);
     const allowed = allowedValues(name);
     if (allowed) return `  ${name}=${value}: must be one of ${allowed.join(', ')}`;
     const range = wholeNumberRange(name);

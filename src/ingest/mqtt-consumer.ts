@@ -1,5 +1,6 @@
 import { connect, type IClientOptions, type IPublishPacket, type MqttClient } from 'mqtt';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
+import { hideUserInfo } from '../url-user-info.js';
 import type { DirectoryChange, ReaderDirectory } from './directory.js';
 import type { IngestInstruments } from './instruments.js';
 import { IN_FLIGHT, type IngestLogger, Limiter, LogThrottle, sleep } from './limiter.js';
@@ -136,7 +137,10 @@ export class MqttConsumer {
     this.client = client;
     client.handleMessage = (packet, callback) => this.receive(packet, callback);
     client.on('connect', (connack) => {
-      logger.info({ url, clientId, sessionPresent: connack.sessionPresent }, 'MQTT consumer connected');
+      logger.info(
+        { url: hideUserInfo(url), clientId, sessionPresent: connack.sessionPresent },
+        'MQTT consumer connected',
+      );
       this.subscribed = new Set();
       void this.syncSubscriptions(this.options.directory.topics(), []).then(() => this.markReady());
     });
@@ -148,7 +152,10 @@ export class MqttConsumer {
     client.on('error', (err) => {
       this.attemptFailed();
       this.throttle.maybe('connection-error', (suppressed) =>
-        logger.warn({ err: err.message, url, suppressed }, 'MQTT consumer connection error; retrying'),
+        logger.warn(
+          { err: err.message, url: hideUserInfo(url), suppressed },
+          'MQTT consumer connection error; retrying',
+        ),
       );
     });
     this.unsubscribeDirectory = this.options.directory.onChange((change: DirectoryChange) => {

@@ -1,5 +1,6 @@
 import type { Database } from '../db/pool.js';
 import { waitUntilAvailable } from '../db/unavailable.js';
+import { hideUserInfo } from '../url-user-info.js';
 import type { BrokerAccess } from './broker-access.js';
 import type { BrokerIngest } from './broker-ingest.js';
 import { ReaderDirectory } from './directory.js';
@@ -118,7 +119,11 @@ export async function startIngestTransport(deps: IngestTransportDeps): Promise<I
         setTimeout(() => resolve(false), deps.connectWaitMs ?? 3_000).unref(),
       ),
     ]);
-    if (!waited) logger.warn({ url: config.MQTT_URL }, 'MQTT broker not reachable yet; still trying');
+    if (!waited)
+      logger.warn(
+        { url: hideUserInfo(String(config.MQTT_URL)) },
+        'MQTT broker not reachable yet; still trying',
+      );
   }
 
   let stopping: Promise<void> | undefined;

@@ -112,6 +112,20 @@ describe('TAGTRAIL_METRICS_TOKEN', () => {
   });
 });
 
+describe('URL settings with a password', () => {
+  it.each([
+    ['DATABASE_URL', 'postgres//tagtrail:Passw0rd-db@db.example.com/tagtrail'],
+    ['REDIS_URL', 'redis//:RedisPassw0rd-31@127.0.0.1:6379/7'],
+    ['MQTT_URL', 'mqt://svc:MqttPassw0rd@broker.example.com'],
+    ['TAGTRAIL_SMTP_URL', 'smtp:/mailer:SmtpPassw0rd@mail.example.com'],
+  ])('a mistyped %s is shown without its user information', (name, value) => {
+    const message = configError({ [name]: value });
+    expect(message).toContain(`${name}=`);
+    expect(message).toContain('(hidden)@');
+    expect(message).not.toMatch(/Passw0rd/);
+  });
+});
+
 describe('TAGTRAIL_SECRET_KEYS', () => {
   const key = Buffer.alloc(32, 5).toString('base64');
 

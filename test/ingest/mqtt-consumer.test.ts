@@ -137,6 +137,38 @@ describe('the MQTT consumer', () => {
     expect(again.stored).toEqual(['while-down']);
   });
 
+  it('never logs the password in MQTT_URL: connected, or failing to connect', async () => {
+    const lines: unknown[] = [];
+    const logger = {
+      ...silentLogger,
+      info: (o: unknown) => lines.push(o),
+      warn: (o: unknown) => lines.push(o),
+    };
+    const directory = await directoryOf([unique('t')]);
+    cleanups.push(() => directory.stop());
+    const secret = 'MqttUrlPassw0rd-4242';
+    // A port nobody listens on, then the broker (which takes any login).
+    for (const url of [
+      `mqtt://svc:${secret}@127.0.0.1:1`,
+      broker.url.replace('mqtt://', `mqtt://svc:${secret}@`),
+    ]) {
+      const c = new MqttConsumer({ url, clientId: unique('t'), directory, ingest: fakeIngest(), logger });
+      cleanups.push(() => c.stop());
+      c.start();
+      await c.firstAttempt();
+      await waitFor(
+        async () => lines.length,
+        (n) => n > 0,
+      );
+    }
+    await waitFor(
+      async () => JSON.stringify(lines),
+      (text) => text.includes('sessionPresent'),
+    );
+    expect(JSON.stringify(lines)).toContain('(hidden)@127.0.0.1');
+    expect(JSON.stringify(lines)).not.toContain(secret);
+  });
+
   it('follows the reader directory: subscribes to new topics and drops removed ones', async () => {
     const [a, b] = [unique('t'), unique('t')];
     const topics = [a];
