@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dispatchEvents } from '../../src/events/dispatcher.js';
+import { STREAMS_PER_SESSION } from '../../src/events/internal-routes/live.js';
 import { waitFor } from '../ingest/helpers.js';
 import {
   type Browser,
@@ -181,6 +182,33 @@ describe('/internal/live', () => {
         [userId],
       )
     ).rows.map((r) => r.id);
+
+  it(`a session keeps ${STREAMS_PER_SESSION} streams: one more ends its oldest, and another session is not touched`, async () => {
+    const me = await t.signUp();
+    const other = await signIn(me.email);
+    const others = await stream(other.cookie);
+    const streams: Stream[] = [];
+    try {
+      for (let i = 0; i < STREAMS_PER_SESSION; i++) streams.push(await stream(me.cookie));
+      streams.push(await stream(me.cookie));
+      expect(streams.map((x) => x.status)).toEqual(streams.map(() => 200));
+      await streams[0]!.ended;
+      // The newest and the other session's still carry changes.
+      await changeIn(me, streams.at(-1)!);
+      await changeIn(other, others);
+      const stillOpen = await Promise.all(
+        streams
+          .slice(1)
+          .map((x) =>
+            Promise.race([x.ended.then(() => false), new Promise((r) => setTimeout(r, 200, true))]),
+          ),
+      );
+      expect(stillOpen).toEqual(streams.slice(1).map(() => true));
+    } finally {
+      for (const x of streams) x.close();
+      others.close();
+    }
+  });
 
   it("ends at once when its session signs out; the same person's other session streams on", async () => {
     const first = await t.signUp();

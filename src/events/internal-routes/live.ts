@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { badRequest } from '../../errors.js';
+import { ApiError, badRequest } from '../../errors.js';
 import { sessionOf } from '../../http/plugins/internal-auth.js';
 import type { InternalServices } from '../../internal-services.js';
 
@@ -9,6 +9,18 @@ import type { InternalServices } from '../../internal-services.js';
 const HEARTBEAT_MS = 25_000;
 /** setTimeout's largest delay; sessions last 12 hours, far less. */
 const MAX_TIMER_MS = 2_147_483_647;
+/**
+ * Streams one session keeps open: a browser opens one per tab, and holds at most six
+ * connections to a host anyway. A further one ends the session's oldest, so that a reload
+ * or a reconnection whose old socket is not yet seen dead is never refused.
+ */
+export const STREAMS_PER_SESSION = 8;
+/**
+ * Streams one process keeps open in all: each holds a socket (a file descriptor, 1,024 of
+ * them by default on many systems) and some memory for as long as it lasts. Beyond it a
+ * stream is refused with 503, and the browser's EventSource tries again after Retry-After.
+ */
+export const STREAMS_PER_PROCESS = 1000;
 
 /**
  * GET /internal/live: Server-Sent Events telling the web app what changed in the session's
@@ -26,6 +38,8 @@ export const liveRoutes =
   (s: InternalServices): FastifyPluginAsyncTypebox =>
   async (app) => {
     const open = new Set<ServerResponse>();
+    // Each session's streams, oldest first (a Set keeps the order they were added).
+    const bySession = new Map<string, Set<ServerResponse>>();
     // Streams never end by themselves: closing the server ends them, or it would wait forever.
     app.addHook('preClose', async () => {
       for (const res of open) res.end();
@@ -43,6 +57,18 @@ export const liveRoutes =
         }
         const session = sessionOf(request);
         const { orgId } = session;
+        const own = bySession.get(session.sessionId) ?? new Set<ServerResponse>();
+        // At the bound, only a session replacing its own oldest stream (at its share) opens one.
+        if (open.size >= STREAMS_PER_PROCESS && own.size < STREAMS_PER_SESSION) {
+          throw new ApiError(
+            'service_unavailable',
+            'Too many live streams are open on this server; try again later',
+            undefined,
+            {
+              'retry-after': '30',
+            },
+          );
+        }
         reply.hijack();
         const res = reply.raw;
         res.writeHead(200, {
@@ -58,7 +84,15 @@ export const liveRoutes =
           res.end();
           return;
         }
+        // Over a session's share, its oldest stream makes room (ending it runs its stop).
+        for (const oldest of own) {
+          if (own.size < STREAMS_PER_SESSION) break;
+          own.delete(oldest);
+          oldest.end();
+        }
         open.add(res);
+        own.add(res);
+        bySession.set(session.sessionId, own);
         res.write('retry: 3000\n\n');
         const unsubscribe = s.live.subscribe(orgId, (change) => {
           const { types, asset_ids, location_ids, truncated } = change;
@@ -87,6 +121,8 @@ export const liveRoutes =
           unsubscribe();
           unwatch();
           open.delete(res);
+          own.delete(res);
+          if (own.size === 0 && bySession.get(session.sessionId) === own) bySession.delete(session.sessionId);
         };
         res.on('finish', stop);
         res.on('close', stop);
