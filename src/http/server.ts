@@ -119,7 +119,7 @@ export async function createHttpServer(deps: HttpDependencies, options: ServerOp
   registerWebBuildHeader(app, web.build);
   if (options.tls) registerStrictTransportSecurity(app);
   if (options.metrics) registerRequestMetrics(app, options.metrics.metrics);
-  registerConnectionHandling(app, limits, publicRateLimit);
+  registerConnectionHandling(app, publicRateLimit);
   if (options.lameDuck) registerDrain(app, options.lameDuck);
   registerStrictInputs(app);
   registerBodyParsing(app);
