@@ -33,6 +33,16 @@ export function onPublicApi(request: FastifyRequest): boolean {
   return (request.routeOptions.url ?? request.url).startsWith('/api/');
 }
 
+/** The bare `/openapi.json` and `/openapi.yaml`, which the spec answers 301 to their /api/ paths: public surface outside /api/. */
+export function isBareDescriptionPath(path: string | undefined): boolean {
+  return path === '/openapi.json' || path === '/openapi.yaml';
+}
+
+/** Whether a path (read off the wire, origin-form) is on the public surface: /api/ or a bare description path. */
+export function isPublicPath(path: string): boolean {
+  return path.startsWith('/api/') || isBareDescriptionPath(path);
+}
+
 /** A percent-escape of an unreserved character (ALPHA, DIGIT, `-._~`) as the character. */
 function unreserved(escaped: string, hex: string): string {
   const char = String.fromCharCode(Number.parseInt(hex, 16));

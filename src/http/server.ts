@@ -3,6 +3,8 @@ import type { TSchema } from '@sinclair/typebox';
 import Fastify, {
   type FastifyInstance,
   type FastifyPluginAsync,
+  type FastifyReply,
+  type FastifyRequest,
   type FastifyServerOptions,
   LogController,
 } from 'fastify';
@@ -24,7 +26,12 @@ import { registerInternalAuth } from './plugins/internal-auth.js';
 import { registerListFilterContext } from './plugins/list-filter-context.js';
 import { acceptAllMethods, registerMethodNotAllowed, trackRoutes } from './plugins/methods.js';
 import { registerNulFreeInputs } from './plugins/nul-free-inputs.js';
-import { rateLimitPublic, registerPublicSurface } from './plugins/public-surface.js';
+import {
+  type RawCaller,
+  rateLimitPublic,
+  rawRateLimitPublic,
+  registerPublicSurface,
+} from './plugins/public-surface.js';
 import { genReqId, registerRequestId } from './plugins/request-id.js';
 import { registerStrictInputs } from './plugins/strict-inputs.js';
 import type { RateLimitStore } from './rate-limit/types.js';
@@ -74,7 +81,12 @@ export type App = FastifyInstance;
  */
 export async function createHttpServer(deps: HttpDependencies, options: ServerOptions): Promise<App> {
   const limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connection };
-  const connection = connectionOptions(limits, (request, reply) => rateLimitPublic(deps, request, reply));
+  const publicRateLimit = {
+    request: (request: FastifyRequest, reply: FastifyReply) => rateLimitPublic(deps, request, reply),
+    raw: (caller: RawCaller, mode: 'peek' | 'take') => rawRateLimitPublic(deps, caller, mode),
+    trustProxy: deps.trustProxy,
+  };
+  const connection = connectionOptions(limits, publicRateLimit);
   const tls = options.tls && { https: httpsOptions(options.tls, connection.http, limits.headersTimeoutMs) };
   // Typed as the plain server: an https.Server is one to every hook and route.
   const app = Fastify({
@@ -107,7 +119,7 @@ export async function createHttpServer(deps: HttpDependencies, options: ServerOp
   registerWebBuildHeader(app, web.build);
   if (options.tls) registerStrictTransportSecurity(app);
   if (options.metrics) registerRequestMetrics(app, options.metrics.metrics);
-  registerConnectionHandling(app);
+  registerConnectionHandling(app, publicRateLimit);
   if (options.lameDuck) registerDrain(app, options.lameDuck);
   registerStrictInputs(app);
   registerBodyParsing(app);

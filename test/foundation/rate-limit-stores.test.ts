@@ -56,6 +56,9 @@ describe('rate limit store outage', () => {
       this.calls++;
       throw new Error('connection refused');
     }
+    async peek(): Promise<RateDecision> {
+      throw new Error('connection refused');
+    }
     async close(): Promise<void> {}
   }
   const broken = new BrokenStore();
@@ -163,6 +166,21 @@ describe.skipIf(!redisUrl)('rate limiting shared through Redis (TEST_REDIS_URL o
       expect(denied.resetSeconds).toBeLessThanOrEqual(60);
       // Another bucket is untouched.
       expect(await b.take('key:y')).toMatchObject({ allowed: true, remaining: 2 });
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('peek reports the shared bucket without taking a token', async () => {
+    const p = prefix();
+    const a = new RedisRateLimitStore(redisUrl!, policy, p);
+    const b = new RedisRateLimitStore(redisUrl!, policy, p);
+    try {
+      expect(await b.peek('key:p')).toMatchObject({ allowed: true, remaining: LIMIT, resetSeconds: 0 });
+      await a.take('key:p');
+      expect(await b.peek('key:p')).toMatchObject({ allowed: true, remaining: LIMIT - 1 });
+      expect(await b.peek('key:p')).toMatchObject({ allowed: true, remaining: LIMIT - 1 });
+      expect(await a.take('key:p')).toMatchObject({ allowed: true, remaining: LIMIT - 2 });
     } finally {
       await Promise.all([a.close(), b.close()]);
     }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_CONNECTION_LIMITS } from '../../src/http/connections.js';
+import { MemoryRateLimitStore } from '../../src/http/rate-limit/memory-store.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import {
   openSocket,
@@ -225,6 +226,137 @@ describe('503 while the server is closing (instead of Fastify’s own body)', ()
       release();
       await closing.services.close();
       await closing.database.drop();
+    }
+  });
+});
+
+/**
+ * The spec: X-RateLimit-* "on every public-surface response including errors". What Node
+ * answers before a request exists reports the bucket the request would have been counted in
+ * (per API key when its bearer token verifies, per client address otherwise), peeked: a
+ * request that was never parsed takes no token. The 417 of a whole, parsed request takes one.
+ */
+describe('rate-limit headers on the raw answers of the public surface', () => {
+  const LIMIT = 100;
+  let r: TestApp;
+  let rport: number;
+  let auth: Record<string, string>;
+  const rateOf = (res: RawResponse) => ({
+    limit: Number(res.headers['x-ratelimit-limit']),
+    remaining: Number(res.headers['x-ratelimit-remaining']),
+    reset: Number(res.headers['x-ratelimit-reset']),
+  });
+  /** A counted request in the key's bucket (with `auth`) or the address's (401 without): its remaining. */
+  async function counted(headers: Record<string, string> = {}): Promise<number> {
+    const res = await rawRequest(rport, requestBytes('GET /api/v1/orgs/me HTTP/1.1', headers));
+    expect(res.status).toBe(Object.keys(headers).length > 0 ? 200 : 401);
+    return rateOf(res).remaining;
+  }
+  /** The raw answer reports `before` and took nothing: the next counted request has one less. */
+  async function expectPeeked(res: RawResponse, headers: Record<string, string>, before: number) {
+    expectRateLimitHeaders(res);
+    expect(rateOf(res)).toMatchObject({ limit: LIMIT, remaining: before });
+    expect(await counted(headers)).toBe(before - 1);
+  }
+
+  beforeAll(async () => {
+    r = await buildTestApp({
+      // One token back every 6 minutes: remaining does not move while the tests run.
+      rateLimit: new MemoryRateLimitStore({ limit: LIMIT, windowSeconds: 36_000 }),
+      connection: { headersTimeoutMs: 500 },
+    });
+    await r.app.listen({ port: 0, host: '127.0.0.1' });
+    rport = (r.app.server.address() as { port: number }).port;
+    auth = { Authorization: `Bearer ${(await (await r.createOrg()).key()).token}` };
+  });
+  afterAll(() => r.close());
+
+  it('a 401 without a key: the headers of the client address bucket', async () => {
+    const first = await counted();
+    expect(await counted()).toBe(first - 1);
+  });
+
+  it.each([
+    ['with a key', true],
+    ['without a key', false],
+  ])(
+    '408: headers that never finish (%s): the address bucket, since Node keeps none of the head',
+    async (_, keyed) => {
+      const before = await counted();
+      const res = await rawRequest(
+        rport,
+        `GET /api/v1/orgs/me HTTP/1.1\r\nHost: localhost\r\n${keyed ? `Authorization: ${auth.Authorization}\r\n` : ''}X-Slow: `,
+      );
+      expectEnvelope(res, 408, 'request_timeout', '/');
+      await expectPeeked(res, {}, before);
+    },
+  );
+
+  it('400: a malformed request line whose target reads as /api/', async () => {
+    const before = await counted();
+    const res = await rawRequest(rport, requestBytes('GARBAGE /api/v1/orgs/me HTTP/1.1'));
+    expectEnvelope(res, 400, 'bad_request', '/api/v1/orgs/me');
+    await expectPeeked(res, {}, before);
+  });
+
+  it('400: an invalid header after the key: the key bucket', async () => {
+    const before = await counted(auth);
+    const res = await rawRequest(
+      rport,
+      `GET /api/v1/orgs/me HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth.Authorization}\r\nBad Header: y\r\n\r\n`,
+    );
+    expectEnvelope(res, 400, 'bad_request', '/api/v1/orgs/me');
+    await expectPeeked(res, auth, before);
+  });
+
+  it('431: a 40 KB header after the key: the key bucket', async () => {
+    const before = await counted(auth);
+    const res = await rawRequest(
+      rport,
+      requestBytes('GET /api/v1/orgs/me HTTP/1.1', { ...auth, 'X-Padding': 'p'.repeat(40 * 1024) }),
+    );
+    expectEnvelope(res, 431, 'header_fields_too_large', '/api/v1/orgs/me');
+    await expectPeeked(res, auth, before);
+  });
+
+  it('414: a request line over the header limit', async () => {
+    const before = await counted();
+    const long = `/api/v1/assets?q=${'a'.repeat(DEFAULT_CONNECTION_LIMITS.maxHeaderBytes + 1000)}`;
+    const res = await rawRequest(rport, requestBytes(`GET ${long} HTTP/1.1`));
+    expectEnvelope(res, 414, 'uri_too_long', '/api/v1/assets');
+    await expectPeeked(res, {}, before);
+  });
+
+  it('417: a whole request, counted like any other (one token from the key bucket)', async () => {
+    const before = await counted(auth);
+    const res = await rawRequest(
+      rport,
+      requestBytes('GET /api/v1/orgs/me HTTP/1.1', { ...auth, Expect: 'foo' }),
+    );
+    expectEnvelope(res, 417, 'expectation_failed', '/api/v1/orgs/me');
+    expect(rateOf(res)).toMatchObject({ limit: LIMIT, remaining: before - 1 });
+    expect(await counted(auth)).toBe(before - 2);
+  });
+
+  it('no rate-limit headers where the surface is not public or cannot be read', async () => {
+    for (const bytes of [
+      'GARBAGE\r\n\r\n',
+      requestBytes('GARBAGE /internal/session HTTP/1.1'),
+      requestBytes('GET /internal/session HTTP/1.1', { 'X-Padding': 'p'.repeat(40 * 1024) }),
+    ]) {
+      const res = await rawRequest(rport, bytes);
+      expect(res.status).toBeGreaterThanOrEqual(400);
+      expect(res.headers['x-ratelimit-limit']).toBeUndefined();
+    }
+  });
+
+  it('the bare /openapi.json and /openapi.yaml 301s carry the headers', async () => {
+    for (const path of ['/openapi.json', '/openapi.yaml']) {
+      const before = await counted();
+      const res = await rawRequest(rport, requestBytes(`GET ${path} HTTP/1.1`));
+      expect(res.status).toBe(301);
+      expect(res.headers.location).toBe(`/api${path}`);
+      expect(rateOf(res)).toMatchObject({ limit: LIMIT, remaining: before - 1 });
     }
   });
 });

@@ -3,8 +3,8 @@ import { type ApiCaller, type Principal, type PublicAuthenticator, StaleKeyError
 import type { Caller } from '../../caller.js';
 import { ApiError } from '../../errors.js';
 import { takeToken } from '../rate-limit/gate.js';
-import type { RateLimitStore } from '../rate-limit/types.js';
-import { onPublicApi } from '../request-target.js';
+import type { RateDecision, RateLimitStore } from '../rate-limit/types.js';
+import { isBareDescriptionPath, onPublicApi } from '../request-target.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -54,6 +54,36 @@ export async function rateLimitPublic(
   return caller;
 }
 
+/** What is known of a caller whose request no route saw (src/http/connections.ts): its credentials as far as they could be read, and its address. */
+export interface RawCaller {
+  authorization?: string;
+  xApiKey?: string;
+  address: string;
+}
+
+/**
+ * The bucket `rateLimitPublic` would take from, for an answer written without a Fastify
+ * request: peeked (nothing taken) for a request that was never parsed, or a token taken
+ * (`take`) for one that was. Undefined when the store cannot answer (no headers then, as
+ * for a routed request in an outage).
+ */
+export async function rawRateLimitPublic(
+  deps: PublicSurfaceDeps,
+  caller: RawCaller,
+  mode: 'peek' | 'take',
+): Promise<RateDecision | undefined> {
+  try {
+    const identified = await deps.authenticator.identify({
+      authorization: caller.authorization,
+      xApiKey: caller.xApiKey,
+    });
+    const bucket = identified.bucket ?? `ip:${caller.address}`;
+    return await (mode === 'take' ? deps.rateLimit.take(bucket) : deps.rateLimit.peek(bucket));
+  } catch {
+    return undefined;
+  }
+}
+
 function requireScopes(principal: Principal, required: string[]): void {
   const missing = required.filter((s) => !principal.scopes.has(s));
   if (missing.length > 0) {
@@ -70,7 +100,8 @@ function requireScopes(principal: Principal, required: string[]): void {
  */
 export function registerPublicSurface(app: FastifyInstance, deps: PublicSurfaceDeps): void {
   app.addHook('onRequest', async (request, reply) => {
-    if (!onPublicApi(request)) return;
+    // The bare /openapi.json and /openapi.yaml redirects are part of the public contract too.
+    if (!onPublicApi(request) && !isBareDescriptionPath(request.routeOptions.url)) return;
     const caller = await rateLimitPublic(deps, request, reply);
     const required = request.routeOptions.config.scopes;
     if (required === undefined) return;

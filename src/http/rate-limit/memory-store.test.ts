@@ -152,3 +152,28 @@ describe('decide', () => {
     });
   });
 });
+
+describe('peek', () => {
+  it('reports the bucket as take would, without taking a token', async () => {
+    const clock = { now: 1_700_000_000_000 };
+    const s = new MemoryRateLimitStore({ limit: 3, windowSeconds: 60 }, () => clock.now);
+    try {
+      expect(await s.peek('k')).toMatchObject({ allowed: true, remaining: 3, resetSeconds: 0 });
+      expect(s.size).toBe(0);
+      await s.take('k');
+      expect(await s.peek('k')).toMatchObject({ allowed: true, remaining: 2, resetSeconds: 20 });
+      expect(await s.peek('k')).toMatchObject({ allowed: true, remaining: 2, resetSeconds: 20 });
+      await s.take('k');
+      await s.take('k');
+      expect(await s.peek('k')).toMatchObject({
+        allowed: false,
+        remaining: 0,
+        resetSeconds: 60,
+        retryAfterSeconds: 20,
+      });
+      expect((await s.take('k')).allowed).toBe(false);
+    } finally {
+      await s.close();
+    }
+  });
+});

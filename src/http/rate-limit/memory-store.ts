@@ -1,4 +1,4 @@
-import { type BucketPolicy, decide, type RateDecision, type RateLimitStore } from './types.js';
+import { type BucketPolicy, decide, peekDecision, type RateDecision, type RateLimitStore } from './types.js';
 
 interface Bucket {
   tokens: number;
@@ -21,14 +21,21 @@ export class MemoryRateLimitStore implements RateLimitStore {
 
   async take(bucketId: string): Promise<RateDecision> {
     const now = this.now();
-    const perMs = this.policy.limit / (this.policy.windowSeconds * 1000);
-    const bucket = this.buckets.get(bucketId);
-    const refilled = bucket
-      ? Math.min(this.policy.limit, bucket.tokens + (now - bucket.at) * perMs)
-      : this.policy.limit;
-    const { tokens, decision } = decide(this.policy, refilled);
+    const { tokens, decision } = decide(this.policy, this.tokensAt(bucketId, now));
     this.buckets.set(bucketId, { tokens, at: now });
     return decision;
+  }
+
+  async peek(bucketId: string): Promise<RateDecision> {
+    return peekDecision(this.policy, this.tokensAt(bucketId, this.now()));
+  }
+
+  private tokensAt(bucketId: string, now: number): number {
+    const perMs = this.policy.limit / (this.policy.windowSeconds * 1000);
+    const bucket = this.buckets.get(bucketId);
+    return bucket
+      ? Math.min(this.policy.limit, bucket.tokens + (now - bucket.at) * perMs)
+      : this.policy.limit;
   }
 
   sweep(): void {

@@ -11,6 +11,8 @@ export interface RateDecision {
 
 export interface RateLimitStore {
   take(bucket: string): Promise<RateDecision>;
+  /** The bucket's state as `take` would report it, without taking a token (`allowed`: one is there). */
+  peek(bucket: string): Promise<RateDecision>;
   close(): Promise<void>;
 }
 
@@ -19,6 +21,19 @@ export interface BucketPolicy {
   limit: number;
   /** Seconds to refill an empty bucket completely. */
   windowSeconds: number;
+}
+
+/** The state of a bucket holding `tokens`, nothing taken. */
+export function peekDecision(policy: BucketPolicy, tokens: number): RateDecision {
+  const perSecond = policy.limit / policy.windowSeconds;
+  const allowed = tokens >= 1;
+  return {
+    allowed,
+    limit: policy.limit,
+    remaining: Math.floor(tokens),
+    resetSeconds: Math.ceil((policy.limit - tokens) / perSecond),
+    retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((1 - tokens) / perSecond)),
+  };
 }
 
 /** Pure token-bucket arithmetic shared by the stores. */
