@@ -151,6 +151,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     const opened = await openDatabase(config, {
       role: 'service',
       onWait: (owner) => options.onNotice?.(waitingLine(config.dataDir, owner)),
+      onNotice: options.onNotice,
     });
     started.push(() => opened.close());
     const metrics = new ServiceMetrics();

@@ -7,7 +7,7 @@ import { writeBackup } from '../db/backup.js';
 import { startEmbeddedPostgres } from '../db/embedded.js';
 import { restoreBackup } from '../db/restore.js';
 import { oneOf } from './args.js';
-import { announceWait } from './open.js';
+import { announceWait, notice } from './open.js';
 import { print } from './output.js';
 
 const EXTERNAL =
@@ -34,6 +34,7 @@ export function registerBackupCommands(program: Command): void {
       const embedded = await startEmbeddedPostgres(config.dataDir, {
         create: false,
         onWait: announceWait(config.dataDir),
+        onNotice: notice,
       });
       // Lowered after the server started, so one started for the backup runs as usual; the
       // copy and the compression (most of a backup's CPU) run in this process.

@@ -20,7 +20,12 @@ export function openCliDatabase(
   config: Pick<Config, 'DATABASE_URL' | 'dataDir'>,
   options: { migrate?: boolean; poolSize?: number } = {},
 ): Promise<OpenedDatabase> {
-  return openDatabase(config, { ...options, create: allowCreate, onWait: announceWait(config.dataDir) });
+  return openDatabase(config, {
+    ...options,
+    create: allowCreate,
+    onWait: announceWait(config.dataDir),
+    onNotice: notice,
+  });
 }
 
 /**
@@ -29,6 +34,11 @@ export function openCliDatabase(
  */
 export const announceWait = (dataDir: string) => (owner: EmbeddedOwner) => {
   process.stderr.write(`${waitingLine(dataDir, owner)}\n`);
+};
+
+/** A line for the operator (a server left running by a dead process taken over), on standard error. */
+export const notice = (line: string) => {
+  process.stderr.write(`${line}\n`);
 };
 
 /**

@@ -7,6 +7,7 @@ import { arch, platform, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
+import { stopOrphanedServer } from './embedded-orphan.js';
 import {
   claimOwner,
   type EmbeddedOwner,
@@ -153,17 +154,37 @@ export class NoEmbeddedDatabaseError extends Error {
   }
 }
 
+/** What a start may be told, and how it reports (startEmbeddedPostgres). */
+export interface EmbeddedStartOptions {
+  /** false: refuse a data directory without a database instead of initialising one. */
+  create?: boolean;
+  role?: EmbeddedRole;
+  /** Said once when the start waits for another live process's server (`waitsFor`). */
+  onWait?: (owner: EmbeddedOwner) => void;
+  /** A line for the operator: a server left running by a process that is gone is taken over. */
+  onNotice?: (line: string) => void;
+  /**
+   * Ends a wait for another process's server, or a start of our own before it accepts
+   * connections (its postmaster stopped, the claim given up): the start rejects with the
+   * signal's reason. Once the server is up the signal is not looked at.
+   */
+  signal?: AbortSignal;
+}
+
 /**
  * Starts (or joins) the embedded server in `dataDir`. A second start reuses the data
- * directory. A server another tagtrail process already runs there is joined, not owned,
- * except by the service (`role: 'service'`), which waits for it to exit and then starts
- * its own: the process that runs it stops it when done (`waitsFor` in ./embedded-owner.ts).
+ * directory. A server another live tagtrail process runs there is joined, not owned,
+ * except where `waitsFor` says to wait for it to exit and then start our own: the process
+ * that runs it stops it when done (./embedded-owner.ts). A server whose starter is gone
+ * (killed outright, its PostgreSQL left running) is nobody's: the start claims the
+ * directory, stops that server and starts its own, which it supervises and stops.
  */
 export async function startEmbeddedPostgres(
   dataDir: string,
-  options: { create?: boolean; role?: EmbeddedRole; onWait?: (owner: EmbeddedOwner) => void } = {},
+  options: EmbeddedStartOptions = {},
 ): Promise<EmbeddedPostgres> {
   const role = options.role ?? 'command';
+  const signal = options.signal;
   const pgDir = join(dataDir, 'postgres');
   const passwordPath = join(dataDir, 'postgres.password');
   // A CLI run from the wrong directory would otherwise quietly get a new, empty database.
@@ -179,7 +200,7 @@ export async function startEmbeddedPostgres(
   const urlOn = (port: number) => (database: string) =>
     `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
 
-  const joined = await joinOrClaim(dataDir, pgDir, role, urlOn, options.onWait);
+  const joined = await joinOrClaim(dataDir, pgDir, role, urlOn, options);
   if (joined) return joined;
 
   const bin = await binaries();
@@ -207,11 +228,21 @@ export async function startEmbeddedPostgres(
       ],
       { ...user, env: { ...process.env, LC_ALL: 'C' }, stdio: ['ignore', 'ignore', 'pipe'] },
     );
-  let first: ChildProcess;
+  let first: ChildProcess | undefined;
   try {
+    // Ours now: a server still running here was left by a process that is gone.
+    const orphan = await stopOrphanedServer(pgDir, (p) => canConnect(urlOn(p)('postgres')), signal);
+    if (orphan !== null) {
+      options.onNotice?.(
+        `the embedded PostgreSQL in ${dataDir} (pid ${orphan}) was left running by a tagtrail process that is gone; ` +
+          'stopped it, starting our own',
+      );
+    }
+    signal?.throwIfAborted();
     first = spawnServer();
-    await waitUntilReady(first, 60_000);
+    await waitUntilReady(first, 60_000, signal);
   } catch (err) {
+    if (first) await stopChild(first);
     await forgetOwner(dataDir);
     throw err;
   }
@@ -229,6 +260,16 @@ export async function startEmbeddedPostgres(
   };
 }
 
+/** Stops a postmaster of ours that did not get to serve (fast shutdown), and waits for its exit. */
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGINT');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  await exited;
+  clearTimeout(timer);
+}
+
 /** How long a joinable server whose owner lives may take to accept connections (a start, a restart). */
 const OWNER_START_WAIT_MS = 90_000;
 
@@ -236,23 +277,30 @@ const OWNER_START_WAIT_MS = 90_000;
  * The server to join, or null once this process has claimed the data directory to start
  * its own. A live owner this process must not share with (`waitsFor`) is waited for, once
  * announced through `onWait`; so is a live owner whose server may be joined but is not up
- * yet (starting, or restarting after a crash). A server whose owner is gone is joined.
+ * yet (starting, or restarting after a crash). Only a live owner's server is joined: with
+ * the owner gone (or no record) the directory is claimed, whatever still runs there.
  */
 async function joinOrClaim(
   dataDir: string,
   pgDir: string,
   role: EmbeddedRole,
   urlOn: (port: number) => (database: string) => string,
-  onWait: ((owner: EmbeddedOwner) => void) | undefined,
+  { onWait, signal }: EmbeddedStartOptions,
 ): Promise<EmbeddedPostgres | null> {
   let announced = false;
   let startingSince: number | undefined;
   for (;;) {
+    signal?.throwIfAborted();
     const owner = await liveOwner(dataDir);
-    if (owner && waitsFor(owner, role)) {
+    if (!owner) {
+      startingSince = undefined;
+      if (await claimOwner(dataDir, role)) return null;
+      continue;
+    }
+    if (waitsFor(owner, role)) {
       if (!announced) onWait?.(owner);
       announced = true;
-      await delay(500);
+      await delay(500, undefined, { signal });
       continue;
     }
     const existing = await runningServer(pgDir);
@@ -266,19 +314,14 @@ async function joinOrClaim(
         stop: async () => undefined,
       };
     }
-    if (owner) {
-      startingSince ??= Date.now();
-      if (Date.now() - startingSince > OWNER_START_WAIT_MS) {
-        throw new Error(
-          `the embedded PostgreSQL in ${dataDir} belongs to tagtrail process ${owner.pid}, which has not had it ` +
-            `accepting connections for ${OWNER_START_WAIT_MS / 1000} s; see that process's log`,
-        );
-      }
-      await delay(250);
-      continue;
+    startingSince ??= Date.now();
+    if (Date.now() - startingSince > OWNER_START_WAIT_MS) {
+      throw new Error(
+        `the embedded PostgreSQL in ${dataDir} belongs to tagtrail process ${owner.pid}, which has not had it ` +
+          `accepting connections for ${OWNER_START_WAIT_MS / 1000} s; see that process's log`,
+      );
     }
-    startingSince = undefined;
-    if (await claimOwner(dataDir, role)) return null;
+    await delay(250, undefined, { signal });
   }
 }
 
