@@ -78,7 +78,10 @@ export async function writeBackup(
   embedded: EmbeddedPostgres,
   dataDir: string,
   out: Writable,
+  /** Aborted, the backup fails with its reason (its session ended, the output destroyed). */
+  signal?: AbortSignal,
 ): Promise<BackupSummary> {
+  signal?.throwIfAborted();
   const pgDir = join(dataDir, 'postgres');
   const client = new pg.Client({ connectionString: embedded.adminUrl });
   // The session holds the backup open: lost (the server stopped or restarted, the backend
@@ -103,21 +106,26 @@ export async function writeBackup(
   const broken = new Promise<never>((_, reject) => {
     written.catch(reject);
     lost.catch(reject);
+    const onAbort = () => reject(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    void written.finally(() => signal?.removeEventListener('abort', onAbort)).catch(() => undefined);
   });
   broken.catch(() => undefined);
+  const query = <R extends pg.QueryResultRow>(sql: string, params?: unknown[]) =>
+    Promise.race([client.query<R>(sql, params), broken]);
   const summary = { files: 0, bytes: 0 };
   const archive: Archive = { pack, summary, broken };
   try {
     const slot = `tagtrail_backup_${randomBytes(6).toString('hex')}`;
-    await client.query('SELECT pg_create_physical_replication_slot($1, true, true)', [slot]);
-    const { rows: started } = await client.query<{ lsn: string; segment: string }>(
+    await query('SELECT pg_create_physical_replication_slot($1, true, true)', [slot]);
+    const { rows: started } = await query<{ lsn: string; segment: string }>(
       `SELECT lsn::text, pg_walfile_name(lsn) AS segment
          FROM pg_backup_start($1, true) AS lsn`,
       [`tagtrail ${new Date().toISOString()}`],
     );
     const start = started[0]!;
     await addTree(archive, pgDir, 'postgres');
-    const { rows: stopped } = await client.query<{
+    const { rows: stopped } = await query<{
       lsn: string;
       segment: string;
       labelfile: string;

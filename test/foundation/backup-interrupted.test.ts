@@ -105,4 +105,15 @@ describe('tagtrail backup that cannot finish', () => {
     expect(result.stderr).not.toContain('Unhandled');
     await expectLeftAsItWas(stalled);
   }, 120_000);
+
+  it('stopped by SIGTERM halfway: exits 143, removes the partial file, stops its server', async () => {
+    const stalled = await stalledBackup('signalled');
+    stalled.backup.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    stalled.release();
+    const result = await stalled.backup.result;
+    expect(result.code, result.stderr).toBe(143);
+    expect(result.stderr).toContain('SIGTERM: stopping');
+    await expectLeftAsItWas(stalled);
+  }, 120_000);
 });
