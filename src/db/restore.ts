@@ -5,7 +5,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { extract } from 'tar-stream';
-import { type RunAs, runAsUser } from './embedded.js';
+import { type RunAs, runAsUser } from './embedded-init.js';
 
 /**
  * A restore refused: the data directory already holds a database, or the archive is not a
