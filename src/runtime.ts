@@ -115,13 +115,20 @@ const EXPIRY_WARNING_DAYS = 14;
 /**
  * Starts the whole service: the embedded MQTT broker (unless MQTT_URL), the database
  * (embedded unless DATABASE_URL), migrations, HTTP. The broker goes first so that a taken
- * TAGTRAIL_MQTT_PORT fails before a database server is started. `stop` first stops ingest
+ * TAGTRAIL_MQTT_PORT fails before a database server is started; while the start waits for
+ * another process's server it closes every new connection, and a reader that connects
+ * while the database starts waits for it. `stop` first stops ingest
  * (no new reader messages; those in flight are stored), then closes in reverse order: stop
  * accepting and finish requests in flight, then the broker, then the stores, then the database.
  */
 export interface StartOptions {
   /** A line for the operator while starting (serve prints it on standard error). */
   onNotice?: (line: string) => void;
+  /**
+   * Ends the start while it waits for the database (another process's server, or its own
+   * starting): the start unwinds and rejects with an AbortError. Later steps do not look.
+   */
+  signal?: AbortSignal;
 }
 
 export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
@@ -150,8 +157,15 @@ export async function startService(config: Config, options: StartOptions = {}): 
     if (brokerIngest) started.push(() => brokerIngest.close());
     const opened = await openDatabase(config, {
       role: 'service',
-      onWait: (owner) => options.onNotice?.(waitingLine(config.dataDir, owner)),
+      onWait: (owner) => {
+        options.onNotice?.(waitingLine(config.dataDir, owner));
+        // For as long as the other process runs: readers reconnect later (closeNewConnections).
+        broker?.closeNewConnections(true);
+      },
+      onNotice: options.onNotice,
+      signal: options.signal,
     });
+    broker?.closeNewConnections(false);
     started.push(() => opened.close());
     const metrics = new ServiceMetrics();
     metrics.describeBuild(buildInfo());

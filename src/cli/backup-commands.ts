@@ -1,13 +1,14 @@
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { getPriority, setPriority } from 'node:os';
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { writeBackup } from '../db/backup.js';
 import { startEmbeddedPostgres } from '../db/embedded.js';
-import { restoreBackup } from '../db/restore.js';
+import { openArchive, restoreBackup } from '../db/restore.js';
 import { oneOf } from './args.js';
-import { announceWait } from './open.js';
+import { interruption, settledBeforeExit } from './interrupt.js';
+import { announceWait, notice } from './open.js';
 import { print } from './output.js';
 
 const EXTERNAL =
@@ -27,33 +28,7 @@ export function registerBackupCommands(program: Command): void {
       'low',
     )
     .option('--json', 'print JSON')
-    .action(async (opts: { out: string; priority: string; json?: boolean }) => {
-      const config = loadConfig();
-      if (config.DATABASE_URL) throw new Error(EXTERNAL);
-      // Joins the service's server when it runs; otherwise starts it for the backup.
-      const embedded = await startEmbeddedPostgres(config.dataDir, {
-        create: false,
-        onWait: announceWait(config.dataDir),
-      });
-      // Lowered after the server started, so one started for the backup runs as usual; the
-      // copy and the compression (most of a backup's CPU) run in this process.
-      if (opts.priority === 'low') yieldCpu();
-      const partial = `${opts.out}.partial`;
-      try {
-        const summary = await writeBackup(
-          embedded,
-          config.dataDir,
-          createWriteStream(partial, { mode: 0o600 }),
-        );
-        await rename(partial, opts.out);
-        print(Boolean(opts.json), { file: opts.out, ...summary, nice: getPriority() });
-      } catch (err) {
-        await rm(partial, { force: true });
-        throw err;
-      } finally {
-        await embedded.stop();
-      }
-    });
+    .action((opts: { out: string; priority: string; json?: boolean }) => settledBeforeExit(backup(opts)));
 
   program
     .command('restore')
@@ -65,9 +40,46 @@ export function registerBackupCommands(program: Command): void {
     .action(async (file: string, opts: { json?: boolean }) => {
       const config = loadConfig();
       if (config.DATABASE_URL) throw new Error(EXTERNAL);
-      const { files } = await restoreBackup(createReadStream(file), config.dataDir);
+      const input = await openArchive(file);
+      const { files } = await settledBeforeExit(restoreBackup(input, config.dataDir, interruption));
       print(Boolean(opts.json), { data_dir: config.dataDir, files });
     });
+}
+
+/**
+ * A backup to `opts.out`, through `<out>.partial`. However it ends short of the archive (a
+ * failure, a signal: interrupt.ts), the partial file is removed and a server it started
+ * for the backup is stopped.
+ */
+async function backup(opts: { out: string; priority: string; json?: boolean }): Promise<void> {
+  const config = loadConfig();
+  if (config.DATABASE_URL) throw new Error(EXTERNAL);
+  // Joins the service's server when it runs; otherwise starts it for the backup.
+  const embedded = await startEmbeddedPostgres(config.dataDir, {
+    create: false,
+    onWait: announceWait(config.dataDir),
+    onNotice: notice,
+    signal: interruption,
+  });
+  const partial = `${opts.out}.partial`;
+  try {
+    // Lowered after the server started, so one started for the backup runs as usual; the
+    // copy and the compression (most of a backup's CPU) run in this process.
+    if (opts.priority === 'low') yieldCpu();
+    const summary = await writeBackup(
+      embedded,
+      config.dataDir,
+      createWriteStream(partial, { mode: 0o600 }),
+      interruption,
+    );
+    await rename(partial, opts.out);
+    print(Boolean(opts.json), { file: opts.out, ...summary, nice: getPriority() });
+  } catch (err) {
+    await rm(partial, { force: true });
+    throw err;
+  } finally {
+    await embedded.stop();
+  }
 }
 
 /** Nice 10 (never a higher priority than the process already has). */

@@ -27,6 +27,8 @@ export function registerCommands(program: Command): void {
       // default death, which would leave the embedded PostgreSQL running without its parent.
       let running: RunningService | undefined;
       let stopRequested = false;
+      // A signal while starting ends a wait for the database (another process's server, ours starting).
+      const starting = new AbortController();
       // What a signal does next: drain first (TAGTRAIL_SHUTDOWN_DRAIN_SECONDS), stop, or,
       // once stopping, exit at once with 1.
       let phase: 'serving' | 'draining' | 'stopping' = 'serving';
@@ -51,6 +53,7 @@ export function registerCommands(program: Command): void {
           process.stderr.write(`${signal}: stopping\n`);
           phase = 'stopping';
           stopRequested = true;
+          starting.abort();
         } else if (drainSeconds === 0) {
           process.stderr.write(`${signal}: stopping\n`);
           void stop(running);
@@ -69,7 +72,16 @@ export function registerCommands(program: Command): void {
       };
       process.on('SIGTERM', () => shutdown('SIGTERM'));
       process.on('SIGINT', () => shutdown('SIGINT'));
-      running = await startService(config, { onNotice: (line) => process.stderr.write(`${line}\n`) });
+      try {
+        running = await startService(config, {
+          onNotice: (line) => process.stderr.write(`${line}\n`),
+          signal: starting.signal,
+        });
+      } catch (err) {
+        // Stopped while it waited: what it had started is stopped again; a clean stop.
+        if (starting.signal.aborted && (err as Error).name === 'AbortError') process.exit(0);
+        throw err;
+      }
       if (stopRequested) {
         await stop(running);
         return;

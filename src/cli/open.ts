@@ -4,6 +4,7 @@ import { type EmbeddedOwner, waitingLine } from '../db/embedded-owner.js';
 import type { Database } from '../db/pool.js';
 import { loadSecretBox } from '../secrets/key-ring.js';
 import { createServices, type Services } from '../services.js';
+import { interruption, onInterrupt } from './interrupt.js';
 
 let allowCreate = false;
 
@@ -15,12 +16,27 @@ export function allowDatabaseCreation(allow: boolean): void {
 /**
  * The CLI's database: the service's. Unlike `serve`, a command does not initialise an empty
  * data directory unless `--init` was given, so running it from the wrong directory says so.
+ * A signal (interrupt.ts) ends a wait for another process's server or a start of its own,
+ * and closes the database opened, stopping the embedded server if the command started it.
  */
-export function openCliDatabase(
+export async function openCliDatabase(
   config: Pick<Config, 'DATABASE_URL' | 'dataDir'>,
   options: { migrate?: boolean; poolSize?: number } = {},
 ): Promise<OpenedDatabase> {
-  return openDatabase(config, { ...options, create: allowCreate, onWait: announceWait(config.dataDir) });
+  const opening = openDatabase(config, {
+    ...options,
+    create: allowCreate,
+    onWait: announceWait(config.dataDir),
+    onNotice: notice,
+    signal: interruption,
+  });
+  onInterrupt(() =>
+    opening.then(
+      (opened) => opened.close(),
+      () => undefined,
+    ),
+  );
+  return opening;
 }
 
 /**
@@ -29,6 +45,11 @@ export function openCliDatabase(
  */
 export const announceWait = (dataDir: string) => (owner: EmbeddedOwner) => {
   process.stderr.write(`${waitingLine(dataDir, owner)}\n`);
+};
+
+/** A line for the operator (a server left running by a dead process taken over), on standard error. */
+export const notice = (line: string) => {
+  process.stderr.write(`${line}\n`);
 };
 
 /**

@@ -1,6 +1,10 @@
 import type { Config } from '../config.js';
-import { type EmbeddedPostgres, ensureDatabase, startEmbeddedPostgres } from './embedded.js';
-import type { EmbeddedOwner, EmbeddedRole } from './embedded-owner.js';
+import {
+  type EmbeddedPostgres,
+  type EmbeddedStartOptions,
+  ensureDatabase,
+  startEmbeddedPostgres,
+} from './embedded.js';
 import { migrate } from './migrate.js';
 import { createDatabase, type Database } from './pool.js';
 import { defaultPoolSize } from './pool-size.js';
@@ -20,25 +24,19 @@ export interface OpenedDatabase {
  */
 export async function openDatabase(
   config: Pick<Config, 'DATABASE_URL' | 'dataDir' | 'DATABASE_POOL_SIZE'>,
-  // create: false refuses a data directory without a database instead of initialising one.
-  // role and onWait: whose embedded server may be joined (startEmbeddedPostgres).
-  options: {
-    migrate?: boolean;
-    poolSize?: number;
-    create?: boolean;
-    role?: EmbeddedRole;
-    onWait?: (owner: EmbeddedOwner) => void;
-  } = {},
+  // create, role, onWait, onNotice, signal: the embedded server's start (startEmbeddedPostgres).
+  options: { migrate?: boolean; poolSize?: number } & EmbeddedStartOptions = {},
 ): Promise<OpenedDatabase> {
   let embedded: EmbeddedPostgres | undefined;
   let url = config.DATABASE_URL;
   if (!url) {
-    embedded = await startEmbeddedPostgres(config.dataDir, {
-      create: options.create,
-      role: options.role,
-      onWait: options.onWait,
+    const { migrate: _, poolSize: __, ...start } = options;
+    const server = await startEmbeddedPostgres(config.dataDir, start);
+    embedded = server;
+    await ensureDatabase(server.adminUrl, EMBEDDED_DATABASE).catch(async (err) => {
+      await server.stop();
+      throw err;
     });
-    await ensureDatabase(embedded.adminUrl, EMBEDDED_DATABASE);
     url = embedded.urlFor(EMBEDDED_DATABASE);
   }
   const db = createDatabase(url, {
@@ -51,12 +49,17 @@ export async function openDatabase(
     await embedded?.stop();
     throw err;
   }
+  let closed: Promise<void> | undefined;
   return {
     db,
     embedded,
-    async close() {
-      await db.close();
-      await embedded?.stop();
+    // Once: a command interrupted by a signal closes it from there and from its own unwinding.
+    close() {
+      closed ??= (async () => {
+        await db.close();
+        await embedded?.stop();
+      })();
+      return closed;
     },
   };
 }

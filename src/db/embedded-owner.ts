@@ -141,9 +141,9 @@ export async function liveOwner(dataDir: string): Promise<EmbeddedOwner | null> 
  * Whether a process starting as `role` waits for the server `owner` runs to exit instead
  * of joining it. Only a command joins another live process's server, and only the
  * service's: a command's server is stopped when that command ends (a backup of a stopped
- * service), and a second service on the same directory must not share it. A server whose
- * owner is gone (killed outright, its server left running) is stopped by nobody and
- * joined; so is one of this very process.
+ * service), and a second service on the same directory must not share it. One of this very
+ * process is joined. A server whose owner is gone (killed outright, its server left
+ * running) is no owner's: it is not joined but taken over (startEmbeddedPostgres).
  */
 export function waitsFor(owner: EmbeddedOwner | null, role: EmbeddedRole): boolean {
   return owner !== null && owner.pid !== process.pid && (role === 'service' || owner.role === 'command');

@@ -6,28 +6,39 @@
 import type { ChildProcess } from 'node:child_process';
 import type { EmbeddedPostgres } from './embedded.js';
 
-/** Resolves once the postmaster logs that it accepts connections; rejects if it exits first. */
-export function waitUntilReady(child: ChildProcess, timeoutMs: number): Promise<void> {
+/**
+ * Resolves once the postmaster logs that it accepts connections; rejects if it exits first,
+ * or with `signal`'s reason when that aborts (the caller stops the postmaster then).
+ */
+export function waitUntilReady(child: ChildProcess, timeoutMs: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     let log = '';
+    const settle = (err?: Error) => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      child.stderr?.off('data', onData);
+      child.stderr?.resume();
+      if (err) reject(err);
+      else resolve();
+    };
     const timer = setTimeout(
-      () => reject(new Error(`embedded PostgreSQL did not start:\n${log}`)),
+      () => settle(new Error(`embedded PostgreSQL did not start:\n${log}`)),
       timeoutMs,
     );
+    const onAbort = () => settle(signal?.reason as Error);
     const onData = (chunk: Buffer) => {
       log += chunk.toString();
-      if (log.includes('ready to accept connections')) {
-        clearTimeout(timer);
-        child.stderr?.off('data', onData);
-        child.stderr?.resume();
-        resolve();
-      }
+      if (log.includes('ready to accept connections')) settle();
     };
+    if (signal?.aborted) {
+      onAbort();
+      return;
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
     child.stderr?.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`embedded PostgreSQL exited (${code}) while starting:\n${log}`));
-    });
+    child.once('exit', (code) =>
+      settle(new Error(`embedded PostgreSQL exited (${code}) while starting:\n${log}`)),
+    );
   });
 }
 

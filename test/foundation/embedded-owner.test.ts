@@ -3,22 +3,30 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EmbeddedPostgres, ensureDatabase, startEmbeddedPostgres } from '../../src/db/embedded.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  type EmbeddedPostgres,
+  ensureDatabase,
+  type SupervisionEvent,
+  startEmbeddedPostgres,
+} from '../../src/db/embedded.js';
 import {
   claimOwner,
   type EmbeddedOwner,
   type EmbeddedRole,
   forgetOwner,
 } from '../../src/db/embedded-owner.js';
-import { buildIfStale, ROOT } from '../helpers/compiled.js';
+import { buildIfStale, postmasterPid, ROOT } from '../helpers/compiled.js';
+import { alive, leaveOrphanedServer } from '../helpers/orphan.js';
 import { query, reachable } from '../helpers/pg-query.js';
 
 /**
  * Whose server is joined (src/db/embedded-owner.ts). The process that starts a data
  * directory's server stops it when done, so the service (`role: 'service'`) joins no other
  * live process's server and a command joins only the service's: each waits for the
- * other's to exit, then starts its own. A server whose owner is gone is joined by both.
+ * other's to exit, then starts its own. A server whose owner is gone (killed outright, its
+ * postmaster left running) is taken over by whoever claims the directory next: stopped,
+ * and started again under that process's supervision.
  * Another process's ownership is played by rewriting postgres.owner with the pid of a
  * live child (`sleep`).
  */
@@ -38,10 +46,19 @@ describe('embedded PostgreSQL, whose server is joined', () => {
    * A start as `role` that must wait for `owner`'s server: after 1.5 s it has announced
    * exactly that owner and not settled. Returns the start and what it announced.
    */
-  const startWaitingFor = async (owner: ChildProcess, ownerRole: EmbeddedRole, role: EmbeddedRole) => {
+  const startWaitingFor = async (
+    owner: ChildProcess,
+    ownerRole: EmbeddedRole,
+    role: EmbeddedRole,
+    notices: string[] = [],
+  ) => {
     const waits: EmbeddedOwner[] = [];
     let settled = false;
-    const start = startEmbeddedPostgres(dir, { role, onWait: (o) => waits.push(o) });
+    const start = startEmbeddedPostgres(dir, {
+      role,
+      onWait: (o) => waits.push(o),
+      onNotice: (line) => notices.push(line),
+    });
     void start.finally(() => {
       settled = true;
     });
@@ -100,22 +117,57 @@ describe('embedded PostgreSQL, whose server is joined', () => {
     await own.stop();
   });
 
-  it("a command joins the service's server; a server whose owner is gone is joined by both", {
+  it("a command joins the service's server; a service waiting for it takes over once its owner is gone", {
     timeout: 120_000,
   }, async () => {
-    const server = await startEmbeddedPostgres(dir);
-    started.push(server);
+    const orphan = await leaveOrphanedServer(dir, 'service');
+    // Played alive again: a live service's server is joined by a command and waited for by a service.
     const owner = await ownedElsewhere('service');
     const command = await startEmbeddedPostgres(dir);
     expect(command.owned).toBe(false);
+    await ensureDatabase(command.adminUrl, 'tagtrail');
+    await query(
+      command.urlFor('tagtrail'),
+      "CREATE TABLE orphaned (note text); INSERT INTO orphaned VALUES ('kept')",
+    );
 
-    const { start: service } = await startWaitingFor(owner, 'service', 'service');
-    // Its owner killed outright: nobody will stop that server, so it is joined.
+    const notices: string[] = [];
+    const { start: service } = await startWaitingFor(owner, 'service', 'service', notices);
+    // Its owner killed outright: nobody would stop or restart that server, so it is taken over.
     owner.kill('SIGKILL');
-    const joined = await service;
-    expect(joined.owned).toBe(false);
-    expect(joined.adminUrl).toBe(server.adminUrl);
-    await server.stop();
+    const own = await service;
+    started.push(own);
+    expect(own.owned).toBe(true);
+    expect(alive(orphan)).toBe(false);
+    expect(notices.join('\n')).toContain(
+      `(pid ${orphan}) was left running by a tagtrail process that is gone`,
+    );
+    expect(JSON.parse(await readFile(ownerFile(), 'utf8'))).toMatchObject({
+      pid: process.pid,
+      role: 'service',
+    });
+    expect(await query(own.urlFor('tagtrail'), 'SELECT note FROM orphaned')).toEqual([{ note: 'kept' }]);
+    await own.stop();
+    expect(await postmasterPid(dir)).toBeNull();
+  });
+
+  it('a server whose owner is gone is taken over by a command too, which stops it when done', {
+    timeout: 120_000,
+  }, async () => {
+    const orphan = await leaveOrphanedServer(dir, 'service');
+    const command = await startEmbeddedPostgres(dir);
+    started.push(command);
+    expect(command.owned).toBe(true);
+    expect(alive(orphan)).toBe(false);
+    expect(await reachable(command.adminUrl)).toBe(true);
+    // Supervised as any server it starts: killed, it comes back.
+    const events: SupervisionEvent[] = [];
+    command.watch((e) => events.push(e));
+    process.kill((await postmasterPid(dir)) as number, 'SIGKILL');
+    await vi.waitFor(() => expect(events.map((e) => e.kind)).toContain('restarted'), { timeout: 60_000 });
+    await command.stop();
+    expect(await postmasterPid(dir)).toBeNull();
+    expect(existsSync(ownerFile())).toBe(false);
   });
 
   it("a command waits for another command's server to exit, then starts its own", {
@@ -151,16 +203,17 @@ describe('embedded PostgreSQL, whose server is joined', () => {
 
   it("a record whose owner is gone but whose pid lives on is nobody's", { timeout: 120_000 }, async () => {
     // After a reboot (or a container's restart) the recorded pid may be another process's,
-    // this one's included: neither is waited for.
-    const server = await startEmbeddedPostgres(dir);
-    started.push(server);
+    // this one's included: neither is waited for, and the server is taken over.
+    const orphan = await leaveOrphanedServer(dir, 'service');
     const reused = await ownedElsewhere('service');
     const record = JSON.parse(await readFile(ownerFile(), 'utf8'));
     await writeFile(ownerFile(), JSON.stringify({ ...record, boot: 'an earlier boot', started: '1' }));
     const service = await startEmbeddedPostgres(dir, { role: 'service' });
-    expect(service.owned).toBe(false);
+    started.push(service);
+    expect(service.owned).toBe(true);
+    expect(alive(orphan)).toBe(false);
     expect(reused.exitCode).toBeNull();
-    await server.stop();
+    await service.stop();
 
     await writeFile(ownerFile(), JSON.stringify({ pid: process.pid, role: 'service' }));
     const own = await startEmbeddedPostgres(dir, { role: 'service' });

