@@ -43,8 +43,10 @@ describe('choosing due deliveries', () => {
   }
 
   /**
-   * `n` pending deliveries for the endpoint, one asset each, created (and due) `ageMs` ago
-   * and a millisecond apart: older than anything a test adds later. Returns their ids.
+   * `n` pending deliveries for the endpoint, one asset each, a millisecond apart, the newest
+   * created (and due) `ageMs` ago: all due by now, even at 0 (spaced forward from now, the
+   * later ones were due in the future, and a claim made within those milliseconds missed
+   * them). Returns their ids, oldest first.
    */
   async function pending(
     endpointId: number,
@@ -56,7 +58,7 @@ describe('choosing due deliveries', () => {
       `WITH e AS (
          INSERT INTO events (org_id, type, occurred_at, subject, payload, created_at)
          SELECT w.org_id, 'asset.created', now(), $3 || nextval('seq'), '{}',
-                now() - make_interval(secs => $4::float8 / 1000) + g * interval '1 ms'
+                now() - make_interval(secs => $4::float8 / 1000) - ($2 - g) * interval '1 ms'
          FROM webhook_endpoints w, generate_series(1, $2) g WHERE w.id = $1
          RETURNING id, org_id, subject, created_at)
        INSERT INTO webhook_deliveries (org_id, endpoint_id, event_id, subject, next_attempt_at, created_at)
