@@ -7,7 +7,13 @@ import { assetEvent, recordEvents, recordEventWithRowKey } from '../events/outbo
 import { toWire } from '../http/timestamps.js';
 import { assignAutoKey, isAutoKeyForm, lockKeyspace } from '../master-data/auto-key.js';
 import { KeyedLimiter } from '../master-data/keyed-limiter.js';
-import { containsPattern, exclusivePair, listEnvelope, parseSort } from '../master-data/list-query.js';
+import {
+  containsPattern,
+  eachPage,
+  exclusivePair,
+  listEnvelope,
+  parseSort,
+} from '../master-data/list-query.js';
 import { enforceReadOnly } from '../master-data/read-only.js';
 import { checkWindow, instantIn, windowError } from '../master-data/write-rules.js';
 import { detachAllTags, type Owner, refreshTagValues, tagsForOwners } from '../tags/repository.js';
@@ -147,13 +153,12 @@ export class AssetService {
     const filter = listFilter({ ...query, limit: pageSize, offset: 0 });
     return this.db.readWithOrg(
       orgId,
-      async (tx) => {
-        for (let offset = 0; ; offset += pageSize) {
-          const { assets } = await listAssets(tx, orgId, { ...filter, offset });
-          await onPage(assets);
-          if (assets.length < pageSize) return;
-        }
-      },
+      (tx) =>
+        eachPage(
+          pageSize,
+          async (offset) => (await listAssets(tx, orgId, { ...filter, offset })).assets,
+          onPage,
+        ),
       { genericPlans: filter.searchPattern === undefined, snapshot: true },
     );
   }

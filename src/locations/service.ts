@@ -5,7 +5,7 @@ import { conflict, notFound } from '../errors.js';
 import { locationEvent, recordEvents } from '../events/outbox.js';
 import { toWire } from '../http/timestamps.js';
 import { lockKeyspace, nextAutoKey } from '../master-data/auto-key.js';
-import { exclusivePair, parseSort } from '../master-data/list-query.js';
+import { eachPage, exclusivePair, parseSort } from '../master-data/list-query.js';
 import {
   enforceReadOnly,
   type ReadOnlyRule,
@@ -188,13 +188,12 @@ export class LocationService {
     const filter = listFilter({ ...query, limit: pageSize, offset: 0 });
     return this.db.readWithOrg(
       orgId,
-      async (tx) => {
-        for (let offset = 0; ; offset += pageSize) {
-          const { data } = await listLocations(tx, orgId, { ...filter, offset });
-          await onPage(data);
-          if (data.length < pageSize) return;
-        }
-      },
+      (tx) =>
+        eachPage(
+          pageSize,
+          async (offset) => (await listLocations(tx, orgId, { ...filter, offset })).data,
+          onPage,
+        ),
       { genericPlans: !hasSearch(query), snapshot: true },
     );
   }

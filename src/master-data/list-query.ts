@@ -115,3 +115,20 @@ export function slicePage<T>(all: T[], page: { limit: number; offset: number }) 
 /** SQL predicate: the row is currently effective (API-SPEC "Liveness axes"). */
 export const EFFECTIVE = (alias: string) =>
   `${alias}.valid_from <= now() AND (${alias}.valid_to IS NULL OR ${alias}.valid_to > now())`;
+
+/**
+ * Hands every page of a list to `onPage` in order, `pageSize` rows each, reading them with
+ * `page(offset)` until one comes back short. Callers run it inside one transaction, so the
+ * pages come from one snapshot (AssetService.listAll says why).
+ */
+export async function eachPage<T>(
+  pageSize: number,
+  page: (offset: number) => Promise<T[]>,
+  onPage: (rows: T[]) => Promise<void>,
+): Promise<void> {
+  for (let offset = 0; ; offset += pageSize) {
+    const rows = await page(offset);
+    await onPage(rows);
+    if (rows.length < pageSize) return;
+  }
+}

@@ -1,11 +1,8 @@
 import { Redis } from 'ioredis';
 import { type BucketPolicy, peekDecision, type RateDecision, type RateLimitStore } from './types.js';
 
-/**
- * Refill and take in one atomic script, timed by the Redis server's clock so every
- * instance sees the same bucket. Returns tokens after the take (x1000) and allowed.
- */
-const TAKE_SCRIPT = `
+/** The bucket as stored, and the Redis server's clock: the start of both scripts. */
+const READ_BUCKET = `
 local limit = tonumber(ARGV[1])
 local per_ms = tonumber(ARGV[2])
 local t = redis.call('TIME')
@@ -13,7 +10,13 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local state = redis.call('HMGET', KEYS[1], 'tokens', 'at')
 local tokens = tonumber(state[1])
 local at = tonumber(state[2])
-if tokens == nil then tokens = limit; at = now end
+`;
+
+/**
+ * Refill and take in one atomic script, timed by the Redis server's clock so every
+ * instance sees the same bucket. Returns tokens after the take (x1000) and allowed.
+ */
+const TAKE_SCRIPT = `${READ_BUCKET}if tokens == nil then tokens = limit; at = now end
 tokens = math.min(limit, tokens + math.max(0, now - at) * per_ms)
 local allowed = 0
 if tokens >= 1 then tokens = tokens - 1; allowed = 1 end
@@ -23,15 +26,7 @@ return { tostring(tokens), allowed }
 `;
 
 /** The tokens a bucket holds now (x1), refilled but not stored: nothing is taken. */
-const PEEK_SCRIPT = `
-local limit = tonumber(ARGV[1])
-local per_ms = tonumber(ARGV[2])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local state = redis.call('HMGET', KEYS[1], 'tokens', 'at')
-local tokens = tonumber(state[1])
-local at = tonumber(state[2])
-if tokens == nil then return tostring(limit) end
+const PEEK_SCRIPT = `${READ_BUCKET}if tokens == nil then return tostring(limit) end
 return tostring(math.min(limit, tokens + math.max(0, now - at) * per_ms))
 `;
 
