@@ -6,35 +6,18 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createReadStream, existsSync } from 'node:fs';
-import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startEmbeddedPostgres } from '../../src/db/embedded.js';
-import { buildIfStale, MAIN, postmasterPid, start } from '../helpers/compiled.js';
+import { describe, expect, it, vi } from 'vitest';
+import { MAIN, postmasterPid, start } from '../helpers/compiled.js';
 import { exited } from '../helpers/orphan.js';
 import { query } from '../helpers/pg-query.js';
+import { stoppedDataDirectory } from '../helpers/stopped-data-dir.js';
 
-let root: string;
-let dataDir: string;
-
-beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'tagtrail-backup-interrupted-'));
-  // The embedded server runs as its own user when the tests run as root: it must reach in.
-  await chmod(root, 0o755);
-  dataDir = join(root, 'data');
-  await buildIfStale();
-  // A stopped service's data directory: the backup starts the server itself.
-  await (await startEmbeddedPostgres(dataDir)).stop();
-}, 180_000);
-afterAll(async () => {
-  const pid = await postmasterPid(dataDir).catch(() => null);
-  if (pid !== null) process.kill(pid, 'SIGINT');
-  await rm(root, { recursive: true, force: true });
-});
+const dirs = stoppedDataDirectory('tagtrail-backup-interrupted-');
 
 const cliEnv = (): NodeJS.ProcessEnv => {
-  const env: NodeJS.ProcessEnv = { ...process.env, TAGTRAIL_DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
+  const env: NodeJS.ProcessEnv = { ...process.env, TAGTRAIL_DATA_DIR: dirs.dataDir, LOG_LEVEL: 'silent' };
   delete env.DATABASE_URL;
   return env;
 };
@@ -45,18 +28,18 @@ const cliEnv = (): NodeJS.ProcessEnv => {
  * the test needs. Resolves once the server it started has its backup session.
  */
 async function stalledBackup(name: string) {
-  const out = join(root, `${name}.tar.gz`);
+  const out = join(dirs.root, `${name}.tar.gz`);
   const partial = `${out}.partial`;
   execFileSync('mkfifo', [partial]);
   const backup = start(process.execPath, [MAIN, 'backup', '--out', out], cliEnv());
   const reader = createReadStream(partial);
   reader.pause();
   reader.on('error', () => undefined);
-  const password = (await readFile(join(dataDir, 'postgres.password'), 'utf8')).trim();
+  const password = (await readFile(join(dirs.dataDir, 'postgres.password'), 'utf8')).trim();
   let backend: number | undefined;
   await vi.waitFor(
     async () => {
-      const text = await readFile(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8');
+      const text = await readFile(join(dirs.dataDir, 'postgres', 'postmaster.pid'), 'utf8');
       const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${text.split('\n')[3]}/postgres`;
       const rows = await query<{ pid: number; url: string }>(
         url,
@@ -68,7 +51,7 @@ async function stalledBackup(name: string) {
     },
     { timeout: 60_000, interval: 100 },
   );
-  const postmaster = (await postmasterPid(dataDir)) as number;
+  const postmaster = (await postmasterPid(dirs.dataDir)) as number;
   return {
     out,
     partial,
@@ -76,7 +59,7 @@ async function stalledBackup(name: string) {
     postmaster,
     backend: backend as number,
     url: async () => {
-      const text = await readFile(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8');
+      const text = await readFile(join(dirs.dataDir, 'postgres', 'postmaster.pid'), 'utf8');
       return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${text.split('\n')[3]}/postgres`;
     },
     /** Reads the output to its end, so a write the backup has in flight completes. */
@@ -88,8 +71,8 @@ async function expectLeftAsItWas(stalled: Awaited<ReturnType<typeof stalledBacku
   expect(existsSync(stalled.partial)).toBe(false);
   expect(existsSync(stalled.out)).toBe(false);
   await exited(stalled.postmaster);
-  expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
-  expect(existsSync(join(dataDir, 'postgres.owner'))).toBe(false);
+  expect(existsSync(join(dirs.dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+  expect(existsSync(join(dirs.dataDir, 'postgres.owner'))).toBe(false);
 }
 
 describe('tagtrail backup that cannot finish', () => {

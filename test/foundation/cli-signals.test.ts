@@ -5,36 +5,20 @@
  * another command's server stops waiting.
  */
 import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { startEmbeddedPostgres } from '../../src/db/embedded.js';
-import { buildIfStale, MAIN, postmasterPid, type Running, start } from '../helpers/compiled.js';
+import { MAIN, postmasterPid, type Running, start } from '../helpers/compiled.js';
 import { exited } from '../helpers/orphan.js';
 import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
+import { stoppedDataDirectory } from '../helpers/stopped-data-dir.js';
 
-let root: string;
-let dataDir: string;
-
-beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'tagtrail-cli-signals-'));
-  // The embedded server runs as its own user when the tests run as root: it must reach in.
-  await chmod(root, 0o755);
-  dataDir = join(root, 'data');
-  await buildIfStale();
-  await (await startEmbeddedPostgres(dataDir)).stop();
-}, 180_000);
-afterAll(async () => {
-  const pid = await postmasterPid(dataDir).catch(() => null);
-  if (pid !== null) process.kill(pid, 'SIGINT');
-  await rm(root, { recursive: true, force: true });
-});
+const dirs = stoppedDataDirectory('tagtrail-cli-signals-');
 
 function cli(...args: string[]): Running {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    TAGTRAIL_DATA_DIR: dataDir,
+    TAGTRAIL_DATA_DIR: dirs.dataDir,
     TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
     LOG_LEVEL: 'silent',
   };
@@ -49,7 +33,7 @@ describe('a command stopped by a signal', () => {
     // Once its server has written its pid: running, whether or not it accepts connections yet.
     await vi.waitFor(
       async () => {
-        postmaster = await postmasterPid(dataDir);
+        postmaster = await postmasterPid(dirs.dataDir);
         expect(postmaster).not.toBeNull();
       },
       { timeout: 60_000, interval: 20 },
@@ -59,13 +43,13 @@ describe('a command stopped by a signal', () => {
     expect(result.code, result.stderr).toBe(130);
     expect(result.stderr).toContain('SIGINT: stopping');
     await exited(postmaster as unknown as number);
-    expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
-    expect(existsSync(join(dataDir, 'postgres.owner'))).toBe(false);
+    expect(existsSync(join(dirs.dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+    expect(existsSync(join(dirs.dataDir, 'postgres.owner'))).toBe(false);
   }, 120_000);
 
   it("waiting for another command's server: stops waiting and exits 143 on SIGTERM", async () => {
     // This test's process plays a backup of the stopped service, which a command waits for.
-    const backup = await startEmbeddedPostgres(dataDir);
+    const backup = await startEmbeddedPostgres(dirs.dataDir);
     try {
       const command = cli('migrate', '--check');
       await vi.waitFor(() => expect(command.stderr()).toContain('waiting for it to finish before starting'), {
@@ -76,7 +60,7 @@ describe('a command stopped by a signal', () => {
       const result = await command.result;
       expect(result.code, result.stderr).toBe(143);
       // The backup's server and record are the backup's still.
-      expect(existsSync(join(dataDir, 'postgres.owner'))).toBe(true);
+      expect(existsSync(join(dirs.dataDir, 'postgres.owner'))).toBe(true);
     } finally {
       await backup.stop();
     }
