@@ -3,7 +3,7 @@ import type { Caller } from '../caller.js';
 import type { Database, Tx } from '../db/pool.js';
 import { ApiError, conflict, notFound } from '../errors.js';
 import { hashPassword } from './passwords.js';
-import { findUser, setPasswordHash } from './users-repository.js';
+import { findUser, revokeOpenResets, setPasswordHash } from './users-repository.js';
 
 /** How long a reset link works: a day, enough to pass it on, short enough to go stale. */
 export const RESET_LIFETIME_MS = 24 * 3600_000;
@@ -50,11 +50,7 @@ export class PasswordResetService {
     const email = await this.db.withOrg(caller, async (tx) => {
       const user = await findUser(tx, orgId, userId);
       if (!user || (await isRemoved(tx, orgId, userId))) throw notFound('member');
-      await tx.query(
-        `UPDATE password_resets SET revoked_at = now()
-          WHERE org_id = $1 AND user_id = $2 AND used_at IS NULL AND revoked_at IS NULL`,
-        [orgId, userId],
-      );
+      await revokeOpenResets(tx, orgId, userId);
       await tx.query(
         `INSERT INTO password_resets (org_id, user_id, token_hash, issued_by_user_id, expires_at)
          VALUES ($1, $2, $3, $4, $5)`,

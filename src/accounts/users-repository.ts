@@ -74,6 +74,11 @@ export async function setPasswordHash(tx: Tx, orgId: number, userId: number, pas
     'UPDATE users SET password_hash = $3, password_changed_at = now() WHERE org_id = $1 AND id = $2',
     [orgId, userId, passwordHash],
   );
+  await revokeOpenResets(tx, orgId, userId);
+}
+
+/** Ends the person's reset links not yet used (a new link replaces them; so does a new password). */
+export async function revokeOpenResets(tx: Tx, orgId: number, userId: number): Promise<void> {
   await tx.query(
     `UPDATE password_resets SET revoked_at = now()
       WHERE org_id = $1 AND user_id = $2 AND used_at IS NULL AND revoked_at IS NULL`,
