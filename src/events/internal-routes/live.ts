@@ -18,7 +18,8 @@ export const STREAMS_PER_SESSION = 8;
 /**
  * Streams one process keeps open in all: each holds a socket (a file descriptor, 1,024 of
  * them by default on many systems) and some memory for as long as it lasts. Beyond it a
- * stream is refused with 503, and the browser's EventSource tries again after Retry-After.
+ * stream is refused with 503 and Retry-After; EventSource gives up on it, and the web app
+ * reopens a stream it gave up on a few seconds later (web/src/live.ts).
  */
 export const STREAMS_PER_PROCESS = 1000;
 
