@@ -5,12 +5,11 @@
  * TAGTRAIL_WEBHOOK_ALLOW_PRIVATE).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
 import { verifySignature } from '../../src/events/signing.js';
-import { type RunningService, startService } from '../../src/runtime.js';
+import type { RunningService } from '../../src/runtime.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { subscribeToMoves } from '../helpers/move-subscription.js';
-import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
+import { startTestService } from '../helpers/service.js';
 import { genericJson, ingestFixture, publisher, waitFor } from '../ingest/helpers.js';
 import { startReceiver } from './receiver.js';
 
@@ -19,17 +18,10 @@ describe('asset.moved for an MQTT read reaches a receiver, signed', () => {
   let running: RunningService;
   beforeAll(async () => {
     t = await buildTestApp();
-    running = await startService(
-      loadConfig({
-        TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        DATABASE_URL: t.database.url,
-        LOG_LEVEL: 'silent',
-        TAGTRAIL_MQTT_PORT: '0',
-        TAGTRAIL_WEBHOOK_ALLOW_PRIVATE: 'true',
-      }),
-    );
+    running = await startTestService({
+      DATABASE_URL: t.database.url,
+      TAGTRAIL_WEBHOOK_ALLOW_PRIVATE: 'true',
+    });
   });
   afterAll(async () => {
     await running?.stop();

@@ -15,16 +15,16 @@ import pg from 'pg';
 import { pack } from 'tar-stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliCaller } from '../../src/caller.js';
-import { loadConfig } from '../../src/config.js';
 import { writeBackup } from '../../src/db/backup.js';
 import { type OpenedDatabase, openDatabase } from '../../src/db/connect.js';
 import { startEmbeddedPostgres } from '../../src/db/embedded.js';
 import { RestoreError, restoreBackup } from '../../src/db/restore.js';
-import { type RunningService, startService } from '../../src/runtime.js';
+import type { RunningService } from '../../src/runtime.js';
 import { createServices, type Services } from '../../src/services.js';
 import { ALL_SCOPES } from '../helpers/app.js';
 import { buildIfStale, MAIN, run } from '../helpers/compiled.js';
-import { TEST_SECRET_KEYS, TEST_SECRETS } from '../helpers/secrets.js';
+import { TEST_SECRETS } from '../helpers/secrets.js';
+import { startTestService } from '../helpers/service.js';
 
 let root: string;
 const started: RunningService[] = [];
@@ -44,16 +44,10 @@ afterAll(async () => {
 
 /** The service on `dataDir`; without `keys`, its secret keys in the data directory's key file. */
 function serve(dataDir: string, keys = true): Promise<RunningService> {
-  return startService(
-    loadConfig({
-      ...(keys ? { TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS } : {}),
-      PORT: '0',
-      HOST: '127.0.0.1',
-      TAGTRAIL_MQTT_PORT: '0',
-      TAGTRAIL_DATA_DIR: dataDir,
-      LOG_LEVEL: 'silent',
-    }),
-  );
+  return startTestService({
+    TAGTRAIL_DATA_DIR: dataDir,
+    ...(keys ? {} : { TAGTRAIL_SECRET_KEYS: undefined }),
+  });
 }
 
 /** The services of the database a running service in `dataDir` serves (joined, not owned). */

@@ -2,13 +2,12 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
 import { migrationsDir } from '../../src/db/migrate.js';
-import { type RunningService, startService } from '../../src/runtime.js';
+import type { RunningService } from '../../src/runtime.js';
 import { buildFacts } from '../helpers/build-facts.js';
 import { buildIfStale, MAIN, run, runCli } from '../helpers/compiled.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
+import { startTestService } from '../helpers/service.js';
 
 function decodeJwt(token: string): { header: Record<string, unknown>; payload: Record<string, unknown> } {
   const [header, payload] = token.split('.');
@@ -254,17 +253,7 @@ describe('tagtrail CLI (compiled, against a real database)', () => {
   describe('while the server runs on the same database', () => {
     let service: RunningService;
     beforeAll(async () => {
-      service = await startService(
-        loadConfig({
-          TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
-          DATABASE_URL: database.url,
-          PORT: '0',
-          HOST: '127.0.0.1',
-          LOG_LEVEL: 'silent',
-          TAGTRAIL_DATA_DIR: dataDir,
-          TAGTRAIL_MQTT_PORT: '0',
-        }),
-      );
+      service = await startTestService({ DATABASE_URL: database.url, TAGTRAIL_DATA_DIR: dataDir });
     }, 60_000);
     afterAll(() => service?.stop());
 

@@ -13,10 +13,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { type RunningService, startService } from '../../src/runtime.js';
+import type { RunningService } from '../../src/runtime.js';
 import { bearer, buildTestApp, type TestApp } from '../helpers/app.js';
 import { Scrape } from '../helpers/prometheus.js';
-import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
+import { startTestService } from '../helpers/service.js';
 import {
   type CertificateFiles,
   fingerprintOf,
@@ -77,21 +77,14 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'tagtrail-https-'));
   files = selfSignedCertificate(dir, 'first');
   t = await buildTestApp();
-  running = await startService(
-    loadConfig({
-      TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      TAGTRAIL_MQTT_PORT: '0',
-      TAGTRAIL_TLS_CERT: files.cert,
-      TAGTRAIL_TLS_KEY: files.key,
-      TAGTRAIL_HEADERS_TIMEOUT_SECONDS: '1',
-      TAGTRAIL_SIGNUP: 'open',
-      TAGTRAIL_METRICS_TOKEN: METRICS_TOKEN,
-      DATABASE_URL: t.database.url,
-      LOG_LEVEL: 'silent',
-    }),
-  );
+  running = await startTestService({
+    TAGTRAIL_TLS_CERT: files.cert,
+    TAGTRAIL_TLS_KEY: files.key,
+    TAGTRAIL_HEADERS_TIMEOUT_SECONDS: '1',
+    TAGTRAIL_SIGNUP: 'open',
+    TAGTRAIL_METRICS_TOKEN: METRICS_TOKEN,
+    DATABASE_URL: t.database.url,
+  });
 });
 afterAll(async () => {
   await running?.stop();

@@ -6,11 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliCaller } from '../../src/caller.js';
-import { loadConfig } from '../../src/config.js';
-import { type RunningService, startService } from '../../src/runtime.js';
+import type { RunningService } from '../../src/runtime.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { rawRequest, requestBytes } from '../helpers/raw-http.js';
-import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
+import { startTestService } from '../helpers/service.js';
 import { genericJson, publisher, unique } from '../ingest/helpers.js';
 
 let t: TestApp;
@@ -24,17 +23,7 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 function start(env: Record<string, string> = {}): Promise<RunningService> {
-  return startService(
-    loadConfig({
-      TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      DATABASE_URL: t.database.url,
-      TAGTRAIL_MQTT_PORT: '0',
-      LOG_LEVEL: 'silent',
-      ...env,
-    }),
-  );
+  return startTestService({ DATABASE_URL: t.database.url, ...env });
 }
 
 const portOf = (running: RunningService) => Number(new URL(running.url).port);

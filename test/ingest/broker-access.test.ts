@@ -6,11 +6,10 @@
 import { connectAsync, type IClientOptions, type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliCaller } from '../../src/caller.js';
-import { loadConfig } from '../../src/config.js';
 import type { MqttCredentials } from '../../src/ingest/readers-service.js';
-import { type RunningService, startService } from '../../src/runtime.js';
+import type { RunningService } from '../../src/runtime.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
+import { startTestService } from '../helpers/service.js';
 import { genericJson, type IngestFixture, ingestFixture, unique, waitFor } from './helpers.js';
 
 let t: TestApp;
@@ -20,16 +19,7 @@ const clients: MqttClient[] = [];
 
 beforeAll(async () => {
   t = await buildTestApp();
-  running = await startService(
-    loadConfig({
-      TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      TAGTRAIL_MQTT_PORT: '0',
-      DATABASE_URL: t.database.url,
-      LOG_LEVEL: 'silent',
-    }),
-  );
+  running = await startTestService({ DATABASE_URL: t.database.url });
   f = await ingestFixture(t);
 });
 afterAll(async () => {

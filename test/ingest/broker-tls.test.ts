@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { connectAsync, type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { type RunningService, startService } from '../../src/runtime.js';
+import type { RunningService } from '../../src/runtime.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
+import { startTestService } from '../helpers/service.js';
 import { fingerprintOf, selfSignedCertificate, servedFingerprint } from '../helpers/tls-certs.js';
 import { genericJson, ingestFixture, unique } from './helpers.js';
 
@@ -25,19 +25,12 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'tagtrail-mqtts-'));
   ({ cert, key } = selfSignedCertificate(dir, 'localhost'));
   t = await buildTestApp();
-  running = await startService(
-    loadConfig({
-      TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      TAGTRAIL_MQTT_PORT: '0',
-      TAGTRAIL_MQTTS_PORT: '0',
-      TAGTRAIL_MQTT_TLS_CERT: cert,
-      TAGTRAIL_MQTT_TLS_KEY: key,
-      DATABASE_URL: t.database.url,
-      LOG_LEVEL: 'silent',
-    }),
-  );
+  running = await startTestService({
+    TAGTRAIL_MQTTS_PORT: '0',
+    TAGTRAIL_MQTT_TLS_CERT: cert,
+    TAGTRAIL_MQTT_TLS_KEY: key,
+    DATABASE_URL: t.database.url,
+  });
 });
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.endAsync(true).catch(() => undefined)));

@@ -2,12 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:net';
 import type { MqttClient } from 'mqtt';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
 import { type EmbeddedBroker, startEmbeddedBroker } from '../../src/ingest/broker.js';
 import { connectMqtt } from '../../src/ingest/mqtt-connection.js';
-import { startService } from '../../src/runtime.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
+import { startTestService } from '../helpers/service.js';
 
 const unique = (prefix: string) => `${prefix}-${randomBytes(6).toString('hex')}`;
 
@@ -91,15 +89,13 @@ describe('a taken broker port', () => {
   });
 
   it('makes the service fail to start before it opens the database', async () => {
-    const config = loadConfig({
-      TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
-      PORT: '0',
-      TAGTRAIL_MQTT_PORT: String(taken.port),
-      // Never reached: the broker starts first. A closed port makes any attempt fail fast.
-      DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
-      LOG_LEVEL: 'silent',
-    });
-    await expect(startService(config)).rejects.toThrow(/TAGTRAIL_MQTT_PORT/);
+    await expect(
+      startTestService({
+        TAGTRAIL_MQTT_PORT: String(taken.port),
+        // Never reached: the broker starts first. A closed port makes any attempt fail fast.
+        DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
+      }),
+    ).rejects.toThrow(/TAGTRAIL_MQTT_PORT/);
   });
 });
 
@@ -116,15 +112,7 @@ describe('the service with no MQTT_URL', () => {
   });
 
   it('runs the embedded broker on TAGTRAIL_MQTT_PORT and stops it on stop()', async () => {
-    const running = await startService(
-      loadConfig({
-        TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
-        PORT: '0',
-        TAGTRAIL_MQTT_PORT: '0',
-        DATABASE_URL: database.url,
-        LOG_LEVEL: 'silent',
-      }),
-    );
+    const running = await startTestService({ DATABASE_URL: database.url });
     stop = () => running.stop();
     expect(running.mqttUrl).toMatch(/^mqtt:\/\/127\.0\.0\.1:\d+$/);
     // Every client logs in (test/ingest/broker-access.test.ts): here the service's own login.
@@ -143,15 +131,10 @@ describe('the service with no MQTT_URL', () => {
   });
 
   it('uses MQTT_URL instead when it is set', async () => {
-    const running = await startService(
-      loadConfig({
-        TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
-        PORT: '0',
-        MQTT_URL: 'mqtt://broker.invalid:1883',
-        DATABASE_URL: database.url,
-        LOG_LEVEL: 'silent',
-      }),
-    );
+    const running = await startTestService({
+      MQTT_URL: 'mqtt://broker.invalid:1883',
+      DATABASE_URL: database.url,
+    });
     stop = () => running.stop();
     expect(running.mqttUrl).toBe('mqtt://broker.invalid:1883');
   });

@@ -8,15 +8,14 @@
 import { readFileSync } from 'node:fs';
 import type { MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
 import { parsePayload } from '../../src/ingest/adapters/index.js';
 import type { ReaderFamily } from '../../src/ingest/adapters/types.js';
 import { type EmbeddedBroker, startEmbeddedBroker } from '../../src/ingest/broker.js';
 import type { MqttCredentials } from '../../src/ingest/readers-service.js';
 import { consumerClientId } from '../../src/ingest/transport.js';
-import { type RunningService, startService } from '../../src/runtime.js';
+import type { RunningService } from '../../src/runtime.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
+import { startTestService } from '../helpers/service.js';
 import { discardSession, genericJson, ingestFixture, iso, publisher, unique, waitFor } from './helpers.js';
 
 const FIXTURES = new URL('../fixtures/readers/', import.meta.url);
@@ -79,16 +78,7 @@ describe.each(TRANSPORTS.filter((x) => x.enabled))('reads over $name', (transpor
   const sessions: string[] = [];
 
   const start = (extra: Record<string, string>) =>
-    startService(
-      loadConfig({
-        TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        DATABASE_URL: t.database.url,
-        LOG_LEVEL: 'silent',
-        ...extra,
-      }),
-    );
+    startTestService({ DATABASE_URL: t.database.url, ...extra });
   /** A client logged in as the reader (the embedded broker requires it; the external ones allow anonymous). */
   const reader = async (login: MqttCredentials, options?: { clean?: boolean; clientId?: string }) => {
     const client = await publisher(running.mqttUrl, { ...options, login });

@@ -6,10 +6,9 @@
 import type { MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliCaller } from '../../src/caller.js';
-import { loadConfig } from '../../src/config.js';
 import { bumpReaderCounters, perMinute, type RateBuckets } from '../../src/ingest/reader-counters.js';
-import { type RunningService, startService } from '../../src/runtime.js';
-import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
+import type { RunningService } from '../../src/runtime.js';
+import { startTestService } from '../helpers/service.js';
 import {
   type Browser,
   buildInternalApp,
@@ -118,16 +117,7 @@ describe('GET /internal/readers health over the embedded broker', () => {
   beforeAll(async () => {
     t = await buildInternalApp();
     me = (await t.newOrg()).browser;
-    running = await startService(
-      loadConfig({
-        TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        DATABASE_URL: t.database.url,
-        TAGTRAIL_MQTT_PORT: '0',
-        LOG_LEVEL: 'silent',
-      }),
-    );
+    running = await startTestService({ DATABASE_URL: t.database.url });
   });
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.endAsync(true).catch(() => undefined)));

@@ -3,12 +3,11 @@
  * the consumer's connection is a series, the embedded broker's readers are not.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
 import { type EmbeddedBroker, startEmbeddedBroker } from '../../src/ingest/broker.js';
-import { type RunningService, startService } from '../../src/runtime.js';
+import type { RunningService } from '../../src/runtime.js';
 import { bearer, buildTestApp, type TestApp } from '../helpers/app.js';
 import { Scrape } from '../helpers/prometheus.js';
-import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
+import { startTestService } from '../helpers/service.js';
 import { unique, waitFor } from '../ingest/helpers.js';
 
 const TOKEN = 'external-broker-metrics-token';
@@ -27,18 +26,12 @@ describe('GET /metrics with an external broker', () => {
   beforeAll(async () => {
     t = await buildTestApp();
     broker = await startEmbeddedBroker({ host: '127.0.0.1', port: 0 });
-    running = await startService(
-      loadConfig({
-        TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        DATABASE_URL: t.database.url,
-        MQTT_URL: broker.url,
-        TAGTRAIL_INSTANCE: unique('metrics'),
-        TAGTRAIL_METRICS_TOKEN: TOKEN,
-        LOG_LEVEL: 'silent',
-      }),
-    );
+    running = await startTestService({
+      DATABASE_URL: t.database.url,
+      MQTT_URL: broker.url,
+      TAGTRAIL_INSTANCE: unique('metrics'),
+      TAGTRAIL_METRICS_TOKEN: TOKEN,
+    });
   });
   afterAll(async () => {
     await running?.stop();

@@ -6,12 +6,11 @@
 import type { MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliCaller } from '../../src/caller.js';
-import { loadConfig } from '../../src/config.js';
-import { type RunningService, startService } from '../../src/runtime.js';
+import type { RunningService } from '../../src/runtime.js';
 import { bearer, buildTestApp, type TestApp } from '../helpers/app.js';
 import { buildFacts } from '../helpers/build-facts.js';
 import { Scrape } from '../helpers/prometheus.js';
-import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
+import { startTestService } from '../helpers/service.js';
 import { genericJson, ingestFixture, publisher, waitFor } from '../ingest/helpers.js';
 
 const TOKEN = 'metrics-test-token-0123456789';
@@ -31,17 +30,7 @@ describe('GET /metrics', () => {
 
   beforeAll(async () => {
     t = await buildTestApp();
-    running = await startService(
-      loadConfig({
-        TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        DATABASE_URL: t.database.url,
-        TAGTRAIL_MQTT_PORT: '0',
-        TAGTRAIL_METRICS_TOKEN: TOKEN,
-        LOG_LEVEL: 'silent',
-      }),
-    );
+    running = await startTestService({ DATABASE_URL: t.database.url, TAGTRAIL_METRICS_TOKEN: TOKEN });
   });
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.endAsync(true).catch(() => undefined)));

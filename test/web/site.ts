@@ -3,10 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { expect } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { type RunningService, startService } from '../../src/runtime.js';
+import type { RunningService } from '../../src/runtime.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
+import { startTestService } from '../helpers/service.js';
 import { type Browser, buildWeb, launch } from './browser.js';
 
 /** The first administrator a suite signs up over HTTP before the browser opens. */
@@ -69,18 +68,11 @@ export async function startWebSite(options: {
     await rm(dataDir, { recursive: true, force: true });
   };
   try {
-    service = await startService(
-      loadConfig({
-        TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
-        DATABASE_URL: database.url,
-        HOST: '127.0.0.1',
-        PORT: '0',
-        TAGTRAIL_MQTT_PORT: '0',
-        LOG_LEVEL: 'silent',
-        TAGTRAIL_DATA_DIR: dataDir,
-        ...options.env,
-      }),
-    );
+    service = await startTestService({
+      DATABASE_URL: database.url,
+      TAGTRAIL_DATA_DIR: dataDir,
+      ...options.env,
+    });
     const base = service.url;
     const session = options.signUp ? await signUp(base, options.signUp) : undefined;
     browser = await launch(base, options.expectedFailures ?? []);
