@@ -44,7 +44,13 @@ export function runAsUser(): RunAs {
   }
 }
 
-function run(cmd: string, args: string[], user: RunAs): Promise<void> {
+/**
+ * Runs a PostgreSQL tool as `user`, in the C locale so that its messages read the same on
+ * every machine. Resolves with what it wrote (standard output and error as they came); a
+ * failure rejects with the command line, the exit code and that output, all there is to tell
+ * why. Exported for the tests' private server (test/helpers/private-postgres.ts).
+ */
+export function runTool(cmd: string, args: string[], user: RunAs): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { ...user, env: { ...process.env, LC_ALL: 'C' } });
     let output = '';
@@ -56,7 +62,9 @@ function run(cmd: string, args: string[], user: RunAs): Promise<void> {
     });
     child.on('error', reject);
     child.on('close', (code) =>
-      code === 0 ? resolve() : reject(new Error(`${cmd} failed (${code}): ${output}`)),
+      code === 0
+        ? resolve(output)
+        : reject(new Error(`${cmd} ${args.join(' ')} failed (${code}):\n${output}`)),
     );
   });
 }
@@ -105,7 +113,7 @@ export async function initialise(
     await writeFile(pwfile, `${password}\n`, { mode: 0o600, flag: 'wx' });
     await owned(pwfile);
     const pgdata = join(work, 'pgdata');
-    await run(
+    await runTool(
       bin.initdb,
       [
         `--pgdata=${pgdata}`,

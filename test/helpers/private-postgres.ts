@@ -1,9 +1,9 @@
-import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, chown, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runAsUser, runTool } from '../../src/db/embedded-init.js';
 
 /**
  * A PostgreSQL server of the test's own, for tests that restart or stop their database:
@@ -29,12 +29,6 @@ async function binDir(): Promise<string> {
   return join(pg_ctl, '..');
 }
 
-function postgresUser(): { uid: number; gid: number } | undefined {
-  if (process.getuid?.() !== 0) return undefined;
-  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres']).toString().trim());
-  return { uid: id('-u'), gid: id('-g') };
-}
-
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -46,35 +40,16 @@ function freePort(): Promise<number> {
   });
 }
 
-function exec(cmd: string, args: string[], user: ReturnType<typeof postgresUser>): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { ...user, env: { ...process.env, LC_ALL: 'C' } });
-    let output = '';
-    child.stdout.on('data', (c) => {
-      output += c;
-    });
-    child.stderr.on('data', (c) => {
-      output += c;
-    });
-    child.on('error', reject);
-    child.on('close', (code) =>
-      code === 0
-        ? resolve(output)
-        : reject(new Error(`${cmd} ${args.join(' ')} failed (${code}):\n${output}`)),
-    );
-  });
-}
-
 export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const bin = await binDir();
-  const user = postgresUser();
+  const user = runAsUser();
   const dir = await mkdtemp(join(tmpdir(), 'tagtrail-private-pg-'));
   await chmod(dir, 0o755);
-  if (user) await chown(dir, user.uid, user.gid);
+  if (user.uid !== undefined) await chown(dir, user.uid, user.gid ?? user.uid);
   const data = join(dir, 'data');
   const port = await freePort();
   const pgCtl = (...args: string[]) =>
-    exec(
+    runTool(
       join(bin, 'pg_ctl'),
       [
         '-D',
@@ -87,7 +62,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       ],
       user,
     );
-  await exec(
+  await runTool(
     join(bin, 'initdb'),
     ['-D', data, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C'],
     user,
