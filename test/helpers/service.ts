@@ -10,7 +10,8 @@ import { TEST_SECRET_KEYS } from './secrets.js';
  * undefined is left unset (loadConfig skips it); with MQTT_URL the embedded broker does not
  * start and TAGTRAIL_MQTT_PORT goes unused. There is no database default: each suite
  * passes its own DATABASE_URL, or none for the embedded database in TAGTRAIL_DATA_DIR.
- * The caller stops the service.
+ * The caller stops the service. Not async on purpose: a setting loadConfig refuses throws at
+ * the call, so a test expecting the start itself to reject cannot pass on a configuration error.
  */
 export function startTestService(env: NodeJS.ProcessEnv = {}): Promise<RunningService> {
   return startService(
