@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import type { LightMyRequestResponse } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -109,6 +110,42 @@ describe('/internal/ requests per web session', () => {
       expect(lookups).not.toHaveBeenCalled();
     } finally {
       lookups.mockRestore();
+    }
+  });
+});
+
+describe('a session bucket store that cannot answer', () => {
+  it('lets the session’s requests through (a rate-limit outage must not take the web app down)', async () => {
+    const listener = createServer();
+    await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
+    const { port } = listener.address() as { port: number };
+    await new Promise((r) => listener.close(r));
+    const database = await createTestDatabase();
+    const services = await createServices(database.db, {
+      TAGTRAIL_ENV: 'production',
+      secrets: TEST_SECRETS,
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+      TAGTRAIL_RATE_LIMIT: 1_000_000,
+      TAGTRAIL_RATE_WINDOW_SECONDS: 60,
+      TAGTRAIL_SESSION_RATE_LIMIT: LIMIT,
+    });
+    const app = await buildServer(services, { bodyLimit: 1048576 });
+    try {
+      const org = await services.organizations.create('Outage');
+      const user = await services.internal.accounts.operatorUser(org.id);
+      const issued = await services.internal.sessions.create(org.id, user.id);
+      for (let i = 0; i < LIMIT + 1; i++) {
+        const res = await app.inject({
+          method: 'GET',
+          url: '/internal/session',
+          headers: { cookie: `tagtrail_session=${issued.token}` },
+        });
+        expect(res.statusCode, res.body).toBe(200);
+      }
+    } finally {
+      await app.close();
+      await services.close();
+      await database.drop();
     }
   });
 });
