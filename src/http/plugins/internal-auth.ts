@@ -135,7 +135,8 @@ export function registerInternalAuth(app: FastifyInstance, deps: InternalAuthDep
     if (bucket !== undefined) {
       await takeToken(deps.sessionRateLimit, bucket, request, reply, {
         headers: false,
-        detail: (seconds) => `Too many requests from this session; try again in ${seconds} seconds`,
+        detail: (seconds) =>
+          `Too many requests from this session; try again in ${seconds} second${seconds === 1 ? '' : 's'}`,
       });
     }
     const session = await deps.sessions.authenticate(token);
