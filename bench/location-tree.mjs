@@ -67,6 +67,8 @@ async function main() {
         REDIS_URL: undefined,
         TAGTRAIL_RATE_LIMIT: 1_000_000,
         TAGTRAIL_RATE_WINDOW_SECONDS: 60,
+        // One session sends every round: BENCH_ROUNDS beyond ~500 would meet the default.
+        TAGTRAIL_SESSION_RATE_LIMIT: 1_000_000,
       },
       new MemoryRateLimitStore({ limit: 1_000_000, windowSeconds: 60 }),
     );

@@ -51,6 +51,8 @@ export interface AppServices {
   rateLimit: RateLimitStore;
   /** Reader webhook messages per reader (TAGTRAIL_WEBHOOK_RATE_LIMIT per minute). */
   webhookRateLimit: RateLimitStore;
+  /** /internal/ requests per web session (TAGTRAIL_SESSION_RATE_LIMIT per minute). */
+  sessionRateLimit: RateLimitStore;
   tags: TagService;
   assets: AssetService;
   tracking: TrackingService;
@@ -106,6 +108,7 @@ export function buildServer(services: AppServices, options: AppOptions): Promise
       authenticator: services.authenticator,
       rateLimit: services.rateLimit,
       sessions: services.internal.sessions,
+      sessionRateLimit: services.sessionRateLimit,
       trustProxy: services.internal.trustProxy,
     },
     {

@@ -96,6 +96,12 @@ export interface IssuedSession {
 
 /** Implemented by the accounts domain (SessionService). */
 export interface SessionAuthenticator {
+  /**
+   * The rate-limit bucket of a session cookie, from the token alone (no database read): the
+   * session's when the token verifies as a session token; undefined otherwise, and then
+   * `authenticate` refuses it without a database read too.
+   */
+  bucketOf(token: string): Promise<string | undefined>;
   authenticate(token: string): Promise<InternalSession | null>;
   readonly csrf: { verify(sessionId: string, presented: string | undefined): boolean };
 }

@@ -5,6 +5,15 @@ import { parseSecretKeys } from './secrets/key-ring.js';
 import { readTlsPair, type TlsFiles, type TlsPair } from './tls/tls-files.js';
 import { hideUserInfo } from './url-user-info.js';
 
+/**
+ * /internal/ requests per minute per web session (a token bucket of this size, refilled in a
+ * minute). The web app's busiest use, the Locations tree with many levels open at a site
+ * whose reads move assets all the time, refetches each open level at most twice a second
+ * (the live refresh's 500 ms quiet time): 30 open levels stay under 60 requests a second,
+ * and the bucket absorbs any page load many times over (docs/web-app.md).
+ */
+export const DEFAULT_SESSION_RATE_LIMIT = 3600;
+
 /** The longest drain before a stop; the systemd unit's stop timeout leaves room for it. */
 export const MAX_SHUTDOWN_DRAIN_SECONDS = 300;
 
@@ -49,6 +58,9 @@ const ConfigSchema = Type.Object({
   TAGTRAIL_BODY_LIMIT: Type.Integer({ minimum: 1024, default: 1048576 }),
   // Reader webhook messages per minute per reader (a token bucket of this size refilled each minute).
   TAGTRAIL_WEBHOOK_RATE_LIMIT: Type.Integer({ minimum: 1, default: 600 }),
+  // /internal/ requests per minute per web session; below one a second the app's own page
+  // loads and live refreshes would meet it, so lower is refused rather than obeyed.
+  TAGTRAIL_SESSION_RATE_LIMIT: Type.Integer({ minimum: 60, default: DEFAULT_SESSION_RATE_LIMIT }),
   // Connection bounds (docs/operations.md "Connections"): slow or idle clients cannot hold sockets.
   TAGTRAIL_HEADERS_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 300, default: 10 }),
   TAGTRAIL_REQUEST_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 60 }),

@@ -1,7 +1,7 @@
 import { OrganizationService } from './accounts/service.js';
 import type { AppServices } from './app.js';
 import { AssetService } from './assets/service.js';
-import type { Config } from './config.js';
+import { type Config, DEFAULT_SESSION_RATE_LIMIT } from './config.js';
 import type { Database } from './db/pool.js';
 import type { EventsOptions } from './events/runtime.js';
 import { createBucketStore } from './http/rate-limit/create.js';
@@ -44,6 +44,7 @@ export type ServiceConfig = Pick<
       | 'TAGTRAIL_SMTP_URL'
       | 'TAGTRAIL_SMTP_FROM'
       | 'TAGTRAIL_WEBHOOK_RATE_LIMIT'
+      | 'TAGTRAIL_SESSION_RATE_LIMIT'
       | 'TAGTRAIL_WEBHOOK_ALLOW_PRIVATE'
       | 'TAGTRAIL_NOT_SEEN_AFTER_SECONDS'
     >
@@ -91,6 +92,11 @@ export async function createServices(
     { limit: config.TAGTRAIL_WEBHOOK_RATE_LIMIT ?? 600, windowSeconds: 60 },
     'tagtrail:webhook:',
   );
+  const sessionRateLimit = createBucketStore(
+    config.REDIS_URL,
+    { limit: config.TAGTRAIL_SESSION_RATE_LIMIT ?? DEFAULT_SESSION_RATE_LIMIT, windowSeconds: 60 },
+    'tagtrail:internal:',
+  );
   return {
     tokens,
     organizations: new OrganizationService(db),
@@ -105,10 +111,12 @@ export async function createServices(
     metrics,
     rateLimit,
     webhookRateLimit,
+    sessionRateLimit,
     internal,
     close: async () => {
       await rateLimit.close();
       await webhookRateLimit.close();
+      await sessionRateLimit.close();
       await internal.close();
       await authenticator.close();
     },

@@ -60,11 +60,17 @@ export class SessionService implements SessionAuthenticator {
     return { token, sessionId, csrfToken: this.csrf.tokenFor(sessionId), expiresAt };
   }
 
+  /** Per session, not per person or organization: one busy tab does not lock out colleagues. */
+  async bucketOf(token: string): Promise<string | undefined> {
+    const claims = await this.sessionClaims(token);
+    return claims ? `session:${claims.id}` : undefined;
+  }
+
   /** The live session a cookie names, or null (bad or expired token, revoked or expired row). */
   async authenticate(token: string): Promise<InternalSession | null> {
-    const verified = await this.tokens.verify(token);
-    if (!verified.ok || verified.claims.use !== 'session' || !UUID.test(verified.claims.id)) return null;
-    const { orgId, id } = verified.claims;
+    const claims = await this.sessionClaims(token);
+    if (!claims) return null;
+    const { orgId, id } = claims;
     const record = await this.db.withOrg(orgId, (tx) => findSession(tx, orgId, id));
     if (!record || record.revokedAt !== null || record.expiresAt.getTime() <= this.now()) return null;
     return {
@@ -76,6 +82,13 @@ export class SessionService implements SessionAuthenticator {
       organization: { id: record.orgId, name: record.organizationName },
       totpEnrolmentRequired: record.totpEnrolmentRequired,
     };
+  }
+
+  /** The claims of a genuine, unexpired session token; null for anything else. */
+  private async sessionClaims(token: string): Promise<{ orgId: number; id: string } | null> {
+    const verified = await this.tokens.verify(token);
+    if (!verified.ok || verified.claims.use !== 'session' || !UUID.test(verified.claims.id)) return null;
+    return verified.claims;
   }
 
   /**

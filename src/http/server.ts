@@ -48,6 +48,8 @@ export interface HttpDependencies {
   rateLimit: RateLimitStore;
   /** Web sessions of /internal/. */
   sessions: SessionAuthenticator;
+  /** Requests per web session on /internal/, a bucket store of its own. */
+  sessionRateLimit: RateLimitStore;
   /** TAGTRAIL_TRUST_PROXY: take the client address and protocol from X-Forwarded-* headers. */
   trustProxy: boolean;
 }

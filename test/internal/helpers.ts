@@ -14,6 +14,8 @@ export interface InternalTestOptions {
   trustProxy?: boolean;
   /** TAGTRAIL_SMTP_URL: invitations are mailed through it. */
   smtpUrl?: string;
+  /** TAGTRAIL_SESSION_RATE_LIMIT; default: out of reach (the fuzz suite sends thousands on one session). */
+  sessionRateLimit?: number;
 }
 
 /** A signed-in browser: the session cookie and the CSRF token, sent on every call. */
@@ -104,6 +106,7 @@ export async function buildInternalApp(options: InternalTestOptions = {}): Promi
       TAGTRAIL_TRUST_PROXY: options.trustProxy ?? false,
       TAGTRAIL_SMTP_URL: options.smtpUrl,
       TAGTRAIL_SMTP_FROM: 'tagtrail <no-reply@depot.test>',
+      TAGTRAIL_SESSION_RATE_LIMIT: options.sessionRateLimit ?? 1_000_000,
     },
     new MemoryRateLimitStore({ limit: 1_000_000, windowSeconds: 60 }),
   );

@@ -20,13 +20,22 @@ export class ApiError extends Error {
   readonly status: number;
   readonly type: string;
   readonly fields: FieldError[];
+  /** Retry-After of a 429 or 503, in seconds: when asking again can succeed; null without one. */
+  readonly retryAfterSeconds: number | null;
 
-  constructor(status: number, type: string, detail: string, fields: FieldError[] = []) {
+  constructor(
+    status: number,
+    type: string,
+    detail: string,
+    fields: FieldError[] = [],
+    retryAfterSeconds: number | null = null,
+  ) {
     super(detail);
     this.name = 'ApiError';
     this.status = status;
     this.type = type;
     this.fields = fields;
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 
   /** The lines to show: the detail, then every field message not already in it. */
@@ -70,7 +79,15 @@ async function toError(res: Response): Promise<ApiError> {
   }
   const e = body.error ?? {};
   const detail = e.detail || e.title || `${res.status} ${res.statusText || 'error'}`;
-  return new ApiError(res.status, e.type ?? 'error', detail, Array.isArray(e.fields) ? e.fields : []);
+  // The service sends whole seconds; an HTTP date (a proxy's) is not worth a parser here.
+  const retryAfter = /^\d+$/.exec(res.headers.get('retry-after')?.trim() ?? '');
+  return new ApiError(
+    res.status,
+    e.type ?? 'error',
+    detail,
+    Array.isArray(e.fields) ? e.fields : [],
+    retryAfter ? Number(retryAfter[0]) : null,
+  );
 }
 
 export interface ApiOptions {

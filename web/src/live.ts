@@ -18,6 +18,16 @@ type Listener = (change: LiveChange) => void;
 /** How long to wait before reopening a stream the browser gave up on (the service's `retry:`). */
 const REOPEN_MS = 3000;
 
+/**
+ * The wait before reopening, given what the session probe answered: 3 s, or longer when the
+ * probe was refused with Retry-After (the session's request budget is spent: the stream was
+ * refused with the same 429, and reopening sooner would only be refused again).
+ */
+export function reopenDelayMs(probeError: unknown): number {
+  const asked = probeError instanceof ApiError ? (probeError.retryAfterSeconds ?? 0) : 0;
+  return Math.max(REOPEN_MS, asked * 1000);
+}
+
 const listeners = new Set<Listener>();
 let source: EventSource | null = null;
 let reopenTimer: ReturnType<typeof setTimeout> | null = null;
@@ -48,11 +58,14 @@ function open(): void {
  * saying why. So every drop asks the session probe: a 401 there goes through the app's
  * unauthorized handler to sign-in at once, instead of on the page's next call. A service
  * that is only restarting answers the probe (or not at all); the stream is then kept, and
- * reopened if the browser gave up on it (a proxy's 502 while the service was down).
+ * reopened if the browser gave up on it (a proxy's 502 while the service was down, or a
+ * 429 once the session spent its request budget: the probe meets that 429 too, and its
+ * Retry-After sets the wait).
  */
 async function checkSession(stream: EventSource): Promise<void> {
   if (checking) return;
   checking = true;
+  let probeError: unknown = null;
   try {
     await api('/internal/session');
   } catch (e) {
@@ -61,6 +74,7 @@ async function checkSession(stream: EventSource): Promise<void> {
       if (source === stream) close();
       return;
     }
+    probeError = e;
   } finally {
     checking = false;
   }
@@ -68,7 +82,7 @@ async function checkSession(stream: EventSource): Promise<void> {
     reopenTimer = setTimeout(() => {
       reopenTimer = null;
       if (source === stream && listeners.size > 0) open();
-    }, REOPEN_MS);
+    }, reopenDelayMs(probeError));
   }
 }
 

@@ -8,6 +8,8 @@ import {
 } from '../../auth-types.js';
 import { type Caller, userCaller } from '../../caller.js';
 import { ApiError } from '../../errors.js';
+import { takeToken } from '../rate-limit/gate.js';
+import type { RateLimitStore } from '../rate-limit/types.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -94,13 +96,23 @@ const article = (role: UserRole) => (/^[aeiou]/.test(role) ? `an ${role}` : `a $
 const isInternal = (request: FastifyRequest) =>
   request.routeOptions.config.internal === true || request.url.startsWith('/internal/');
 
+export interface InternalAuthDeps {
+  sessions: SessionAuthenticator;
+  /** Requests per web session (TAGTRAIL_SESSION_RATE_LIMIT a minute). */
+  sessionRateLimit: RateLimitStore;
+}
+
 /**
  * Authentication of /internal/: the session cookie only. An Authorization header is never
  * read here (API keys, and session tokens sent as Bearer, do not authenticate), and the
  * public API's hook never reads the cookie. Unknown paths and undeclared methods fall
  * through to their 404 and 405 answers.
+ *
+ * Each request takes a token from its session's bucket before the session's row is read,
+ * so a session past its budget (or a stolen cookie hammering) costs no database work. No
+ * X-RateLimit-* headers: /internal/ is not the public contract; the 429 carries Retry-After.
  */
-export function registerInternalAuth(app: FastifyInstance, deps: { sessions: SessionAuthenticator }): void {
+export function registerInternalAuth(app: FastifyInstance, deps: InternalAuthDeps): void {
   app.addHook('onRoute', (route) => {
     if (route.url.startsWith('/internal/')) route.config = { ...route.config, internal: true };
   });
@@ -118,6 +130,14 @@ export function registerInternalAuth(app: FastifyInstance, deps: { sessions: Ses
           ? 'API keys are not accepted here; sign in to the web app'
           : 'Not signed in',
       );
+    }
+    const bucket = await deps.sessions.bucketOf(token);
+    if (bucket !== undefined) {
+      await takeToken(deps.sessionRateLimit, bucket, request, reply, {
+        headers: false,
+        detail: (seconds) =>
+          `Too many requests from this session; try again in ${seconds} second${seconds === 1 ? '' : 's'}`,
+      });
     }
     const session = await deps.sessions.authenticate(token);
     if (!session) {

@@ -13,7 +13,12 @@ export async function takeToken(
   bucket: string,
   request: FastifyRequest,
   reply: FastifyReply,
-  options: { headers?: boolean; what?: string } = {},
+  options: {
+    headers?: boolean;
+    what?: string;
+    /** The 429's detail, for a caller that reads it (the web app shows it as it is). */
+    detail?: (retryAfterSeconds: number) => string;
+  } = {},
 ): Promise<void> {
   let decision: RateDecision;
   try {
@@ -30,7 +35,8 @@ export async function takeToken(
   if (!decision.allowed) {
     throw new ApiError(
       'rate_limited',
-      `Rate limit of ${decision.limit} ${options.what ?? 'requests'} exceeded; retry later`,
+      options.detail?.(decision.retryAfterSeconds) ??
+        `Rate limit of ${decision.limit} ${options.what ?? 'requests'} exceeded; retry later`,
       undefined,
       { 'retry-after': String(decision.retryAfterSeconds) },
     );

@@ -123,7 +123,7 @@ export function AssetsPage() {
                 <td>{formatDateTime(a.last_seen_at, 'never')}</td>
               </tr>
             ))}
-            {!assets.loading && assets.rows.length === 0 && (
+            {!assets.loading && !assets.error && assets.rows.length === 0 && (
               <tr>
                 <td colSpan={4} class="empty">
                   {query ? `No asset matches “${query}”.` : 'No assets yet.'}
@@ -184,7 +184,7 @@ export function ReportPage() {
                 <td>{r.asset_deleted_at ? <span class="badge badge-revoked">deleted</span> : 'live'}</td>
               </tr>
             ))}
-            {!report.loading && report.rows.length === 0 && (
+            {!report.loading && !report.error && report.rows.length === 0 && (
               <tr>
                 <td colSpan={4} class="empty">
                   Nothing scanned yet.

@@ -253,7 +253,7 @@ export function KeysPage() {
               {keys.rows.map((k) => (
                 <KeyRow key={k.id} item={k} onRevoked={keys.reload} />
               ))}
-              {!keys.loading && keys.rows.length === 0 && (
+              {!keys.loading && !keys.error && keys.rows.length === 0 && (
                 <tr>
                   <td colSpan={7} class="empty">
                     No keys yet.

@@ -305,7 +305,7 @@ export function MembersPage() {
                   onIssued={show}
                 />
               ))}
-              {!invitations.loading && invitations.rows.length === 0 && (
+              {!invitations.loading && !invitations.error && invitations.rows.length === 0 && (
                 <tr>
                   <td colSpan={5} class="empty">
                     No open invitations.

@@ -267,7 +267,9 @@ export function ReadersPage() {
       <section aria-labelledby="readers-title">
         <h2 id="readers-title">Readers</h2>
         <ErrorAlert error={readers.error} />
-        {!readers.loading && readers.rows.length === 0 && <p class="empty">No readers yet.</p>}
+        {!readers.loading && !readers.error && readers.rows.length === 0 && (
+          <p class="empty">No readers yet.</p>
+        )}
         <div class="reader-list">
           {readers.rows.map((r) => (
             <ReaderCard key={r.id} reader={r} onChanged={readers.reload} onRotated={show} />

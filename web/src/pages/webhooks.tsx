@@ -186,7 +186,7 @@ function DeliveryLog({ endpoint }: { endpoint: Endpoint }) {
               </td>
             </tr>
           ))}
-          {!log.loading && log.rows.length === 0 && (
+          {!log.loading && !log.error && log.rows.length === 0 && (
             <tr>
               <td colSpan={6} class="empty">
                 Nothing sent yet.
@@ -278,7 +278,9 @@ export function WebhooksPage() {
       <section aria-labelledby="endpoints-title">
         <h2 id="endpoints-title">Endpoints</h2>
         <ErrorAlert error={endpoints.error} />
-        {!endpoints.loading && endpoints.rows.length === 0 && <p class="empty">No endpoints yet.</p>}
+        {!endpoints.loading && !endpoints.error && endpoints.rows.length === 0 && (
+          <p class="empty">No endpoints yet.</p>
+        )}
         {endpoints.rows.map((e) => (
           <EndpointCard key={e.id} endpoint={e} onChanged={endpoints.reload} />
         ))}
