@@ -1,14 +1,21 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { ApiError } from '../errors.js';
+import type { StreamEndReason } from './event-stream.js';
+import { isEventStream } from './streamed-requests.js';
 
 /**
  * What the HTTP server needs of the metrics (src/metrics/ implements it): one observation
- * per answered request, and the exposition for `GET /metrics`.
+ * per answered request, the event streams open and ended, and the exposition for
+ * `GET /metrics`.
  */
 export interface HttpMetrics {
   /** `route` is the route's pattern (`/api/v1/assets/:id`), never the URL, so series stay few. */
   observeRequest(request: { method: string; route: string; status: number; seconds: number }): void;
+  /** An event stream opened (+1) or ended (-1). */
+  streamsOpen(change: 1 | -1): void;
+  /** An event stream that ended: how long it was open, and why it ended. */
+  observeStreamEnd(stream: { route: string; reason: StreamEndReason; seconds: number }): void;
   /** The Prometheus text exposition of every series, and its content type. */
   render(): Promise<{ contentType: string; body: string }>;
 }
@@ -24,9 +31,13 @@ export const METRICS_PATH = '/metrics';
 /** The label of requests no route matched (404s of arbitrary URLs must not each make a series). */
 export const UNMATCHED_ROUTE = '(unmatched)';
 
-/** Every answered request, with its route pattern, status and time, into the metrics. */
+/**
+ * Every answered request, with its route pattern, status and time, into the metrics. Event
+ * streams are observed when they end instead (src/http/event-stream.ts).
+ */
 export function registerRequestMetrics(app: FastifyInstance, metrics: HttpMetrics): void {
   app.addHook('onResponse', (request, reply, done) => {
+    if (isEventStream(request)) return done();
     metrics.observeRequest({
       method: request.method,
       route: request.routeOptions.url ?? UNMATCHED_ROUTE,

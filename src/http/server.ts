@@ -18,6 +18,7 @@ import {
 } from './connections.js';
 import { type LameDuck, registerDrain } from './drain.js';
 import { registerErrorHandler } from './error-handler.js';
+import { registerEventStreams } from './event-stream.js';
 import { healthRoutes, type ReadinessCheck } from './health.js';
 import { type MetricsEndpoint, metricsRoutes, registerRequestMetrics } from './metrics.js';
 import { registerOpenApi } from './openapi.js';
@@ -121,6 +122,7 @@ export async function createHttpServer(deps: HttpDependencies, options: ServerOp
   registerWebBuildHeader(app, web.build);
   if (options.tls) registerStrictTransportSecurity(app);
   if (options.metrics) registerRequestMetrics(app, options.metrics.metrics);
+  registerEventStreams(app, options.metrics?.metrics);
   registerConnectionHandling(app, publicRateLimit);
   if (options.lameDuck) registerDrain(app, options.lameDuck);
   registerStrictInputs(app);

@@ -1,4 +1,4 @@
-import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { HttpMetrics } from '../http/metrics.js';
 import type { IngestInstruments } from '../ingest/instruments.js';
 import { ingestInstruments } from './ingest.js';
@@ -13,6 +13,8 @@ export interface PoolCounts {
 
 /** Seconds: the API answers in milliseconds; exports and imports may take many seconds. */
 const HTTP_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** Seconds an event stream stays open: a reload ends one at once, a session lasts 12 hours. */
+const STREAM_BUCKETS = [1, 10, 60, 300, 900, 1800, 3600, 7200, 14400, 28800, 43200];
 
 /**
  * Every series of docs/metrics.md in one registry per service (not prom-client's global
@@ -38,9 +40,24 @@ export class ServiceMetrics {
       buckets: HTTP_BUCKETS,
       registers,
     });
+    // Event streams (GET /internal/live) move these a few times a minute: prom-client's own.
+    const openStreams = new Gauge({
+      name: 'tagtrail_http_open_streams',
+      help: 'Event streams (GET /internal/live) open now',
+      registers,
+    });
+    const streams = new Histogram({
+      name: 'tagtrail_http_stream_duration_seconds',
+      help: 'Event streams ended, by route pattern and why they ended, and how long each was open',
+      labelNames: ['route', 'reason'],
+      buckets: STREAM_BUCKETS,
+      registers,
+    });
     this.http = {
       observeRequest: ({ method, route, status, seconds }) =>
         requests.observe([method, route, String(status)], seconds),
+      streamsOpen: (change) => openStreams.inc(change),
+      observeStreamEnd: ({ route, reason, seconds }) => streams.observe({ route, reason }, seconds),
       render: async () => ({ contentType: this.registry.contentType, body: await this.registry.metrics() }),
     };
   }

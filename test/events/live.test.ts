@@ -19,6 +19,7 @@ import {
   sessionCookieOf,
   uniqueEmail,
 } from '../internal/helpers.js';
+import { openStream, type Stream } from './live-stream.js';
 
 let t: InternalTestApp;
 let base: string;
@@ -29,53 +30,7 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-interface Stream {
-  status: number;
-  changes: unknown[];
-  /** Resolves when the server ends the stream. */
-  ended: Promise<void>;
-  close(): void;
-}
-
-/** Opens the stream as a browser would; collects the `change` events' data. */
-function stream(cookie: string | null): Promise<Stream> {
-  return new Promise((resolve, reject) => {
-    const req = request(`${base}/internal/live`, {
-      headers: { accept: 'text/event-stream', ...(cookie ? { cookie } : {}) },
-    });
-    req.on('response', (res) => {
-      const changes: unknown[] = [];
-      let buffer = '';
-      let ready = false;
-      const ended = new Promise<void>((done) => res.on('end', done));
-      const result = { status: res.statusCode ?? 0, changes, ended, close: () => req.destroy() };
-      if (res.statusCode !== 200) {
-        res.resume();
-        resolve(result);
-        return;
-      }
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        buffer += chunk;
-        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const event = /^event: (.*)$/m.exec(block)?.[1];
-          const data = /^data: (.*)$/m.exec(block)?.[1];
-          if (event === 'ready' && !ready) {
-            ready = true;
-            resolve(result);
-          }
-          if (event === 'change' && data) changes.push(JSON.parse(data));
-        }
-      });
-      // Ended before it was ready (the session ended meanwhile): the caller sees `ended`.
-      res.on('end', () => resolve(result));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const stream = (cookie: string | null) => openStream(base, cookie);
 
 describe('/internal/live', () => {
   it('needs a session', async () => {

@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 import type { SignupMode } from '../../src/accounts/account-service.js';
-import { type App, buildServer } from '../../src/app.js';
+import { type App, type AppOptions, buildServer } from '../../src/app.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit/memory-store.js';
 import { createServices, type Services } from '../../src/services.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -16,6 +16,8 @@ export interface InternalTestOptions {
   smtpUrl?: string;
   /** TAGTRAIL_SESSION_RATE_LIMIT; default: out of reach (the fuzz suite sends thousands on one session). */
   sessionRateLimit?: number;
+  /** The server's logger (none by default). */
+  logger?: AppOptions['logger'];
 }
 
 /** A signed-in browser: the session cookie and the CSRF token, sent on every call. */
@@ -110,7 +112,7 @@ export async function buildInternalApp(options: InternalTestOptions = {}): Promi
     },
     new MemoryRateLimitStore({ limit: 1_000_000, windowSeconds: 60 }),
   );
-  const app = await buildServer(services, { bodyLimit: 1048576 });
+  const app = await buildServer(services, { bodyLimit: 1048576, logger: options.logger });
   await app.ready();
   let orgs = 0;
   const t: InternalTestApp = {

@@ -100,6 +100,11 @@ describe('GET /metrics', () => {
     expect(after.value('tagtrail_db_pool_connections')).toBeGreaterThanOrEqual(1);
     expect(after.has('tagtrail_db_pool_idle_connections')).toBe(true);
     expect(after.type('process_cpu_user_seconds_total')).toBe('counter');
+    // Live event streams (test/events/live-observed.test.ts): none open here.
+    expect(after.type('tagtrail_http_open_streams')).toBe('gauge');
+    expect(after.has('tagtrail_http_open_streams')).toBe(true);
+    expect(after.value('tagtrail_http_open_streams')).toBe(0);
+    expect(after.type('tagtrail_http_stream_duration_seconds')).toBe('histogram');
   });
 
   it('counts reads ingested, rejected and unknown by family, messages, latency, batch size and connected readers', async () => {

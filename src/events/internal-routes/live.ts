@@ -1,7 +1,7 @@
-import type { ServerResponse } from 'node:http';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ApiError, badRequest } from '../../errors.js';
+import type { EventStream } from '../../http/event-stream.js';
 import { sessionOf } from '../../http/plugins/internal-auth.js';
 import type { InternalServices } from '../../internal-services.js';
 
@@ -38,13 +38,10 @@ export const STREAMS_PER_PROCESS = 1000;
 export const liveRoutes =
   (s: InternalServices): FastifyPluginAsyncTypebox =>
   async (app) => {
-    const open = new Set<ServerResponse>();
+    // This route's streams (the server's app.eventStreams holds every route's, and ends them at close).
+    const open = new Set<EventStream>();
     // Each session's streams, oldest first (a Set keeps the order they were added).
-    const bySession = new Map<string, Set<ServerResponse>>();
-    // Streams never end by themselves: closing the server ends them, or it would wait forever.
-    app.addHook('preClose', async () => {
-      for (const res of open) res.end();
-    });
+    const bySession = new Map<string, Set<EventStream>>();
 
     app.get(
       '/internal/live',
@@ -58,7 +55,7 @@ export const liveRoutes =
         }
         const session = sessionOf(request);
         const { orgId } = session;
-        const own = bySession.get(session.sessionId) ?? new Set<ServerResponse>();
+        const own = bySession.get(session.sessionId) ?? new Set<EventStream>();
         // At the bound, only a session replacing its own oldest stream (at its share) opens one.
         if (open.size >= STREAMS_PER_PROCESS && own.size < STREAMS_PER_SESSION) {
           throw new ApiError(
@@ -70,59 +67,60 @@ export const liveRoutes =
             },
           );
         }
-        reply.hijack();
-        const res = reply.raw;
-        res.writeHead(200, {
+        const headers = {
           'content-type': 'text/event-stream; charset=utf-8',
           'cache-control': 'no-store',
           'x-request-id': String(request.id),
           // Tells buffering proxies (nginx) to pass each event on at once.
           'x-accel-buffering': 'no',
-        });
+        };
         // HEAD gets the stream's headers only: Node drops a HEAD's body writes, so a stream
-        // left open would never send even those.
+        // left open would never send even those. It is a plain request, logged and counted as one.
         if (request.method === 'HEAD') {
-          res.end();
+          reply.hijack();
+          reply.raw.writeHead(200, headers).end();
           return;
         }
         // Over a session's share, its oldest stream makes room (ending it runs its stop).
         for (const oldest of own) {
           if (own.size < STREAMS_PER_SESSION) break;
           own.delete(oldest);
-          oldest.end();
+          oldest.end('replaced');
         }
-        open.add(res);
-        own.add(res);
+        const stream = app.eventStreams.open(request, reply, headers);
+        const res = stream.raw;
+        open.add(stream);
+        own.add(stream);
         bySession.set(session.sessionId, own);
-        res.write('retry: 3000\n\n');
+        stream.write('retry: 3000\n\n');
         const unsubscribe = s.live.subscribe(orgId, (change) => {
           const { types, asset_ids, location_ids, truncated } = change;
-          res.write(
+          stream.write(
             `event: change\ndata: ${JSON.stringify({ types, asset_ids, location_ids, truncated })}\n\n`,
           );
         });
-        const end = () => {
-          if (!res.writableEnded) res.end();
-        };
         // A failed check (database unreachable) keeps the stream; the next notice checks again.
         const check = () =>
           s.sessions.isLive(orgId, session.sessionId).then(
             (live) => {
-              if (!live) end();
+              if (!live) stream.end('session_ended');
             },
             () => undefined,
           );
         const unwatch = s.live.watchSessions(orgId, session.userId, () => void check());
-        const expiry = setTimeout(end, Math.min(MAX_TIMER_MS, session.expiresAt.getTime() - Date.now()));
-        const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
+        const expiry = setTimeout(
+          () => stream.end('session_expired'),
+          Math.min(MAX_TIMER_MS, session.expiresAt.getTime() - Date.now()),
+        );
+        const heartbeat = setInterval(() => stream.write(': keep-alive\n\n'), HEARTBEAT_MS);
         // 'finish' when ended here, 'close' when the client went away: both stop everything.
         const stop = () => {
           clearInterval(heartbeat);
           clearTimeout(expiry);
           unsubscribe();
           unwatch();
-          open.delete(res);
-          own.delete(res);
+          open.delete(stream);
+          own.delete(stream);
           if (own.size === 0 && bySession.get(session.sessionId) === own) bySession.delete(session.sessionId);
         };
         res.on('finish', stop);
@@ -130,7 +128,7 @@ export const liveRoutes =
         await s.live.ready();
         // A session ended between the request's authentication and the LISTEN: no notice came.
         await check();
-        if (!res.writableEnded) res.write('event: ready\ndata: {}\n\n');
+        stream.write('event: ready\ndata: {}\n\n');
       },
     );
   };

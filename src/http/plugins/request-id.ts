@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { isEventStream } from '../streamed-requests.js';
 
 /** Ids are always ours: a caller-chosen id could collide with another request's. */
 export const genReqId = () => randomUUID();
@@ -11,16 +12,21 @@ export function registerRequestId(app: FastifyInstance): void {
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {
-    request.log.info(
-      {
-        method: request.method,
-        path: request.url.split('?')[0],
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 100) / 100,
-        org_id: request.principal?.orgId ?? request.session?.orgId,
-      },
-      'request',
-    );
+    // An event stream's line is written when it ends, with why (src/http/event-stream.ts).
+    if (!isEventStream(request)) {
+      request.log.info(requestLogFields(request, reply.statusCode, reply.elapsedTime), 'request');
+    }
     done();
   });
+}
+
+/** The fields of a request's log line; `ms` is how long it took, in milliseconds. */
+export function requestLogFields(request: FastifyRequest, status: number, ms: number) {
+  return {
+    method: request.method,
+    path: request.url.split('?')[0],
+    status,
+    ms: Math.round(ms * 100) / 100,
+    org_id: request.principal?.orgId ?? request.session?.orgId,
+  };
 }
