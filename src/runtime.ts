@@ -202,6 +202,11 @@ export async function startService(config: Config, options: StartOptions = {}): 
       ],
     });
     started.push(() => app.close());
+    // Compiles every route's schemas: synchronous work that takes seconds on a loaded machine
+    // (7 s with three instances starting at once on 2 cores). Done before ingest and the
+    // background work start, or their database connections wait out their 5 s timeout on
+    // the blocked event loop and every start logs a burst of "database unavailable".
+    await app.ready();
     if (secretKeys.box.sealingKeyId === null) {
       app.log.warn(
         'TAGTRAIL_SECRET_KEYS is not set: webhook signing secrets, two-factor secrets and the token signing key are stored unsealed in the database (docs/operations.md, "Secrets at rest")',

@@ -6,6 +6,7 @@ import type { IngestInstruments } from './instruments.js';
 import { IN_FLIGHT, type IngestLogger, Limiter, LogThrottle, sleep } from './limiter.js';
 import type { IngestOutcome } from './outcome.js';
 import type { IngestService } from './service.js';
+import { SessionTakeoverWatch } from './session-takeover.js';
 
 export interface MqttConsumerOptions {
   url: string;
@@ -98,6 +99,7 @@ export class MqttConsumer {
   private readonly readyWaiters: Array<() => void> = [];
   private readonly attemptWaiters: Array<(ok: boolean) => void> = [];
   private isReady = false;
+  private takeover: SessionTakeoverWatch | undefined;
   readonly stats: ConsumerStats = { stored: 0, failed: 0, unrouted: 0, leftoversDropped: 0 };
 
   constructor(private readonly options: MqttConsumerOptions) {
@@ -135,8 +137,11 @@ export class MqttConsumer {
       );
     }
     this.client = client;
+    const takeover = new SessionTakeoverWatch(clientId, logger);
+    this.takeover = takeover;
     client.handleMessage = (packet, callback) => this.receive(packet, callback);
     client.on('connect', (connack) => {
+      takeover.accepted();
       logger.info(
         { url: hideUserInfo(url), clientId, sessionPresent: connack.sessionPresent },
         'MQTT consumer connected',
@@ -145,6 +150,7 @@ export class MqttConsumer {
       void this.syncSubscriptions(this.options.directory.topics(), []).then(() => this.markReady());
     });
     client.on('close', () => {
+      takeover.closed();
       this.connection++;
       this.subscribed = new Set();
       this.attemptFailed();
@@ -202,6 +208,7 @@ export class MqttConsumer {
     await this.draining;
     const client = this.client;
     if (!client) return;
+    this.takeover?.ownClose();
     await new Promise<void>((resolve) => {
       const timer = setTimeout(() => client.end(true, () => resolve()), 5_000);
       client.end(false, () => {
@@ -390,6 +397,7 @@ export class MqttConsumer {
           'reconnecting so that the broker delivers unacknowledged messages again',
         );
         this.connection++;
+        this.takeover?.ownClose();
         this.client.reconnect();
       })().finally(() => {
         this.draining = undefined;
