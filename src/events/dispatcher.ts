@@ -1,4 +1,4 @@
-import type { Database } from '../db/pool.js';
+import type { Database, Tx } from '../db/pool.js';
 
 /** The live views' channel: one message per organization per dispatch (src/events/live-hub.ts). */
 export const LIVE_CHANNEL = 'tagtrail_events';
@@ -16,6 +16,17 @@ export interface LiveChange {
 // NOTIFY payloads are limited to 8000 bytes.
 export const MAX_LISTED_IDS = 300;
 
+const DISPATCH_LOCK = "hashtext('tagtrail.events.dispatch')";
+
+/**
+ * Waits for a dispatch in progress to commit and keeps the next one from starting until
+ * this transaction ends: for a change the dispatcher must not work on a stale view of
+ * (removing an endpoint, whose deliveries it may be creating).
+ */
+export async function lockDispatch(tx: Tx): Promise<void> {
+  await tx.query(`SELECT pg_advisory_xact_lock(${DISPATCH_LOCK})`);
+}
+
 /**
  * Moves a batch of new events on: one webhook delivery for every endpoint that wants each
  * event, taken off the queue of undispatched events, and tells the live views what
@@ -27,9 +38,7 @@ export const MAX_LISTED_IDS = 300;
  */
 export async function dispatchEvents(db: Database, limit = 2000): Promise<number> {
   return db.system(async (tx) => {
-    const lock = await tx.query<{ ok: boolean }>(
-      "SELECT pg_try_advisory_xact_lock(hashtext('tagtrail.events.dispatch')) AS ok",
-    );
+    const lock = await tx.query<{ ok: boolean }>(`SELECT pg_try_advisory_xact_lock(${DISPATCH_LOCK}) AS ok`);
     if (!lock.rows[0]?.ok) return 0;
     // The queue's rows are the undispatched events (migration 0055); taking them off it is
     // what marks them dispatched, when this transaction commits.

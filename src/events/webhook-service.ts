@@ -3,6 +3,7 @@ import { fieldError, notFound } from '../errors.js';
 import { toWire, toWireOrNull } from '../http/timestamps.js';
 import { webhookSecretContext } from '../secrets/contexts.js';
 import type { SecretBox } from '../secrets/secret-box.js';
+import { lockDispatch } from './dispatcher.js';
 import { lockMoveSubscriptions } from './move-subscriptions.js';
 import { type EventType, wireEventId } from './outbox.js';
 import { newSecret } from './signing.js';
@@ -141,13 +142,25 @@ export class WebhookService {
     });
   }
 
+  /**
+   * Its pending deliveries go with it: they would never be sent, and its delivery log is
+   * not shown any more. The dispatcher's lock is taken first, so a dispatch that read the
+   * endpoint as live has committed its deliveries before they are deleted, and the next
+   * one sees it removed (no delivery is left behind for the retention). Those a worker has
+   * in flight finish their attempt; recording it then finds no row.
+   */
   async remove(orgId: number, id: number): Promise<void> {
     await this.db.withOrg(orgId, async (tx) => {
+      await lockDispatch(tx);
       const { rowCount } = await tx.query(
         'UPDATE webhook_endpoints SET deleted_at = now_ms() WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL',
         [orgId, id],
       );
       if (!rowCount) throw notFound('webhook endpoint');
+      await tx.query(
+        "DELETE FROM webhook_deliveries WHERE org_id = $1 AND endpoint_id = $2 AND state = 'pending'",
+        [orgId, id],
+      );
     });
   }
 
