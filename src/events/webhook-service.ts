@@ -152,15 +152,17 @@ export class WebhookService {
   async remove(orgId: number, id: number): Promise<void> {
     await this.db.withOrg(orgId, async (tx) => {
       await lockDispatch(tx);
+      // The deliveries before the endpoint's row: a worker recording an outcome locks the
+      // delivery and then the endpoint (failing_since), so the other order could deadlock.
+      await tx.query(
+        "DELETE FROM webhook_deliveries WHERE org_id = $1 AND endpoint_id = $2 AND state = 'pending'",
+        [orgId, id],
+      );
       const { rowCount } = await tx.query(
         'UPDATE webhook_endpoints SET deleted_at = now_ms() WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL',
         [orgId, id],
       );
       if (!rowCount) throw notFound('webhook endpoint');
-      await tx.query(
-        "DELETE FROM webhook_deliveries WHERE org_id = $1 AND endpoint_id = $2 AND state = 'pending'",
-        [orgId, id],
-      );
     });
   }
 
