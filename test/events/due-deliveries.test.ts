@@ -9,7 +9,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { claimDeliveries, markDelivered, markFailed } from '../../src/events/deliveries-repository.js';
 import { DEFAULT_DELIVERY_POLICY } from '../../src/events/delivery-worker.js';
 import { dispatchEvents } from '../../src/events/dispatcher.js';
+import { WebhookService } from '../../src/events/webhook-service.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { TEST_SECRETS } from '../helpers/secrets.js';
 
 const BACKLOG = 3_000;
 /** As the worker claims: 8 send slots × 8 prefetched per endpoint, 512 held in all. */
@@ -242,5 +244,30 @@ describe('choosing due deliveries', () => {
     expect(await dispatchEvents(database.db)).toBe(2);
     expect((await flags()).slice(5)).toEqual(['asset:1 pending queued', 'asset:3 pending']);
     expect((await claim()).map((d) => d.subject)).toEqual(['asset:1', 'asset:2', 'asset:3']);
+  });
+
+  it("an event sent again is its subject's head, ahead of the later ones, which wait behind it", async () => {
+    await q(
+      `INSERT INTO events (org_id, type, occurred_at, subject, payload)
+       SELECT $1, 'asset.created', now(), 'asset:1', '{}' FROM generate_series(1, 3)`,
+      [orgB],
+    );
+    expect(await dispatchEvents(database.db)).toBe(3);
+    const [first] = await claim();
+    const outcome = { status: 204, error: null, durationMs: 5 };
+    await database.db.system((tx) => markDelivered(tx, [{ delivery: first!, outcome }]));
+
+    const webhooks = new WebhookService(database.db, TEST_SECRETS, { allowPrivate: true });
+    await webhooks.redeliver(orgB, healthy, first!.id);
+
+    const queued = await q<{ id: string; queued: boolean }>(
+      'SELECT id, queued FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY event_id',
+      [healthy],
+    );
+    expect(queued.map((r) => r.queued)).toEqual([false, true, true]);
+    const [again] = await claim();
+    expect(again!.id).toBe(first!.id);
+    await database.db.system((tx) => markDelivered(tx, [{ delivery: again!, outcome }]));
+    expect((await claim()).map((d) => d.id)).toEqual([Number(queued[1]!.id)]);
   });
 });
