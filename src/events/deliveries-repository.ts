@@ -22,7 +22,8 @@ export interface ClaimedDelivery {
  * of an endpoint whose slots are all taken, are not even read. Each such endpoint gives at
  * most its free slots of its oldest due deliveries, only the head of each (endpoint,
  * subject) queue (so one subject's events reach a receiver in order), read off the
- * endpoint's part of webhook_deliveries_due_per_endpoint (migration 0060). When together
+ * endpoint's part of webhook_deliveries_due_heads (migration 0062), which holds only those
+ * heads: the deliveries queued behind them are not read. When together
  * they are more than `limit`, endpoints take turns: every endpoint's first before any
  * endpoint's second, and so on. The lease lets a crashed worker's deliveries be retried by
  * anyone once it runs out.
@@ -43,7 +44,7 @@ export async function claimDeliveries(
               row_number() OVER (PARTITION BY open.id ORDER BY d.next_attempt_at, d.id) AS turn
        FROM open CROSS JOIN LATERAL (
          SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
-         WHERE d.endpoint_id = open.id AND d.state = 'pending' AND d.next_attempt_at <= now()
+         WHERE d.endpoint_id = open.id AND d.state = 'pending' AND NOT d.queued AND d.next_attempt_at <= now()
            AND (d.leased_until IS NULL OR d.leased_until < now())
            AND NOT EXISTS (
              SELECT 1 FROM webhook_deliveries p
@@ -101,6 +102,7 @@ export async function markDelivered(
   done: Array<{ delivery: ClaimedDelivery; outcome: AttemptOutcome }>,
 ): Promise<void> {
   if (done.length === 0) return;
+  await lockSubjectHeads(tx, 'shared');
   await tx.query(
     `UPDATE webhook_deliveries d SET state = 'delivered', attempts = d.attempts + 1, leased_until = NULL,
        last_attempt_at = now_ms(), delivered_at = now_ms(), last_status = v.status, last_error = NULL,
@@ -112,6 +114,10 @@ export async function markDelivered(
       done.map((x) => x.outcome.status),
       done.map((x) => x.outcome.durationMs),
     ],
+  );
+  await unqueueHeads(
+    tx,
+    done.map((x) => x.delivery),
   );
   await tx.query(
     'UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ANY($1::bigint[]) AND failing_since IS NOT NULL',
@@ -133,6 +139,7 @@ export async function markFailed(
   disableAfterMs: number,
 ): Promise<void> {
   const error = (outcome.error ?? `HTTP ${outcome.status}`).slice(0, 500);
+  if (!retryAt) await lockSubjectHeads(tx, 'shared');
   await tx.query(
     `UPDATE webhook_deliveries SET state = $2, attempts = attempts + 1, leased_until = NULL,
        next_attempt_at = coalesce($3, next_attempt_at), last_attempt_at = now_ms(),
@@ -140,6 +147,7 @@ export async function markFailed(
      WHERE id = $1`,
     [d.id, retryAt ? 'pending' : 'failed', retryAt, outcome.status, error, outcome.durationMs],
   );
+  if (!retryAt) await unqueueHeads(tx, [d]);
   if (retryAt) {
     await tx.query(
       `UPDATE webhook_deliveries SET next_attempt_at = $4
@@ -159,5 +167,36 @@ export async function markFailed(
                           ELSE disabled_reason END
      WHERE id = $1 AND disabled_at IS NULL`,
     [d.endpointId, disableAfterMs, error],
+  );
+}
+
+/**
+ * Subject heads: a pending delivery is `queued` (not in the claim's index) while an earlier
+ * pending one of its subject exists for its endpoint. The dispatcher queues the deliveries
+ * it adds, and whatever ends a head (recording it delivered or given up, sending one again)
+ * makes the subject's earliest pending delivery the head. Those two must not interleave:
+ * a dispatch that still saw the head pending would queue a new delivery that the head's
+ * recording, not seeing it yet, would leave queued for good. So the dispatcher takes this
+ * lock exclusively and the others share it (recordings of several instances at once).
+ */
+export async function lockSubjectHeads(tx: Tx, mode: 'shared' | 'exclusive'): Promise<void> {
+  const fn = mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
+  await tx.query(`SELECT ${fn}(hashtext('tagtrail.events.subject-heads'))`);
+}
+
+/** Makes the earliest pending delivery of each (endpoint, subject) its head, if it is queued. */
+export async function unqueueHeads(
+  tx: Tx,
+  subjects: Array<{ endpointId: number; subject: string }>,
+): Promise<void> {
+  if (subjects.length === 0) return;
+  await tx.query(
+    `UPDATE webhook_deliveries d SET queued = false
+     FROM (SELECT DISTINCT * FROM unnest($1::bigint[], $2::text[]) AS s(endpoint_id, subject)) s
+     WHERE d.id = (SELECT p.id FROM webhook_deliveries p
+                   WHERE p.endpoint_id = s.endpoint_id AND p.subject = s.subject AND p.state = 'pending'
+                   ORDER BY p.event_id LIMIT 1)
+       AND d.queued`,
+    [subjects.map((x) => x.endpointId), subjects.map((x) => x.subject)],
   );
 }

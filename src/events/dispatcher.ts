@@ -1,4 +1,5 @@
-import type { Database } from '../db/pool.js';
+import type { Database, Tx } from '../db/pool.js';
+import { lockSubjectHeads, unqueueHeads } from './deliveries-repository.js';
 
 /** The live views' channel: one message per organization per dispatch (src/events/live-hub.ts). */
 export const LIVE_CHANNEL = 'tagtrail_events';
@@ -16,6 +17,17 @@ export interface LiveChange {
 // NOTIFY payloads are limited to 8000 bytes.
 export const MAX_LISTED_IDS = 300;
 
+const DISPATCH_LOCK = "hashtext('tagtrail.events.dispatch')";
+
+/**
+ * Waits for a dispatch in progress to commit and keeps the next one from starting until
+ * this transaction ends: for a change the dispatcher must not work on a stale view of
+ * (removing an endpoint, whose deliveries it may be creating).
+ */
+export async function lockDispatch(tx: Tx): Promise<void> {
+  await tx.query(`SELECT pg_advisory_xact_lock(${DISPATCH_LOCK})`);
+}
+
 /**
  * Moves a batch of new events on: one webhook delivery for every endpoint that wants each
  * event, taken off the queue of undispatched events, and tells the live views what
@@ -27,10 +39,9 @@ export const MAX_LISTED_IDS = 300;
  */
 export async function dispatchEvents(db: Database, limit = 2000): Promise<number> {
   return db.system(async (tx) => {
-    const lock = await tx.query<{ ok: boolean }>(
-      "SELECT pg_try_advisory_xact_lock(hashtext('tagtrail.events.dispatch')) AS ok",
-    );
+    const lock = await tx.query<{ ok: boolean }>(`SELECT pg_try_advisory_xact_lock(${DISPATCH_LOCK}) AS ok`);
     if (!lock.rows[0]?.ok) return 0;
+    await lockSubjectHeads(tx, 'exclusive');
     // The queue's rows are the undispatched events (migration 0055); taking them off it is
     // what marks them dispatched, when this transaction commits.
     const { rows } = await tx.query<{ ids: string[] | null }>(
@@ -62,12 +73,17 @@ export async function dispatchEvents(db: Database, limit = 2000): Promise<number
        -- the subject would be due and blocked, and each claim would read them all again
        -- (markFailed holds back the ones that exist when the head fails, the same way).
        delivered AS (
-         INSERT INTO webhook_deliveries (org_id, endpoint_id, event_id, subject, next_attempt_at)
+         INSERT INTO webhook_deliveries (org_id, endpoint_id, event_id, subject, next_attempt_at, queued)
          SELECT e.org_id, w.id, e.id, e.subject,
                 greatest(now_ms(), (
                   SELECT p.next_attempt_at FROM webhook_deliveries p
                   WHERE p.endpoint_id = w.id AND p.subject = e.subject AND p.state = 'pending'
-                  ORDER BY p.event_id LIMIT 1))
+                  ORDER BY p.event_id LIMIT 1)),
+                -- Queued behind a pending delivery of its subject, or an earlier one of this
+                -- batch (the heads are put right below, whatever the conflicts skipped).
+                row_number() OVER (PARTITION BY w.id, e.subject ORDER BY e.id) > 1
+                  OR EXISTS (SELECT 1 FROM webhook_deliveries p
+                             WHERE p.endpoint_id = w.id AND p.subject = e.subject AND p.state = 'pending')
          FROM batch e
          JOIN wanted w ON w.org_id = e.org_id AND e.type = ANY(w.event_types)
          WHERE w.location_id IS NULL
@@ -84,6 +100,12 @@ export async function dispatchEvents(db: Database, limit = 2000): Promise<number
        WHERE type NOT IN ('asset.moved', 'asset.first_seen') GROUP BY org_id`,
       [ids],
     );
+    const queued = await tx.query<{ endpointId: number; subject: string }>(
+      `SELECT DISTINCT endpoint_id AS "endpointId", subject FROM webhook_deliveries
+       WHERE event_id = ANY($1::bigint[]) AND state = 'pending' AND queued`,
+      [ids],
+    );
+    await unqueueHeads(tx, queued.rows);
     for (const c of changes.rows) {
       const message: LiveChange = {
         org_id: Number(c.org_id),

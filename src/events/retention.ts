@@ -17,7 +17,8 @@ export interface RetentionLogger {
 /**
  * Deletes, across organizations, what is older than `days` days: first the deliveries that
  * are finished (delivered, or failed after their day of retries) and those still pending
- * for an endpoint that was removed (they are never sent), then the dispatched events no
+ * for an endpoint that was removed (never sent; removal deletes them since migration 0061,
+ * so only an older instance's removal during an upgrade leaves any), then the dispatched events no
  * delivery names any more. An event with a delivery still pending (its receiver down, its
  * endpoint disabled for now) stays, however old, and so does an event not yet dispatched.
  * Each batch is its own short transaction, so a first sweep over a long backlog holds no

@@ -3,6 +3,8 @@ import { fieldError, notFound } from '../errors.js';
 import { toWire, toWireOrNull } from '../http/timestamps.js';
 import { webhookSecretContext } from '../secrets/contexts.js';
 import type { SecretBox } from '../secrets/secret-box.js';
+import { lockSubjectHeads } from './deliveries-repository.js';
+import { lockDispatch } from './dispatcher.js';
 import { lockMoveSubscriptions } from './move-subscriptions.js';
 import { type EventType, wireEventId } from './outbox.js';
 import { newSecret } from './signing.js';
@@ -141,8 +143,22 @@ export class WebhookService {
     });
   }
 
+  /**
+   * Its pending deliveries go with it: they would never be sent, and its delivery log is
+   * not shown any more. The dispatcher's lock is taken first, so a dispatch that read the
+   * endpoint as live has committed its deliveries before they are deleted, and the next
+   * one sees it removed (no delivery is left behind for the retention). Those a worker has
+   * in flight finish their attempt; recording it then finds no row.
+   */
   async remove(orgId: number, id: number): Promise<void> {
     await this.db.withOrg(orgId, async (tx) => {
+      await lockDispatch(tx);
+      // The deliveries before the endpoint's row: a worker recording an outcome locks the
+      // delivery and then the endpoint (failing_since), so the other order could deadlock.
+      await tx.query(
+        "DELETE FROM webhook_deliveries WHERE org_id = $1 AND endpoint_id = $2 AND state = 'pending'",
+        [orgId, id],
+      );
       const { rowCount } = await tx.query(
         'UPDATE webhook_endpoints SET deleted_at = now_ms() WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL',
         [orgId, id],
@@ -181,6 +197,7 @@ export class WebhookService {
   redeliver(orgId: number, id: number, deliveryId: number): Promise<WebhookDelivery> {
     return this.db.withOrg(orgId, async (tx) => {
       await this.find(tx, orgId, id);
+      await lockSubjectHeads(tx, 'shared');
       const { rows } = await tx.query(
         `WITH d AS (
            UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = now_ms(), created_at = now_ms()
@@ -202,6 +219,17 @@ export class WebhookService {
         );
         return deliveryView(again.rows[0]); // being sent right now: nothing to do
       }
+      // Pending again among its subject's later ones: the earliest pending is the head
+      // (possibly this one, ahead of one in flight), the others wait behind it.
+      await tx.query(
+        `UPDATE webhook_deliveries d SET queued = (d.id <> h.id)
+         FROM (SELECT p.id FROM webhook_deliveries p
+               WHERE p.org_id = $1 AND p.endpoint_id = $2 AND p.subject = $3 AND p.state = 'pending'
+               ORDER BY p.event_id LIMIT 1) h
+         WHERE d.org_id = $1 AND d.endpoint_id = $2 AND d.subject = $3 AND d.state = 'pending'
+           AND d.queued <> (d.id <> h.id)`,
+        [orgId, id, rows[0].subject],
+      );
       this.options.wake?.();
       return deliveryView(rows[0]);
     });

@@ -6,10 +6,12 @@
  */
 import type { QueryResultRow } from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { claimDeliveries } from '../../src/events/deliveries-repository.js';
+import { claimDeliveries, markDelivered, markFailed } from '../../src/events/deliveries-repository.js';
 import { DEFAULT_DELIVERY_POLICY } from '../../src/events/delivery-worker.js';
 import { dispatchEvents } from '../../src/events/dispatcher.js';
+import { WebhookService } from '../../src/events/webhook-service.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { TEST_SECRETS } from '../helpers/secrets.js';
 
 const BACKLOG = 3_000;
 /** As the worker claims: 8 send slots × 8 prefetched per endpoint, 512 held in all. */
@@ -191,5 +193,81 @@ describe('choosing due deliveries', () => {
     expect(rows[1]!.next_attempt_at.getTime()).toBeLessThanOrEqual(Date.now());
     // So nothing of asset 7 is due: only asset 8's delivery is claimed.
     expect((await claim()).map((d) => d.subject)).toEqual(['asset:8']);
+  });
+
+  it("queues a subject's later deliveries out of the claim's reach until the head's outcome is recorded", async () => {
+    await q(
+      `INSERT INTO events (org_id, type, occurred_at, subject, payload)
+       SELECT $1, 'asset.created', now(), s, '{}'
+       FROM unnest('{asset:1,asset:2,asset:1,asset:1,asset:2}'::text[]) WITH ORDINALITY AS u(s, n) ORDER BY n`,
+      [orgB],
+    );
+    expect(await dispatchEvents(database.db)).toBe(5);
+    const flags = () =>
+      q<{ subject: string; state: string; queued: boolean }>(
+        'SELECT subject, state, queued FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY event_id',
+        [healthy],
+      ).then((rows) => rows.map((r) => `${r.subject} ${r.state}${r.queued ? ' queued' : ''}`));
+    // Only each subject's head is outside the queue, in one batch as across batches.
+    expect(await flags()).toEqual([
+      'asset:1 pending',
+      'asset:2 pending',
+      'asset:1 pending queued',
+      'asset:1 pending queued',
+      'asset:2 pending queued',
+    ]);
+    const heads = await claim();
+    expect(heads.map((d) => d.subject)).toEqual(['asset:1', 'asset:2']);
+    // While the heads are in flight, nothing is due.
+    expect(await claim(new Map([[healthy, 2]]))).toEqual([]);
+
+    // Delivered: asset 1's next is the head. Given up: asset 2's next.
+    const a1 = heads.find((d) => d.subject === 'asset:1')!;
+    const a2 = heads.find((d) => d.subject === 'asset:2')!;
+    const outcome = { status: 204, error: null, durationMs: 5 };
+    await database.db.system((tx) => markDelivered(tx, [{ delivery: a1, outcome }]));
+    await database.db.system((tx) => markFailed(tx, a2, { ...outcome, status: 500 }, null, 86_400_000));
+    expect(await flags()).toEqual([
+      'asset:1 delivered',
+      'asset:2 failed',
+      'asset:1 pending',
+      'asset:1 pending queued',
+      'asset:2 pending',
+    ]);
+
+    // A new event of asset 1 queues behind its pending head, one of a new asset does not.
+    await q(
+      `INSERT INTO events (org_id, type, occurred_at, subject, payload)
+       VALUES ($1, 'asset.created', now(), 'asset:1', '{}'), ($1, 'asset.created', now(), 'asset:3', '{}')`,
+      [orgB],
+    );
+    expect(await dispatchEvents(database.db)).toBe(2);
+    expect((await flags()).slice(5)).toEqual(['asset:1 pending queued', 'asset:3 pending']);
+    expect((await claim()).map((d) => d.subject)).toEqual(['asset:1', 'asset:2', 'asset:3']);
+  });
+
+  it("an event sent again is its subject's head, ahead of the later ones, which wait behind it", async () => {
+    await q(
+      `INSERT INTO events (org_id, type, occurred_at, subject, payload)
+       SELECT $1, 'asset.created', now(), 'asset:1', '{}' FROM generate_series(1, 3)`,
+      [orgB],
+    );
+    expect(await dispatchEvents(database.db)).toBe(3);
+    const [first] = await claim();
+    const outcome = { status: 204, error: null, durationMs: 5 };
+    await database.db.system((tx) => markDelivered(tx, [{ delivery: first!, outcome }]));
+
+    const webhooks = new WebhookService(database.db, TEST_SECRETS, { allowPrivate: true });
+    await webhooks.redeliver(orgB, healthy, first!.id);
+
+    const queued = await q<{ id: string; queued: boolean }>(
+      'SELECT id, queued FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY event_id',
+      [healthy],
+    );
+    expect(queued.map((r) => r.queued)).toEqual([false, true, true]);
+    const [again] = await claim();
+    expect(again!.id).toBe(first!.id);
+    await database.db.system((tx) => markDelivered(tx, [{ delivery: again!, outcome }]));
+    expect((await claim()).map((d) => d.id)).toEqual([Number(queued[1]!.id)]);
   });
 });
