@@ -90,6 +90,42 @@ export async function claimDeliveries(
     .sort((a, b) => a.eventId - b.eventId);
 }
 
+/** An endpoint as a worker holding deliveries for it must now see it. */
+export interface EndpointNow {
+  id: number;
+  /** Removed or disabled since the claim: its deliveries held here are not to be sent. */
+  closed: boolean;
+  url: string;
+  secret: string;
+}
+
+/**
+ * The endpoints' current address, secret and state, for deliveries claimed ahead of their
+ * send: an endpoint removed, disabled, or moved to another URL after
+ * the claim must not be sent the rest of what was claimed as it was.
+ */
+export async function endpointsNow(tx: Tx, ids: number[]): Promise<EndpointNow[]> {
+  const { rows } = await tx.query<EndpointNow>(
+    `SELECT id, (deleted_at IS NOT NULL OR disabled_at IS NOT NULL) AS closed, url, secret
+     FROM webhook_endpoints WHERE id = ANY($1::bigint[])`,
+    [ids],
+  );
+  return rows;
+}
+
+/**
+ * Ends the leases of deliveries a worker will not send after all (their endpoint was
+ * disabled meanwhile), so that enabling it again sends them at once, in order, instead of
+ * after the lease. A removed endpoint's pending deliveries are gone already.
+ */
+export async function releaseDeliveries(tx: Tx, ids: number[]): Promise<void> {
+  if (ids.length === 0) return;
+  await tx.query(
+    `UPDATE webhook_deliveries SET leased_until = NULL WHERE id = ANY($1::bigint[]) AND state = 'pending'`,
+    [ids],
+  );
+}
+
 export interface AttemptOutcome {
   status: number | null;
   error: string | null;

@@ -1,7 +1,14 @@
 import type { Database } from '../db/pool.js';
 import { webhookSecretContext } from '../secrets/contexts.js';
 import type { SecretBox } from '../secrets/secret-box.js';
-import { type ClaimedDelivery, claimDeliveries, markDelivered, markFailed } from './deliveries-repository.js';
+import {
+  type ClaimedDelivery,
+  claimDeliveries,
+  endpointsNow,
+  markDelivered,
+  markFailed,
+  releaseDeliveries,
+} from './deliveries-repository.js';
 import { eventBody, wireEventId } from './outbox.js';
 import { type SendResult, sendWebhook } from './sender.js';
 import { signedHeaders } from './signing.js';
@@ -130,6 +137,13 @@ export class DeliveryWorker {
   }
 
   private async pump(): Promise<void> {
+    if (this.queues.size > 0) {
+      try {
+        await this.refreshQueued();
+      } catch (err) {
+        this.onError(err);
+      }
+    }
     while (this.running) {
       const free = this.policy.maxInFlight - this.inFlight;
       if (free <= 0) return;
@@ -159,6 +173,49 @@ export class DeliveryWorker {
       }
       for (const endpointId of new Set(claimed.map((d) => d.endpointId))) this.drain(endpointId);
     }
+  }
+
+  /**
+   * Brings the deliveries claimed ahead and still waiting for a slot up to date with their
+   * endpoints, at every claim (each poll or wake): those of an endpoint removed or disabled
+   * since are dropped (a disabled one's released for when it is enabled), and the others go
+   * to the endpoint's current URL under its current secret. Sends already in flight finish.
+   */
+  private async refreshQueued(): Promise<void> {
+    const now = await this.db.system((tx) => endpointsNow(tx, [...this.queues.keys()]));
+    const byId = new Map(now.map((e) => [e.id, e]));
+    const dropped: ClaimedDelivery[] = [];
+    for (const [endpointId, queue] of this.queues) {
+      const endpoint = byId.get(endpointId);
+      if (!endpoint || endpoint.closed) {
+        dropped.push(...queue);
+        this.queues.delete(endpointId);
+        continue;
+      }
+      for (const d of queue) {
+        d.url = endpoint.url;
+        d.secret = endpoint.secret;
+      }
+    }
+    if (dropped.length === 0) return;
+    try {
+      await this.db.system((tx) =>
+        releaseDeliveries(
+          tx,
+          dropped.map((d) => d.id),
+        ),
+      );
+    } finally {
+      for (const d of dropped) this.release(d);
+    }
+  }
+
+  /** The delivery is no longer held here: its slot is free for the next claim. */
+  private release(d: ClaimedDelivery): void {
+    this.inFlight--;
+    const n = (this.held.get(d.endpointId) ?? 1) - 1;
+    if (n === 0) this.held.delete(d.endpointId);
+    else this.held.set(d.endpointId, n);
   }
 
   /** Starts sends for the endpoint up to its slots. */
@@ -210,12 +267,7 @@ export class DeliveryWorker {
       })
       .finally(() => {
         this.flushing = undefined;
-        for (const { delivery } of batch) {
-          this.inFlight--;
-          const n = (this.held.get(delivery.endpointId) ?? 1) - 1;
-          if (n === 0) this.held.delete(delivery.endpointId);
-          else this.held.set(delivery.endpointId, n);
-        }
+        for (const { delivery } of batch) this.release(delivery);
         this.flush();
         if (this.running) this.wake();
         else this.settle();
