@@ -3,6 +3,7 @@ import { createServer as createTlsServer } from 'node:tls';
 import { Aedes, type AedesOptions } from 'aedes';
 import { hostUnusable } from '../listen-errors.js';
 import type { BrokerAccess } from './broker-access.js';
+import { limitPacketSize, MQTT_PACKET_LIMITS, type MqttPacketLimits } from './packet-limit.js';
 import { SocketBudget, type SocketBufferPolicy } from './socket-budget.js';
 
 /**
@@ -72,6 +73,8 @@ export interface EmbeddedBrokerOptions {
   tls?: { cert: Buffer; key: Buffer; port: number };
   /** Each reader socket's read buffer (default READER_SOCKET_BUFFER). */
   socketBuffer?: SocketBufferPolicy;
+  /** The largest packets taken (default MQTT_PACKET_LIMITS, ./packet-limit.ts). */
+  packetLimits?: MqttPacketLimits;
 }
 
 /** The Aedes hooks for `access` and `onPublish`. */
@@ -125,7 +128,7 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
       return;
     }
     budget.add(socket);
-    aedes.handle(socket);
+    limitPacketSize(aedes.handle(socket), options.packetLimits ?? MQTT_PACKET_LIMITS);
   };
   const server = createServer(handle);
   // TLS sockets reach Aedes once the handshake is done; a failed handshake never does.
