@@ -102,6 +102,11 @@ function brokerHooks(options: EmbeddedBrokerOptions): AedesOptions {
       if (access && !access.mayPublish(client, packet.topic)) {
         return callback(new Error(`not authorized to publish to ${packet.topic}`));
       }
+      // Nothing a reader sends is retained (its will included): a retained message outlives
+      // the reader's hold on the topic, and would be handed to whoever is given the topic
+      // next, another organization's reader maybe. Ingest takes messages here, not from a
+      // subscription, so it never needs one.
+      if (access) packet.retain = false;
       if (!onPublish) return callback(null);
       const payload = packet.payload;
       onPublish(

@@ -142,6 +142,48 @@ describe('publishing', () => {
   });
 });
 
+describe('retained and will messages', () => {
+  /** What a subscriber to `topic` gets within a second (a retained message comes at once). */
+  async function heardOn(client: MqttClient, topic: string): Promise<string[]> {
+    const heard: string[] = [];
+    client.on('message', (_topic, payload) => heard.push(payload.toString()));
+    expect(await grants(client, [topic])).toEqual([1]);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    return heard;
+  }
+
+  it("keeps no retained message of a reader: its topic's next owner, of another organization, hears nothing of it", async () => {
+    const { reader, topic, mqtt } = await f.reader('generic-json', []);
+    const planted = genericJson([['E2000000000000000000F0CC', 1, null]]);
+    const client = await connect(asReader(mqtt));
+    await client.publishAsync(topic, planted, { qos: 1, retain: true });
+    // A will with the retain flag, published as the connection drops.
+    const willing = await connect({
+      ...asReader(mqtt),
+      will: { topic, payload: Buffer.from(planted), qos: 1, retain: true },
+    });
+    const willGone = closed(willing);
+    willing.stream.destroy();
+    await willGone;
+    await waitFor(
+      () => storedPayloads(reader.id),
+      (payloads) => payloads.length === 2,
+    );
+    // The reader goes; another organization's reader is given its topic.
+    const gone = closed(client);
+    await t.services.readers.delete(cliCaller(f.orgId), reader.id);
+    await gone;
+    const otherOrg = await ingestFixture(t);
+    const taker = await t.services.readers.create(cliCaller(otherOrg.orgId), {
+      family: 'generic-json',
+      identity: unique('reader'),
+      topic,
+    });
+    const listener = await connect(asReader(taker.mqtt));
+    expect(await heardOn(listener, topic)).toEqual([]);
+  });
+});
+
 describe('subscribing', () => {
   it("refuses '#', '+' filters, $SYS and other readers' topics; allows its own topic", async () => {
     const { topic, mqtt } = await f.reader('generic-json', []);
