@@ -3,6 +3,7 @@ import { createServer as createTlsServer } from 'node:tls';
 import { Aedes, type AedesOptions } from 'aedes';
 import { hostUnusable } from '../listen-errors.js';
 import type { BrokerAccess } from './broker-access.js';
+import { BROKER_CONNECTION_LIMITS, type BrokerConnectionLimits, ConnectionGate } from './connection-gate.js';
 import { limitPacketSize, MQTT_PACKET_LIMITS, type MqttPacketLimits } from './packet-limit.js';
 import { SocketBudget, type SocketBufferPolicy } from './socket-budget.js';
 
@@ -75,6 +76,8 @@ export interface EmbeddedBrokerOptions {
   socketBuffer?: SocketBufferPolicy;
   /** The largest packets taken (default MQTT_PACKET_LIMITS, ./packet-limit.ts). */
   packetLimits?: MqttPacketLimits;
+  /** How many connections are held, and how long one may take to log in (./connection-gate.ts). */
+  connectionLimits?: Partial<BrokerConnectionLimits>;
 }
 
 /** The Aedes hooks for `access` and `onPublish`. */
@@ -121,14 +124,21 @@ function brokerHooks(options: EmbeddedBrokerOptions): AedesOptions {
 }
 
 export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promise<EmbeddedBroker> {
-  const aedes = await Aedes.createBroker(brokerHooks(options));
+  const limits = { ...BROKER_CONNECTION_LIMITS, ...options.connectionLimits };
+  const aedes = await Aedes.createBroker({
+    ...brokerHooks(options),
+    connectTimeout: limits.connectTimeoutMs,
+  });
+  const gate = new ConnectionGate(limits);
   const { access } = options;
   if (access) aedes.on('clientDisconnect', (client) => access.forget(client));
   // Each reader's read buffer, sized as it connects (./socket-budget.ts).
   const budget = new SocketBudget(options.socketBuffer);
   let closing = false;
   const handle = (socket: Socket) => {
-    if (closing) {
+    // Refused connections are closed unanswered, like a full server's: MQTT 3.1.1 has no
+    // CONNACK code for it, and answering would mean reading their CONNECT first.
+    if (closing || !gate.admit(socket)) {
       socket.destroy();
       return;
     }
