@@ -2,7 +2,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer } from 'node:tls';
 import { Aedes, type AedesOptions } from 'aedes';
 import { hostUnusable } from '../listen-errors.js';
-import type { BrokerAccess } from './broker-access.js';
+import { type BrokerAccess, SERVICE_USERNAME } from './broker-access.js';
 import { BROKER_CONNECTION_LIMITS, type BrokerConnectionLimits, ConnectionGate } from './connection-gate.js';
 import { limitPacketSize, MQTT_PACKET_LIMITS, type MqttPacketLimits } from './packet-limit.js';
 import { SocketBudget, type SocketBufferPolicy } from './socket-budget.js';
@@ -80,6 +80,14 @@ export interface EmbeddedBrokerOptions {
   connectionLimits?: Partial<BrokerConnectionLimits>;
 }
 
+/**
+ * QoS 2 messages of one connection the broker keeps awaiting their PUBREL (aedes's default
+ * is 1000): each is kept whole, up to MQTT_PACKET_LIMITS.other, until the client releases
+ * it, so the default let one connection hold 8 GB. Clients keep 10-20 in flight (Paho,
+ * Mosquitto); one that leaves more unreleased is closed. Readers should use QoS 1 anyway.
+ */
+export const QOS2_AWAITING_RELEASE = 32;
+
 /** The Aedes hooks for `access` and `onPublish`. */
 function brokerHooks(options: EmbeddedBrokerOptions): AedesOptions {
   const { onPublish, access } = options;
@@ -92,6 +100,15 @@ function brokerHooks(options: EmbeddedBrokerOptions): AedesOptions {
           // Aedes answers CONNACK with err.returnCode (5, not authorized, when there is none).
           callback(Object.assign(err, { returnCode: err.returnCode ?? 5 }) as never, false),
       );
+    };
+    // Every reader gets a clean session, whatever it asks: a persistent one would keep its
+    // QoS 2 messages awaiting PUBREL, its subscription and what queues for it after the
+    // connection ends, under each client id it ever used (any `reader-<id>-<suffix>`), so
+    // one reader could grow the broker's memory without bound. A reader needs no session:
+    // its messages are stored as they arrive, and it may subscribe only to its own topic.
+    hooks.preConnect = (_client, packet, callback) => {
+      if (packet.username !== SERVICE_USERNAME) packet.clean = true;
+      callback(null, true);
     };
     hooks.authorizeSubscribe = (client, subscription, callback) =>
       // null refuses this one filter (SUBACK 0x80) and keeps the connection.
@@ -128,6 +145,7 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
   const aedes = await Aedes.createBroker({
     ...brokerHooks(options),
     connectTimeout: limits.connectTimeoutMs,
+    maxInflightInbound: QOS2_AWAITING_RELEASE,
   });
   const gate = new ConnectionGate(limits);
   const { access } = options;

@@ -3,7 +3,7 @@
  * every client logs in, a reader publishes only to its own topic and subscribes to
  * nothing else, rotated and revoked credentials stop working at once.
  */
-import { connectAsync, type IClientOptions, type MqttClient } from 'mqtt';
+import { connectAsync, type IClientOptions, type MqttClient, connect as mqttConnect } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliCaller } from '../../src/caller.js';
 import type { MqttCredentials } from '../../src/ingest/readers-service.js';
@@ -181,6 +181,36 @@ describe('retained and will messages', () => {
     });
     const listener = await connect(asReader(taker.mqtt));
     expect(await heardOn(listener, topic)).toEqual([]);
+  });
+});
+
+describe('sessions', () => {
+  /** Logs in with a persistent session; resolves with the CONNACK's session-present flag. */
+  async function sessionPresent(login: MqttCredentials, clientId: string, topic: string): Promise<boolean> {
+    const client = mqttConnect(running.mqttUrl, {
+      ...asReader(login),
+      clientId,
+      clean: false,
+      protocolVersion: 4,
+      reconnectPeriod: 0,
+    });
+    clients.push(client);
+    const connack = await new Promise<{ sessionPresent: boolean }>((resolve, reject) => {
+      client.once('connect', resolve);
+      client.once('error', reject);
+    });
+    // Something for a persistent session to keep (aedes reports a session by its subscriptions).
+    expect(await grants(client, [topic])).toEqual([1]);
+    await client.endAsync();
+    return connack.sessionPresent;
+  }
+
+  it('gives a reader a clean session even when it asks for a persistent one', async () => {
+    const { mqtt, topic } = await f.reader('generic-json', []);
+    const clientId = `${mqtt.username}-${unique('s')}`;
+    expect(await sessionPresent(mqtt, clientId, topic)).toBe(false);
+    // A persistent session would be there on the second login, with what it held.
+    expect(await sessionPresent(mqtt, clientId, topic)).toBe(false);
   });
 });
 

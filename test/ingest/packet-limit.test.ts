@@ -6,8 +6,9 @@
  */
 import { connect as connectTcp, type Socket } from 'node:net';
 import { connectAsync } from 'mqtt';
+import { generate } from 'mqtt-packet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EmbeddedBroker, startEmbeddedBroker } from '../../src/ingest/broker.js';
+import { type EmbeddedBroker, QOS2_AWAITING_RELEASE, startEmbeddedBroker } from '../../src/ingest/broker.js';
 import { MQTT_PACKET_LIMITS } from '../../src/ingest/packet-limit.js';
 
 let broker: EmbeddedBroker;
@@ -86,5 +87,37 @@ describe('packet size limits', () => {
     } finally {
       await client.endAsync(true);
     }
+  });
+
+  it('closes a connection that leaves more QoS 2 messages than QOS2_AWAITING_RELEASE unreleased', async () => {
+    const socket = await openSocket();
+    socket.on('error', () => undefined);
+    // Read (and drop) the PUBRECs, or the socket would never see the broker close it.
+    socket.resume();
+    socket.write(
+      generate({
+        cmd: 'connect',
+        protocolId: 'MQTT',
+        protocolVersion: 4,
+        clean: true,
+        clientId: 'qos2',
+        keepalive: 0,
+      }),
+    );
+    const publish = (messageId: number) =>
+      generate({
+        cmd: 'publish',
+        topic: 'packet-limit/qos2',
+        qos: 2,
+        messageId,
+        payload: Buffer.from('x'),
+        dup: false,
+        retain: false,
+      });
+    // Each is kept whole until its PUBREL, which never comes; within the window all are taken.
+    for (let id = 1; id <= QOS2_AWAITING_RELEASE; id++) socket.write(publish(id));
+    expect(await closesWithin(socket, 1_000)).toBe(false);
+    socket.write(publish(QOS2_AWAITING_RELEASE + 1));
+    expect(await closesWithin(socket, 2_000)).toBe(true);
   });
 });
