@@ -139,6 +139,9 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
       DATABASE_URL: url,
       PORT: '0',
       TAGTRAIL_MQTT_PORT: '0',
+      // Every publisher connects from loopback: one address, beyond the default 32 (--readers 50).
+      TAGTRAIL_MQTT_MAX_CONNECTIONS_PER_ADDRESS: '100000',
+      TAGTRAIL_MQTT_MAX_CONNECTIONS: '100000',
       LOG_LEVEL: 'warn',
       ...(mqttUrl ? { MQTT_URL: mqttUrl, TAGTRAIL_INSTANCE: instance } : {}),
     }),

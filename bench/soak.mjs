@@ -121,6 +121,9 @@ const metricsToken = randomBytes(24).toString('hex');
 const env = serviceEnv(dataDir, {
   TAGTRAIL_METRICS_TOKEN: metricsToken,
   TAGTRAIL_WEBHOOK_ALLOW_PRIVATE: 'true',
+  // Every simulated reader connects from loopback: one address, beyond the default 32.
+  TAGTRAIL_MQTT_MAX_CONNECTIONS_PER_ADDRESS: '100000',
+  TAGTRAIL_MQTT_MAX_CONNECTIONS: '100000',
 });
 
 const hooks = await webhookReceiver();

@@ -149,6 +149,10 @@ export async function startService(config: Config, options: StartOptions = {}): 
           onPublish: (topic, payload, sender, done) => brokerIngest.take(topic, payload, sender, done),
           access: brokerAccess,
           tls: config.mqttTls && { ...config.mqttTls, port: config.TAGTRAIL_MQTTS_PORT },
+          connectionLimits: {
+            total: config.TAGTRAIL_MQTT_MAX_CONNECTIONS,
+            perAddress: config.TAGTRAIL_MQTT_MAX_CONNECTIONS_PER_ADDRESS,
+          },
         })
       : undefined;
     const broker = placed?.broker;

@@ -2,7 +2,9 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer } from 'node:tls';
 import { Aedes, type AedesOptions } from 'aedes';
 import { hostUnusable } from '../listen-errors.js';
-import type { BrokerAccess } from './broker-access.js';
+import { type BrokerAccess, SERVICE_USERNAME } from './broker-access.js';
+import { BROKER_CONNECTION_LIMITS, type BrokerConnectionLimits, ConnectionGate } from './connection-gate.js';
+import { limitPacketSize, MQTT_PACKET_LIMITS, type MqttPacketLimits } from './packet-limit.js';
 import { SocketBudget, type SocketBufferPolicy } from './socket-budget.js';
 
 /**
@@ -72,7 +74,19 @@ export interface EmbeddedBrokerOptions {
   tls?: { cert: Buffer; key: Buffer; port: number };
   /** Each reader socket's read buffer (default READER_SOCKET_BUFFER). */
   socketBuffer?: SocketBufferPolicy;
+  /** The largest packets taken (default MQTT_PACKET_LIMITS, ./packet-limit.ts). */
+  packetLimits?: MqttPacketLimits;
+  /** How many connections are held, and how long one may take to log in (./connection-gate.ts). */
+  connectionLimits?: Partial<BrokerConnectionLimits>;
 }
+
+/**
+ * QoS 2 messages of one connection the broker keeps awaiting their PUBREL (aedes's default
+ * is 1000): each is kept whole, up to MQTT_PACKET_LIMITS.other, until the client releases
+ * it, so the default let one connection hold 8 GB. Clients keep 10-20 in flight (Paho,
+ * Mosquitto); one that leaves more unreleased is closed. Readers should use QoS 1 anyway.
+ */
+export const QOS2_AWAITING_RELEASE = 32;
 
 /** The Aedes hooks for `access` and `onPublish`. */
 function brokerHooks(options: EmbeddedBrokerOptions): AedesOptions {
@@ -87,6 +101,15 @@ function brokerHooks(options: EmbeddedBrokerOptions): AedesOptions {
           callback(Object.assign(err, { returnCode: err.returnCode ?? 5 }) as never, false),
       );
     };
+    // Every reader gets a clean session, whatever it asks: a persistent one would keep its
+    // QoS 2 messages awaiting PUBREL, its subscription and what queues for it after the
+    // connection ends, under each client id it ever used (any `reader-<id>-<suffix>`), so
+    // one reader could grow the broker's memory without bound. A reader needs no session:
+    // its messages are stored as they arrive, and it may subscribe only to its own topic.
+    hooks.preConnect = (_client, packet, callback) => {
+      if (packet.username !== SERVICE_USERNAME) packet.clean = true;
+      callback(null, true);
+    };
     hooks.authorizeSubscribe = (client, subscription, callback) =>
       // null refuses this one filter (SUBACK 0x80) and keeps the connection.
       callback(null, client && access.maySubscribe(client, subscription.topic) ? subscription : null);
@@ -99,6 +122,11 @@ function brokerHooks(options: EmbeddedBrokerOptions): AedesOptions {
       if (access && !access.mayPublish(client, packet.topic)) {
         return callback(new Error(`not authorized to publish to ${packet.topic}`));
       }
+      // Nothing a reader sends is retained (its will included): a retained message outlives
+      // the reader's hold on the topic, and would be handed to whoever is given the topic
+      // next, another organization's reader maybe. Ingest takes messages here, not from a
+      // subscription, so it never needs one.
+      if (access) packet.retain = false;
       if (!onPublish) return callback(null);
       const payload = packet.payload;
       onPublish(
@@ -113,19 +141,27 @@ function brokerHooks(options: EmbeddedBrokerOptions): AedesOptions {
 }
 
 export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promise<EmbeddedBroker> {
-  const aedes = await Aedes.createBroker(brokerHooks(options));
+  const limits = { ...BROKER_CONNECTION_LIMITS, ...options.connectionLimits };
+  const aedes = await Aedes.createBroker({
+    ...brokerHooks(options),
+    connectTimeout: limits.connectTimeoutMs,
+    maxInflightInbound: QOS2_AWAITING_RELEASE,
+  });
+  const gate = new ConnectionGate(limits);
   const { access } = options;
   if (access) aedes.on('clientDisconnect', (client) => access.forget(client));
   // Each reader's read buffer, sized as it connects (./socket-budget.ts).
   const budget = new SocketBudget(options.socketBuffer);
   let closing = false;
   const handle = (socket: Socket) => {
-    if (closing) {
+    // Refused connections are closed unanswered, like a full server's: MQTT 3.1.1 has no
+    // CONNACK code for it, and answering would mean reading their CONNECT first.
+    if (closing || !gate.admit(socket)) {
       socket.destroy();
       return;
     }
     budget.add(socket);
-    aedes.handle(socket);
+    limitPacketSize(aedes.handle(socket), options.packetLimits ?? MQTT_PACKET_LIMITS);
   };
   const server = createServer(handle);
   // TLS sockets reach Aedes once the handshake is done; a failed handshake never does.

@@ -3,7 +3,7 @@
  * every client logs in, a reader publishes only to its own topic and subscribes to
  * nothing else, rotated and revoked credentials stop working at once.
  */
-import { connectAsync, type IClientOptions, type MqttClient } from 'mqtt';
+import { connectAsync, type IClientOptions, type MqttClient, connect as mqttConnect } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliCaller } from '../../src/caller.js';
 import type { MqttCredentials } from '../../src/ingest/readers-service.js';
@@ -139,6 +139,78 @@ describe('publishing', () => {
     expect(await storedPayloads(victim.reader.id)).toEqual([own]);
     expect(await storedPayloads(foreign.reader.id)).toEqual([]);
     expect(await storedPayloads(reader.id)).toEqual([]);
+  });
+});
+
+describe('retained and will messages', () => {
+  /** What a subscriber to `topic` gets within a second (a retained message comes at once). */
+  async function heardOn(client: MqttClient, topic: string): Promise<string[]> {
+    const heard: string[] = [];
+    client.on('message', (_topic, payload) => heard.push(payload.toString()));
+    expect(await grants(client, [topic])).toEqual([1]);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    return heard;
+  }
+
+  it("keeps no retained message of a reader: its topic's next owner, of another organization, hears nothing of it", async () => {
+    const { reader, topic, mqtt } = await f.reader('generic-json', []);
+    const planted = genericJson([['E2000000000000000000F0CC', 1, null]]);
+    const client = await connect(asReader(mqtt));
+    await client.publishAsync(topic, planted, { qos: 1, retain: true });
+    // A will with the retain flag, published as the connection drops.
+    const willing = await connect({
+      ...asReader(mqtt),
+      will: { topic, payload: Buffer.from(planted), qos: 1, retain: true },
+    });
+    const willGone = closed(willing);
+    willing.stream.destroy();
+    await willGone;
+    await waitFor(
+      () => storedPayloads(reader.id),
+      (payloads) => payloads.length === 2,
+    );
+    // The reader goes; another organization's reader is given its topic.
+    const gone = closed(client);
+    await t.services.readers.delete(cliCaller(f.orgId), reader.id);
+    await gone;
+    const otherOrg = await ingestFixture(t);
+    const taker = await t.services.readers.create(cliCaller(otherOrg.orgId), {
+      family: 'generic-json',
+      identity: unique('reader'),
+      topic,
+    });
+    const listener = await connect(asReader(taker.mqtt));
+    expect(await heardOn(listener, topic)).toEqual([]);
+  });
+});
+
+describe('sessions', () => {
+  /** Logs in with a persistent session; resolves with the CONNACK's session-present flag. */
+  async function sessionPresent(login: MqttCredentials, clientId: string, topic: string): Promise<boolean> {
+    const client = mqttConnect(running.mqttUrl, {
+      ...asReader(login),
+      clientId,
+      clean: false,
+      protocolVersion: 4,
+      reconnectPeriod: 0,
+    });
+    clients.push(client);
+    const connack = await new Promise<{ sessionPresent: boolean }>((resolve, reject) => {
+      client.once('connect', resolve);
+      client.once('error', reject);
+    });
+    // Something for a persistent session to keep (aedes reports a session by its subscriptions).
+    expect(await grants(client, [topic])).toEqual([1]);
+    await client.endAsync();
+    return connack.sessionPresent;
+  }
+
+  it('gives a reader a clean session even when it asks for a persistent one', async () => {
+    const { mqtt, topic } = await f.reader('generic-json', []);
+    const clientId = `${mqtt.username}-${unique('s')}`;
+    expect(await sessionPresent(mqtt, clientId, topic)).toBe(false);
+    // A persistent session would be there on the second login, with what it held.
+    expect(await sessionPresent(mqtt, clientId, topic)).toBe(false);
   });
 });
 

@@ -1,0 +1,52 @@
+import type { Socket } from 'node:net';
+
+/**
+ * How many connections the embedded broker holds. Every TCP connection costs the process a
+ * file descriptor and some memory before it has said who it is (the CONNECT may take
+ * `connectTimeoutMs` to come), so without a bound one device on the site network could
+ * open connections until the process runs out of descriptors, and the HTTP server and the
+ * database pool with it (20,000 silent connections from one address did exactly that).
+ *
+ * - `total` (TAGTRAIL_MQTT_MAX_CONNECTIONS): connections open at once on all the broker's listeners; keep it well under
+ *   the process's open-file limit (`ulimit -n`), which the API and the database need too.
+ * - `perAddress` (TAGTRAIL_MQTT_MAX_CONNECTIONS_PER_ADDRESS): connections from one remote address, so that one device cannot take
+ *   every slot; readers behind one NAT address share it.
+ * - `connectTimeoutMs`: how long a connection may take to send its CONNECT (aedes's own
+ *   default is 30 s; a reader sends it right after the TCP handshake).
+ */
+export interface BrokerConnectionLimits {
+  total: number;
+  perAddress: number;
+  connectTimeoutMs: number;
+}
+
+export const BROKER_CONNECTION_LIMITS: BrokerConnectionLimits = {
+  total: 1000,
+  perAddress: 32,
+  connectTimeoutMs: 10_000,
+};
+
+/** Counts the broker's open connections, in all and by remote address, and admits new ones within the limits. */
+export class ConnectionGate {
+  private open = 0;
+  private readonly byAddress = new Map<string, number>();
+
+  constructor(private readonly limits: Pick<BrokerConnectionLimits, 'total' | 'perAddress'>) {}
+
+  /** Whether `socket` may be served; if so it is counted until it closes. */
+  admit(socket: Socket): boolean {
+    // A socket already reset by its peer has no address; it closes at once anyway.
+    const address = socket.remoteAddress ?? '';
+    const fromAddress = this.byAddress.get(address) ?? 0;
+    if (this.open >= this.limits.total || fromAddress >= this.limits.perAddress) return false;
+    this.open += 1;
+    this.byAddress.set(address, fromAddress + 1);
+    socket.once('close', () => {
+      this.open -= 1;
+      const left = (this.byAddress.get(address) ?? 1) - 1;
+      if (left > 0) this.byAddress.set(address, left);
+      else this.byAddress.delete(address);
+    });
+    return true;
+  }
+}
