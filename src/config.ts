@@ -42,7 +42,7 @@ const ConfigSchema = Type.Object({
   TAGTRAIL_MQTTS_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8883 }),
   // Connections the embedded broker holds, in all and from one address (src/ingest/connection-gate.ts).
   TAGTRAIL_MQTT_MAX_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 1000000, default: 1000 }),
-  TAGTRAIL_MQTT_MAX_CONNECTIONS_PER_ADDRESS: Type.Integer({ minimum: 1, maximum: 1000000, default: 32 }),
+  TAGTRAIL_MQTT_MAX_CONNECTIONS_PER_ADDRESS: Type.Integer({ minimum: 1, maximum: 1000000, default: 256 }),
   // The ingest consumer's login on MQTT_URL when the URL does not carry one.
   TAGTRAIL_MQTT_USERNAME: Type.Optional(Type.String({ minLength: 1, maxLength: 65535 })),
   TAGTRAIL_MQTT_PASSWORD: Type.Optional(Type.String({ minLength: 1, maxLength: 65535 })),

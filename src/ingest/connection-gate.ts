@@ -22,7 +22,7 @@ export interface BrokerConnectionLimits {
 
 export const BROKER_CONNECTION_LIMITS: BrokerConnectionLimits = {
   total: 1000,
-  perAddress: 32,
+  perAddress: 256,
   connectTimeoutMs: 10_000,
 };
 
