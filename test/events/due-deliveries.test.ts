@@ -10,7 +10,7 @@ import { claimDeliveries, markDelivered, markFailed } from '../../src/events/del
 import { DEFAULT_DELIVERY_POLICY } from '../../src/events/delivery-worker.js';
 import { dispatchEvents } from '../../src/events/dispatcher.js';
 import { WebhookService } from '../../src/events/webhook-service.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { createTestDatabase, insertOrganization, type TestDatabase } from '../helpers/database.js';
 import { TEST_SECRETS } from '../helpers/secrets.js';
 
 const BACKLOG = 3_000;
@@ -28,12 +28,7 @@ describe('choosing due deliveries', () => {
   const q = <T extends object = Record<string, unknown>>(sql: string, params: unknown[] = []) =>
     database.db.pool.query<T & QueryResultRow>(sql, params).then((r) => r.rows);
 
-  async function org(name: string): Promise<number> {
-    const [row] = await q<{ id: string }>('INSERT INTO organizations (name) VALUES ($1) RETURNING id', [
-      name,
-    ]);
-    return Number(row!.id);
-  }
+  const org = (name: string) => insertOrganization(database.db, name);
 
   async function endpoint(orgId: number, types = '{asset.created}'): Promise<number> {
     const [row] = await q<{ id: string }>(

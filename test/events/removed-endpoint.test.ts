@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_DELIVERY_POLICY, DeliveryWorker } from '../../src/events/delivery-worker.js';
 import { dispatchEvents } from '../../src/events/dispatcher.js';
 import { WebhookService } from '../../src/events/webhook-service.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { createTestDatabase, insertOrganization, type TestDatabase } from '../helpers/database.js';
 import { TEST_SECRETS } from '../helpers/secrets.js';
 import { waitFor } from '../ingest/helpers.js';
 import { startReceiver } from './receiver.js';
@@ -21,12 +21,7 @@ describe('removing an endpoint', () => {
   const q = <T extends object = Record<string, unknown>>(sql: string, params: unknown[] = []) =>
     database.db.pool.query<T & QueryResultRow>(sql, params).then((r) => r.rows);
 
-  async function org(name: string): Promise<number> {
-    const [row] = await q<{ id: string }>('INSERT INTO organizations (name) VALUES ($1) RETURNING id', [
-      name,
-    ]);
-    return Number(row!.id);
-  }
+  const org = (name: string) => insertOrganization(database.db, name);
 
   async function receiver() {
     const r = await startReceiver();

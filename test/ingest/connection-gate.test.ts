@@ -9,6 +9,7 @@ import { type EmbeddedBroker, startEmbeddedBroker } from '../../src/ingest/broke
 import type { BrokerConnectionLimits } from '../../src/ingest/connection-gate.js';
 import { createTestDatabase } from '../helpers/database.js';
 import { startTestService } from '../helpers/service.js';
+import { closesWithin } from '../helpers/socket-close.js';
 
 let broker: EmbeddedBroker | undefined;
 const sockets: Socket[] = [];
@@ -31,18 +32,6 @@ function silent(port: number, localAddress = '127.0.0.1'): Promise<Socket> {
     socket.once('error', reject);
     socket.on('error', () => undefined);
     sockets.push(socket);
-  });
-}
-
-/** Resolves true when the socket closes within `ms`, false when it is still open then. */
-function closesWithin(socket: Socket, ms: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (socket.destroyed) return resolve(true);
-    const timer = setTimeout(() => resolve(false), ms);
-    socket.once('close', () => {
-      clearTimeout(timer);
-      resolve(true);
-    });
   });
 }
 

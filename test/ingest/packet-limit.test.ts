@@ -10,6 +10,7 @@ import { generate } from 'mqtt-packet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EmbeddedBroker, QOS2_AWAITING_RELEASE, startEmbeddedBroker } from '../../src/ingest/broker.js';
 import { MQTT_PACKET_LIMITS } from '../../src/ingest/packet-limit.js';
+import { closesWithin } from '../helpers/socket-close.js';
 
 let broker: EmbeddedBroker;
 const published: Array<{ topic: string; bytes: number }> = [];
@@ -30,18 +31,6 @@ function openSocket(): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const socket = connectTcp(broker.port, '127.0.0.1', () => resolve(socket));
     socket.once('error', reject);
-  });
-}
-
-/** Resolves true when the socket closes within `ms`, false when it is still open then. */
-function closesWithin(socket: Socket, ms: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (socket.destroyed) return resolve(true);
-    const timer = setTimeout(() => resolve(false), ms);
-    socket.once('close', () => {
-      clearTimeout(timer);
-      resolve(true);
-    });
   });
 }
 
