@@ -1,4 +1,4 @@
-import type { Database } from '../db/pool.js';
+import type { Database, Tx } from '../db/pool.js';
 import { webhookSecretContext } from '../secrets/contexts.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import {
@@ -137,31 +137,30 @@ export class DeliveryWorker {
   }
 
   private async pump(): Promise<void> {
-    if (this.queues.size > 0) {
-      try {
-        await this.refreshQueued();
-      } catch (err) {
-        this.onError(err);
-      }
-    }
+    // The deliveries claimed ahead are brought up to date in the first claim's transaction.
+    let refresh = this.queues.size > 0;
     while (this.running) {
-      const free = this.policy.maxInFlight - this.inFlight;
-      if (free <= 0) return;
+      if (!refresh && this.policy.maxInFlight - this.inFlight <= 0) return;
       let claimed: ClaimedDelivery[];
       try {
-        claimed = await this.db.system((tx) =>
-          claimDeliveries(tx, {
+        claimed = await this.db.system(async (tx) => {
+          if (refresh) await this.refreshQueued(tx);
+          const free = this.policy.maxInFlight - this.inFlight;
+          if (free <= 0) return [];
+          return claimDeliveries(tx, {
             limit: free,
             perEndpoint: this.policy.perEndpoint * this.policy.prefetch,
             // Long enough for a full local queue to be sent at the endpoint's slowest;
             // a crashed worker's deliveries are retried by others once it runs out.
             leaseMs: this.policy.timeoutMs * (this.policy.prefetch + 1) + 1_000,
             busy: this.held,
-          }),
-        );
+          });
+        });
       } catch (err) {
         this.onError(err);
         return;
+      } finally {
+        refresh = false;
       }
       if (claimed.length === 0) return;
       for (const d of claimed) {
@@ -181,9 +180,8 @@ export class DeliveryWorker {
    * since are dropped (a disabled one's released for when it is enabled), and the others go
    * to the endpoint's current URL under its current secret. Sends already in flight finish.
    */
-  private async refreshQueued(): Promise<void> {
-    const now = await this.db.system((tx) => endpointsNow(tx, [...this.queues.keys()]));
-    const byId = new Map(now.map((e) => [e.id, e]));
+  private async refreshQueued(tx: Tx): Promise<void> {
+    const byId = new Map((await endpointsNow(tx, [...this.queues.keys()])).map((e) => [e.id, e]));
     const dropped: ClaimedDelivery[] = [];
     for (const [endpointId, queue] of this.queues) {
       const endpoint = byId.get(endpointId);
@@ -197,17 +195,12 @@ export class DeliveryWorker {
         d.secret = endpoint.secret;
       }
     }
-    if (dropped.length === 0) return;
-    try {
-      await this.db.system((tx) =>
-        releaseDeliveries(
-          tx,
-          dropped.map((d) => d.id),
-        ),
-      );
-    } finally {
-      for (const d of dropped) this.release(d);
-    }
+    // Held no more whether or not the release commits: uncommitted, their leases run out.
+    for (const d of dropped) this.release(d);
+    await releaseDeliveries(
+      tx,
+      dropped.map((d) => d.id),
+    );
   }
 
   /** The delivery is no longer held here: its slot is free for the next claim. */
