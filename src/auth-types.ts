@@ -94,14 +94,24 @@ export interface IssuedSession {
   expiresAt: Date;
 }
 
+/**
+ * A session cookie's token, verified once (`SessionAuthenticator.check`): the request's
+ * rate limit keys on it and `authenticate` takes it, so the signature is checked once per
+ * request, a forged one's included. Only `check` makes one.
+ */
+export interface CheckedSessionToken {
+  /**
+   * The rate-limit bucket: the session's when the token verifies as a session token;
+   * undefined otherwise, and then `authenticate` refuses it without a database read too.
+   */
+  readonly bucket: string | undefined;
+}
+
 /** Implemented by the accounts domain (SessionService). */
 export interface SessionAuthenticator {
-  /**
-   * The rate-limit bucket of a session cookie, from the token alone (no database read): the
-   * session's when the token verifies as a session token; undefined otherwise, and then
-   * `authenticate` refuses it without a database read too.
-   */
-  bucketOf(token: string): Promise<string | undefined>;
-  authenticate(token: string): Promise<InternalSession | null>;
+  /** Verifies a session cookie's token, from the token alone (no database read). */
+  check(token: string): Promise<CheckedSessionToken>;
+  /** The live session a cookie (or its checked token) names, or null. */
+  authenticate(token: string | CheckedSessionToken): Promise<InternalSession | null>;
   readonly csrf: { verify(sessionId: string, presented: string | undefined): boolean };
 }

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { InternalSession, IssuedSession, SessionAuthenticator, UserRole } from '../auth-types.js';
+import type {
+  CheckedSessionToken,
+  InternalSession,
+  IssuedSession,
+  SessionAuthenticator,
+  UserRole,
+} from '../auth-types.js';
 import type { Database } from '../db/pool.js';
 import { toWire } from '../http/timestamps.js';
 import type { TokenCodec } from '../keys/tokens.js';
@@ -19,6 +25,16 @@ export const SESSION_LIFETIME_SECONDS = 12 * 3600;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export type { InternalSession, IssuedSession };
+
+type SessionClaims = { orgId: number; id: string };
+
+/** What `check` verified; the HTTP layer sees only the bucket (CheckedSessionToken). */
+class CheckedToken implements CheckedSessionToken {
+  constructor(readonly claims: SessionClaims | null) {}
+  get bucket(): string | undefined {
+    return this.claims ? `session:${this.claims.id}` : undefined;
+  }
+}
 
 /** The `Session` shape of docs/web-app.md. */
 export interface SessionView {
@@ -60,15 +76,26 @@ export class SessionService implements SessionAuthenticator {
     return { token, sessionId, csrfToken: this.csrf.tokenFor(sessionId), expiresAt };
   }
 
-  /** Per session, not per person or organization: one busy tab does not lock out colleagues. */
-  async bucketOf(token: string): Promise<string | undefined> {
-    const claims = await this.sessionClaims(token);
-    return claims ? `session:${claims.id}` : undefined;
+  /**
+   * The token verified once, for the rate limit and then `authenticate`. The bucket is per
+   * session, not per person or organization: one busy tab does not lock out colleagues.
+   */
+  async check(token: string): Promise<CheckedSessionToken> {
+    return new CheckedToken(await this.sessionClaims(token));
   }
 
-  /** The live session a cookie names, or null (bad or expired token, revoked or expired row). */
-  async authenticate(token: string): Promise<InternalSession | null> {
-    const claims = await this.sessionClaims(token);
+  /**
+   * The live session a cookie names, or null (bad or expired token, revoked or expired row).
+   * A checked token is not verified again; anything claiming to be one that `check` did not
+   * make is refused.
+   */
+  async authenticate(token: string | CheckedSessionToken): Promise<InternalSession | null> {
+    const claims =
+      typeof token === 'string'
+        ? await this.sessionClaims(token)
+        : token instanceof CheckedToken
+          ? token.claims
+          : null;
     if (!claims) return null;
     const { orgId, id } = claims;
     const record = await this.db.withOrg(orgId, (tx) => findSession(tx, orgId, id));
@@ -85,7 +112,7 @@ export class SessionService implements SessionAuthenticator {
   }
 
   /** The claims of a genuine, unexpired session token; null for anything else. */
-  private async sessionClaims(token: string): Promise<{ orgId: number; id: string } | null> {
+  private async sessionClaims(token: string): Promise<SessionClaims | null> {
     const verified = await this.tokens.verify(token);
     if (!verified.ok || verified.claims.use !== 'session' || !UUID.test(verified.claims.id)) return null;
     return verified.claims;

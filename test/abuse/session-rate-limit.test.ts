@@ -114,6 +114,45 @@ describe('/internal/ requests per web session', () => {
   });
 });
 
+describe('the session cookie’s verification', () => {
+  let t: InternalTestApp;
+  beforeAll(async () => {
+    t = await buildInternalApp({ sessionRateLimit: LIMIT });
+  });
+  afterAll(() => t.close());
+
+  it('happens once per /internal/ request, for the rate limit and the session alike: a forged cookie’s too, still 401 without a database read', async () => {
+    const admin = await t.signUp();
+    const verify = vi.spyOn(t.services.tokens, 'verify');
+    const reads = vi.spyOn(t.database.db, 'withOrg');
+    const get = (token: string) =>
+      t.app.inject({
+        method: 'GET',
+        url: '/internal/session',
+        headers: { cookie: `tagtrail_session=${token}` },
+      });
+    try {
+      expect((await admin.get('/internal/session')).statusCode).toBe(200);
+      expect(verify).toHaveBeenCalledTimes(1);
+      expect(reads).toHaveBeenCalledTimes(1);
+
+      // The genuine token with another signature: a signature check that fails, each time.
+      const [header, payload, signature] = admin.token.split('.');
+      const flipped = signature!.startsWith('A') ? `B${signature!.slice(1)}` : `A${signature!.slice(1)}`;
+      for (const forged of [`${header}.${payload}.${flipped}`, 'not-a-token']) {
+        verify.mockClear();
+        reads.mockClear();
+        expectInternalError(await get(forged), { status: 401, type: 'unauthorized' });
+        expect(verify).toHaveBeenCalledTimes(1);
+        expect(reads).not.toHaveBeenCalled();
+      }
+    } finally {
+      verify.mockRestore();
+      reads.mockRestore();
+    }
+  });
+});
+
 describe('a session bucket store that cannot answer', () => {
   it('lets the session’s requests through (a rate-limit outage must not take the web app down)', async () => {
     const listener = createServer();

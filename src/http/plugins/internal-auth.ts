@@ -131,15 +131,15 @@ export function registerInternalAuth(app: FastifyInstance, deps: InternalAuthDep
           : 'Not signed in',
       );
     }
-    const bucket = await deps.sessions.bucketOf(token);
-    if (bucket !== undefined) {
-      await takeToken(deps.sessionRateLimit, bucket, request, reply, {
+    const checked = await deps.sessions.check(token);
+    if (checked.bucket !== undefined) {
+      await takeToken(deps.sessionRateLimit, checked.bucket, request, reply, {
         headers: false,
         detail: (seconds) =>
           `Too many requests from this session; try again in ${seconds} second${seconds === 1 ? '' : 's'}`,
       });
     }
-    const session = await deps.sessions.authenticate(token);
+    const session = await deps.sessions.authenticate(checked);
     if (!session) {
       throw new ApiError('unauthorized', 'The session has ended; sign in again', undefined, {
         'set-cookie': clearedSessionCookie(request),
