@@ -12,15 +12,25 @@ import type { TokenCodec } from '../keys/tokens.js';
 import type { CsrfTokens } from './csrf.js';
 import {
   deleteEndedSessions,
+  endSessionsPastCap,
   findSession,
   insertSession,
+  lockUserSessions,
   pruneSessions,
   revokeOtherSessions,
   revokeSession,
+  touchSession,
 } from './sessions-repository.js';
 
 /** Sessions last 12 hours from sign-in; they are not extended by use. */
 export const SESSION_LIFETIME_SECONDS = 12 * 3600;
+
+/**
+ * The live sessions one person may hold: a sign-in past it ends their least recently used
+ * sessions, so a script signing in over and over does not grow the table without bound.
+ * Far above what a person uses (a browser and a phone, a few tabs' sign-ins a day).
+ */
+export const SESSIONS_PER_USER = 50;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -63,8 +73,10 @@ export class SessionService implements SessionAuthenticator {
     const expiresAtSeconds = Math.floor(this.now() / 1000) + SESSION_LIFETIME_SECONDS;
     const expiresAt = new Date(expiresAtSeconds * 1000);
     await this.db.withOrg(orgId, async (tx) => {
+      await lockUserSessions(tx, orgId, userId);
       await pruneSessions(tx, orgId, userId);
       await insertSession(tx, orgId, { id: sessionId, userId, expiresAt });
+      await endSessionsPastCap(tx, orgId, userId, sessionId, SESSIONS_PER_USER - 1);
     });
     const token = await this.tokens.sign({
       use: 'session',
@@ -98,7 +110,13 @@ export class SessionService implements SessionAuthenticator {
           : null;
     if (!claims) return null;
     const { orgId, id } = claims;
-    const record = await this.db.withOrg(orgId, (tx) => findSession(tx, orgId, id));
+    const record = await this.db.withOrg(orgId, async (tx) => {
+      const found = await findSession(tx, orgId, id);
+      // Once a minute at most: which sessions were used last decides which a sign-in past
+      // the cap ends, and a write per request would cost more than that needs.
+      if (found?.touchDue && found.revokedAt === null) await touchSession(tx, orgId, id);
+      return found;
+    });
     if (!record || record.revokedAt !== null || record.expiresAt.getTime() <= this.now()) return null;
     return {
       sessionId: record.id,

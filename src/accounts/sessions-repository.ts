@@ -14,6 +14,8 @@ export interface SessionRecord {
   organizationName: string;
   /** The organization requires two-factor sign-in and this person has not set it up. */
   totpEnrolmentRequired: boolean;
+  /** last_used_at is more than a minute old: a use now should record itself (touchSession). */
+  touchDue: boolean;
 }
 
 export async function insertSession(
@@ -34,7 +36,8 @@ export async function findSession(tx: Tx, orgId: number, id: string): Promise<Se
     `SELECT s.id, s.org_id AS "orgId", s.user_id AS "userId", s.created_at AS "createdAt",
        s.expires_at AS "expiresAt", s.revoked_at AS "revokedAt", u.email, u.role, o.name AS "organizationName",
        o.require_totp AND NOT EXISTS (SELECT 1 FROM user_totp t
-         WHERE t.org_id = s.org_id AND t.user_id = s.user_id AND t.enabled_at IS NOT NULL) AS "totpEnrolmentRequired"
+         WHERE t.org_id = s.org_id AND t.user_id = s.user_id AND t.enabled_at IS NOT NULL) AS "totpEnrolmentRequired",
+       s.last_used_at < now() - interval '1 minute' AS "touchDue"
      FROM web_sessions s
      JOIN users u ON u.id = s.user_id AND u.org_id = s.org_id AND u.removed_at IS NULL
      JOIN organizations o ON o.id = s.org_id
@@ -42,6 +45,47 @@ export async function findSession(tx: Tx, orgId: number, id: string): Promise<Se
     [orgId, id],
   );
   return rows[0] ?? null;
+}
+
+/** Records a use of a live session (at most once a minute: SessionRecord.touchDue). */
+export async function touchSession(tx: Tx, orgId: number, id: string): Promise<void> {
+  await tx.query(
+    'UPDATE web_sessions SET last_used_at = now() WHERE org_id = $1 AND id = $2 AND revoked_at IS NULL',
+    [orgId, id],
+  );
+}
+
+/**
+ * Serialises the creation of one user's sessions until the transaction commits (a lock on
+ * the user's row), so that concurrent sign-ins each count the others' sessions when ending
+ * those past the cap. NO KEY UPDATE: the sessions' foreign key checks (KEY SHARE) do not
+ * wait for it.
+ */
+export async function lockUserSessions(tx: Tx, orgId: number, userId: number): Promise<void> {
+  await tx.query('SELECT 1 FROM users WHERE org_id = $1 AND id = $2 FOR NO KEY UPDATE', [orgId, userId]);
+}
+
+/**
+ * Ends (revokes) the user's live sessions but `keepId` and the `keepOthers` most recently
+ * used of the others; returns how many. Call under lockUserSessions.
+ */
+export async function endSessionsPastCap(
+  tx: Tx,
+  orgId: number,
+  userId: number,
+  keepId: string,
+  keepOthers: number,
+): Promise<number> {
+  const { rowCount } = await tx.query(
+    `UPDATE web_sessions SET revoked_at = now()
+     WHERE org_id = $1 AND id IN (
+       SELECT id FROM web_sessions
+       WHERE org_id = $1 AND user_id = $2 AND id <> $3 AND revoked_at IS NULL AND expires_at > now()
+       ORDER BY last_used_at DESC, created_at DESC, id
+       OFFSET $4)`,
+    [orgId, userId, keepId, keepOthers],
+  );
+  return rowCount ?? 0;
 }
 
 export async function revokeSession(tx: Tx, orgId: number, id: string): Promise<void> {
