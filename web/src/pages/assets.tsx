@@ -2,7 +2,7 @@ import type { AssetRow, ReportRow } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
 import { locationLabel } from '../components/location-picker.js';
 import { PageHeader } from '../components/page.js';
-import { Pager, usePaged } from '../components/paging.js';
+import { isEmpty, Pager, usePaged } from '../components/paging.js';
 import { SortHeader } from '../components/sort-header.js';
 import { formatDateTime } from '../format.js';
 import { touchesAssets, useLiveRefresh } from '../live.js';
@@ -123,7 +123,7 @@ export function AssetsPage() {
                 <td>{formatDateTime(a.last_seen_at, 'never')}</td>
               </tr>
             ))}
-            {!assets.loading && !assets.error && assets.rows.length === 0 && (
+            {isEmpty(assets) && (
               <tr>
                 <td colSpan={4} class="empty">
                   {query ? `No asset matches “${query}”.` : 'No assets yet.'}
@@ -184,7 +184,7 @@ export function ReportPage() {
                 <td>{r.asset_deleted_at ? <span class="badge badge-revoked">deleted</span> : 'live'}</td>
               </tr>
             ))}
-            {!report.loading && !report.error && report.rows.length === 0 && (
+            {isEmpty(report) && (
               <tr>
                 <td colSpan={4} class="empty">
                   Nothing scanned yet.

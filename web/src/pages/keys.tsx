@@ -4,7 +4,7 @@ import { ConfirmedAction } from '../components/confirm.js';
 import { CopyField } from '../components/copy-field.js';
 import { ErrorAlert } from '../components/errors.js';
 import { PageHeader } from '../components/page.js';
-import { Pager, usePaged } from '../components/paging.js';
+import { isEmpty, Pager, usePaged } from '../components/paging.js';
 import { ShownOncePanel } from '../components/shown-once.js';
 import { TextField } from '../components/text-field.js';
 import { submitting, useAction } from '../components/use-action.js';
@@ -253,7 +253,7 @@ export function KeysPage() {
               {keys.rows.map((k) => (
                 <KeyRow key={k.id} item={k} onRevoked={keys.reload} />
               ))}
-              {!keys.loading && !keys.error && keys.rows.length === 0 && (
+              {isEmpty(keys) && (
                 <tr>
                   <td colSpan={7} class="empty">
                     No keys yet.

@@ -4,7 +4,7 @@ import { RecordActivity } from '../components/activity-list.js';
 import { DraftConflict, saveAttributes } from '../components/draft-conflict.js';
 import { ErrorAlert } from '../components/errors.js';
 import { FieldMessage, FormAlert, FormErrors } from '../components/form-errors.js';
-import { Pager, usePaged } from '../components/paging.js';
+import { isEmpty, Pager, usePaged } from '../components/paging.js';
 import { submitting, useAction, useRequestThenReload } from '../components/use-action.js';
 import { useDraft } from '../components/use-draft.js';
 import { formatDateTime } from '../format.js';
@@ -344,7 +344,7 @@ function AssetsHere({ location }: { location: LocationRecord }) {
     <section class="card" aria-labelledby={`assets-${location.id}-title`} id="assets-here">
       <h3 id={`assets-${location.id}-title`}>Assets here now</h3>
       <ErrorAlert error={assets.error} />
-      {!assets.loading && assets.rows.length === 0 && !assets.error && (
+      {isEmpty(assets) && (
         <p class="muted">No asset is placed at this location (sub-locations not counted).</p>
       )}
       <ul class="asset-links">

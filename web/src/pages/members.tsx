@@ -4,7 +4,7 @@ import { ConfirmedAction } from '../components/confirm.js';
 import { CopyField } from '../components/copy-field.js';
 import { ErrorAlert } from '../components/errors.js';
 import { PageHeader } from '../components/page.js';
-import { Pager, usePaged } from '../components/paging.js';
+import { isEmpty, Pager, usePaged } from '../components/paging.js';
 import { ResetLinkButton } from '../components/reset-link.js';
 import { ShownOncePanel } from '../components/shown-once.js';
 import { TextField } from '../components/text-field.js';
@@ -305,7 +305,7 @@ export function MembersPage() {
                   onIssued={show}
                 />
               ))}
-              {!invitations.loading && !invitations.error && invitations.rows.length === 0 && (
+              {isEmpty(invitations) && (
                 <tr>
                   <td colSpan={5} class="empty">
                     No open invitations.

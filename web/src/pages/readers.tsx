@@ -3,7 +3,7 @@ import { api, type Reader } from '../api.js';
 import { BrokerAddress } from '../components/broker-address.js';
 import { ErrorAlert } from '../components/errors.js';
 import { PageHeader } from '../components/page.js';
-import { Pager, usePaged } from '../components/paging.js';
+import { isEmpty, Pager, usePaged } from '../components/paging.js';
 import { MqttAccess, SecretsShown, type ShownSecrets, webhookUrl } from '../components/reader-credentials.js';
 import { EditReader, FamilyField, familyLabel } from '../components/reader-edit.js';
 import { ReaderHealth } from '../components/reader-health.js';
@@ -267,9 +267,7 @@ export function ReadersPage() {
       <section aria-labelledby="readers-title">
         <h2 id="readers-title">Readers</h2>
         <ErrorAlert error={readers.error} />
-        {!readers.loading && !readers.error && readers.rows.length === 0 && (
-          <p class="empty">No readers yet.</p>
-        )}
+        {isEmpty(readers) && <p class="empty">No readers yet.</p>}
         <div class="reader-list">
           {readers.rows.map((r) => (
             <ReaderCard key={r.id} reader={r} onChanged={readers.reload} onRotated={show} />

@@ -4,7 +4,7 @@ import { CopyField } from '../components/copy-field.js';
 import { ErrorAlert } from '../components/errors.js';
 import { LocationPicker } from '../components/location-picker.js';
 import { PageHeader } from '../components/page.js';
-import { Pager, usePaged } from '../components/paging.js';
+import { isEmpty, Pager, usePaged } from '../components/paging.js';
 import { ShownOncePanel } from '../components/shown-once.js';
 import { submitting, useAction, useRequestThenReload } from '../components/use-action.js';
 import { formatDateTime } from '../format.js';
@@ -186,7 +186,7 @@ function DeliveryLog({ endpoint }: { endpoint: Endpoint }) {
               </td>
             </tr>
           ))}
-          {!log.loading && !log.error && log.rows.length === 0 && (
+          {isEmpty(log) && (
             <tr>
               <td colSpan={6} class="empty">
                 Nothing sent yet.
@@ -278,9 +278,7 @@ export function WebhooksPage() {
       <section aria-labelledby="endpoints-title">
         <h2 id="endpoints-title">Endpoints</h2>
         <ErrorAlert error={endpoints.error} />
-        {!endpoints.loading && !endpoints.error && endpoints.rows.length === 0 && (
-          <p class="empty">No endpoints yet.</p>
-        )}
+        {isEmpty(endpoints) && <p class="empty">No endpoints yet.</p>}
         {endpoints.rows.map((e) => (
           <EndpointCard key={e.id} endpoint={e} onChanged={endpoints.reload} />
         ))}
