@@ -31,3 +31,40 @@ export function TextField({ id, label, value, onValue, ...input }: TextFieldProp
     </div>
   );
 }
+
+/**
+ * A password someone chooses (signing up, accepting an invitation): the same minimum of 8
+ * the service enforces, said in a hint, and marked as new so a password manager offers
+ * to generate and store it.
+ */
+export function NewPasswordField({
+  id,
+  label,
+  value,
+  onValue,
+}: {
+  id: string;
+  label: string;
+  value: string;
+  onValue(value: string): void;
+}) {
+  const hintId = `${id}-hint`;
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <input
+        id={id}
+        type="password"
+        autocomplete="new-password"
+        required
+        minLength={8}
+        aria-describedby={hintId}
+        value={value}
+        onInput={(e) => onValue(e.currentTarget.value)}
+      />
+      <p class="hint" id={hintId}>
+        At least 8 characters; a few unrelated words make a good one.
+      </p>
+    </div>
+  );
+}
