@@ -3,6 +3,7 @@ import { api, type HandheldResult, type LocationOption, type Page } from '../api
 import { ErrorAlert } from '../components/errors.js';
 import { LocationPicker, locationLabel } from '../components/location-picker.js';
 import { PageHeader } from '../components/page.js';
+import { ScanForm } from '../components/scan-form.js';
 import { useAction } from '../components/use-action.js';
 import { plural } from '../format.js';
 
@@ -147,25 +148,17 @@ export function HandheldPage() {
             </button>
           </p>
         )}
-        <form onSubmit={resolveLocation} class="scan-form">
-          <label for="hh-location">Scan or type the location's barcode</label>
-          <div class="scan-row">
-            <input
-              id="hh-location"
-              ref={locationField}
-              class="big"
-              autocomplete="off"
-              autocapitalize="off"
-              spellcheck={false}
-              enterKeyHint="go"
-              value={locationText}
-              onInput={(e) => setLocationText(e.currentTarget.value)}
-            />
-            <button type="submit" class="button primary big">
-              Set
-            </button>
-          </div>
-        </form>
+        <ScanForm
+          id="hh-location"
+          label="Scan or type the location's barcode"
+          inputRef={locationField}
+          enterKeyHint="go"
+          value={locationText}
+          onValue={setLocationText}
+          onSubmit={resolveLocation}
+          buttonClass="primary"
+          button="Set"
+        />
         <ErrorAlert error={locationError} />
         <button
           type="button"
@@ -218,25 +211,17 @@ export function HandheldPage() {
             Asset keys
           </label>
         </fieldset>
-        <form onSubmit={addItem} class="scan-form">
-          <label for="hh-item">Scan or type {itemKind === 'tag' ? 'a tag' : 'an asset key'}</label>
-          <div class="scan-row">
-            <input
-              id="hh-item"
-              ref={itemField}
-              class="big"
-              autocomplete="off"
-              autocapitalize="off"
-              spellcheck={false}
-              enterKeyHint="enter"
-              value={itemText}
-              onInput={(e) => setItemText(e.currentTarget.value)}
-            />
-            <button type="submit" class="button secondary big">
-              Add
-            </button>
-          </div>
-        </form>
+        <ScanForm
+          id="hh-item"
+          label={`Scan or type ${itemKind === 'tag' ? 'a tag' : 'an asset key'}`}
+          inputRef={itemField}
+          enterKeyHint="enter"
+          value={itemText}
+          onValue={setItemText}
+          onSubmit={addItem}
+          buttonClass="secondary"
+          button="Add"
+        />
         <p class="hint" aria-live="polite">
           {plural(items.length, 'item')} scanned
         </p>
