@@ -68,3 +68,36 @@ export function NewPasswordField({
     </div>
   );
 }
+
+/**
+ * The 6-digit code of an authenticator app: a numeric keyboard on phones, marked as a
+ * one-time code so a password manager that holds the secret can fill it, and spaces
+ * pasted around it dropped.
+ */
+export function AppCodeField({
+  id,
+  label,
+  value,
+  onValue,
+}: {
+  id: string;
+  label: string;
+  value: string;
+  onValue(value: string): void;
+}) {
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <input
+        id={id}
+        inputMode="numeric"
+        autocomplete="one-time-code"
+        pattern="[0-9]{6}"
+        maxLength={6}
+        required
+        value={value}
+        onInput={(e) => onValue(e.currentTarget.value.trim())}
+      />
+    </div>
+  );
+}

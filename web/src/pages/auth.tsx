@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, type Session, type SignUpState } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
 import { PageHeader } from '../components/page.js';
-import { NewPasswordField, TextField } from '../components/text-field.js';
+import { AppCodeField, NewPasswordField, TextField } from '../components/text-field.js';
 import { submitting, useAction } from '../components/use-action.js';
 import { Link, navigate } from '../router.js';
 
@@ -114,19 +114,12 @@ export function SignIn({ onSession }: { onSession(session: Session): void }) {
           </div>
         )}
         {askCode && !useRecovery && (
-          <div class="field">
-            <label for="sign-in-code">Code from your authenticator app</label>
-            <input
-              id="sign-in-code"
-              inputMode="numeric"
-              autocomplete="one-time-code"
-              pattern="[0-9]{6}"
-              maxLength={6}
-              required
-              value={code}
-              onInput={(e) => setCode(e.currentTarget.value.trim())}
-            />
-          </div>
+          <AppCodeField
+            id="sign-in-code"
+            label="Code from your authenticator app"
+            value={code}
+            onValue={setCode}
+          />
         )}
         {askCode && (
           <p>
