@@ -18,6 +18,10 @@ type Item = { kind: ItemKind; value: string };
 const sameItem = (a: Item, b: Item) => a.kind === b.kind && a.value === b.value;
 const itemId = (item: Item) => `${item.kind}:${item.value}`;
 const kindName = (kind: ItemKind) => (kind === 'tag' ? 'tag' : 'asset key');
+const ITEM_KINDS: { kind: ItemKind; label: string }[] = [
+  { kind: 'tag', label: 'Tag values' },
+  { kind: 'asset_external_key', label: 'Asset keys' },
+];
 
 /** The most items one submission takes (HANDHELD_MAX_ITEMS on the server). */
 const MAX_ITEMS = 1000;
@@ -190,26 +194,18 @@ export function HandheldPage() {
         <h2 id="hh-items-title">2. What is here</h2>
         <fieldset class="radio-group inline">
           <legend>Scanned values are</legend>
-          <label class="radio">
-            <input
-              type="radio"
-              name="hh-kind"
-              value="tag"
-              checked={itemKind === 'tag'}
-              onChange={() => setItemKind('tag')}
-            />
-            Tag values
-          </label>
-          <label class="radio">
-            <input
-              type="radio"
-              name="hh-kind"
-              value="asset_external_key"
-              checked={itemKind === 'asset_external_key'}
-              onChange={() => setItemKind('asset_external_key')}
-            />
-            Asset keys
-          </label>
+          {ITEM_KINDS.map(({ kind, label }) => (
+            <label class="radio" key={kind}>
+              <input
+                type="radio"
+                name="hh-kind"
+                value={kind}
+                checked={itemKind === kind}
+                onChange={() => setItemKind(kind)}
+              />
+              {label}
+            </label>
+          ))}
         </fieldset>
         <ScanForm
           id="hh-item"
