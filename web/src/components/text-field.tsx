@@ -32,22 +32,15 @@ export function TextField({ id, label, value, onValue, ...input }: TextFieldProp
   );
 }
 
+/** A field whose input attributes are fixed by what it asks for: only its name and value vary. */
+type FixedFieldProps = Pick<TextFieldProps, 'id' | 'label' | 'value' | 'onValue'>;
+
 /**
  * A password someone chooses (signing up, accepting an invitation): the same minimum of 8
  * the service enforces, said in a hint, and marked as new so a password manager offers
  * to generate and store it.
  */
-export function NewPasswordField({
-  id,
-  label,
-  value,
-  onValue,
-}: {
-  id: string;
-  label: string;
-  value: string;
-  onValue(value: string): void;
-}) {
+export function NewPasswordField({ id, label, value, onValue }: FixedFieldProps) {
   const hintId = `${id}-hint`;
   return (
     <div class="field">
@@ -74,17 +67,7 @@ export function NewPasswordField({
  * one-time code so a password manager that holds the secret can fill it, and spaces
  * pasted around it dropped.
  */
-export function AppCodeField({
-  id,
-  label,
-  value,
-  onValue,
-}: {
-  id: string;
-  label: string;
-  value: string;
-  onValue(value: string): void;
-}) {
+export function AppCodeField({ id, label, value, onValue }: FixedFieldProps) {
   return (
     <div class="field">
       <label for={id}>{label}</label>
