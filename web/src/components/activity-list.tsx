@@ -2,7 +2,7 @@ import { useEffect } from 'preact/hooks';
 import type { Query } from '../api.js';
 import { formatDateTime } from '../format.js';
 import { ErrorAlert } from './errors.js';
-import { Pager, usePaged } from './paging.js';
+import { isEmpty, Pager, usePaged } from './paging.js';
 
 /** One entry of the activity log (docs/web-app.md "Activity log"). */
 export interface ActivityEntry {
@@ -135,9 +135,7 @@ export function ActivityList({
   return (
     <>
       <ErrorAlert error={activity.error} />
-      {!activity.loading && activity.rows.length === 0 && !activity.error && (
-        <p class="empty">No activity recorded.</p>
-      )}
+      {isEmpty(activity) && <p class="empty">No activity recorded.</p>}
       <ol class="activity" aria-label={label}>
         {activity.rows.map((entry) => (
           <Entry key={entry.id} entry={entry} />

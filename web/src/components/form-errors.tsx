@@ -1,5 +1,5 @@
 import { ApiError } from '../api.js';
-import { messagesOf } from './errors.js';
+import { MessagesAlert, messagesOf } from './errors.js';
 
 /**
  * An error of a form's last submit, split the way a person reads it: the API's message for
@@ -73,18 +73,7 @@ export function FieldMessage({ errors, field, id }: { errors: FormErrors; field:
 
 /** The form-level part of the error, announced when it appears. */
 export function FormAlert({ errors }: { errors: FormErrors }) {
-  const [first, ...rest] = errors.rest();
-  if (first === undefined) return null;
-  return (
-    <div class="alert alert-error" role="alert">
-      <p>{first}</p>
-      {rest.length > 0 && (
-        <ul>
-          {rest.map((line) => (
-            <li key={line}>{line}</li>
-          ))}
-        </ul>
-      )}
-    </div>
-  );
+  const messages = errors.rest();
+  if (messages.length === 0) return null;
+  return <MessagesAlert messages={messages} />;
 }

@@ -94,6 +94,14 @@ export function usePaged<T>(
   };
 }
 
+/**
+ * Whether a list is known to be empty: loaded, without an error, and no rows. While a page
+ * loads or after a failure the list may well have rows, so its "none yet" line waits.
+ */
+export function isEmpty(list: Pick<Paged<unknown>, 'rows' | 'loading' | 'error'>): boolean {
+  return !list.loading && !list.error && list.rows.length === 0;
+}
+
 /** Previous / Next and "x–y of total", for any paged list. */
 export function Pager({ paged, label }: { paged: Paged<unknown>; label: string }) {
   const { offset, rowsOffset, limit, total, rows, loading } = paged;

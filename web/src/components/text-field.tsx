@@ -31,3 +31,56 @@ export function TextField({ id, label, value, onValue, ...input }: TextFieldProp
     </div>
   );
 }
+
+/** A field whose input attributes are fixed by what it asks for: only its name and value vary. */
+type FixedFieldProps = Pick<TextFieldProps, 'id' | 'label' | 'value' | 'onValue'>;
+
+/**
+ * A password someone chooses (signing up, accepting an invitation): the same minimum of 8
+ * the service enforces, said in a hint, and marked as new so a password manager offers
+ * to generate and store it.
+ */
+export function NewPasswordField({ id, label, value, onValue }: FixedFieldProps) {
+  const hintId = `${id}-hint`;
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <input
+        id={id}
+        type="password"
+        autocomplete="new-password"
+        required
+        minLength={8}
+        aria-describedby={hintId}
+        value={value}
+        onInput={(e) => onValue(e.currentTarget.value)}
+      />
+      <p class="hint" id={hintId}>
+        At least 8 characters; a few unrelated words make a good one.
+      </p>
+    </div>
+  );
+}
+
+/**
+ * The 6-digit code of an authenticator app: a numeric keyboard on phones, marked as a
+ * one-time code so a password manager that holds the secret can fill it, and spaces
+ * pasted around it dropped.
+ */
+export function AppCodeField({ id, label, value, onValue }: FixedFieldProps) {
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <input
+        id={id}
+        inputMode="numeric"
+        autocomplete="one-time-code"
+        pattern="[0-9]{6}"
+        maxLength={6}
+        required
+        value={value}
+        onInput={(e) => onValue(e.currentTarget.value.trim())}
+      />
+    </div>
+  );
+}

@@ -2,6 +2,7 @@ import { useRef, useState } from 'preact/hooks';
 import { type Asset, api } from '../api.js';
 import { DraftConflict, saveAttributes } from '../components/draft-conflict.js';
 import { FieldMessage, FormAlert, FormErrors } from '../components/form-errors.js';
+import { ActiveCheckbox, DescriptionField } from '../components/record-fields.js';
 import { TagFields } from '../components/tag-capture.js';
 import { submitting, useAction } from '../components/use-action.js';
 import { useDraft } from '../components/use-draft.js';
@@ -130,25 +131,13 @@ export function AssetForm({
           </div>
         )}
       </div>
-      <div class="field">
-        <label for={`${prefix}-description`}>Description</label>
-        <textarea
-          id={`${prefix}-description`}
-          rows={2}
-          value={description}
-          onInput={(e) => draft.update({ description: e.currentTarget.value })}
-          {...input('description', `${prefix}-description`)}
-        />
-        <FieldMessage errors={errors} field="description" id={`${prefix}-description`} />
-      </div>
-      <label class="checkbox">
-        <input
-          type="checkbox"
-          checked={active}
-          onChange={(e) => draft.update({ active: e.currentTarget.checked })}
-        />
-        Active
-      </label>
+      <DescriptionField
+        id={`${prefix}-description`}
+        value={description}
+        errors={errors}
+        onValue={(value) => draft.update({ description: value })}
+      />
+      <ActiveCheckbox checked={active} onValue={(checked) => draft.update({ active: checked })} />
       <FieldMessage errors={errors} field="is_active" id={`${prefix}-active`} />
       <div class="row">
         <div class="field">

@@ -1,7 +1,7 @@
 import { useEffect } from 'preact/hooks';
 import type { HistoryRow } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
-import { Pager, usePaged } from '../components/paging.js';
+import { isEmpty, Pager, usePaged } from '../components/paging.js';
 import { describeStay, formatDateTime } from '../format.js';
 
 /** The asset's stays, newest first, with the time spent at each place. */
@@ -16,9 +16,7 @@ export function Timeline({ assetId, version }: { assetId: number; version: numbe
     <section aria-labelledby="history-title">
       <h2 id="history-title">History</h2>
       <ErrorAlert error={history.error} />
-      {!history.loading && history.rows.length === 0 && !history.error && (
-        <p class="empty">This asset has not been seen anywhere yet.</p>
-      )}
+      {isEmpty(history) && <p class="empty">This asset has not been seen anywhere yet.</p>}
       <ol class="timeline" aria-label="Where the asset has been">
         {history.rows.map((row) => (
           <li key={`${row.event_observed_at}-${row.location_id}`} class={row.current ? 'current' : undefined}>

@@ -1,5 +1,6 @@
 import type { AssetRow, ReportRow } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
+import { EmptyRow, TableHead } from '../components/list-layout.js';
 import { locationLabel } from '../components/location-picker.js';
 import { PageHeader } from '../components/page.js';
 import { Pager, usePaged } from '../components/paging.js';
@@ -123,13 +124,9 @@ export function AssetsPage() {
                 <td>{formatDateTime(a.last_seen_at, 'never')}</td>
               </tr>
             ))}
-            {!assets.loading && !assets.error && assets.rows.length === 0 && (
-              <tr>
-                <td colSpan={4} class="empty">
-                  {query ? `No asset matches “${query}”.` : 'No assets yet.'}
-                </td>
-              </tr>
-            )}
+            <EmptyRow list={assets} columns={4}>
+              {query ? `No asset matches “${query}”.` : 'No assets yet.'}
+            </EmptyRow>
           </tbody>
         </table>
       </div>
@@ -157,14 +154,7 @@ export function ReportPage() {
       <div class="table-wrap" aria-busy={report.loading}>
         <table>
           <caption class="visually-hidden">Last known location of each scanned asset</caption>
-          <thead>
-            <tr>
-              <th scope="col">Asset</th>
-              <th scope="col">Location</th>
-              <th scope="col">Last seen</th>
-              <th scope="col">State</th>
-            </tr>
-          </thead>
+          <TableHead columns={['Asset', 'Location', 'Last seen', 'State']} />
           <tbody>
             {report.rows.map((r) => (
               <tr key={r.asset_id}>
@@ -184,13 +174,9 @@ export function ReportPage() {
                 <td>{r.asset_deleted_at ? <span class="badge badge-revoked">deleted</span> : 'live'}</td>
               </tr>
             ))}
-            {!report.loading && !report.error && report.rows.length === 0 && (
-              <tr>
-                <td colSpan={4} class="empty">
-                  Nothing scanned yet.
-                </td>
-              </tr>
-            )}
+            <EmptyRow list={report} columns={4}>
+              Nothing scanned yet.
+            </EmptyRow>
           </tbody>
         </table>
       </div>

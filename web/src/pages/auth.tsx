@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, type Session, type SignUpState } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
 import { PageHeader } from '../components/page.js';
-import { TextField } from '../components/text-field.js';
+import { AppCodeField, NewPasswordField, TextField } from '../components/text-field.js';
 import { submitting, useAction } from '../components/use-action.js';
 import { Link, navigate } from '../router.js';
 
@@ -114,19 +114,12 @@ export function SignIn({ onSession }: { onSession(session: Session): void }) {
           </div>
         )}
         {askCode && !useRecovery && (
-          <div class="field">
-            <label for="sign-in-code">Code from your authenticator app</label>
-            <input
-              id="sign-in-code"
-              inputMode="numeric"
-              autocomplete="one-time-code"
-              pattern="[0-9]{6}"
-              maxLength={6}
-              required
-              value={code}
-              onInput={(e) => setCode(e.currentTarget.value.trim())}
-            />
-          </div>
+          <AppCodeField
+            id="sign-in-code"
+            label="Code from your authenticator app"
+            value={code}
+            onValue={setCode}
+          />
         )}
         {askCode && (
           <p>
@@ -181,22 +174,7 @@ export function SignUp({ onSession }: { onSession(session: Session): void }) {
           value={email}
           onValue={setEmail}
         />
-        <div class="field">
-          <label for="sign-up-password">Password</label>
-          <input
-            id="sign-up-password"
-            type="password"
-            autocomplete="new-password"
-            required
-            minLength={8}
-            aria-describedby="sign-up-password-hint"
-            value={password}
-            onInput={(e) => setPassword(e.currentTarget.value)}
-          />
-          <p class="hint" id="sign-up-password-hint">
-            At least 8 characters; a few unrelated words make a good one.
-          </p>
-        </div>
+        <NewPasswordField id="sign-up-password" label="Password" value={password} onValue={setPassword} />
         <ErrorAlert error={error} id="sign-up-error" />
         <button type="submit" class="button primary" disabled={busy}>
           {busy ? 'Creating…' : 'Create organization'}

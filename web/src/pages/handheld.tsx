@@ -3,6 +3,7 @@ import { api, type HandheldResult, type LocationOption, type Page } from '../api
 import { ErrorAlert } from '../components/errors.js';
 import { LocationPicker, locationLabel } from '../components/location-picker.js';
 import { PageHeader } from '../components/page.js';
+import { ScanForm } from '../components/scan-form.js';
 import { useAction } from '../components/use-action.js';
 import { plural } from '../format.js';
 
@@ -17,6 +18,10 @@ type Item = { kind: ItemKind; value: string };
 const sameItem = (a: Item, b: Item) => a.kind === b.kind && a.value === b.value;
 const itemId = (item: Item) => `${item.kind}:${item.value}`;
 const kindName = (kind: ItemKind) => (kind === 'tag' ? 'tag' : 'asset key');
+const ITEM_KINDS: { kind: ItemKind; label: string }[] = [
+  { kind: 'tag', label: 'Tag values' },
+  { kind: 'asset_external_key', label: 'Asset keys' },
+];
 
 /** The most items one submission takes (HANDHELD_MAX_ITEMS on the server). */
 const MAX_ITEMS = 1000;
@@ -147,25 +152,17 @@ export function HandheldPage() {
             </button>
           </p>
         )}
-        <form onSubmit={resolveLocation} class="scan-form">
-          <label for="hh-location">Scan or type the location's barcode</label>
-          <div class="scan-row">
-            <input
-              id="hh-location"
-              ref={locationField}
-              class="big"
-              autocomplete="off"
-              autocapitalize="off"
-              spellcheck={false}
-              enterKeyHint="go"
-              value={locationText}
-              onInput={(e) => setLocationText(e.currentTarget.value)}
-            />
-            <button type="submit" class="button primary big">
-              Set
-            </button>
-          </div>
-        </form>
+        <ScanForm
+          id="hh-location"
+          label="Scan or type the location's barcode"
+          inputRef={locationField}
+          enterKeyHint="go"
+          value={locationText}
+          onValue={setLocationText}
+          onSubmit={resolveLocation}
+          buttonClass="primary"
+          button="Set"
+        />
         <ErrorAlert error={locationError} />
         <button
           type="button"
@@ -197,46 +194,30 @@ export function HandheldPage() {
         <h2 id="hh-items-title">2. What is here</h2>
         <fieldset class="radio-group inline">
           <legend>Scanned values are</legend>
-          <label class="radio">
-            <input
-              type="radio"
-              name="hh-kind"
-              value="tag"
-              checked={itemKind === 'tag'}
-              onChange={() => setItemKind('tag')}
-            />
-            Tag values
-          </label>
-          <label class="radio">
-            <input
-              type="radio"
-              name="hh-kind"
-              value="asset_external_key"
-              checked={itemKind === 'asset_external_key'}
-              onChange={() => setItemKind('asset_external_key')}
-            />
-            Asset keys
-          </label>
+          {ITEM_KINDS.map(({ kind, label }) => (
+            <label class="radio" key={kind}>
+              <input
+                type="radio"
+                name="hh-kind"
+                value={kind}
+                checked={itemKind === kind}
+                onChange={() => setItemKind(kind)}
+              />
+              {label}
+            </label>
+          ))}
         </fieldset>
-        <form onSubmit={addItem} class="scan-form">
-          <label for="hh-item">Scan or type {itemKind === 'tag' ? 'a tag' : 'an asset key'}</label>
-          <div class="scan-row">
-            <input
-              id="hh-item"
-              ref={itemField}
-              class="big"
-              autocomplete="off"
-              autocapitalize="off"
-              spellcheck={false}
-              enterKeyHint="enter"
-              value={itemText}
-              onInput={(e) => setItemText(e.currentTarget.value)}
-            />
-            <button type="submit" class="button secondary big">
-              Add
-            </button>
-          </div>
-        </form>
+        <ScanForm
+          id="hh-item"
+          label={`Scan or type ${itemKind === 'tag' ? 'a tag' : 'an asset key'}`}
+          inputRef={itemField}
+          enterKeyHint="enter"
+          value={itemText}
+          onValue={setItemText}
+          onSubmit={addItem}
+          buttonClass="secondary"
+          button="Add"
+        />
         <p class="hint" aria-live="polite">
           {plural(items.length, 'item')} scanned
         </p>

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, type InvitationPreview, type Session } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
 import { PageHeader } from '../components/page.js';
+import { NewPasswordField } from '../components/text-field.js';
 import { submitting, useAction } from '../components/use-action.js';
 import { formatDateTime } from '../format.js';
 import { navigate } from '../router.js';
@@ -55,22 +56,12 @@ export function InvitationPage({ onSession }: { onSession(session: Session): voi
             {formatDateTime(preview.expires_at)}.
           </p>
           <input type="email" hidden readOnly autocomplete="username" value={preview.email} />
-          <div class="field">
-            <label for="accept-password">Choose a password</label>
-            <input
-              id="accept-password"
-              type="password"
-              autocomplete="new-password"
-              required
-              minLength={8}
-              aria-describedby="accept-password-hint"
-              value={password}
-              onInput={(e) => setPassword(e.currentTarget.value)}
-            />
-            <p class="hint" id="accept-password-hint">
-              At least 8 characters; a few unrelated words make a good one.
-            </p>
-          </div>
+          <NewPasswordField
+            id="accept-password"
+            label="Choose a password"
+            value={password}
+            onValue={setPassword}
+          />
           <ErrorAlert error={error} id="accept-error" />
           <button type="submit" class="button primary" disabled={busy}>
             {busy ? 'Creating your account…' : 'Create my account'}

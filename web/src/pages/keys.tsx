@@ -3,8 +3,9 @@ import { type ApiKey, api } from '../api.js';
 import { ConfirmedAction } from '../components/confirm.js';
 import { CopyField } from '../components/copy-field.js';
 import { ErrorAlert } from '../components/errors.js';
+import { EmptyRow, ListSection, TableHead } from '../components/list-layout.js';
 import { PageHeader } from '../components/page.js';
-import { Pager, usePaged } from '../components/paging.js';
+import { usePaged } from '../components/paging.js';
 import { ShownOncePanel } from '../components/shown-once.js';
 import { TextField } from '../components/text-field.js';
 import { submitting, useAction } from '../components/use-action.js';
@@ -231,40 +232,24 @@ export function KeysPage() {
           }}
         />
       )}
-      <section aria-labelledby="keys-title">
-        <h2 id="keys-title">Keys</h2>
-        <ErrorAlert error={keys.error} />
+      <ListSection id="keys" title="Keys" list={keys} pagerLabel="Keys">
         <div class="table-wrap">
           <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Scopes</th>
-                <th scope="col">Created (by)</th>
-                <th scope="col">Expires</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Status</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
+            <TableHead
+              columns={['Name', 'Scopes', 'Created (by)', 'Expires', 'Last used', 'Status']}
+              actions
+            />
             <tbody>
               {keys.rows.map((k) => (
                 <KeyRow key={k.id} item={k} onRevoked={keys.reload} />
               ))}
-              {!keys.loading && !keys.error && keys.rows.length === 0 && (
-                <tr>
-                  <td colSpan={7} class="empty">
-                    No keys yet.
-                  </td>
-                </tr>
-              )}
+              <EmptyRow list={keys} columns={7}>
+                No keys yet.
+              </EmptyRow>
             </tbody>
           </table>
         </div>
-        <Pager paged={keys} label="Keys" />
-      </section>
+      </ListSection>
     </main>
   );
 }

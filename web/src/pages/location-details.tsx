@@ -4,7 +4,8 @@ import { RecordActivity } from '../components/activity-list.js';
 import { DraftConflict, saveAttributes } from '../components/draft-conflict.js';
 import { ErrorAlert } from '../components/errors.js';
 import { FieldMessage, FormAlert, FormErrors } from '../components/form-errors.js';
-import { Pager, usePaged } from '../components/paging.js';
+import { isEmpty, Pager, usePaged } from '../components/paging.js';
+import { ActiveCheckbox, DescriptionField } from '../components/record-fields.js';
 import { submitting, useAction, useRequestThenReload } from '../components/use-action.js';
 import { useDraft } from '../components/use-draft.js';
 import { formatDateTime } from '../format.js';
@@ -192,25 +193,13 @@ function EditLocation({ location, onSaved }: { location: LocationRecord; onSaved
         />
         <FieldMessage errors={errors} field="name" id={`${id}-name`} />
       </div>
-      <div class="field">
-        <label for={`${id}-description`}>Description</label>
-        <textarea
-          id={`${id}-description`}
-          rows={2}
-          value={description}
-          {...errors.input('description', `${id}-description`)}
-          onInput={(e) => draft.update({ description: e.currentTarget.value })}
-        />
-        <FieldMessage errors={errors} field="description" id={`${id}-description`} />
-      </div>
-      <label class="checkbox">
-        <input
-          type="checkbox"
-          checked={active}
-          onChange={(e) => draft.update({ active: e.currentTarget.checked })}
-        />
-        Active
-      </label>
+      <DescriptionField
+        id={`${id}-description`}
+        value={description}
+        errors={errors}
+        onValue={(value) => draft.update({ description: value })}
+      />
+      <ActiveCheckbox checked={active} onValue={(checked) => draft.update({ active: checked })} />
       <div class="row">
         <div class="field">
           <label for={`${id}-from`}>Valid from</label>
@@ -344,7 +333,7 @@ function AssetsHere({ location }: { location: LocationRecord }) {
     <section class="card" aria-labelledby={`assets-${location.id}-title`} id="assets-here">
       <h3 id={`assets-${location.id}-title`}>Assets here now</h3>
       <ErrorAlert error={assets.error} />
-      {!assets.loading && assets.rows.length === 0 && !assets.error && (
+      {isEmpty(assets) && (
         <p class="muted">No asset is placed at this location (sub-locations not counted).</p>
       )}
       <ul class="asset-links">

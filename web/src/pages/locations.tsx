@@ -4,7 +4,7 @@ import { api, type TreeNode } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
 import { FieldMessage, FormAlert, FormErrors } from '../components/form-errors.js';
 import { PageHeader } from '../components/page.js';
-import { Pager, usePaged } from '../components/paging.js';
+import { isEmpty, Pager, usePaged } from '../components/paging.js';
 import { submitting, useAction } from '../components/use-action.js';
 import { plural } from '../format.js';
 import { touchesLocations, useLiveRefresh } from '../live.js';
@@ -52,7 +52,7 @@ function Level({
     <>
       <ErrorAlert error={level.error} />
       {level.loading && level.rows.length === 0 && <p class="muted">Loading…</p>}
-      {!level.loading && level.rows.length === 0 && parentId === null && !level.error && (
+      {isEmpty(level) && parentId === null && (
         <p class="empty">No locations yet. Create the first one with the form above.</p>
       )}
       <ul class={parentId === null ? 'tree' : 'tree-children'}>
@@ -137,9 +137,7 @@ function SearchResults({ q, selected }: { q: string; selected: number | null }) 
   return (
     <>
       <ErrorAlert error={hits.error} />
-      {!hits.loading && hits.rows.length === 0 && !hits.error && (
-        <p class="empty">No location's name or key contains “{q}”.</p>
-      )}
+      {isEmpty(hits) && <p class="empty">No location's name or key contains “{q}”.</p>}
       <ul class="tree search-hits">
         {hits.rows.map((hit) => (
           <li key={hit.id} class={`tree-node${selected === hit.id ? ' selected' : ''}`}>

@@ -3,8 +3,9 @@ import { api, type Invitation, type IssuedInvitation, type Member, type Role } f
 import { ConfirmedAction } from '../components/confirm.js';
 import { CopyField } from '../components/copy-field.js';
 import { ErrorAlert } from '../components/errors.js';
+import { EmptyRow, ListSection, TableHead } from '../components/list-layout.js';
 import { PageHeader } from '../components/page.js';
-import { Pager, usePaged } from '../components/paging.js';
+import { usePaged } from '../components/paging.js';
 import { ResetLinkButton } from '../components/reset-link.js';
 import { ShownOncePanel } from '../components/shown-once.js';
 import { TextField } from '../components/text-field.js';
@@ -254,22 +255,10 @@ export function MembersPage() {
       ) : (
         <InviteForm onIssued={show} />
       )}
-      <section aria-labelledby="members-title">
-        <h2 id="members-title">People</h2>
-        <ErrorAlert error={members.error} />
+      <ListSection id="members" title="People" list={members} pagerLabel="Members">
         <div class="table-wrap">
           <table>
-            <thead>
-              <tr>
-                <th scope="col">Email</th>
-                <th scope="col">Role</th>
-                <th scope="col">Joined</th>
-                <th scope="col">Two-factor</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
+            <TableHead columns={['Email', 'Role', 'Joined', 'Two-factor']} actions />
             <tbody>
               {members.rows.map((m) => (
                 <MemberRow key={`${m.id}-${m.role}`} member={m} onChanged={members.reload} />
@@ -277,25 +266,12 @@ export function MembersPage() {
             </tbody>
           </table>
         </div>
-        <Pager paged={members} label="Members" />
-      </section>
+      </ListSection>
       <TwoFactorRequirement />
-      <section aria-labelledby="invitations-title">
-        <h2 id="invitations-title">Open invitations</h2>
-        <ErrorAlert error={invitations.error} />
+      <ListSection id="invitations" title="Open invitations" list={invitations} pagerLabel="Invitations">
         <div class="table-wrap">
           <table>
-            <thead>
-              <tr>
-                <th scope="col">Email</th>
-                <th scope="col">Role</th>
-                <th scope="col">Invited by</th>
-                <th scope="col">Link expires</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
+            <TableHead columns={['Email', 'Role', 'Invited by', 'Link expires']} actions />
             <tbody>
               {invitations.rows.map((i) => (
                 <InvitationRow
@@ -305,18 +281,13 @@ export function MembersPage() {
                   onIssued={show}
                 />
               ))}
-              {!invitations.loading && !invitations.error && invitations.rows.length === 0 && (
-                <tr>
-                  <td colSpan={5} class="empty">
-                    No open invitations.
-                  </td>
-                </tr>
-              )}
+              <EmptyRow list={invitations} columns={5}>
+                No open invitations.
+              </EmptyRow>
             </tbody>
           </table>
         </div>
-        <Pager paged={invitations} label="Invitations" />
-      </section>
+      </ListSection>
     </main>
   );
 }

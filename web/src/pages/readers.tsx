@@ -2,8 +2,9 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, type Reader } from '../api.js';
 import { BrokerAddress } from '../components/broker-address.js';
 import { ErrorAlert } from '../components/errors.js';
+import { ListSection } from '../components/list-layout.js';
 import { PageHeader } from '../components/page.js';
-import { Pager, usePaged } from '../components/paging.js';
+import { isEmpty, usePaged } from '../components/paging.js';
 import { MqttAccess, SecretsShown, type ShownSecrets, webhookUrl } from '../components/reader-credentials.js';
 import { EditReader, FamilyField, familyLabel } from '../components/reader-edit.js';
 import { ReaderHealth } from '../components/reader-health.js';
@@ -264,19 +265,14 @@ export function ReadersPage() {
       <BrokerAddress />
       {can('admin') && <AddReader onAdded={show} />}
       {shown && <SecretsShown shown={shown} onDone={() => setShown(null)} />}
-      <section aria-labelledby="readers-title">
-        <h2 id="readers-title">Readers</h2>
-        <ErrorAlert error={readers.error} />
-        {!readers.loading && !readers.error && readers.rows.length === 0 && (
-          <p class="empty">No readers yet.</p>
-        )}
+      <ListSection id="readers" title="Readers" list={readers} pagerLabel="Readers">
+        {isEmpty(readers) && <p class="empty">No readers yet.</p>}
         <div class="reader-list">
           {readers.rows.map((r) => (
             <ReaderCard key={r.id} reader={r} onChanged={readers.reload} onRotated={show} />
           ))}
         </div>
-        <Pager paged={readers} label="Readers" />
-      </section>
+      </ListSection>
     </main>
   );
 }

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { ConfirmedAction } from '../components/confirm.js';
 import { ErrorAlert } from '../components/errors.js';
+import { AppCodeField } from '../components/text-field.js';
 import { submitting, useAction } from '../components/use-action.js';
 
 /**
@@ -63,19 +64,12 @@ export function RegenerateRecoveryCodes({ left, onCodes }: { left: number; onCod
         <strong>{left}</strong> of 10 recovery codes left.
         {left <= 3 && ' Make new ones before they run out.'}
       </p>
-      <div class="field">
-        <label for="totp-regenerate-code">App code for new recovery codes</label>
-        <input
-          id="totp-regenerate-code"
-          inputMode="numeric"
-          autocomplete="one-time-code"
-          pattern="[0-9]{6}"
-          maxLength={6}
-          required
-          value={code}
-          onInput={(e) => setCode(e.currentTarget.value.trim())}
-        />
-      </div>
+      <AppCodeField
+        id="totp-regenerate-code"
+        label="App code for new recovery codes"
+        value={code}
+        onValue={setCode}
+      />
       <ErrorAlert error={error} />
       <button type="submit" class="button secondary" disabled={busy}>
         Make new recovery codes

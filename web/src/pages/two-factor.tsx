@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Session } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
-import { TextField } from '../components/text-field.js';
+import { AppCodeField, TextField } from '../components/text-field.js';
 import { useAction } from '../components/use-action.js';
 import { useSession } from '../session.js';
 import { RecoveryCodesPanel, RegenerateRecoveryCodes } from './two-factor-recovery.js';
@@ -79,21 +79,7 @@ export function TwoFactorCard() {
     });
   };
 
-  const codeField = (
-    <div class="field">
-      <label for="totp-code">Code from the app</label>
-      <input
-        id="totp-code"
-        inputMode="numeric"
-        autocomplete="one-time-code"
-        pattern="[0-9]{6}"
-        maxLength={6}
-        required
-        value={code}
-        onInput={(e) => setCode(e.currentTarget.value.trim())}
-      />
-    </div>
-  );
+  const codeField = <AppCodeField id="totp-code" label="Code from the app" value={code} onValue={setCode} />;
 
   return (
     <section class="card" aria-labelledby="totp-title">

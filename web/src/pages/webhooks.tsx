@@ -2,9 +2,10 @@ import { useState } from 'preact/hooks';
 import { api, type LocationOption } from '../api.js';
 import { CopyField } from '../components/copy-field.js';
 import { ErrorAlert } from '../components/errors.js';
+import { EmptyRow, ListSection, TableHead } from '../components/list-layout.js';
 import { LocationPicker } from '../components/location-picker.js';
 import { PageHeader } from '../components/page.js';
-import { Pager, usePaged } from '../components/paging.js';
+import { isEmpty, Pager, usePaged } from '../components/paging.js';
 import { ShownOncePanel } from '../components/shown-once.js';
 import { submitting, useAction, useRequestThenReload } from '../components/use-action.js';
 import { formatDateTime } from '../format.js';
@@ -147,18 +148,7 @@ function DeliveryLog({ endpoint }: { endpoint: Endpoint }) {
       <ErrorAlert error={error ?? log.error} />
       <table>
         <caption>Deliveries to {endpoint.url}, newest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">Event</th>
-            <th scope="col">State</th>
-            <th scope="col">Attempts</th>
-            <th scope="col">Last answer</th>
-            <th scope="col">Response time</th>
-            <th scope="col">
-              <span class="visually-hidden">Actions</span>
-            </th>
-          </tr>
-        </thead>
+        <TableHead columns={['Event', 'State', 'Attempts', 'Last answer', 'Response time']} actions />
         <tbody>
           {log.rows.map((d) => (
             <tr key={d.id}>
@@ -186,13 +176,9 @@ function DeliveryLog({ endpoint }: { endpoint: Endpoint }) {
               </td>
             </tr>
           ))}
-          {!log.loading && !log.error && log.rows.length === 0 && (
-            <tr>
-              <td colSpan={6} class="empty">
-                Nothing sent yet.
-              </td>
-            </tr>
-          )}
+          <EmptyRow list={log} columns={6}>
+            Nothing sent yet.
+          </EmptyRow>
         </tbody>
       </table>
       <Pager paged={log} label="Deliveries" />
@@ -275,17 +261,12 @@ export function WebhooksPage() {
           }}
         />
       )}
-      <section aria-labelledby="endpoints-title">
-        <h2 id="endpoints-title">Endpoints</h2>
-        <ErrorAlert error={endpoints.error} />
-        {!endpoints.loading && !endpoints.error && endpoints.rows.length === 0 && (
-          <p class="empty">No endpoints yet.</p>
-        )}
+      <ListSection id="endpoints" title="Endpoints" list={endpoints} pagerLabel="Endpoints">
+        {isEmpty(endpoints) && <p class="empty">No endpoints yet.</p>}
         {endpoints.rows.map((e) => (
           <EndpointCard key={e.id} endpoint={e} onChanged={endpoints.reload} />
         ))}
-        <Pager paged={endpoints} label="Endpoints" />
-      </section>
+      </ListSection>
     </main>
   );
 }
