@@ -33,12 +33,31 @@ export function DescriptionField({
   );
 }
 
-/** The record's `is_active`. */
-export function ActiveCheckbox({ checked, onValue }: { checked: boolean; onValue(checked: boolean): void }) {
+/** The record's `is_active`, with the API's message about it linked to the checkbox. */
+export function ActiveCheckbox({
+  id,
+  checked,
+  errors,
+  onValue,
+}: {
+  id: string;
+  checked: boolean;
+  errors: FormErrors;
+  onValue(checked: boolean): void;
+}) {
   return (
-    <label class="checkbox">
-      <input type="checkbox" checked={checked} onChange={(e) => onValue(e.currentTarget.checked)} />
-      Active
-    </label>
+    <>
+      <label class="checkbox">
+        <input
+          id={id}
+          type="checkbox"
+          checked={checked}
+          {...errors.input('is_active', id)}
+          onChange={(e) => onValue(e.currentTarget.checked)}
+        />
+        Active
+      </label>
+      <FieldMessage errors={errors} field="is_active" id={id} />
+    </>
   );
 }

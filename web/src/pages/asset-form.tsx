@@ -137,8 +137,12 @@ export function AssetForm({
         errors={errors}
         onValue={(value) => draft.update({ description: value })}
       />
-      <ActiveCheckbox checked={active} onValue={(checked) => draft.update({ active: checked })} />
-      <FieldMessage errors={errors} field="is_active" id={`${prefix}-active`} />
+      <ActiveCheckbox
+        id={`${prefix}-active`}
+        checked={active}
+        errors={errors}
+        onValue={(checked) => draft.update({ active: checked })}
+      />
       <div class="row">
         <div class="field">
           <label for={`${prefix}-valid-from`}>Valid from</label>

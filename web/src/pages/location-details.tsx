@@ -153,7 +153,7 @@ const FIELD_LABELS: Record<keyof LocationFields, string> = {
 
 /** Keeps what was typed when the location changes meanwhile (useDraft). */
 /** The fields the Details form has an input for, so their messages show there. */
-const EDIT_FIELDS = new Set(['name', 'description', 'valid_from', 'valid_to']);
+const EDIT_FIELDS = new Set(['name', 'description', 'valid_from', 'valid_to', 'is_active']);
 
 function EditLocation({ location, onSaved }: { location: LocationRecord; onSaved(): void }) {
   const draft = useDraft(location, fieldsOf);
@@ -199,7 +199,12 @@ function EditLocation({ location, onSaved }: { location: LocationRecord; onSaved
         errors={errors}
         onValue={(value) => draft.update({ description: value })}
       />
-      <ActiveCheckbox checked={active} onValue={(checked) => draft.update({ active: checked })} />
+      <ActiveCheckbox
+        id={`${id}-active`}
+        checked={active}
+        errors={errors}
+        onValue={(checked) => draft.update({ active: checked })}
+      />
       <div class="row">
         <div class="field">
           <label for={`${id}-from`}>Valid from</label>
