@@ -248,15 +248,6 @@ export async function setMqttPasswordHash(
   return (rowCount ?? 0) > 0;
 }
 
-/** Whether the location exists in the organization and is not soft-deleted. */
-export async function liveLocationExists(tx: Tx, orgId: number, locationId: number): Promise<boolean> {
-  const { rowCount } = await tx.query(
-    'SELECT 1 FROM locations WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL',
-    [orgId, locationId],
-  );
-  return (rowCount ?? 0) > 0;
-}
-
 /** Inserts a scan point; a duplicate (reader, antenna) raises 23505 on scan_points_antenna. */
 export async function insertScanPoint(
   tx: Tx,

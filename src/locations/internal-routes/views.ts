@@ -8,6 +8,7 @@ import { PageOnlyQuery, SearchPageQuery, SearchQ } from '../../http/schemas/inte
 import { toWireOrNull } from '../../http/timestamps.js';
 import type { InternalServices } from '../../internal-services.js';
 import { containsCondition, containsPattern, listEnvelope } from '../../master-data/list-query.js';
+import { liveLocationExists } from '../repository.js';
 
 export const TreeNodeSchema = Type.Object({
   id: Type.Integer(),
@@ -50,13 +51,7 @@ const NODE_COUNTS = `(SELECT count(*) FROM locations c
 
 /** One level of the location tree: the live children of `parentId`, or the roots. */
 async function treeLevel(tx: Tx, orgId: number, parentId: number | undefined, page: Page) {
-  if (parentId !== undefined) {
-    const parent = await tx.query(
-      'SELECT 1 FROM locations WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL',
-      [orgId, parentId],
-    );
-    if (!parent.rowCount) throw notFound('location');
-  }
+  if (parentId !== undefined && !(await liveLocationExists(tx, orgId, parentId))) throw notFound('location');
   const where = `l.org_id = $1 AND l.deleted_at IS NULL AND ${parentId === undefined ? 'l.parent_id IS NULL' : 'l.parent_id = $2'}`;
   const args: unknown[] = parentId === undefined ? [orgId] : [orgId, parentId];
   const n = args.length;
@@ -120,11 +115,7 @@ interface TreeHitRow {
 
 /** Live assets placed at one live location now, by name. */
 async function assetsAt(tx: Tx, orgId: number, locationId: number, page: Page) {
-  const found = await tx.query(
-    'SELECT 1 FROM locations WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL',
-    [orgId, locationId],
-  );
-  if (!found.rowCount) throw notFound('location');
+  if (!(await liveLocationExists(tx, orgId, locationId))) throw notFound('location');
   const placed = `asset_positions p JOIN assets a ON a.org_id = p.org_id AND a.id = p.asset_id
     WHERE p.org_id = $1 AND p.location_id = $2 AND a.deleted_at IS NULL`;
   const [rows, count] = await Promise.all([
