@@ -49,6 +49,19 @@ const NODE_COUNTS = `(SELECT count(*) FROM locations c
   (SELECT count(*) FROM asset_positions p JOIN assets a ON a.org_id = p.org_id AND a.id = p.asset_id
     WHERE p.org_id = l.org_id AND p.location_id = l.id AND a.deleted_at IS NULL)::int AS asset_count`;
 
+/**
+ * `path` of a hit `h` (with its `parent_id`; `$1` the organization): its ancestors' names,
+ * root first. `seen` stops the walk at a cycle.
+ */
+const ANCESTOR_NAMES = `COALESCE((WITH RECURSIVE up (id, name, parent_id, depth, seen) AS (
+    SELECT p.id, p.name, p.parent_id, 1, ARRAY[h.id, p.id] FROM locations p
+    WHERE p.org_id = $1 AND p.id = h.parent_id
+    UNION ALL
+    SELECT a.id, a.name, a.parent_id, u.depth + 1, u.seen || a.id
+    FROM up u JOIN locations a ON a.org_id = $1 AND a.id = u.parent_id
+    WHERE NOT a.id = ANY(u.seen)
+  ) SELECT array_agg(name ORDER BY depth DESC) FROM up), '{}') AS path`;
+
 /** One level of the location tree: the live children of `parentId`, or the roots. */
 async function treeLevel(tx: Tx, orgId: number, parentId: number | undefined, page: Page) {
   if (parentId !== undefined && !(await liveLocationExists(tx, orgId, parentId))) throw notFound('location');
@@ -87,15 +100,7 @@ async function treeSearch(tx: Tx, orgId: number, q: string, page: Page) {
          SELECT l.id, l.external_key, l.name, l.parent_id, ${NODE_COUNTS}
          FROM locations l WHERE ${where} ORDER BY l.name, l.id LIMIT $${n + 1} OFFSET $${n + 2}
        )
-       SELECT h.id, h.external_key, h.name, h.child_count, h.asset_count,
-         COALESCE((WITH RECURSIVE up (id, name, parent_id, depth, seen) AS (
-             SELECT p.id, p.name, p.parent_id, 1, ARRAY[h.id, p.id] FROM locations p
-             WHERE p.org_id = $1 AND p.id = h.parent_id
-             UNION ALL
-             SELECT a.id, a.name, a.parent_id, u.depth + 1, u.seen || a.id
-             FROM up u JOIN locations a ON a.org_id = $1 AND a.id = u.parent_id
-             WHERE NOT a.id = ANY(u.seen)
-           ) SELECT array_agg(name ORDER BY depth DESC) FROM up), '{}') AS path
+       SELECT h.id, h.external_key, h.name, h.child_count, h.asset_count, ${ANCESTOR_NAMES}
        FROM hits h ORDER BY h.name, h.id`,
       [...args, page.limit, page.offset],
     ),
@@ -152,15 +157,7 @@ async function pickerPage(tx: Tx, orgId: number, q: string | undefined, page: Pa
          SELECT id, external_key, name, parent_id FROM locations WHERE ${where}
          ORDER BY name, id LIMIT $${n + 1} OFFSET $${n + 2}
        )
-       SELECT h.id, h.external_key, h.name,
-         COALESCE((WITH RECURSIVE up (id, name, parent_id, depth, seen) AS (
-             SELECT p.id, p.name, p.parent_id, 1, ARRAY[h.id, p.id] FROM locations p
-             WHERE p.org_id = $1 AND p.id = h.parent_id
-             UNION ALL
-             SELECT a.id, a.name, a.parent_id, u.depth + 1, u.seen || a.id
-             FROM up u JOIN locations a ON a.org_id = $1 AND a.id = u.parent_id
-             WHERE NOT a.id = ANY(u.seen)
-           ) SELECT array_agg(name ORDER BY depth DESC) FROM up), '{}') AS path
+       SELECT h.id, h.external_key, h.name, ${ANCESTOR_NAMES}
        FROM hits h ORDER BY h.name, h.id`,
       [...args, page.limit, page.offset],
     ),
