@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
 import type { Tx } from '../../db/pool.js';
 import { notFound } from '../../errors.js';
 import { sessionOf } from '../../http/plugins/internal-auth.js';
@@ -7,7 +8,7 @@ import { Id, ListEnvelope, Nullable, PageQuery, TimestampOut } from '../../http/
 import { PageOnlyQuery, SearchPageQuery, SearchQ } from '../../http/schemas/internal.js';
 import { toWireOrNull } from '../../http/timestamps.js';
 import type { InternalServices } from '../../internal-services.js';
-import { containsCondition, containsPattern, listEnvelope } from '../../master-data/list-query.js';
+import { containsCondition, containsPattern, listEnvelope, pageOf } from '../../master-data/list-query.js';
 import { liveLocationExists } from '../repository.js';
 
 export const TreeNodeSchema = Type.Object({
@@ -170,19 +171,28 @@ async function pickerPage(tx: Tx, orgId: number, q: string | undefined, page: Pa
 export const locationViewRoutes =
   (s: InternalServices): FastifyPluginAsyncTypebox =>
   async (app) => {
+    /** A page of a list read for the session's organization in one read transaction. */
+    const listPage = async <T>(
+      request: FastifyRequest,
+      query: Page,
+      read: (tx: Tx, orgId: number, page: Page) => Promise<{ rows: T[]; total: number }>,
+    ) => {
+      const { orgId } = sessionOf(request);
+      const page = pageOf(query);
+      const { rows, total } = await s.db.readWithOrg(orgId, (tx) => read(tx, orgId, page));
+      return listEnvelope(rows, page, total);
+    };
+
     app.get(
       '/internal/locations/tree',
       {
         config: { role: 'viewer' },
         schema: { querystring: TreeQuery, response: { 200: ListEnvelope(TreeNodeSchema) } },
       },
-      async (request) => {
-        const { orgId } = sessionOf(request);
-        const { parent_id, limit, offset } = request.query;
-        const page = { limit, offset };
-        const { rows, total } = await s.db.readWithOrg(orgId, (tx) => treeLevel(tx, orgId, parent_id, page));
-        return listEnvelope(rows, page, total);
-      },
+      (request) =>
+        listPage(request, request.query, (tx, orgId, page) =>
+          treeLevel(tx, orgId, request.query.parent_id, page),
+        ),
     );
 
     app.get(
@@ -191,13 +201,8 @@ export const locationViewRoutes =
         config: { role: 'viewer' },
         schema: { querystring: SearchTreeQuery, response: { 200: ListEnvelope(TreeHitSchema) } },
       },
-      async (request) => {
-        const { orgId } = sessionOf(request);
-        const { q, limit, offset } = request.query;
-        const page = { limit, offset };
-        const { rows, total } = await s.db.readWithOrg(orgId, (tx) => treeSearch(tx, orgId, q, page));
-        return listEnvelope(rows, page, total);
-      },
+      (request) =>
+        listPage(request, request.query, (tx, orgId, page) => treeSearch(tx, orgId, request.query.q, page)),
     );
 
     app.get(
@@ -210,14 +215,10 @@ export const locationViewRoutes =
           response: { 200: ListEnvelope(AssetHereSchema) },
         },
       },
-      async (request) => {
-        const { orgId } = sessionOf(request);
-        const { limit, offset } = request.query;
-        const page = { limit, offset };
-        const id = request.params.location_id;
-        const { rows, total } = await s.db.readWithOrg(orgId, (tx) => assetsAt(tx, orgId, id, page));
-        return listEnvelope(rows, page, total);
-      },
+      (request) =>
+        listPage(request, request.query, (tx, orgId, page) =>
+          assetsAt(tx, orgId, request.params.location_id, page),
+        ),
     );
 
     app.get(
@@ -226,12 +227,7 @@ export const locationViewRoutes =
         config: { role: 'viewer' },
         schema: { querystring: SearchPageQuery, response: { 200: ListEnvelope(LocationOptionSchema) } },
       },
-      async (request) => {
-        const { orgId } = sessionOf(request);
-        const { q, limit, offset } = request.query;
-        const page = { limit, offset };
-        const { rows, total } = await s.db.readWithOrg(orgId, (tx) => pickerPage(tx, orgId, q, page));
-        return listEnvelope(rows, page, total);
-      },
+      (request) =>
+        listPage(request, request.query, (tx, orgId, page) => pickerPage(tx, orgId, request.query.q, page)),
     );
   };
