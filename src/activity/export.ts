@@ -1,15 +1,16 @@
 import pg from 'pg';
 import { APP_ROLE, type Database } from '../db/pool.js';
+import { toWire } from '../http/timestamps.js';
 import { type ActivityEntry, COLUMNS } from './repository.js';
 
 /** Rows fetched from the cursor at a time: memory stays flat whatever the log's size. */
 const BATCH = 1000;
 
-/** An entry as an export line carries it: the shape GET /internal/activity returns. */
-export function exportLine(e: ActivityEntry): string {
-  return JSON.stringify({
+/** An entry as GET /internal/activity returns it, and so as an export line carries it. */
+export function activityView(e: ActivityEntry) {
+  return {
     id: e.id,
-    occurred_at: e.occurred_at.toISOString(),
+    occurred_at: toWire(e.occurred_at),
     actor: { type: e.actor_type, id: e.actor_id, name: e.actor_name },
     entity_type: e.entity_type,
     entity_id: e.entity_id,
@@ -18,7 +19,12 @@ export function exportLine(e: ActivityEntry): string {
     record_id: e.record_id,
     before: e.before,
     after: e.after,
-  });
+  };
+}
+
+/** An entry as an export line carries it: the shape GET /internal/activity returns. */
+export function exportLine(e: ActivityEntry): string {
+  return JSON.stringify(activityView(e));
 }
 
 /**

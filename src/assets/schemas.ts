@@ -2,16 +2,15 @@ import { type Static, Type } from '@sinclair/typebox';
 import { EXTERNAL_KEY_PATTERN, ExternalKey, Id, Nullable, PageQuery } from '../http/schemas/common.js';
 import {
   CommonReadFields,
-  DescriptionField,
-  NameField,
+  CreateFields,
   ReadOnlyEchoFields,
   ServerManaged,
   ServerManagedOnCreate,
   TagEchoSchema,
   type TagRequestSchema,
   TimestampsRead,
-  ValidFromIn,
-  ValidToIn,
+  UpdateFields,
+  ValidityIn,
 } from '../master-data/fields.js';
 import type { Tag } from '../tags/repository.js';
 
@@ -80,14 +79,10 @@ const LOCATION_ON_CREATE = "is read-only: an asset's location is derived from sc
 
 export const AssetCreateBody = Type.Object(
   {
-    name: NameField(),
-    external_key: Type.Optional(ExternalKey()),
-    description: Type.Optional(DescriptionField()),
-    is_active: Type.Optional(Type.Boolean({ description: 'Defaults to true; null is rejected' })),
+    ...CreateFields(),
     metadata: Type.Optional(MetadataField()),
     tags: Type.Optional(Nullable(Type.Array(Type.Unsafe<TagRequest>(Type.Ref('TagRequest'))))),
-    valid_from: Type.Optional(ValidFromIn()),
-    valid_to: Type.Optional(ValidToIn()),
+    ...ValidityIn(),
     location_id: ServerManaged(Nullable(Id()), LOCATION_ON_CREATE),
     location_external_key: ServerManaged(Nullable(Type.String()), LOCATION_ON_CREATE),
     ...ServerManagedOnCreate,
@@ -103,12 +98,9 @@ export type AssetCreate = Static<typeof AssetCreateBody>;
  */
 export const AssetUpdateBody = Type.Object(
   {
-    name: Type.Optional(NameField()),
-    description: Type.Optional(DescriptionField()),
-    is_active: Type.Optional(Type.Boolean({ description: 'null is rejected' })),
+    ...UpdateFields(),
     metadata: Type.Optional(MetadataField()),
-    valid_from: Type.Optional(ValidFromIn()),
-    valid_to: Type.Optional(ValidToIn()),
+    ...ValidityIn(),
     ...ReadOnlyEchoFields,
     location_id: Type.Optional(Nullable(Id())),
     location_external_key: Type.Optional(Nullable(Type.String())),

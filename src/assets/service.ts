@@ -9,7 +9,7 @@ import { assignAutoKey, isAutoKeyForm, lockKeyspace } from '../master-data/auto-
 import { KeyedLimiter } from '../master-data/keyed-limiter.js';
 import {
   containsPattern,
-  eachPage,
+  eachPageOnSnapshot,
   exclusivePair,
   listEnvelope,
   parseSort,
@@ -137,13 +137,7 @@ export class AssetService {
     return listEnvelope(assets, query, total);
   }
 
-  /**
-   * Every page of list(query), `pageSize` rows each, handed to `onPage` in order, all read
-   * in one transaction on one snapshot: each page its own transaction let rows shift
-   * between pages as others were created or deleted meanwhile, so a row live throughout
-   * could be left out or listed twice. `onPage` may wait (for a download to take the page);
-   * the transaction waits with it, up to the snapshot's idle bound (src/db/prologue.ts).
-   */
+  /** Every page of list(query), `pageSize` rows each, handed to `onPage` in order, on one snapshot. */
   listAll(
     orgId: number,
     query: Omit<AssetListParams, 'limit' | 'offset'>,
@@ -151,15 +145,12 @@ export class AssetService {
     onPage: (assets: Asset[]) => Promise<void>,
   ): Promise<void> {
     const filter = listFilter({ ...query, limit: pageSize, offset: 0 });
-    return this.db.readWithOrg(
+    return eachPageOnSnapshot(
+      this.db,
       orgId,
-      (tx) =>
-        eachPage(
-          pageSize,
-          async (offset) => (await listAssets(tx, orgId, { ...filter, offset })).assets,
-          onPage,
-        ),
-      { genericPlans: filter.searchPattern === undefined, snapshot: true },
+      { pageSize, genericPlans: filter.searchPattern === undefined },
+      async (tx, offset) => (await listAssets(tx, orgId, { ...filter, offset })).assets,
+      onPage,
     );
   }
 

@@ -1,6 +1,7 @@
 import type { Database, Tx } from '../db/pool.js';
 import { fieldError, notFound } from '../errors.js';
 import { toWire, toWireOrNull } from '../http/timestamps.js';
+import { liveLocationExists } from '../locations/repository.js';
 import { webhookSecretContext } from '../secrets/contexts.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { lockSubjectHeads } from './deliveries-repository.js';
@@ -241,11 +242,8 @@ export class WebhookService {
   }
 
   private async checkLocation(tx: Tx, orgId: number, locationId: number): Promise<void> {
-    const { rowCount } = await tx.query(
-      'SELECT 1 FROM locations WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL',
-      [orgId, locationId],
-    );
-    if (!rowCount) throw fieldError('location_id', 'fk_not_found', 'location_id names no live location');
+    if (!(await liveLocationExists(tx, orgId, locationId)))
+      throw fieldError('location_id', 'fk_not_found', 'location_id names no live location');
   }
 
   private async find(tx: Tx, orgId: number, id: number, lock = false): Promise<WebhookEndpoint> {

@@ -218,41 +218,41 @@ export async function updateReader(
     columns.push(['webhook_secret_hash', changes.webhookSecretHash]);
   if (columns.length === 0) return (await findReader(tx, orgId, readerId)) !== null;
   const set = columns.map(([c], i) => `${c} = $${i + 3}`).join(', ');
-  const { rowCount } = await tx.query(
-    `UPDATE readers SET ${set} WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL`,
-    [orgId, readerId, ...columns.map(([, v]) => v)],
+  return updateLiveReader(
+    tx,
+    orgId,
+    readerId,
+    set,
+    columns.map(([, v]) => v),
   );
-  return (rowCount ?? 0) > 0;
 }
 
 /** Soft-deletes a live reader (its topic and identity become free at once); false when there is none. */
-export async function softDeleteReader(tx: Tx, orgId: number, readerId: number): Promise<boolean> {
-  const { rowCount } = await tx.query(
-    'UPDATE readers SET deleted_at = now_ms() WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL',
-    [orgId, readerId],
-  );
-  return (rowCount ?? 0) > 0;
+export function softDeleteReader(tx: Tx, orgId: number, readerId: number): Promise<boolean> {
+  return updateLiveReader(tx, orgId, readerId, 'deleted_at = now_ms()');
 }
 
 /** Replaces (or with null revokes) a live reader's MQTT password hash; false when there is no such reader. */
-export async function setMqttPasswordHash(
+export function setMqttPasswordHash(
   tx: Tx,
   orgId: number,
   readerId: number,
   hash: string | null,
 ): Promise<boolean> {
-  const { rowCount } = await tx.query(
-    'UPDATE readers SET mqtt_password_hash = $3 WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL',
-    [orgId, readerId, hash],
-  );
-  return (rowCount ?? 0) > 0;
+  return updateLiveReader(tx, orgId, readerId, 'mqtt_password_hash = $3', [hash]);
 }
 
-/** Whether the location exists in the organization and is not soft-deleted. */
-export async function liveLocationExists(tx: Tx, orgId: number, locationId: number): Promise<boolean> {
+/** `UPDATE readers SET <set>` (its values from $3 on) on a live reader; false when there is none. */
+async function updateLiveReader(
+  tx: Tx,
+  orgId: number,
+  readerId: number,
+  set: string,
+  values: unknown[] = [],
+): Promise<boolean> {
   const { rowCount } = await tx.query(
-    'SELECT 1 FROM locations WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL',
-    [orgId, locationId],
+    `UPDATE readers SET ${set} WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL`,
+    [orgId, readerId, ...values],
   );
   return (rowCount ?? 0) > 0;
 }

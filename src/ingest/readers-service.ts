@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Caller } from '../caller.js';
 import type { Database } from '../db/pool.js';
 import { ApiError, conflict, fieldError, notFound } from '../errors.js';
+import { liveLocationExists } from '../locations/repository.js';
 import { READER_FAMILIES, type ReaderFamily } from './adapters/types.js';
 import type { ReaderRef } from './directory.js';
 import { generateMqttPassword, hashMqttPassword, readerUsername } from './mqtt-credentials.js';
@@ -12,7 +13,6 @@ import {
   insertReader,
   insertScanPoint,
   listReaders,
-  liveLocationExists,
   liveReaderTopics,
   notifyReadersChanged,
   type Reader,

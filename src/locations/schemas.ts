@@ -2,14 +2,13 @@ import { type Static, Type } from '@sinclair/typebox';
 import { ExternalKey, Id, Nullable, PageQuery } from '../http/schemas/common.js';
 import {
   CommonReadFields,
-  DescriptionField,
-  NameField,
+  CreateFields,
   ReadOnlyEchoFields,
   ServerManagedOnCreate,
   TagEchoSchema,
   TimestampsRead,
-  ValidFromIn,
-  ValidToIn,
+  UpdateFields,
+  ValidityIn,
 } from '../master-data/fields.js';
 
 /** Location (read shape), API-SPEC "Location (read shape)". No metadata, tree_path or depth. */
@@ -57,15 +56,11 @@ const ParentKeyField = () => Nullable(ExternalKey());
 
 export const LocationCreateBody = Type.Object(
   {
-    name: NameField(),
-    external_key: Type.Optional(ExternalKey()),
-    description: Type.Optional(DescriptionField()),
-    is_active: Type.Optional(Type.Boolean({ description: 'Defaults to true; null is rejected' })),
+    ...CreateFields(),
     parent_id: Type.Optional(ParentIdField()),
     parent_external_key: Type.Optional(ParentKeyField()),
     tags: Type.Optional(Nullable(Type.Array(Type.Ref('TagRequest')))),
-    valid_from: Type.Optional(ValidFromIn()),
-    valid_to: Type.Optional(ValidToIn()),
+    ...ValidityIn(),
     ...ServerManagedOnCreate,
   },
   { additionalProperties: false },
@@ -78,13 +73,10 @@ export type LocationCreate = Static<typeof LocationCreateBody>;
  */
 export const LocationUpdateBody = Type.Object(
   {
-    name: Type.Optional(NameField()),
-    description: Type.Optional(DescriptionField()),
-    is_active: Type.Optional(Type.Boolean({ description: 'null is rejected' })),
+    ...UpdateFields(),
     parent_id: Type.Optional(ParentIdField()),
     parent_external_key: Type.Optional(ParentKeyField()),
-    valid_from: Type.Optional(ValidFromIn()),
-    valid_to: Type.Optional(ValidToIn()),
+    ...ValidityIn(),
     ...ReadOnlyEchoFields,
     external_key: Type.Optional(
       Type.String({ description: 'Echo only; change it with POST /api/v1/locations/{location_id}/rename' }),

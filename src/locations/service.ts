@@ -5,7 +5,7 @@ import { conflict, notFound } from '../errors.js';
 import { locationEvent, recordEvents } from '../events/outbox.js';
 import { toWire } from '../http/timestamps.js';
 import { lockKeyspace, nextAutoKey } from '../master-data/auto-key.js';
-import { eachPage, exclusivePair, parseSort } from '../master-data/list-query.js';
+import { eachPageOnSnapshot, exclusivePair, parseSort } from '../master-data/list-query.js';
 import {
   enforceReadOnly,
   type ReadOnlyRule,
@@ -178,7 +178,7 @@ export class LocationService {
     );
   }
 
-  /** Every page of list(query) on one snapshot, as AssetService.listAll (which says why). */
+  /** Every page of list(query), `pageSize` rows each, handed to `onPage` in order, on one snapshot. */
   listAll(
     orgId: number,
     query: Omit<LocationListInput, 'limit' | 'offset'>,
@@ -186,15 +186,12 @@ export class LocationService {
     onPage: (locations: Location[]) => Promise<void>,
   ): Promise<void> {
     const filter = listFilter({ ...query, limit: pageSize, offset: 0 });
-    return this.db.readWithOrg(
+    return eachPageOnSnapshot(
+      this.db,
       orgId,
-      (tx) =>
-        eachPage(
-          pageSize,
-          async (offset) => (await listLocations(tx, orgId, { ...filter, offset })).data,
-          onPage,
-        ),
-      { genericPlans: !hasSearch(query), snapshot: true },
+      { pageSize, genericPlans: !hasSearch(query) },
+      async (tx, offset) => (await listLocations(tx, orgId, { ...filter, offset })).data,
+      onPage,
     );
   }
 

@@ -67,6 +67,27 @@ export const TagEchoSchema = Type.Object(
 export const ValidFromIn = () => TimestampIn();
 export const ValidToIn = () => Nullable(TimestampIn());
 
+/** The fields a create body of an asset or a location starts with, in this order. */
+export const CreateFields = () => ({
+  name: NameField(),
+  external_key: Type.Optional(ExternalKey()),
+  description: Type.Optional(DescriptionField()),
+  is_active: Type.Optional(Type.Boolean({ description: 'Defaults to true; null is rejected' })),
+});
+
+/** The fields a merge-patch body of an asset or a location starts with, in this order. */
+export const UpdateFields = () => ({
+  name: Type.Optional(NameField()),
+  description: Type.Optional(DescriptionField()),
+  is_active: Type.Optional(Type.Boolean({ description: 'null is rejected' })),
+});
+
+/** The validity window as a create or patch body sends it. */
+export const ValidityIn = () => ({
+  valid_from: Type.Optional(ValidFromIn()),
+  valid_to: Type.Optional(ValidToIn()),
+});
+
 /**
  * A read-shape field the server sets, in a body that creates (API-SPEC field codes: on the
  * read schema, so not unknown_field; read_only): checked for its type first, so an id past

@@ -1,3 +1,4 @@
+import type { Database, Tx } from '../db/pool.js';
 import { type FieldError, fieldError, validationError } from '../errors.js';
 
 export interface SortKey {
@@ -118,17 +119,30 @@ export const EFFECTIVE = (alias: string) =>
 
 /**
  * Hands every page of a list to `onPage` in order, `pageSize` rows each, reading them with
- * `page(offset)` until one comes back short. Callers run it inside one transaction, so the
- * pages come from one snapshot (AssetService.listAll says why).
+ * `page(tx, offset)` until one comes back short, all in one read transaction of the
+ * organization on one snapshot: each page its own transaction let rows shift between pages
+ * as others were created or deleted meanwhile, so a row live throughout could be left out
+ * or listed twice. `onPage` may wait (for a download to take the page); the transaction
+ * waits with it, up to the snapshot's idle bound (src/db/prologue.ts). `genericPlans` as
+ * for readWithOrg (ReadOptions).
  */
-export async function eachPage<T>(
-  pageSize: number,
-  page: (offset: number) => Promise<T[]>,
+export function eachPageOnSnapshot<T>(
+  db: Database,
+  orgId: number,
+  options: { pageSize: number; genericPlans: boolean },
+  page: (tx: Tx, offset: number) => Promise<T[]>,
   onPage: (rows: T[]) => Promise<void>,
 ): Promise<void> {
-  for (let offset = 0; ; offset += pageSize) {
-    const rows = await page(offset);
-    await onPage(rows);
-    if (rows.length < pageSize) return;
-  }
+  const { pageSize, genericPlans } = options;
+  return db.readWithOrg(
+    orgId,
+    async (tx) => {
+      for (let offset = 0; ; offset += pageSize) {
+        const rows = await page(tx, offset);
+        await onPage(rows);
+        if (rows.length < pageSize) return;
+      }
+    },
+    { genericPlans, snapshot: true },
+  );
 }

@@ -118,7 +118,7 @@ export class SpreadsheetService {
 
   /**
    * The assets a list request with these filters would return, all pages, as CSV: read on
-   * one snapshot (AssetService.listAll), so every row live for the whole export is in it
+   * one snapshot (eachPageOnSnapshot), so every row live for the whole export is in it
    * exactly once, whatever is created or deleted meanwhile.
    */
   exportAssets(orgId: number, filters: AssetExportFilters): AsyncGenerator<string> {

@@ -7,77 +7,62 @@
  * break a deadlock is run again (src/db/transaction.ts), so the request is answered as if
  * it had run alone.
  */
-import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KEYSPACE_LOCK_CLASS } from '../../src/master-data/auto-key.js';
-import type { TestOrg } from '../helpers/app.js';
 import { untilSessions } from '../helpers/database.js';
-import { type AssetApi, type AssetsFixture, assetsFixture, lockHolder } from './helpers.js';
+import { lockingAssetsFixture } from './helpers.js';
 
 const ASSETS_LOCK_CLASS = KEYSPACE_LOCK_CLASS.assets;
 
 describe('DELETE /api/v1/assets/{id} and the keyspace lock', { timeout: 90_000 }, () => {
-  let f: AssetsFixture;
-  let org: TestOrg;
-  let api: AssetApi;
-  let holder: pg.Client;
-
-  beforeAll(async () => {
-    f = await assetsFixture();
-    ({ org, api } = f);
-    holder = await lockHolder(f.t);
-  });
-  afterAll(async () => {
-    await holder?.end();
-    await f.t.close();
-  });
+  const w = lockingAssetsFixture();
 
   const deadlocks = async () =>
     (
-      await holder.query<{ n: number }>(
+      await w.holder.query<{ n: number }>(
         'SELECT deadlocks::int AS n FROM pg_stat_database WHERE datname = current_database()',
       )
     ).rows[0]!.n;
 
   it('takes the keyspace lock before it locks the row of an auto-keyed asset', async () => {
-    const doomed = await api.create();
+    const doomed = await w.api.create();
     expect(doomed.external_key).toMatch(/^ASSET-\d{4}$/);
-    await holder.query('BEGIN');
+    await w.holder.query('BEGIN');
     try {
-      await holder.query('SELECT pg_advisory_xact_lock($1, $2)', [ASSETS_LOCK_CLASS, org.id]);
-      const pending = api.delete(`/api/v1/assets/${doomed.id}`);
-      await untilSessions(f.t.database.db, "wait_event_type = 'Lock'", 'the delete waiting for the keyspace');
+      await w.holder.query('SELECT pg_advisory_xact_lock($1, $2)', [ASSETS_LOCK_CLASS, w.org.id]);
+      const pending = w.api.delete(`/api/v1/assets/${doomed.id}`);
+      await untilSessions(w.t.database.db, "wait_event_type = 'Lock'", 'the delete waiting for the keyspace');
       // Waiting for the keyspace, it holds no lock on the row yet.
-      await holder.query('SELECT 1 FROM assets WHERE id = $1 FOR UPDATE NOWAIT', [doomed.id]);
-      await holder.query('ROLLBACK');
+      await w.holder.query('SELECT 1 FROM assets WHERE id = $1 FOR UPDATE NOWAIT', [doomed.id]);
+      await w.holder.query('ROLLBACK');
       expect((await pending).statusCode).toBe(204);
     } finally {
-      await holder.query('ROLLBACK');
+      await w.holder.query('ROLLBACK');
     }
   });
 
   it('a delete aborted to break a deadlock is run again, and answered 204', async () => {
-    const doomed = await api.create();
+    const doomed = await w.api.create();
     const before = await deadlocks();
-    const retriedBefore = f.t.database.db.stats.transientConflictRetries;
-    await holder.query('BEGIN');
+    const retriedBefore = w.t.database.db.stats.transientConflictRetries;
+    await w.holder.query('BEGIN');
     try {
       // The holder never checks for the deadlock, so the server aborts the delete's side.
-      await holder.query("SET LOCAL deadlock_timeout = '60s'");
-      await holder.query('SELECT 1 FROM assets WHERE id = $1 FOR UPDATE', [doomed.id]);
-      const pending = api.delete(`/api/v1/assets/${doomed.id}`);
+      await w.holder.query("SET LOCAL deadlock_timeout = '60s'");
+      await w.holder.query('SELECT 1 FROM assets WHERE id = $1 FOR UPDATE', [doomed.id]);
+      const pending = w.api.delete(`/api/v1/assets/${doomed.id}`);
       // The delete holds the keyspace lock and waits for the row...
-      await untilSessions(f.t.database.db, "wait_event_type = 'Lock'", 'the delete waiting for the row');
+      await untilSessions(w.t.database.db, "wait_event_type = 'Lock'", 'the delete waiting for the row');
       // ...and the holder asks for the keyspace: a deadlock, which the delete's side breaks.
-      await holder.query('SELECT pg_advisory_xact_lock($1, $2)', [ASSETS_LOCK_CLASS, org.id]);
-      await holder.query('ROLLBACK');
+      await w.holder.query('SELECT pg_advisory_xact_lock($1, $2)', [ASSETS_LOCK_CLASS, w.org.id]);
+      await w.holder.query('ROLLBACK');
       expect((await pending).statusCode).toBe(204);
     } finally {
-      await holder.query('ROLLBACK');
+      await w.holder.query('ROLLBACK');
     }
     expect(await deadlocks()).toBe(before + 1);
     // Counted where /metrics reads it (tagtrail_db_transaction_retries_total).
-    expect(f.t.database.db.stats.transientConflictRetries).toBe(retriedBefore + 1);
-    expect((await api.get(`/api/v1/assets/${doomed.id}`)).statusCode).toBe(404);
+    expect(w.t.database.db.stats.transientConflictRetries).toBe(retriedBefore + 1);
+    expect((await w.api.get(`/api/v1/assets/${doomed.id}`)).statusCode).toBe(404);
   });
 });

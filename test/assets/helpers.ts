@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { Asset } from '../../src/assets/schemas.js';
 import { bearer, buildTestApp, type TestApp, type TestOrg } from '../helpers/app.js';
 import { expectValidationError } from '../helpers/error-envelope.js';
@@ -76,6 +76,24 @@ export async function lockHolder(t: TestApp): Promise<pg.Client> {
   const holder = new pg.Client({ connectionString: t.database.url });
   await holder.connect();
   return holder;
+}
+
+/**
+ * The describe block's assetsFixture and a lockHolder on its database: built before its
+ * tests and closed after them (vitest hooks registered here), so its fields are read in
+ * the tests, not when the block is declared.
+ */
+export function lockingAssetsFixture(): AssetsFixture & { holder: pg.Client } {
+  const w = {} as AssetsFixture & { holder: pg.Client };
+  beforeAll(async () => {
+    Object.assign(w, await assetsFixture());
+    w.holder = await lockHolder(w.t);
+  });
+  afterAll(async () => {
+    await w.holder?.end();
+    await w.t.close();
+  });
+  return w;
 }
 
 /** A location row, straight into the table (the locations API is another resource). */

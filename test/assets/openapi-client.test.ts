@@ -5,14 +5,8 @@
  */
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestApp } from '../helpers/app.js';
-import {
-  formatDiagnostics as format,
-  type ServedClient,
-  servedClient,
-  typeCheck,
-} from '../helpers/generated-client.js';
+import { describe, expect, it } from 'vitest';
+import { formatDiagnostics as format, servedClientHooks, typeCheck } from '../helpers/generated-client.js';
 
 const CLIENT = `import createClient from 'openapi-fetch';
 import type { components, paths } from './schema.js';
@@ -102,26 +96,18 @@ export {};
 `;
 
 describe('an openapi-fetch client of the assets resource', () => {
-  let served: ServedClient;
-  let t: TestApp;
-  let dir: string;
-  let baseUrl: string;
-  beforeAll(async () => {
-    const wrong = Object.fromEntries(Object.entries(WRONG).map(([name, body]) => [name, wrongFile(body)]));
-    served = await servedClient('assets-client', { 'client.ts': CLIENT, ...wrong });
-    ({ t, dir, baseUrl } = served);
-  });
-  afterAll(() => served?.close());
+  const wrong = Object.fromEntries(Object.entries(WRONG).map(([name, body]) => [name, wrongFile(body)]));
+  const served = servedClientHooks('assets-client', { 'client.ts': CLIENT, ...wrong });
 
   it('type-checks against the generated types with no diagnostics', () => {
-    const diagnostics = typeCheck([join(dir, 'schema.ts'), join(dir, 'client.ts')]);
+    const diagnostics = typeCheck([join(served.dir, 'schema.ts'), join(served.dir, 'client.ts')]);
     expect(diagnostics, format(diagnostics)).toHaveLength(0);
   });
 
   it('rejects wrong usage, so the check above can fail', () => {
-    const diagnostics = typeCheck(Object.keys(WRONG).map((name) => join(dir, name)));
+    const diagnostics = typeCheck(Object.keys(WRONG).map((name) => join(served.dir, name)));
     for (const name of Object.keys(WRONG)) {
-      const own = diagnostics.filter((d) => d.file?.fileName === join(dir, name));
+      const own = diagnostics.filter((d) => d.file?.fileName === join(served.dir, name));
       expect(
         own.length,
         `${name} should not compile; all diagnostics:\n${format(diagnostics)}`,
@@ -130,10 +116,10 @@ describe('an openapi-fetch client of the assets resource', () => {
   });
 
   it('creates, patches, lists, renames and deletes an asset against the server', async () => {
-    const org = await t.createOrg('Client Co');
+    const org = await served.t.createOrg('Client Co');
     const key = await org.key(['assets:read', 'assets:write']);
-    const client = await import(/* @vite-ignore */ pathToFileURL(join(dir, 'client.ts')).href);
-    await expect(client.roundTrip(baseUrl, key.token)).resolves.toEqual({
+    const client = await import(/* @vite-ignore */ pathToFileURL(join(served.dir, 'client.ts')).href);
+    await expect(client.roundTrip(served.baseUrl, key.token)).resolves.toEqual({
       status: 201,
       location: true,
       validFrom: '2023-12-31T23:00:00.000Z',

@@ -1,13 +1,7 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestApp } from '../helpers/app.js';
-import {
-  formatDiagnostics as format,
-  type ServedClient,
-  servedClient,
-  typeCheck,
-} from '../helpers/generated-client.js';
+import { describe, expect, it } from 'vitest';
+import { formatDiagnostics as format, servedClientHooks, typeCheck } from '../helpers/generated-client.js';
 
 /**
  * What an integrator does with the description: generate TypeScript types from it with
@@ -60,26 +54,18 @@ export {};
 `;
 
 describe('a generated openapi-fetch client', () => {
-  let served: ServedClient;
-  let t: TestApp;
-  let dir: string;
-  let baseUrl: string;
-  beforeAll(async () => {
-    const wrong = Object.fromEntries(Object.entries(WRONG).map(([name, body]) => [name, wrongFile(body)]));
-    served = await servedClient('openapi-client', { 'client.ts': CLIENT, ...wrong });
-    ({ t, dir, baseUrl } = served);
-  });
-  afterAll(() => served?.close());
+  const wrong = Object.fromEntries(Object.entries(WRONG).map(([name, body]) => [name, wrongFile(body)]));
+  const served = servedClientHooks('openapi-client', { 'client.ts': CLIENT, ...wrong });
 
   it('type-checks against the generated types with no diagnostics', () => {
-    const diagnostics = typeCheck([join(dir, 'schema.ts'), join(dir, 'client.ts')]);
+    const diagnostics = typeCheck([join(served.dir, 'schema.ts'), join(served.dir, 'client.ts')]);
     expect(diagnostics, format(diagnostics)).toHaveLength(0);
   });
 
   it('rejects wrong usage, so the check above can fail', () => {
-    const diagnostics = typeCheck(Object.keys(WRONG).map((name) => join(dir, name)));
+    const diagnostics = typeCheck(Object.keys(WRONG).map((name) => join(served.dir, name)));
     for (const name of Object.keys(WRONG)) {
-      const own = diagnostics.filter((d) => d.file?.fileName === join(dir, name));
+      const own = diagnostics.filter((d) => d.file?.fileName === join(served.dir, name));
       expect(own.length, `${name} should not compile; all diagnostics:\n${format(diagnostics)}`).toBe(1);
     }
     const messages = format(diagnostics);
@@ -88,15 +74,15 @@ describe('a generated openapi-fetch client', () => {
   });
 
   it('runs against the server and reads the organization', async () => {
-    const org = await t.createOrg('Client Co');
+    const org = await served.t.createOrg('Client Co');
     const key = await org.key(['assets:read']);
-    const client = await import(/* @vite-ignore */ pathToFileURL(join(dir, 'client.ts')).href);
-    await expect(client.lookupOrganization(baseUrl, key.token)).resolves.toEqual({
+    const client = await import(/* @vite-ignore */ pathToFileURL(join(served.dir, 'client.ts')).href);
+    await expect(client.lookupOrganization(served.baseUrl, key.token)).resolves.toEqual({
       id: org.id,
       name: 'Client Co',
       scopes: ['assets:read'],
       api_key_id: key.id,
     });
-    await expect(client.lookupError(baseUrl)).resolves.toBe('unauthorized');
+    await expect(client.lookupError(served.baseUrl)).resolves.toBe('unauthorized');
   });
 });

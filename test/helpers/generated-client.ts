@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import ts from 'typescript';
+import { afterAll, beforeAll } from 'vitest';
 import { buildTestApp, type TestApp } from './app.js';
 
 /**
@@ -80,4 +81,19 @@ export async function servedClient(prefix: string, files: Record<string, string>
       await t.close();
     },
   };
+}
+
+/**
+ * servedClient for a describe block: built before its tests, closed after them (vitest
+ * hooks registered here). Its fields are filled in by beforeAll, so read them in the tests.
+ */
+export function servedClientHooks(prefix: string, files: Record<string, string>): ServedClient {
+  const served = {} as ServedClient;
+  let built: ServedClient | undefined;
+  beforeAll(async () => {
+    built = await servedClient(prefix, files);
+    Object.assign(served, built);
+  });
+  afterAll(() => built?.close());
+  return served;
 }

@@ -5,25 +5,13 @@
  *
  * Filters: asset and location ids and keys, q, and refused parameters.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { cliCaller } from '../../src/caller.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { expectValidationError } from '../helpers/error-envelope.js';
 import { fixture, qs } from './fixtures.js';
-import { keys, report, reportScenario, URL } from './report-scenario.js';
+import { keys, report, reportTestApp, URL } from './report-scenario.js';
 
-let t: TestApp;
-
-beforeAll(async () => {
-  t = await buildTestApp();
-});
-
-afterAll(async () => {
-  await t?.close();
-});
-
-const sql = (text: string, values: unknown[] = []) => t.database.db.pool.query(text, values);
-const scenario = () => reportScenario(t);
+const { app, sql, scenario } = reportTestApp();
 
 describe('GET /api/v1/reports/asset-locations', () => {
   it('location_id with location_external_key is 400 ambiguous_fields with one entry per parameter', async () => {
@@ -138,12 +126,12 @@ describe('GET /api/v1/reports/asset-locations', () => {
   });
 
   it('q matches asset name, asset external_key and active tag values, case-insensitively', async () => {
-    const f = await fixture(t);
+    const f = await fixture(app());
     const loc = await f.location('LOC-Q');
     const byName = await f.asset('Q-1', { name: 'Forklift Überlader' });
     const byKey = await f.asset('PALLET-77');
     const byTag = await f.asset('Q-3');
-    await t.services.tags.attach(
+    await app().services.tags.attach(
       cliCaller(f.org.id),
       { kind: 'asset', id: byTag },
       { tag_type: 'rfid', value: 'E280-Zeta-Tag' },
@@ -170,12 +158,12 @@ describe('GET /api/v1/reports/asset-locations', () => {
     expect(await match('Q_1')).toEqual([]);
     // A tag detached is no longer matched.
     const { rows } = await sql('SELECT id FROM tags WHERE asset_id = $1', [byTag]);
-    await t.services.tags.detach(cliCaller(f.org.id), { kind: 'asset', id: byTag }, rows[0].id);
+    await app().services.tags.detach(cliCaller(f.org.id), { kind: 'asset', id: byTag }, rows[0].id);
     expect(await match('zeta')).toEqual([]);
   });
 
   it('q does not match the description or location fields', async () => {
-    const f = await fixture(t);
+    const f = await fixture(app());
     const loc = await f.location('WAREHOUSE-NORTH');
     await sql("UPDATE locations SET name = 'Cold storage', description = 'loading dock' WHERE id = $1", [
       loc,

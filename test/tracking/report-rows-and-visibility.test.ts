@@ -6,23 +6,11 @@
  * The rows: one per scanned asset, their fields, and which assets, locations and organizations
  * they show; access.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
 import { expectErrorEnvelope, expectValidationError } from '../helpers/error-envelope.js';
-import { keys, report, reportScenario, URL } from './report-scenario.js';
+import { keys, report, reportTestApp, URL } from './report-scenario.js';
 
-let t: TestApp;
-
-beforeAll(async () => {
-  t = await buildTestApp();
-});
-
-afterAll(async () => {
-  await t?.close();
-});
-
-const sql = (text: string, values: unknown[] = []) => t.database.db.pool.query(text, values);
-const scenario = () => reportScenario(t);
+const { app, sql, scenario } = reportTestApp();
 
 describe('GET /api/v1/reports/asset-locations', () => {
   it('has one row per scanned asset; never-scanned assets are absent', async () => {
@@ -151,12 +139,12 @@ describe('GET /api/v1/reports/asset-locations', () => {
     const mine = await scenario();
     const theirs = await scenario();
     const ids = (rows: { id: number }[]) => new Set(rows.map((r) => r.id));
-    const seen = await t.database.db.withOrg(mine.f.org.id, async (tx) => {
+    const seen = await app().database.db.withOrg(mine.f.org.id, async (tx) => {
       return (await tx.query<{ id: number }>('SELECT id FROM tracked_assets_in_org')).rows;
     });
     expect(ids(seen)).toEqual(new Set([mine.a[1], mine.a[2], mine.a[3], mine.a[4]]));
     expect(ids(seen).has(theirs.a[1])).toBe(false);
-    const unset = await t.database.db.system(async (tx) => {
+    const unset = await app().database.db.system(async (tx) => {
       await tx.query('SET LOCAL ROLE tagtrail_app');
       return (await tx.query('SELECT count(*)::int AS n FROM tracked_assets_in_org')).rows[0].n;
     });

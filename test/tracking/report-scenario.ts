@@ -2,8 +2,8 @@
  * The asset-location report tests' requests, row shapes and standard scenario. Each test builds
  * its own organization, so every expectation is over the whole report.
  */
-import { expect } from 'vitest';
-import type { TestApp } from '../helpers/app.js';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { type Fixture, fixture, qs } from './fixtures.js';
 
 export interface Row {
@@ -62,4 +62,25 @@ export async function reportScenario(t: TestApp) {
     [a[2], L.A, '2025-03-01T12:00:00Z'],
   );
   return { f, L, a };
+}
+
+/**
+ * The calling test file's app (vitest hooks registered here: built before its tests, closed
+ * after them), as a getter since it exists only once beforeAll has run; `sql` runs a
+ * statement on its database as the owner, `scenario` builds a reportScenario on it.
+ */
+export function reportTestApp() {
+  let t: TestApp | undefined;
+  beforeAll(async () => {
+    t = await buildTestApp();
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+  const app = () => t!;
+  return {
+    app,
+    sql: (text: string, values: unknown[] = []) => app().database.db.pool.query(text, values),
+    scenario: () => reportScenario(app()),
+  };
 }

@@ -5,24 +5,12 @@
  *
  * Sorting (default, per field, multi-field, nulls, unknown fields) and paging.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
 import { expectValidationError } from '../helpers/error-envelope.js';
 import { fixture, qs } from './fixtures.js';
-import { keys, report, reportScenario, URL } from './report-scenario.js';
+import { keys, report, reportTestApp, URL } from './report-scenario.js';
 
-let t: TestApp;
-
-beforeAll(async () => {
-  t = await buildTestApp();
-});
-
-afterAll(async () => {
-  await t?.close();
-});
-
-const sql = (text: string, values: unknown[] = []) => t.database.db.pool.query(text, values);
-const scenario = () => reportScenario(t);
+const { app, sql, scenario } = reportTestApp();
 
 describe('GET /api/v1/reports/asset-locations', () => {
   it('the default sort is -asset_last_seen (most recently seen first)', async () => {
@@ -93,7 +81,7 @@ describe('GET /api/v1/reports/asset-locations', () => {
   });
 
   it('pages with limit and offset and reports total_count over the filtered set', async () => {
-    const f = await fixture(t);
+    const f = await fixture(app());
     const loc = await f.location('LOC-P');
     const ids: number[] = [];
     for (let i = 1; i <= 7; i++) ids.push(await f.asset(`P-${i}`));

@@ -10,10 +10,11 @@ import {
   TimestampIn,
   TimestampOut,
 } from '../../http/schemas/common.js';
-import { parseRfc3339, toWire } from '../../http/timestamps.js';
+import { parseRfc3339 } from '../../http/timestamps.js';
 import type { InternalServices } from '../../internal-services.js';
 import { listEnvelope } from '../../master-data/list-query.js';
-import { ACTOR_TYPES, type ActivityEntry, type ActivityFilter, ENTITY_TYPES } from '../repository.js';
+import { activityView } from '../export.js';
+import { ACTOR_TYPES, type ActivityFilter, ENTITY_TYPES } from '../repository.js';
 
 const Enum = <T extends string>(values: readonly T[]) =>
   Type.Unsafe<T>({ type: 'string', enum: [...values] });
@@ -51,21 +52,6 @@ const ActivityQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-
-export function activityView(e: ActivityEntry) {
-  return {
-    id: e.id,
-    occurred_at: toWire(e.occurred_at),
-    actor: { type: e.actor_type, id: e.actor_id, name: e.actor_name },
-    entity_type: e.entity_type,
-    entity_id: e.entity_id,
-    action: e.action,
-    record_type: e.record_type,
-    record_id: e.record_id,
-    before: e.before,
-    after: e.after,
-  };
-}
 
 type Query = typeof ActivityQuery.static;
 

@@ -7,9 +7,9 @@ import {
   ListEnvelope,
   NoContent,
   Nullable,
-  PageQuery,
   TimestampOut,
 } from '../../http/schemas/common.js';
+import { PageOnlyQuery } from '../../http/schemas/internal.js';
 import type { InternalServices } from '../../internal-services.js';
 import { listEnvelope, pageOf, slicePage } from '../../master-data/list-query.js';
 import { EVENT_TYPES, type EventType } from '../outbox.js';
@@ -74,7 +74,7 @@ export const webhookRoutes =
       {
         config: { role: 'admin' },
         schema: {
-          querystring: Type.Object(PageQuery, { additionalProperties: false }),
+          querystring: PageOnlyQuery,
           response: { 200: ListEnvelope(WebhookEndpointSchema) },
         },
       },
@@ -139,7 +139,7 @@ export const webhookRoutes =
         config: { role: 'admin' },
         schema: {
           params: EndpointParams,
-          querystring: Type.Object(PageQuery, { additionalProperties: false }),
+          querystring: PageOnlyQuery,
           response: { 200: ListEnvelope(WebhookDeliverySchema) },
         },
       },

@@ -9,9 +9,9 @@ import {
   ListEnvelope,
   NoContent,
   Nullable,
-  PageQuery,
   TimestampOut,
 } from '../../http/schemas/common.js';
+import { PageOnlyQuery } from '../../http/schemas/internal.js';
 import { toWire, toWireOrNull } from '../../http/timestamps.js';
 import type { InternalServices } from '../../internal-services.js';
 import { listEnvelope, pageOf, slicePage } from '../../master-data/list-query.js';
@@ -168,7 +168,7 @@ export const readerRoutes =
       {
         config: { role: 'viewer' },
         schema: {
-          querystring: Type.Object(PageQuery, { additionalProperties: false }),
+          querystring: PageOnlyQuery,
           response: { 200: ListEnvelope(ReaderSchema) },
         },
       },

@@ -5,10 +5,10 @@ import {
   DataEnvelope,
   ListEnvelope,
   Nullable,
-  PageQuery,
   TimestampIn,
   TimestampOut,
 } from '../../http/schemas/common.js';
+import { PageOnlyQuery } from '../../http/schemas/internal.js';
 import { parseRfc3339, toWire, toWireOrNull } from '../../http/timestamps.js';
 import type { InternalServices } from '../../internal-services.js';
 import { listEnvelope, pageOf } from '../../master-data/list-query.js';
@@ -69,7 +69,7 @@ export const keyRoutes =
       {
         config: { role: 'admin' },
         schema: {
-          querystring: Type.Object(PageQuery, { additionalProperties: false }),
+          querystring: PageOnlyQuery,
           response: { 200: ListEnvelope(ApiKeySchema) },
         },
       },

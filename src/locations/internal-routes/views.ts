@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
 import type { Tx } from '../../db/pool.js';
 import { notFound } from '../../errors.js';
 import { sessionOf } from '../../http/plugins/internal-auth.js';
@@ -7,7 +8,8 @@ import { Id, ListEnvelope, Nullable, PageQuery, TimestampOut } from '../../http/
 import { PageOnlyQuery, SearchPageQuery, SearchQ } from '../../http/schemas/internal.js';
 import { toWireOrNull } from '../../http/timestamps.js';
 import type { InternalServices } from '../../internal-services.js';
-import { containsCondition, containsPattern, listEnvelope } from '../../master-data/list-query.js';
+import { containsCondition, containsPattern, listEnvelope, pageOf } from '../../master-data/list-query.js';
+import { liveLocationExists } from '../repository.js';
 
 export const TreeNodeSchema = Type.Object({
   id: Type.Integer(),
@@ -48,15 +50,22 @@ const NODE_COUNTS = `(SELECT count(*) FROM locations c
   (SELECT count(*) FROM asset_positions p JOIN assets a ON a.org_id = p.org_id AND a.id = p.asset_id
     WHERE p.org_id = l.org_id AND p.location_id = l.id AND a.deleted_at IS NULL)::int AS asset_count`;
 
+/**
+ * `path` of a hit `h` (with its `parent_id`; `$1` the organization): its ancestors' names,
+ * root first. `seen` stops the walk at a cycle.
+ */
+const ANCESTOR_NAMES = `COALESCE((WITH RECURSIVE up (id, name, parent_id, depth, seen) AS (
+    SELECT p.id, p.name, p.parent_id, 1, ARRAY[h.id, p.id] FROM locations p
+    WHERE p.org_id = $1 AND p.id = h.parent_id
+    UNION ALL
+    SELECT a.id, a.name, a.parent_id, u.depth + 1, u.seen || a.id
+    FROM up u JOIN locations a ON a.org_id = $1 AND a.id = u.parent_id
+    WHERE NOT a.id = ANY(u.seen)
+  ) SELECT array_agg(name ORDER BY depth DESC) FROM up), '{}') AS path`;
+
 /** One level of the location tree: the live children of `parentId`, or the roots. */
 async function treeLevel(tx: Tx, orgId: number, parentId: number | undefined, page: Page) {
-  if (parentId !== undefined) {
-    const parent = await tx.query(
-      'SELECT 1 FROM locations WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL',
-      [orgId, parentId],
-    );
-    if (!parent.rowCount) throw notFound('location');
-  }
+  if (parentId !== undefined && !(await liveLocationExists(tx, orgId, parentId))) throw notFound('location');
   const where = `l.org_id = $1 AND l.deleted_at IS NULL AND ${parentId === undefined ? 'l.parent_id IS NULL' : 'l.parent_id = $2'}`;
   const args: unknown[] = parentId === undefined ? [orgId] : [orgId, parentId];
   const n = args.length;
@@ -92,15 +101,7 @@ async function treeSearch(tx: Tx, orgId: number, q: string, page: Page) {
          SELECT l.id, l.external_key, l.name, l.parent_id, ${NODE_COUNTS}
          FROM locations l WHERE ${where} ORDER BY l.name, l.id LIMIT $${n + 1} OFFSET $${n + 2}
        )
-       SELECT h.id, h.external_key, h.name, h.child_count, h.asset_count,
-         COALESCE((WITH RECURSIVE up (id, name, parent_id, depth, seen) AS (
-             SELECT p.id, p.name, p.parent_id, 1, ARRAY[h.id, p.id] FROM locations p
-             WHERE p.org_id = $1 AND p.id = h.parent_id
-             UNION ALL
-             SELECT a.id, a.name, a.parent_id, u.depth + 1, u.seen || a.id
-             FROM up u JOIN locations a ON a.org_id = $1 AND a.id = u.parent_id
-             WHERE NOT a.id = ANY(u.seen)
-           ) SELECT array_agg(name ORDER BY depth DESC) FROM up), '{}') AS path
+       SELECT h.id, h.external_key, h.name, h.child_count, h.asset_count, ${ANCESTOR_NAMES}
        FROM hits h ORDER BY h.name, h.id`,
       [...args, page.limit, page.offset],
     ),
@@ -120,11 +121,7 @@ interface TreeHitRow {
 
 /** Live assets placed at one live location now, by name. */
 async function assetsAt(tx: Tx, orgId: number, locationId: number, page: Page) {
-  const found = await tx.query(
-    'SELECT 1 FROM locations WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL',
-    [orgId, locationId],
-  );
-  if (!found.rowCount) throw notFound('location');
+  if (!(await liveLocationExists(tx, orgId, locationId))) throw notFound('location');
   const placed = `asset_positions p JOIN assets a ON a.org_id = p.org_id AND a.id = p.asset_id
     WHERE p.org_id = $1 AND p.location_id = $2 AND a.deleted_at IS NULL`;
   const [rows, count] = await Promise.all([
@@ -161,15 +158,7 @@ async function pickerPage(tx: Tx, orgId: number, q: string | undefined, page: Pa
          SELECT id, external_key, name, parent_id FROM locations WHERE ${where}
          ORDER BY name, id LIMIT $${n + 1} OFFSET $${n + 2}
        )
-       SELECT h.id, h.external_key, h.name,
-         COALESCE((WITH RECURSIVE up (id, name, parent_id, depth, seen) AS (
-             SELECT p.id, p.name, p.parent_id, 1, ARRAY[h.id, p.id] FROM locations p
-             WHERE p.org_id = $1 AND p.id = h.parent_id
-             UNION ALL
-             SELECT a.id, a.name, a.parent_id, u.depth + 1, u.seen || a.id
-             FROM up u JOIN locations a ON a.org_id = $1 AND a.id = u.parent_id
-             WHERE NOT a.id = ANY(u.seen)
-           ) SELECT array_agg(name ORDER BY depth DESC) FROM up), '{}') AS path
+       SELECT h.id, h.external_key, h.name, ${ANCESTOR_NAMES}
        FROM hits h ORDER BY h.name, h.id`,
       [...args, page.limit, page.offset],
     ),
@@ -182,19 +171,28 @@ async function pickerPage(tx: Tx, orgId: number, q: string | undefined, page: Pa
 export const locationViewRoutes =
   (s: InternalServices): FastifyPluginAsyncTypebox =>
   async (app) => {
+    /** A page of a list read for the session's organization in one read transaction. */
+    const listPage = async <T>(
+      request: FastifyRequest,
+      query: Page,
+      read: (tx: Tx, orgId: number, page: Page) => Promise<{ rows: T[]; total: number }>,
+    ) => {
+      const { orgId } = sessionOf(request);
+      const page = pageOf(query);
+      const { rows, total } = await s.db.readWithOrg(orgId, (tx) => read(tx, orgId, page));
+      return listEnvelope(rows, page, total);
+    };
+
     app.get(
       '/internal/locations/tree',
       {
         config: { role: 'viewer' },
         schema: { querystring: TreeQuery, response: { 200: ListEnvelope(TreeNodeSchema) } },
       },
-      async (request) => {
-        const { orgId } = sessionOf(request);
-        const { parent_id, limit, offset } = request.query;
-        const page = { limit, offset };
-        const { rows, total } = await s.db.readWithOrg(orgId, (tx) => treeLevel(tx, orgId, parent_id, page));
-        return listEnvelope(rows, page, total);
-      },
+      (request) =>
+        listPage(request, request.query, (tx, orgId, page) =>
+          treeLevel(tx, orgId, request.query.parent_id, page),
+        ),
     );
 
     app.get(
@@ -203,13 +201,8 @@ export const locationViewRoutes =
         config: { role: 'viewer' },
         schema: { querystring: SearchTreeQuery, response: { 200: ListEnvelope(TreeHitSchema) } },
       },
-      async (request) => {
-        const { orgId } = sessionOf(request);
-        const { q, limit, offset } = request.query;
-        const page = { limit, offset };
-        const { rows, total } = await s.db.readWithOrg(orgId, (tx) => treeSearch(tx, orgId, q, page));
-        return listEnvelope(rows, page, total);
-      },
+      (request) =>
+        listPage(request, request.query, (tx, orgId, page) => treeSearch(tx, orgId, request.query.q, page)),
     );
 
     app.get(
@@ -222,14 +215,10 @@ export const locationViewRoutes =
           response: { 200: ListEnvelope(AssetHereSchema) },
         },
       },
-      async (request) => {
-        const { orgId } = sessionOf(request);
-        const { limit, offset } = request.query;
-        const page = { limit, offset };
-        const id = request.params.location_id;
-        const { rows, total } = await s.db.readWithOrg(orgId, (tx) => assetsAt(tx, orgId, id, page));
-        return listEnvelope(rows, page, total);
-      },
+      (request) =>
+        listPage(request, request.query, (tx, orgId, page) =>
+          assetsAt(tx, orgId, request.params.location_id, page),
+        ),
     );
 
     app.get(
@@ -238,12 +227,7 @@ export const locationViewRoutes =
         config: { role: 'viewer' },
         schema: { querystring: SearchPageQuery, response: { 200: ListEnvelope(LocationOptionSchema) } },
       },
-      async (request) => {
-        const { orgId } = sessionOf(request);
-        const { q, limit, offset } = request.query;
-        const page = { limit, offset };
-        const { rows, total } = await s.db.readWithOrg(orgId, (tx) => pickerPage(tx, orgId, q, page));
-        return listEnvelope(rows, page, total);
-      },
+      (request) =>
+        listPage(request, request.query, (tx, orgId, page) => pickerPage(tx, orgId, request.query.q, page)),
     );
   };

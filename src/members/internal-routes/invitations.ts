@@ -12,9 +12,9 @@ import {
   ListEnvelope,
   NoContent,
   Nullable,
-  PageQuery,
   TimestampOut,
 } from '../../http/schemas/common.js';
+import { PageOnlyQuery } from '../../http/schemas/internal.js';
 import { toWire } from '../../http/timestamps.js';
 import type { InternalServices } from '../../internal-services.js';
 import { listEnvelope, pageOf } from '../../master-data/list-query.js';
@@ -113,7 +113,7 @@ export const invitationRoutes =
       {
         config: { role: 'admin' },
         schema: {
-          querystring: Type.Object(PageQuery, { additionalProperties: false }),
+          querystring: PageOnlyQuery,
           response: { 200: ListEnvelope(InvitationSchema) },
         },
       },

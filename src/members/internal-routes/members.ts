@@ -1,14 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { callerOf, clearedSessionCookie, sessionOf } from '../../http/plugins/internal-auth.js';
-import {
-  DataEnvelope,
-  Id,
-  ListEnvelope,
-  NoContent,
-  PageQuery,
-  TimestampOut,
-} from '../../http/schemas/common.js';
+import { DataEnvelope, Id, ListEnvelope, NoContent, TimestampOut } from '../../http/schemas/common.js';
+import { PageOnlyQuery } from '../../http/schemas/internal.js';
 import { toWire } from '../../http/timestamps.js';
 import type { InternalServices } from '../../internal-services.js';
 import { listEnvelope, pageOf } from '../../master-data/list-query.js';
@@ -45,7 +39,7 @@ export const memberRoutes =
       {
         config: { role: 'admin' },
         schema: {
-          querystring: Type.Object(PageQuery, { additionalProperties: false }),
+          querystring: PageOnlyQuery,
           response: { 200: ListEnvelope(MemberSchema) },
         },
       },
