@@ -88,6 +88,18 @@ export interface EmbeddedBrokerOptions {
  */
 export const QOS2_AWAITING_RELEASE = 32;
 
+/**
+ * After how long without traffic the kernel starts probing a broker connection (TCP
+ * keepalive). MQTT's own keepalive is the client's to choose, and 0 turns it off: such a
+ * reader that dies without a FIN (power cut, cellular drop) leaves a half-open connection
+ * that would hold its slots of the connection limits (./connection-gate.ts) for ever. The
+ * kernel's probes find the dead peer and the socket closes (probes every
+ * net.ipv4.tcp_keepalive_intvl, given up after tcp_keepalive_probes unanswered: 75 s and 9
+ * by default, so about 12 minutes after it went quiet). A live peer's kernel answers the
+ * probes itself, whatever its MQTT keepalive.
+ */
+export const BROKER_TCP_KEEPALIVE_MS = 60_000;
+
 /** The Aedes hooks for `access` and `onPublish`. */
 function brokerHooks(options: EmbeddedBrokerOptions): AedesOptions {
   const { onPublish, access } = options;
@@ -163,10 +175,12 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
     budget.add(socket);
     limitPacketSize(aedes.handle(socket), options.packetLimits ?? MQTT_PACKET_LIMITS);
   };
-  const server = createServer(handle);
+  // Set by Node on each TCP connection as it is accepted (on the TLS listener too, before its handshake).
+  const tcp = { keepAlive: true, keepAliveInitialDelay: BROKER_TCP_KEEPALIVE_MS };
+  const server = createServer(tcp, handle);
   // TLS sockets reach Aedes once the handshake is done; a failed handshake never does.
   const tlsServer = options.tls
-    ? createTlsServer({ cert: options.tls.cert, key: options.tls.key }, handle)
+    ? createTlsServer({ ...tcp, cert: options.tls.cert, key: options.tls.key }, handle)
     : undefined;
   budget.attach(server);
   if (tlsServer) budget.attach(tlsServer);
