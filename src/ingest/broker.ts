@@ -100,17 +100,37 @@ export const QOS2_AWAITING_RELEASE = 32;
  */
 export const BROKER_TCP_KEEPALIVE_MS = 60_000;
 
-/** The Aedes hooks for `access` and `onPublish`. */
-function brokerHooks(options: EmbeddedBrokerOptions): AedesOptions {
+/**
+ * The Aedes hooks for `access` and `onPublish`. A login must be answered within
+ * `loginTimeoutMs` (the connect timeout, which aedes stops once the CONNECT has arrived).
+ */
+function brokerHooks(options: EmbeddedBrokerOptions, loginTimeoutMs: number): AedesOptions {
   const { onPublish, access } = options;
   const hooks: AedesOptions = {};
   if (access) {
     hooks.authenticate = (client, username, password, callback) => {
-      access.authenticate(client, username, password).then(
-        () => callback(null, true),
-        (err: Error & { returnCode?: number }) =>
+      // A login waits for the database (the readers before the service has loaded them, a
+      // reader not known yet): unreachable or slow, it would hold the reader, and its slots
+      // of the connection limits, for as long as that lasts. Closed, not refused, like a
+      // connection while the service waits for another process's database (see
+      // closeNewConnections): the reader reconnects later, where a refused CONNACK makes
+      // many clients give up for good. Aedes ignores the login's answer once closed.
+      const login = new AbortController();
+      const timer = setTimeout(() => {
+        login.abort(new Error(`login not answered within ${loginTimeoutMs} ms`));
+        client.close();
+      }, loginTimeoutMs);
+      timer.unref();
+      access.authenticate(client, username, password, login.signal).then(
+        () => {
+          clearTimeout(timer);
+          callback(null, true);
+        },
+        (err: Error & { returnCode?: number }) => {
+          clearTimeout(timer);
           // Aedes answers CONNACK with err.returnCode (5, not authorized, when there is none).
-          callback(Object.assign(err, { returnCode: err.returnCode ?? 5 }) as never, false),
+          callback(Object.assign(err, { returnCode: err.returnCode ?? 5 }) as never, false);
+        },
       );
     };
     // Every reader gets a clean session, whatever it asks: a persistent one would keep its
@@ -155,7 +175,7 @@ function brokerHooks(options: EmbeddedBrokerOptions): AedesOptions {
 export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promise<EmbeddedBroker> {
   const limits = { ...BROKER_CONNECTION_LIMITS, ...options.connectionLimits };
   const aedes = await Aedes.createBroker({
-    ...brokerHooks(options),
+    ...brokerHooks(options, limits.connectTimeoutMs),
     connectTimeout: limits.connectTimeoutMs,
     maxInflightInbound: QOS2_AWAITING_RELEASE,
   });
