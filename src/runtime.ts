@@ -117,9 +117,10 @@ const EXPIRY_WARNING_DAYS = 14;
  * (embedded unless DATABASE_URL), migrations, HTTP. The broker goes first so that a taken
  * TAGTRAIL_MQTT_PORT fails before a database server is started; while the start waits for
  * another process's server it closes every new connection, and a reader that connects
- * while the database starts waits for it. `stop` first stops ingest
- * (no new reader messages; those in flight are stored), then closes in reverse order: stop
- * accepting and finish requests in flight, then the broker, then the stores, then the database.
+ * while the database starts waits for it (at most the broker's connect timeout). `stop`
+ * first stops ingest (no new reader messages; those in flight are stored), then closes in
+ * reverse order: stop accepting and finish requests in flight, then the broker, then the
+ * stores, then the database.
  */
 export interface StartOptions {
   /** A line for the operator while starting (serve prints it on standard error). */

@@ -80,16 +80,41 @@ export class BrokerAccess {
 
   /**
    * The directory, once attached. A reader logging in while the service starts waits for
-   * it rather than being refused (see detach); the client's own connect timeout, or the
-   * broker closing the connection when a failed start unwinds, bounds the wait.
+   * it rather than being refused (see detach); `signal` (the broker's login timeout) ends
+   * the wait, and takes the waiter off the list, so that logins given up on do not pile up
+   * while the database stays unreachable.
    */
-  private async readerDirectory(): Promise<ReaderDirectory> {
-    if (!this.directory) await new Promise<void>((resolve) => this.attachWaiters.push(resolve));
+  private async readerDirectory(signal?: AbortSignal): Promise<ReaderDirectory> {
+    if (!this.directory) {
+      await new Promise<void>((resolve, reject) => {
+        const attached = () => {
+          signal?.removeEventListener('abort', abandoned);
+          resolve();
+        };
+        const abandoned = () => {
+          const at = this.attachWaiters.indexOf(attached);
+          if (at >= 0) this.attachWaiters.splice(at, 1);
+          reject(signal?.reason);
+        };
+        if (signal?.aborted) return abandoned();
+        signal?.addEventListener('abort', abandoned, { once: true });
+        this.attachWaiters.push(attached);
+      });
+    }
     return this.directory!;
   }
 
-  /** Resolves when the client may connect; rejects with a ConnectRefusedError otherwise. */
-  async authenticate(client: BrokerClient, username?: string, password?: Buffer): Promise<void> {
+  /**
+   * Resolves when the client may connect; rejects with a ConnectRefusedError otherwise, or
+   * with `signal`'s reason once it is aborted (the broker gave up on the login and closed
+   * the connection): a login given up on is never registered.
+   */
+  async authenticate(
+    client: BrokerClient,
+    username?: string,
+    password?: Buffer,
+    signal?: AbortSignal,
+  ): Promise<void> {
     if (username === undefined || username === '' || password === undefined) {
       throw new ConnectRefusedError(CONNACK.notAuthorized, 'a user name and password are required');
     }
@@ -105,11 +130,12 @@ export class BrokerAccess {
     if (readerId === null) {
       throw new ConnectRefusedError(CONNACK.badUsernameOrPassword, 'bad user name or password');
     }
-    const directory = await this.readerDirectory();
+    const directory = await this.readerDirectory(signal);
     let login = directory.login(readerId);
     if (!login?.passwordHash || !verifyMqttPassword(password, login.passwordHash)) {
       // Not known yet (or rotated a moment ago): ask the database before refusing.
       await directory.refresh();
+      signal?.throwIfAborted();
       login = directory.login(readerId);
     }
     // The check and the registration below run without a pause in between, so a change the

@@ -88,17 +88,49 @@ export interface EmbeddedBrokerOptions {
  */
 export const QOS2_AWAITING_RELEASE = 32;
 
-/** The Aedes hooks for `access` and `onPublish`. */
-function brokerHooks(options: EmbeddedBrokerOptions): AedesOptions {
+/**
+ * After how long without traffic the kernel starts probing a broker connection (TCP
+ * keepalive). MQTT's own keepalive is the client's to choose, and 0 turns it off: such a
+ * reader that dies without a FIN (power cut, cellular drop) leaves a half-open connection
+ * that would hold its slots of the connection limits (./connection-gate.ts) for ever. The
+ * kernel's probes find the dead peer and the socket closes (probes every
+ * net.ipv4.tcp_keepalive_intvl, given up after tcp_keepalive_probes unanswered: 75 s and 9
+ * by default, so about 12 minutes after it went quiet). A live peer's kernel answers the
+ * probes itself, whatever its MQTT keepalive.
+ */
+export const BROKER_TCP_KEEPALIVE_MS = 60_000;
+
+/**
+ * The Aedes hooks for `access` and `onPublish`. A login must be answered within
+ * `loginTimeoutMs` (the connect timeout, which aedes stops once the CONNECT has arrived).
+ */
+function brokerHooks(options: EmbeddedBrokerOptions, loginTimeoutMs: number): AedesOptions {
   const { onPublish, access } = options;
   const hooks: AedesOptions = {};
   if (access) {
     hooks.authenticate = (client, username, password, callback) => {
-      access.authenticate(client, username, password).then(
-        () => callback(null, true),
-        (err: Error & { returnCode?: number }) =>
+      // A login waits for the database (the readers before the service has loaded them, a
+      // reader not known yet): unreachable or slow, it would hold the reader, and its slots
+      // of the connection limits, for as long as that lasts. Closed, not refused, like a
+      // connection while the service waits for another process's database (see
+      // closeNewConnections): the reader reconnects later, where a refused CONNACK makes
+      // many clients give up for good. Aedes ignores the login's answer once closed.
+      const login = new AbortController();
+      const timer = setTimeout(() => {
+        login.abort(new Error(`login not answered within ${loginTimeoutMs} ms`));
+        client.close();
+      }, loginTimeoutMs);
+      timer.unref();
+      access.authenticate(client, username, password, login.signal).then(
+        () => {
+          clearTimeout(timer);
+          callback(null, true);
+        },
+        (err: Error & { returnCode?: number }) => {
+          clearTimeout(timer);
           // Aedes answers CONNACK with err.returnCode (5, not authorized, when there is none).
-          callback(Object.assign(err, { returnCode: err.returnCode ?? 5 }) as never, false),
+          callback(Object.assign(err, { returnCode: err.returnCode ?? 5 }) as never, false);
+        },
       );
     };
     // Every reader gets a clean session, whatever it asks: a persistent one would keep its
@@ -143,7 +175,7 @@ function brokerHooks(options: EmbeddedBrokerOptions): AedesOptions {
 export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promise<EmbeddedBroker> {
   const limits = { ...BROKER_CONNECTION_LIMITS, ...options.connectionLimits };
   const aedes = await Aedes.createBroker({
-    ...brokerHooks(options),
+    ...brokerHooks(options, limits.connectTimeoutMs),
     connectTimeout: limits.connectTimeoutMs,
     maxInflightInbound: QOS2_AWAITING_RELEASE,
   });
@@ -163,10 +195,12 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
     budget.add(socket);
     limitPacketSize(aedes.handle(socket), options.packetLimits ?? MQTT_PACKET_LIMITS);
   };
-  const server = createServer(handle);
+  // Set by Node on each TCP connection as it is accepted (on the TLS listener too, before its handshake).
+  const tcp = { keepAlive: true, keepAliveInitialDelay: BROKER_TCP_KEEPALIVE_MS };
+  const server = createServer(tcp, handle);
   // TLS sockets reach Aedes once the handshake is done; a failed handshake never does.
   const tlsServer = options.tls
-    ? createTlsServer({ cert: options.tls.cert, key: options.tls.key }, handle)
+    ? createTlsServer({ ...tcp, cert: options.tls.cert, key: options.tls.key }, handle)
     : undefined;
   budget.attach(server);
   if (tlsServer) budget.attach(tlsServer);

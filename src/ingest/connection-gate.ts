@@ -12,7 +12,9 @@ import type { Socket } from 'node:net';
  * - `perAddress` (TAGTRAIL_MQTT_MAX_CONNECTIONS_PER_ADDRESS): connections from one remote address, so that one device cannot take
  *   every slot; readers behind one NAT address share it.
  * - `connectTimeoutMs`: how long a connection may take to send its CONNECT (aedes's own
- *   default is 30 s; a reader sends it right after the TCP handshake).
+ *   default is 30 s; a reader sends it right after the TCP handshake), and then again how
+ *   long its login may take to be answered (./broker.ts: the database unreachable, or the
+ *   service still starting) before the connection is closed.
  */
 export interface BrokerConnectionLimits {
   total: number;

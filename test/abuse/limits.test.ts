@@ -3,6 +3,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SIGN_UP_POLICY } from '../../src/accounts/sign-in-limiter.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { rawRequest, requestBytes } from '../helpers/raw-http.js';
 import { ingestFixture } from '../ingest/helpers.js';
 import { buildInternalApp, freshAddress, type InternalTestApp, uniqueEmail } from '../internal/helpers.js';
 
@@ -86,5 +87,33 @@ describe('reader webhook per reader', () => {
     for (let i = 0; i < LIMIT + 2; i++)
       expect((await post(reader.reader.id, 'wrong-secret')).statusCode).toBe(401);
     expect((await post(reader.reader.id, reader.secret!)).statusCode).toBe(204);
+  });
+
+  it('answers 429 before reading the body of the refused message', async () => {
+    const f = await ingestFixture(t);
+    const busy = await f.reader('impinj-r700', [[1, await f.location()]], { webhook: true });
+    for (let i = 0; i < LIMIT; i++) expect((await post(busy.reader.id, busy.secret!)).statusCode).toBe(204);
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const port = (t.app.server.address() as { port: number }).port;
+    // A tenth of the announced body sent, the connection left open: only an answer given before
+    // the body is read arrives (rawRequest fails otherwise).
+    const refused = await rawRequest(
+      port,
+      requestBytes(
+        `POST /ingest/v1/readers/${busy.reader.id}/messages HTTP/1.1`,
+        {
+          authorization: `Bearer ${busy.secret}`,
+          'content-type': 'application/json',
+          'content-length': String(body.length * 10),
+        },
+        body.toString('utf8'),
+      ),
+      { timeoutMs: 5_000 },
+    );
+    expect(refused.status, refused.body).toBe(429);
+    expect(refused.json).toMatchObject({ error: { type: 'rate_limited', status: 429 } });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(refused.headers['x-ratelimit-remaining']).toBe('0');
+    expect(await f.rawMessages(busy.reader.id)).toHaveLength(LIMIT);
   });
 });

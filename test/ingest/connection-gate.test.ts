@@ -4,8 +4,10 @@
  * the connect timeout. Each broker here has small limits so the test opens few sockets.
  */
 import { connect as connectTcp, type Socket } from 'node:net';
+import { generate } from 'mqtt-packet';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type EmbeddedBroker, startEmbeddedBroker } from '../../src/ingest/broker.js';
+import { BrokerAccess } from '../../src/ingest/broker-access.js';
 import type { BrokerConnectionLimits } from '../../src/ingest/connection-gate.js';
 import { createTestDatabase } from '../helpers/database.js';
 import { startTestService } from '../helpers/service.js';
@@ -61,6 +63,35 @@ describe('connection bounds', () => {
   it('closes a connection that sends no CONNECT within the connect timeout', async () => {
     const { port } = await brokerWith({ connectTimeoutMs: 300 });
     expect(await closesWithin(await silent(port), 2_000)).toBe(true);
+  });
+
+  it('closes, unanswered, a connection whose login is not answered within the connect timeout', async () => {
+    // Access whose readers are never loaded (the service starting while its database is
+    // unreachable): a reader's login waits for them.
+    broker = await startEmbeddedBroker({
+      host: '127.0.0.1',
+      port: 0,
+      access: new BrokerAccess(),
+      connectionLimits: { connectTimeoutMs: 300 },
+    });
+    const socket = await silent(broker.port);
+    const received: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => received.push(chunk));
+    socket.write(
+      generate({
+        cmd: 'connect',
+        protocolId: 'MQTT',
+        protocolVersion: 4,
+        clean: true,
+        keepalive: 0,
+        clientId: 'reader-1',
+        username: 'reader-1',
+        password: Buffer.from('password'),
+      }),
+    );
+    expect(await closesWithin(socket, 3_000)).toBe(true);
+    // Closed, not refused with a CONNACK: the reader reconnects later instead of giving up.
+    expect(Buffer.concat(received)).toEqual(Buffer.alloc(0));
   });
 });
 

@@ -6,6 +6,7 @@ import { cliCaller } from '../../src/caller.js';
 import { ApiError } from '../../src/errors.js';
 import { verifyMqttPassword } from '../../src/ingest/mqtt-credentials.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { rawRequest, requestBytes } from '../helpers/raw-http.js';
 import { genericJson, ingestFixture, unique } from './helpers.js';
 
 /** The error envelope of the service (the webhook is outside /api/, so no rate-limit headers). */
@@ -361,5 +362,71 @@ describe('POST /ingest/v1/readers/:reader_id/messages', () => {
     const { reader, secret } = await f.reader('generic-json', [[null, dock]], { webhook: true });
     expectErrorEnvelope(await post(reader.id, secret!, 'x'.repeat(70 * 1024)), 413, 'payload_too_large');
     expect(await f.rawMessages(reader.id)).toEqual([]);
+  });
+
+  describe('over HTTP, the secret is checked before the body is read', () => {
+    let port: number;
+    beforeAll(async () => {
+      await t.app.listen({ host: '127.0.0.1', port: 0 });
+      port = (t.app.server.address() as { port: number }).port;
+    });
+
+    /**
+     * Headers announcing `length` body bytes and only the first 100 of them, the connection left
+     * open: a server that waits for the body before answering never answers (rawRequest fails).
+     */
+    const partialPost = (readerId: number, secret: string, length: number) =>
+      rawRequest(
+        port,
+        requestBytes(
+          `POST /ingest/v1/readers/${readerId}/messages HTTP/1.1`,
+          {
+            authorization: `Bearer ${secret}`,
+            'content-type': 'application/json',
+            'content-length': String(length),
+          },
+          '['.padEnd(100, ' '),
+        ),
+        { timeoutMs: 5_000 },
+      );
+
+    it('answers a wrong secret and an unknown reader without waiting for the body', async () => {
+      const f = await ingestFixture(t);
+      const { reader, secret } = await f.reader('generic-json', [[null, await f.location()]], {
+        webhook: true,
+      });
+      const wrong = await partialPost(reader.id, `${secret}x`, 60 * 1024);
+      expect(wrong.status, wrong.body).toBe(401);
+      expect(wrong.json).toMatchObject({ error: { type: 'unauthorized', detail: 'Invalid webhook secret' } });
+      const unknown = await partialPost(2147483647, secret!, 60 * 1024);
+      expect(unknown.status, unknown.body).toBe(404);
+      expect(unknown.json).toMatchObject({ error: { type: 'not_found' } });
+      // A body announced over the limit is refused for the secret first: the 413 is for readers only.
+      const huge = await partialPost(reader.id, 'wrong', 100 * 1024 * 1024);
+      expect(huge.status, huge.body).toBe(401);
+      expect(await f.rawMessages(reader.id)).toEqual([]);
+    });
+
+    it('reads the whole body of a reader with its secret and answers 204', async () => {
+      const f = await ingestFixture(t);
+      const dock = await f.location();
+      const asset = await f.asset('E2801160600002054E3C5F4A');
+      const { reader, secret } = await f.reader('impinj-r700', [[null, dock]], { webhook: true });
+      const res = await rawRequest(
+        port,
+        requestBytes(
+          `POST /ingest/v1/readers/${reader.id}/messages HTTP/1.1`,
+          {
+            authorization: `Bearer ${secret}`,
+            'content-type': 'application/json',
+            'content-length': String(webhookArray.length),
+          },
+          webhookArray.toString('utf8'),
+        ),
+      );
+      expect(res.status, res.body).toBe(204);
+      expect(await f.currentLocation(asset)).toBe(dock);
+      expect(await f.rawMessages(reader.id)).toHaveLength(1);
+    });
   });
 });

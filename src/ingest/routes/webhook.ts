@@ -1,8 +1,9 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { ApiError, notFound } from '../../errors.js';
 import { takeToken } from '../../http/rate-limit/gate.js';
 import type { RateLimitStore } from '../../http/rate-limit/types.js';
 import { MAX_ID } from '../../http/schemas/common.js';
+import type { ReaderRef } from '../directory.js';
 import type { ReaderService } from '../readers-service.js';
 import type { IngestService } from '../service.js';
 
@@ -28,7 +29,8 @@ function bearerSecret(header: string | string[] | undefined): string {
  * message (raw log row and sightings) is committed; a malformed payload is logged in the
  * raw log and counted, and still answered 204, so the reader does not send it forever.
  * At most TAGTRAIL_WEBHOOK_RATE_LIMIT messages a minute per reader, then 429 with
- * Retry-After (the reader retries; nothing answered 429 was stored).
+ * Retry-After (the reader retries; nothing answered 429 was stored). The secret and the
+ * budget are checked before the body is read (docs/ingest.md "Reader webhook (HTTP)").
  * Not part of the public API (docs/ingest.md).
  */
 export const readerWebhookRoutes =
@@ -38,15 +40,27 @@ export const readerWebhookRoutes =
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
+    // The reader each request authenticated as, set before its body is read.
+    const authenticated = new WeakMap<FastifyRequest, ReaderRef>();
+
     app.post<{ Params: { reader_id: string } }>(
       WEBHOOK_PATH,
-      { schema: { hide: true } },
+      {
+        schema: { hide: true },
+        // Before the body is read: a caller without the reader's secret, or over its budget, is
+        // answered at once, without the server taking up to the body limit of its bytes first.
+        onRequest: async (request, reply) => {
+          const secret = bearerSecret(request.headers.authorization);
+          const reader = await readers.authenticateWebhook(readerIdOf(request.params.reader_id), secret);
+          // Per reader, after its secret is checked: no one else can spend a reader's budget.
+          await takeToken(limiter, `reader:${reader.id}`, request, reply, { what: 'messages per minute' });
+          authenticated.set(request, reader);
+        },
+      },
       async (request, reply) => {
         const receivedAt = Date.now();
-        const secret = bearerSecret(request.headers.authorization);
-        const reader = await readers.authenticateWebhook(readerIdOf(request.params.reader_id), secret);
-        // Per reader, after its secret is checked: no one else can spend a reader's budget.
-        await takeToken(limiter, `reader:${reader.id}`, request, reply, { what: 'messages per minute' });
+        const reader = authenticated.get(request);
+        if (!reader) throw new Error('reader webhook handler reached without its onRequest authentication');
         const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
         const outcome = await ingest.readerMessage(reader, body, 'webhook', receivedAt);
         if (outcome.errors.length > 0) {
