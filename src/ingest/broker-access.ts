@@ -48,7 +48,7 @@ type Identity = { kind: 'service' } | { kind: 'reader'; readerId: number; topic:
  * keeps the topic it logged in with, and a topic freed by a change may be another
  * organization's reader's a moment later. A login the
  * directory does not know yet (a reader created a moment ago, a missed notification)
- * makes it reload before the login is refused.
+ * makes it reload (at most once a second, however many miss) before the login is refused.
  */
 export class BrokerAccess {
   /** The service's own password on the embedded broker, for in-process clients. */
@@ -134,7 +134,7 @@ export class BrokerAccess {
     let login = directory.login(readerId);
     if (!login?.passwordHash || !verifyMqttPassword(password, login.passwordHash)) {
       // Not known yet (or rotated a moment ago): ask the database before refusing.
-      await directory.refresh();
+      await directory.refreshForMiss();
       signal?.throwIfAborted();
       login = directory.login(readerId);
     }

@@ -36,6 +36,8 @@ export interface ReaderDirectoryOptions {
   pool?: pg.Pool;
   /** Poll interval, also the longest a missed notification can delay a change. */
   pollMs?: number;
+  /** The shortest time between two reloads asked for by logins it did not know (refreshForMiss). */
+  missReloadMs?: number;
   logger: IngestLogger;
 }
 
@@ -52,6 +54,8 @@ export class ReaderDirectory {
   private refreshing: Promise<void> | undefined;
   private again = false;
   private stopped = false;
+  private missReload: Promise<void> | undefined;
+  private lastMissReloadAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly options: ReaderDirectoryOptions) {}
 
@@ -109,6 +113,29 @@ export class ReaderDirectory {
       }
     })();
     return this.refreshing;
+  }
+
+  /**
+   * A reload for a login the directory does not know (a reader created a moment ago, a
+   * missed notification): resolves once a load that began after the call has ended. Such
+   * loads begin at most once every `missReloadMs` (1 s), however many logins miss: a
+   * stream of bad logins, which anyone who can reach the broker can send, must not keep a
+   * reload of every reader running; a genuine new reader waits a second at most.
+   */
+  refreshForMiss(): Promise<void> {
+    if (!this.missReload) {
+      const wait = this.lastMissReloadAt + (this.options.missReloadMs ?? 1_000) - Date.now();
+      const waited =
+        wait > 0 ? new Promise<void>((resolve) => setTimeout(resolve, wait).unref()) : Promise.resolve();
+      this.missReload = waited.then(() => {
+        // Logins that miss from here on need a load that begins after them: the next one.
+        this.missReload = undefined;
+        if (this.stopped) return;
+        this.lastMissReloadAt = Date.now();
+        return this.refresh();
+      });
+    }
+    return this.missReload;
   }
 
   async stop(): Promise<void> {
