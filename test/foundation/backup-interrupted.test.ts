@@ -9,18 +9,14 @@ import { createReadStream, existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { MAIN, postmasterPid, start } from '../helpers/compiled.js';
+import { childEnv, MAIN, postmasterPid, start } from '../helpers/compiled.js';
 import { exited } from '../helpers/orphan.js';
 import { query } from '../helpers/pg-query.js';
 import { stoppedDataDirectory } from '../helpers/stopped-data-dir.js';
 
 const dirs = stoppedDataDirectory('tagtrail-backup-interrupted-');
 
-const cliEnv = (): NodeJS.ProcessEnv => {
-  const env: NodeJS.ProcessEnv = { ...process.env, TAGTRAIL_DATA_DIR: dirs.dataDir, LOG_LEVEL: 'silent' };
-  delete env.DATABASE_URL;
-  return env;
-};
+const cliEnv = () => childEnv({ TAGTRAIL_DATA_DIR: dirs.dataDir, LOG_LEVEL: 'silent' });
 
 /**
  * Starts a backup whose output cannot drain: `<out>.partial` is a FIFO that is read only

@@ -22,7 +22,7 @@ import { RestoreError, restoreBackup } from '../../src/db/restore.js';
 import type { RunningService } from '../../src/runtime.js';
 import { createServices, type Services } from '../../src/services.js';
 import { ALL_SCOPES } from '../helpers/app.js';
-import { buildIfStale, MAIN, run } from '../helpers/compiled.js';
+import { buildIfStale, childEnv, MAIN, run } from '../helpers/compiled.js';
 import { TEST_SECRETS } from '../helpers/secrets.js';
 import { startTestService } from '../helpers/service.js';
 
@@ -245,9 +245,12 @@ describe('tagtrail backup and restore', () => {
     await running.stop();
     const keyFile = await readFile(join(dataDir, 'secret-keys'), 'utf8');
     const archive = join(root, 'cli.tar.gz');
-    const env: NodeJS.ProcessEnv = { ...process.env, TAGTRAIL_DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
-    delete env.DATABASE_URL;
-    delete env.TAGTRAIL_SECRET_KEYS;
+    // No TAGTRAIL_SECRET_KEYS: the commands use the data directory's key file, as a deployment does.
+    const env = childEnv({
+      TAGTRAIL_DATA_DIR: dataDir,
+      LOG_LEVEL: 'silent',
+      TAGTRAIL_SECRET_KEYS: undefined,
+    });
     const backup = await run(process.execPath, [MAIN, 'backup', '--out', archive, '--json'], env);
     expect(backup.code, backup.stderr).toBe(0);
     // It copies and compresses at nice 10, so a service on the same cores keeps its CPU.

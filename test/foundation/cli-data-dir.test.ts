@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startEmbeddedPostgres } from '../../src/db/embedded.js';
-import { buildIfStale, MAIN, start } from '../helpers/compiled.js';
+import { buildIfStale, childEnv, MAIN, start } from '../helpers/compiled.js';
 
 /**
  * The CLI opens the service's database. Run from another directory (or without the
@@ -14,8 +14,7 @@ describe('the CLI without a database in its data directory', () => {
   let work: string;
 
   const startCli = (dataDir: string, ...args: string[]) => {
-    const env: NodeJS.ProcessEnv = { ...process.env, TAGTRAIL_DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
-    for (const name of ['DATABASE_URL', 'REDIS_URL', 'TAGTRAIL_ENV', 'MQTT_URL']) delete env[name];
+    const env = childEnv({ TAGTRAIL_DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
     return start(process.execPath, [MAIN, ...args], env);
   };
   const cli = (dataDir: string, ...args: string[]) => startCli(dataDir, ...args).result;

@@ -8,21 +8,14 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { startEmbeddedPostgres } from '../../src/db/embedded.js';
-import { MAIN, postmasterPid, type Running, start } from '../helpers/compiled.js';
+import { childEnv, MAIN, postmasterPid, type Running, start } from '../helpers/compiled.js';
 import { exited } from '../helpers/orphan.js';
-import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
 import { stoppedDataDirectory } from '../helpers/stopped-data-dir.js';
 
 const dirs = stoppedDataDirectory('tagtrail-cli-signals-');
 
 function cli(...args: string[]): Running {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    TAGTRAIL_DATA_DIR: dirs.dataDir,
-    TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
-    LOG_LEVEL: 'silent',
-  };
-  for (const name of ['DATABASE_URL', 'REDIS_URL', 'MQTT_URL']) delete env[name];
+  const env = childEnv({ TAGTRAIL_DATA_DIR: dirs.dataDir, LOG_LEVEL: 'silent' });
   return start(process.execPath, [MAIN, ...args], env);
 }
 

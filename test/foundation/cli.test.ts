@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrationsDir } from '../../src/db/migrate.js';
 import type { RunningService } from '../../src/runtime.js';
 import { buildFacts } from '../helpers/build-facts.js';
-import { buildIfStale, MAIN, run, runCli } from '../helpers/compiled.js';
+import { buildIfStale, childEnv, MAIN, run, runCli } from '../helpers/compiled.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { startTestService } from '../helpers/service.js';
 
@@ -293,7 +293,8 @@ describe('tagtrail CLI (compiled, against a real database)', () => {
   it('migrate --json on an empty database applies every migration; --check says what it would', async () => {
     const empty = await createTestDatabase({ migrate: false });
     try {
-      const env = { ...process.env, DATABASE_URL: empty.url, TAGTRAIL_DATA_DIR: dataDir };
+      // Not runCli: migrate at the log level an operator's run has, not silenced.
+      const env = childEnv({ DATABASE_URL: empty.url, TAGTRAIL_DATA_DIR: dataDir });
       const versions = (await readdir(migrationsDir()))
         .filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f))
         .sort()

@@ -10,8 +10,14 @@ import { chmod, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { buildIfStale, MAIN, ROOT, type ServiceProcess, spawnService } from '../helpers/compiled.js';
-import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
+import {
+  buildIfStale,
+  childEnv,
+  MAIN,
+  ROOT,
+  type ServiceProcess,
+  spawnService,
+} from '../helpers/compiled.js';
 
 let root: string;
 const services: ServiceProcess[] = [];
@@ -44,11 +50,9 @@ function childrenOf(pid: number): number[] {
 describe('the first start of the embedded database', () => {
   it('killed during initdb, leaves a directory the next start initialises', async () => {
     const dataDir = join(root, 'data');
-    const env: NodeJS.ProcessEnv = { ...process.env, TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS };
-    for (const name of ['DATABASE_URL', 'MQTT_URL', 'REDIS_URL']) delete env[name];
     const child = spawn(process.execPath, [MAIN, 'serve'], {
       cwd: ROOT,
-      env: { ...env, TAGTRAIL_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', TAGTRAIL_MQTT_PORT: '0' },
+      env: childEnv({ TAGTRAIL_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', TAGTRAIL_MQTT_PORT: '0' }),
       stdio: 'ignore',
     });
     const exited = new Promise((resolve) => child.once('exit', resolve));

@@ -14,7 +14,7 @@ import { createGzip } from 'node:zlib';
 import { pack } from 'tar-stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { restoreBackup } from '../../src/db/restore.js';
-import { buildIfStale, MAIN, run } from '../helpers/compiled.js';
+import { buildIfStale, childEnv, MAIN, run } from '../helpers/compiled.js';
 
 let root: string;
 
@@ -40,8 +40,7 @@ function smallDisk(dir: string): boolean {
 describe('restore failing outside the archive', () => {
   it('an archive that cannot be read: says so, makes nothing', async () => {
     const dataDir = join(root, 'never-made');
-    const env: NodeJS.ProcessEnv = { ...process.env, TAGTRAIL_DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
-    delete env.DATABASE_URL;
+    const env = childEnv({ TAGTRAIL_DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
     const missing = await run(process.execPath, [MAIN, 'restore', join(root, 'nonexistent.tar.gz')], env);
     expect(missing.code, missing.stderr).toBe(1);
     expect(missing.stderr).toContain(`cannot read the backup ${join(root, 'nonexistent.tar.gz')}: ENOENT`);

@@ -9,9 +9,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildIfStale, MAIN, postmasterPid, ROOT } from '../helpers/compiled.js';
+import { buildIfStale, childEnv, MAIN, postmasterPid, ROOT } from '../helpers/compiled.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
 
 let database: TestDatabase;
 const dirs: string[] = [];
@@ -35,12 +34,9 @@ async function stopWhileStarting(
   env: NodeJS.ProcessEnv,
   ready: (child: ChildProcess) => Promise<void>,
 ): Promise<Ended> {
-  const base: NodeJS.ProcessEnv = { ...process.env, TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS };
-  for (const name of ['DATABASE_URL', 'MQTT_URL', 'REDIS_URL', 'TAGTRAIL_MQTT_PORT', 'PORT', 'HOST'])
-    delete base[name];
   const child = spawn(process.execPath, [MAIN, 'serve'], {
     cwd: ROOT,
-    env: { ...base, PORT: '0', HOST: '127.0.0.1', TAGTRAIL_MQTT_PORT: '0', LOG_LEVEL: 'warn', ...env },
+    env: childEnv({ PORT: '0', HOST: '127.0.0.1', TAGTRAIL_MQTT_PORT: '0', LOG_LEVEL: 'warn', ...env }),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';

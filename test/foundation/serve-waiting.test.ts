@@ -11,9 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../src/db/embedded.js';
-import { buildIfStale, MAIN, postmasterPid, ROOT } from '../helpers/compiled.js';
+import { buildIfStale, childEnv, MAIN, postmasterPid, ROOT } from '../helpers/compiled.js';
 import { reachable } from '../helpers/pg-query.js';
-import { TEST_SECRET_KEYS } from '../helpers/secrets.js';
 
 let dir: string;
 let own: EmbeddedPostgres | undefined;
@@ -58,18 +57,15 @@ describe('a second serve waiting for a live service', () => {
     own = await startEmbeddedPostgres(dir, { role: 'service' });
     const postmaster = await postmasterPid(dir);
     const mqttPort = await freePort();
-    const env: NodeJS.ProcessEnv = { ...process.env, TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS };
-    for (const name of ['DATABASE_URL', 'MQTT_URL', 'REDIS_URL']) delete env[name];
     const child = spawn(process.execPath, [MAIN, 'serve'], {
       cwd: ROOT,
-      env: {
-        ...env,
+      env: childEnv({
         TAGTRAIL_DATA_DIR: dir,
         PORT: '0',
         HOST: '127.0.0.1',
         TAGTRAIL_MQTT_PORT: String(mqttPort),
         LOG_LEVEL: 'warn',
-      },
+      }),
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';

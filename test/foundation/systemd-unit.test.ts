@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, MAX_SHUTDOWN_DRAIN_SECONDS, SETTINGS } from '../../src/config.js';
-import { buildIfStale, MAIN, ROOT, run } from '../helpers/compiled.js';
+import { buildIfStale, childEnv, MAIN, ROOT, run } from '../helpers/compiled.js';
 
 const UNIT = join(ROOT, 'deploy/systemd/tagtrail.service');
 const BACKUP_UNIT = join(ROOT, 'deploy/systemd/tagtrail-backup.service');
@@ -131,9 +131,12 @@ describe('the backup unit and its timer', () => {
       await buildIfStale();
       const dataDir = join(root, 'data');
       const backups = join(root, 'backups');
-      const env: NodeJS.ProcessEnv = { ...process.env, TAGTRAIL_DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
-      delete env.DATABASE_URL;
-      delete env.TAGTRAIL_SECRET_KEYS;
+      // No TAGTRAIL_SECRET_KEYS: the commands use the data directory's key file, as a deployment does.
+      const env = childEnv({
+        TAGTRAIL_DATA_DIR: dataDir,
+        LOG_LEVEL: 'silent',
+        TAGTRAIL_SECRET_KEYS: undefined,
+      });
       const created = await run(process.execPath, [MAIN, '--init', 'migrate', '--json'], env);
       expect(created.code, created.stderr).toBe(0);
       await mkdir(backups);

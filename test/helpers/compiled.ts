@@ -52,20 +52,40 @@ export function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = proces
 }
 
 /**
- * `node dist/src/cli/main.js <args>` against `databaseUrl` and `dataDir`, as an operator
- * runs it: silent logs, and no Redis, broker or environment name inherited from the test's
- * own environment (those would make the CLI reach for services the test did not start).
+ * Settings a child must not take from the test's own environment (the shell that started the
+ * tests may have them): they would point it at a database, broker, Redis, port or deployment
+ * the test did not set up. A test that wants one passes it.
  */
+const NOT_INHERITED = [
+  'DATABASE_URL',
+  'MQTT_URL',
+  'REDIS_URL',
+  'TAGTRAIL_MQTT_PORT',
+  'PORT',
+  'HOST',
+  'TAGTRAIL_ENV',
+];
+
+/**
+ * The environment of a compiled tagtrail child (the CLI or `serve`): the test's own without
+ * NOT_INHERITED, with the tests' secret keys, and `overrides` on top. An override of
+ * undefined removes the variable: `TAGTRAIL_SECRET_KEYS: undefined` for a child that must use
+ * the key file of its data directory, as a deployment without the setting does.
+ */
+export function childEnv(overrides: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  // The key of the tests' in-process services, which may have sealed secrets in a database they share.
+  const env: NodeJS.ProcessEnv = { ...process.env, TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS };
+  for (const name of NOT_INHERITED) delete env[name];
+  for (const [name, value] of Object.entries(overrides)) {
+    if (value === undefined) delete env[name];
+    else env[name] = value;
+  }
+  return env;
+}
+
+/** `node dist/src/cli/main.js <args>` against `databaseUrl` and `dataDir`, as an operator runs it, with silent logs. */
 export function runCli(databaseUrl: string, dataDir: string, args: string[]): Promise<Run> {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    // The key of the tests' in-process services, which may have sealed secrets in this database.
-    TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS,
-    DATABASE_URL: databaseUrl,
-    TAGTRAIL_DATA_DIR: dataDir,
-    LOG_LEVEL: 'silent',
-  };
-  for (const name of ['REDIS_URL', 'TAGTRAIL_ENV', 'MQTT_URL']) delete env[name];
+  const env = childEnv({ DATABASE_URL: databaseUrl, TAGTRAIL_DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
   return run(process.execPath, [MAIN, ...args], env);
 }
 
@@ -141,18 +161,13 @@ export interface ServiceProcess {
 }
 
 /**
- * Runs `serve` from dist/ with `env` (added to a clean copy of the test's environment) and
- * resolves once it prints `tagtrail listening on …`, or rejects with its output if it exits.
+ * Runs `serve` from dist/ with `childEnv(env)` and resolves once it prints
+ * `tagtrail listening on …`, or rejects with its output if it exits.
  */
 export function spawnService(env: NodeJS.ProcessEnv, startTimeoutMs = 90_000): Promise<ServiceProcess> {
-  // The key of the tests' in-process services, which may share the database; env may override it.
-  const base: NodeJS.ProcessEnv = { ...process.env, TAGTRAIL_SECRET_KEYS: TEST_SECRET_KEYS };
-  for (const name of ['DATABASE_URL', 'MQTT_URL', 'REDIS_URL', 'TAGTRAIL_MQTT_PORT', 'PORT', 'HOST']) {
-    delete base[name];
-  }
   const child = spawn(process.execPath, [MAIN, 'serve'], {
     cwd: ROOT,
-    env: { ...base, ...env },
+    env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -16,7 +16,7 @@ import type { EmbeddedBroker } from '../../src/ingest/broker.js';
 import { describeBroker, externalBrokerAddress, startBrokerOnPort } from '../../src/ingest/broker-port.js';
 import { brokerView } from '../../src/ingest/internal-routes/broker.js';
 import { createServices } from '../../src/services.js';
-import { buildIfStale, MAIN, run, type ServiceProcess, spawnService } from '../helpers/compiled.js';
+import { buildIfStale, childEnv, MAIN, run, type ServiceProcess, spawnService } from '../helpers/compiled.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { TEST_SECRETS } from '../helpers/secrets.js';
 
@@ -225,12 +225,11 @@ describe('`tagtrail serve` with the default MQTT port taken (compiled, its own p
   });
 
   it('fails with exit 1 and a message naming TAGTRAIL_MQTT_PORT when that port is set and taken', async () => {
-    const result = await run(process.execPath, [MAIN, 'serve'], {
-      ...process.env,
-      ...env(),
-      MQTT_URL: '',
-      TAGTRAIL_MQTT_PORT: String(DEFAULT_MQTT_PORT),
-    });
+    const result = await run(
+      process.execPath,
+      [MAIN, 'serve'],
+      childEnv({ ...env(), TAGTRAIL_MQTT_PORT: String(DEFAULT_MQTT_PORT) }),
+    );
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(
       `tagtrail: port ${DEFAULT_MQTT_PORT} is in use; set TAGTRAIL_MQTT_PORT to another port`,
