@@ -6,6 +6,7 @@ import {
   claimDeliveries,
   endpointsNow,
   lockDeliveries,
+  lockEndpoints,
   lockSubjectHeads,
   markDelivered,
   markFailed,
@@ -277,8 +278,9 @@ export class DeliveryWorker {
 /**
  * Records a batch of outcomes in `tx`: the successes, then each failure, retried after
  * retryDelay or given up once past the retry window. The subject-heads lock (when an
- * outcome ends a head) and then every delivery of the batch, in id order, are locked
- * before the first update (lockDeliveries: the lock order Send again keeps too).
+ * outcome ends a head), then every delivery of the batch and then their endpoints, each
+ * in id order, are locked before the first update (lockDeliveries: the lock order Send
+ * again keeps too; lockEndpoints).
  */
 export async function recordOutcomes(
   tx: Tx,
@@ -298,6 +300,10 @@ export async function recordOutcomes(
   await lockDeliveries(
     tx,
     batch.map((x) => x.delivery.id),
+  );
+  await lockEndpoints(
+    tx,
+    batch.map((x) => x.delivery.endpointId),
   );
   await markDelivered(tx, done);
   for (const { d, outcome, retryAt } of failed)

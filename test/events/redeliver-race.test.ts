@@ -3,7 +3,7 @@
  * subject (recordOutcomes), on two connections, ordered by what the server reports
  * (a third connection holds a row lock and the others are seen waiting behind it). Both
  * lock the deliveries in id order (docs/events.md, "Lock order"): neither deadlocks, and
- * the subject has one head afterwards.
+ * the subject has one head afterwards. And two recordings locking the same endpoints.
  */
 import pg, { type QueryResultRow } from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -228,5 +228,65 @@ describe('Send again racing a recording of the same subject', () => {
       { id: third, queued: true },
     ]);
     expect(await pendingFlags(b)).toEqual([]);
+  });
+
+  it('two recordings of failures and successes for the same endpoints in other orders: no deadlock', async () => {
+    // Endpoint 1: a1 (its send timed out) with a1q behind it, and b1 (sent). Endpoint 2: a2
+    // (sent) and b2 (timed out). One recording has a2 and a1, the other b1 and b2. Had they
+    // locked the endpoints as their statements came (the successes' endpoints clearing
+    // failing_since, then each failure's), the first would hold endpoint 2 and wait for
+    // endpoint 1 that the second holds while it waits for endpoint 2.
+    const s1 = await subjectOf(2);
+    const s2 = await subjectOf(1);
+    const s3 = await subjectOf(1);
+    const [a1, a1q] = s1.ids as [number, number];
+    const a2 = s2.ids[0]!;
+    const deliveryOf = async (endpoint: number, subject: string) =>
+      Number(
+        (
+          await q<{ id: string }>(
+            'SELECT id FROM webhook_deliveries WHERE endpoint_id = $1 AND subject = $2',
+            [endpoint, subject],
+          )
+        )[0]!.id,
+      );
+    const b1 = await deliveryOf(s1.endpoint, s2.subject);
+    const b2 = await deliveryOf(s2.endpoint, s3.subject);
+    for (const id of [a1, a2, b1, b2]) await inFlight(id);
+    await q(
+      "UPDATE webhook_endpoints SET failing_since = now() - interval '1 minute' WHERE id = ANY($1::bigint[])",
+      [[s1.endpoint, s2.endpoint]],
+    );
+    const first = [
+      { delivery: await claimed(a2), outcome: OK },
+      { delivery: await claimed(a1), outcome: TIMED_OUT },
+    ];
+    const second = [
+      { delivery: await claimed(b1), outcome: OK },
+      { delivery: await claimed(b2), outcome: TIMED_OUT },
+    ];
+    const retriesBefore = database.db.stats.transientConflictRetries;
+
+    await holder.query('BEGIN');
+    await holder.query('SELECT id FROM webhook_deliveries WHERE id = $1 FOR UPDATE', [a1q]);
+    // The first waits to hold a1q back until a1's retry.
+    const recordedFirst = database.db.system((tx) => recordOutcomes(tx, first, POLICY));
+    await untilWaiting(1, 'the first recording waiting for the held delivery');
+    const recordedSecond = database.db.system((tx) => recordOutcomes(tx, second, POLICY));
+    await untilWaiting(2, 'the second recording waiting for an endpoint');
+    await holder.query('COMMIT');
+    await Promise.all([recordedFirst, recordedSecond]);
+
+    expect(database.db.stats.transientConflictRetries - retriesBefore).toBe(0);
+    const states = await q<{ id: string; state: string; attempts: number }>(
+      'SELECT id, state, attempts FROM webhook_deliveries WHERE id = ANY($1::bigint[]) ORDER BY id',
+      [[a1, a2, b1, b2]],
+    );
+    expect(Object.fromEntries(states.map((r) => [Number(r.id), r.state]))).toEqual({
+      [a1]: 'pending',
+      [a2]: 'delivered',
+      [b1]: 'delivered',
+      [b2]: 'pending',
+    });
   });
 });
