@@ -126,6 +126,36 @@ export async function releaseDeliveries(tx: Tx, ids: number[]): Promise<void> {
   );
 }
 
+/**
+ * Locks a worker's recorded deliveries in id order before anything else of the recording,
+ * the order **Send again** locks its subject's rows in (WebhookService.redeliver): taken
+ * statement by statement (the delivered ones, then each failed one and the rows behind
+ * it) a recording could hold one delivery of a subject and wait for another that a Send
+ * again of the subject holds while it waits for the first (docs/events.md, "Lock order").
+ */
+export async function lockDeliveries(tx: Tx, ids: number[]): Promise<void> {
+  if (ids.length === 0) return;
+  await tx.query(
+    'SELECT id FROM webhook_deliveries WHERE id = ANY($1::bigint[]) ORDER BY id FOR NO KEY UPDATE',
+    [ids],
+  );
+}
+
+/**
+ * Locks the endpoints of a worker's recorded deliveries in id order, after the deliveries
+ * (the order removing an endpoint keeps) and before any update: the successes clear their
+ * endpoints' failing_since in one statement and each failure then updates its own, so two
+ * instances recording for the same endpoints in other orders could each hold one that the
+ * other waits for.
+ */
+export async function lockEndpoints(tx: Tx, ids: number[]): Promise<void> {
+  if (ids.length === 0) return;
+  await tx.query(
+    'SELECT id FROM webhook_endpoints WHERE id = ANY($1::bigint[]) ORDER BY id FOR NO KEY UPDATE',
+    [[...new Set(ids)]],
+  );
+}
+
 export interface AttemptOutcome {
   status: number | null;
   error: string | null;

@@ -5,6 +5,9 @@ import {
   type ClaimedDelivery,
   claimDeliveries,
   endpointsNow,
+  lockDeliveries,
+  lockEndpoints,
+  lockSubjectHeads,
   markDelivered,
   markFailed,
   releaseDeliveries,
@@ -268,16 +271,41 @@ export class DeliveryWorker {
   }
 
   private record(batch: Array<{ delivery: ClaimedDelivery; outcome: SendResult }>): Promise<void> {
-    return this.db.system(async (tx) => {
-      await markDelivered(
-        tx,
-        batch.filter((x) => x.outcome.ok),
-      );
-      for (const { delivery: d, outcome } of batch.filter((x) => !x.outcome.ok)) {
-        const retryAt = Date.now() + retryDelay(d.attempts + 1, this.policy);
-        const giveUp = retryAt > d.createdAt.getTime() + this.policy.retryWindowMs;
-        await markFailed(tx, d, outcome, giveUp ? null : new Date(retryAt), this.policy.disableAfterMs);
-      }
-    });
+    return this.db.system((tx) => recordOutcomes(tx, batch, this.policy));
   }
+}
+
+/**
+ * Records a batch of outcomes in `tx`: the successes, then each failure, retried after
+ * retryDelay or given up once past the retry window. The subject-heads lock (when an
+ * outcome ends a head), then every delivery of the batch and then their endpoints, each
+ * in id order, are locked before the first update (lockDeliveries: the lock order Send
+ * again keeps too; lockEndpoints).
+ */
+export async function recordOutcomes(
+  tx: Tx,
+  batch: Array<{ delivery: ClaimedDelivery; outcome: SendResult }>,
+  policy: Pick<DeliveryPolicy, 'retryBaseMs' | 'retryMaxMs' | 'retryWindowMs' | 'disableAfterMs'>,
+): Promise<void> {
+  const failed = batch
+    .filter((x) => !x.outcome.ok)
+    .map(({ delivery: d, outcome }) => {
+      const retryAt = Date.now() + retryDelay(d.attempts + 1, policy);
+      const giveUp = retryAt > d.createdAt.getTime() + policy.retryWindowMs;
+      return { d, outcome, retryAt: giveUp ? null : new Date(retryAt) };
+    })
+    .sort((a, b) => a.d.id - b.d.id);
+  const done = batch.filter((x) => x.outcome.ok);
+  if (done.length > 0 || failed.some((f) => !f.retryAt)) await lockSubjectHeads(tx, 'shared');
+  await lockDeliveries(
+    tx,
+    batch.map((x) => x.delivery.id),
+  );
+  await lockEndpoints(
+    tx,
+    batch.map((x) => x.delivery.endpointId),
+  );
+  await markDelivered(tx, done);
+  for (const { d, outcome, retryAt } of failed)
+    await markFailed(tx, d, outcome, retryAt, policy.disableAfterMs);
 }

@@ -199,6 +199,23 @@ export class WebhookService {
     return this.db.withOrg(orgId, async (tx) => {
       await this.find(tx, orgId, id);
       await lockSubjectHeads(tx, 'shared');
+      // The delivery and its subject's pending ones, in id order before any is changed: the
+      // order a worker recording outcomes locks its deliveries in (lockDeliveries). Updating
+      // this one, then those whose flag changes, could hold this one while waiting for the
+      // subject's head that a recording holds while it waits for this one. And the head
+      // is found below only once no recording of the subject is under way: one that
+      // committed meanwhile is seen (its new head queued again behind this one).
+      await tx.query(
+        `SELECT d.id FROM webhook_deliveries d
+         WHERE d.id = ANY(ARRAY(
+                 SELECT x.id FROM webhook_deliveries x WHERE x.org_id = $1 AND x.endpoint_id = $2 AND x.id = $3
+                 UNION ALL
+                 SELECT p.id FROM webhook_deliveries p
+                 WHERE p.org_id = $1 AND p.endpoint_id = $2 AND p.state = 'pending' AND p.subject = (
+                   SELECT x.subject FROM webhook_deliveries x WHERE x.org_id = $1 AND x.endpoint_id = $2 AND x.id = $3)))
+         ORDER BY d.id FOR NO KEY UPDATE`,
+        [orgId, id, deliveryId],
+      );
       const { rows } = await tx.query(
         `WITH d AS (
            UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = now_ms(), created_at = now_ms()

@@ -1,0 +1,292 @@
+/**
+ * Send again (WebhookService.redeliver) racing a worker recording outcomes of the same
+ * subject (recordOutcomes), on two connections, ordered by what the server reports
+ * (a third connection holds a row lock and the others are seen waiting behind it). Both
+ * lock the deliveries in id order (docs/events.md, "Lock order"): neither deadlocks, and
+ * the subject has one head afterwards. And two recordings locking the same endpoints.
+ */
+import pg, { type QueryResultRow } from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { ClaimedDelivery } from '../../src/events/deliveries-repository.js';
+import { DEFAULT_DELIVERY_POLICY, recordOutcomes } from '../../src/events/delivery-worker.js';
+import { dispatchEvents } from '../../src/events/dispatcher.js';
+import { WebhookService } from '../../src/events/webhook-service.js';
+import {
+  createTestDatabase,
+  insertOrganization,
+  type TestDatabase,
+  untilSessions,
+} from '../helpers/database.js';
+import { TEST_SECRETS } from '../helpers/secrets.js';
+
+const OK = { ok: true, status: 204, error: null, durationMs: 3 } as const;
+const TIMED_OUT = { ok: false, status: null, error: 'timed out', durationMs: 10_000 } as const;
+/** Retried (a day's window), not given up. */
+const POLICY = DEFAULT_DELIVERY_POLICY;
+
+describe('Send again racing a recording of the same subject', () => {
+  let database: TestDatabase;
+  let webhooks: WebhookService;
+  let orgId: number;
+  let holder: pg.Client;
+  let subjects = 0;
+
+  const q = <T extends object = Record<string, unknown>>(sql: string, params: unknown[] = []) =>
+    database.db.pool.query<T & QueryResultRow>(sql, params).then((r) => r.rows);
+
+  /**
+   * A new endpoint with `n` events of a new subject dispatched to it (the earlier tests'
+   * endpoints get them too, and this one none of theirs); their deliveries' ids in order.
+   */
+  async function subjectOf(n: number): Promise<{ endpoint: number; subject: string; ids: number[] }> {
+    const { endpoint } = await webhooks.create(orgId, {
+      url: 'http://127.0.0.1:9/hook',
+      event_types: ['asset.created'],
+    });
+    const subject = `asset:${++subjects}`;
+    await q(
+      `INSERT INTO events (org_id, type, occurred_at, subject, payload)
+       SELECT $1, 'asset.created', now(), $2, '{}' FROM generate_series(1, $3)`,
+      [orgId, subject, n],
+    );
+    await dispatchEvents(database.db);
+    const rows = await q<{ id: string }>(
+      'SELECT id FROM webhook_deliveries WHERE endpoint_id = $1 AND subject = $2 ORDER BY event_id',
+      [endpoint.id, subject],
+    );
+    return { endpoint: endpoint.id, subject, ids: rows.map((r) => Number(r.id)) };
+  }
+
+  /** The delivery as a worker holds it after claiming it (the row as it is now). */
+  async function claimed(id: number): Promise<ClaimedDelivery> {
+    const [r] = await q(
+      `SELECT d.id, d.endpoint_id, d.event_id, d.subject, d.attempts, d.created_at, w.url, w.secret,
+              e.org_id, e.type, e.occurred_at, e.payload
+       FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id JOIN events e ON e.id = d.event_id
+       WHERE d.id = $1`,
+      [id],
+    );
+    // biome-ignore lint/suspicious/noExplicitAny: a row of the query above
+    const row = r as any;
+    return {
+      id: Number(row.id),
+      endpointId: Number(row.endpoint_id),
+      eventId: Number(row.event_id),
+      subject: row.subject,
+      attempts: row.attempts,
+      createdAt: row.created_at,
+      url: row.url,
+      secret: row.secret,
+      event: {
+        id: Number(row.event_id),
+        org_id: Number(row.org_id),
+        type: row.type,
+        occurred_at: row.occurred_at,
+        payload: row.payload,
+      },
+    };
+  }
+
+  const delivered = (id: number) =>
+    q(
+      `UPDATE webhook_deliveries SET state = 'delivered', attempts = 1, queued = false, leased_until = NULL,
+         last_attempt_at = now_ms(), delivered_at = now_ms(), last_status = 204 WHERE id = $1`,
+      [id],
+    );
+  const inFlight = (id: number) =>
+    q(
+      "UPDATE webhook_deliveries SET queued = false, leased_until = now() + interval '1 minute' WHERE id = $1",
+      [id],
+    );
+
+  /** The pending deliveries of the subject for its endpoint, in event order. */
+  async function pendingFlags(s: {
+    endpoint: number;
+    subject: string;
+  }): Promise<Array<{ id: number; queued: boolean }>> {
+    const rows = await q<{ id: string; queued: boolean }>(
+      `SELECT id, queued FROM webhook_deliveries WHERE endpoint_id = $1 AND subject = $2 AND state = 'pending'
+       ORDER BY event_id`,
+      [s.endpoint, s.subject],
+    );
+    return rows.map((r) => ({ id: Number(r.id), queued: r.queued }));
+  }
+
+  /** Sessions waiting for a row, table or advisory lock, the holder's own query aside. */
+  const untilWaiting = (count: number, what: string) =>
+    untilSessions(database.db, "wait_event_type = 'Lock'", what, { count });
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    webhooks = new WebhookService(database.db, TEST_SECRETS, { allowPrivate: true });
+    orgId = await insertOrganization(database.db, 'Send again races');
+    holder = new pg.Client({ connectionString: database.url });
+    await holder.connect();
+  });
+  afterEach(async () => {
+    await holder.query('ROLLBACK');
+  });
+  afterAll(async () => {
+    await holder?.end();
+    await database?.drop();
+  });
+
+  it('Send again of a delivered event and a recording that holds the head and records that event too: no deadlock', async () => {
+    // 1 was delivered; 2, its subject's head, is in flight. The worker that sent 1 first
+    // held it past its lease (another worker sent and recorded it meanwhile) and records
+    // its late timeout together with 2's success.
+    const a = await subjectOf(2);
+    const { endpoint, ids } = a;
+    const [first, second] = ids as [number, number];
+    await delivered(first);
+    await inFlight(second);
+    const batch = [
+      { delivery: await claimed(second), outcome: OK },
+      { delivery: await claimed(first), outcome: TIMED_OUT },
+    ];
+    const retriesBefore = database.db.stats.transientConflictRetries;
+
+    await holder.query('BEGIN');
+    await holder.query('SELECT id FROM webhook_deliveries WHERE id = $1 FOR UPDATE', [first]);
+    const sentAgain = webhooks.redeliver(orgId, endpoint, first);
+    await untilWaiting(1, 'Send again waiting for the held delivery');
+    const recorded = database.db.system((tx) => recordOutcomes(tx, batch, POLICY));
+    await untilWaiting(2, 'the recording waiting for the held delivery');
+    // Send again has the delivery first; locking the subject's head next, it would wait
+    // for the recording, which (had it locked the head before the delivery) waits for it.
+    await holder.query('COMMIT');
+    const [again] = await Promise.all([sentAgain, recorded]);
+
+    expect(again.state).toBe('pending');
+    expect(database.db.stats.transientConflictRetries - retriesBefore).toBe(0);
+    const [second$] = await q<{ state: string }>('SELECT state FROM webhook_deliveries WHERE id = $1', [
+      second,
+    ]);
+    expect(second$!.state).toBe('delivered');
+    // The late timeout came last (a retry of 1, due later), and 1 is its subject's only head.
+    expect(await pendingFlags(a)).toEqual([{ id: first, queued: false }]);
+  });
+
+  it('Send again of an earlier event while the head is recorded delivered: the next one is queued behind it', async () => {
+    // 1 delivered, 2 (the head) in flight, 3 queued behind it. The recording of 2 makes 3
+    // the head; Send again of 1 makes 1 the head: 3 must end up queued behind 1.
+    const a = await subjectOf(3);
+    const { endpoint, ids } = a;
+    const [first, second, third] = ids as [number, number, number];
+    await delivered(first);
+    await inFlight(second);
+    const batch = [{ delivery: await claimed(second), outcome: OK }];
+    const retriesBefore = database.db.stats.transientConflictRetries;
+
+    await holder.query('BEGIN');
+    await holder.query('SELECT id FROM webhook_deliveries WHERE id = $1 FOR UPDATE', [third]);
+    // The recording has marked 2 delivered and waits to make 3 the head.
+    const recorded = database.db.system((tx) => recordOutcomes(tx, batch, POLICY));
+    await untilWaiting(1, 'the recording waiting for the held delivery');
+    // Send again waits for 2, which the recording holds.
+    const sentAgain = webhooks.redeliver(orgId, endpoint, first);
+    await untilWaiting(2, 'Send again waiting for the recording');
+    await holder.query('COMMIT');
+    await Promise.all([sentAgain, recorded]);
+
+    expect(database.db.stats.transientConflictRetries - retriesBefore).toBe(0);
+    expect(await pendingFlags(a)).toEqual([
+      { id: first, queued: false },
+      { id: third, queued: true },
+    ]);
+  });
+
+  it('a recording of several subjects, one a failure to retry, racing Send again of that subject completes', async () => {
+    // Subject A: 1 delivered, 2 the head in flight (its send timed out), 3 queued. Subject
+    // B: its head in flight, delivered. The recording holds 2 and waits for 3 (holding back
+    // the rows behind 2 until its retry); Send again of 1 waits for 2.
+    const a = await subjectOf(3);
+    const b = await subjectOf(1);
+    const [first, second, third] = a.ids as [number, number, number];
+    await delivered(first);
+    await inFlight(second);
+    await inFlight(b.ids[0]!);
+    const batch = [
+      { delivery: await claimed(b.ids[0]!), outcome: OK },
+      { delivery: await claimed(second), outcome: TIMED_OUT },
+    ];
+    const retriesBefore = database.db.stats.transientConflictRetries;
+
+    await holder.query('BEGIN');
+    await holder.query('SELECT id FROM webhook_deliveries WHERE id = $1 FOR UPDATE', [third]);
+    const recorded = database.db.system((tx) => recordOutcomes(tx, batch, POLICY));
+    await untilWaiting(1, 'the recording waiting for the held delivery');
+    const sentAgain = webhooks.redeliver(orgId, a.endpoint, first);
+    await untilWaiting(2, 'Send again waiting for the recording');
+    await holder.query('COMMIT');
+    await Promise.all([sentAgain, recorded]);
+
+    expect(database.db.stats.transientConflictRetries - retriesBefore).toBe(0);
+    expect(await pendingFlags(a)).toEqual([
+      { id: first, queued: false },
+      { id: second, queued: true },
+      { id: third, queued: true },
+    ]);
+    expect(await pendingFlags(b)).toEqual([]);
+  });
+
+  it('two recordings of failures and successes for the same endpoints in other orders: no deadlock', async () => {
+    // Endpoint 1: a1 (its send timed out) with a1q behind it, and b1 (sent). Endpoint 2: a2
+    // (sent) and b2 (timed out). One recording has a2 and a1, the other b1 and b2. Had they
+    // locked the endpoints as their statements came (the successes' endpoints clearing
+    // failing_since, then each failure's), the first would hold endpoint 2 and wait for
+    // endpoint 1 that the second holds while it waits for endpoint 2.
+    const s1 = await subjectOf(2);
+    const s2 = await subjectOf(1);
+    const s3 = await subjectOf(1);
+    const [a1, a1q] = s1.ids as [number, number];
+    const a2 = s2.ids[0]!;
+    const deliveryOf = async (endpoint: number, subject: string) =>
+      Number(
+        (
+          await q<{ id: string }>(
+            'SELECT id FROM webhook_deliveries WHERE endpoint_id = $1 AND subject = $2',
+            [endpoint, subject],
+          )
+        )[0]!.id,
+      );
+    const b1 = await deliveryOf(s1.endpoint, s2.subject);
+    const b2 = await deliveryOf(s2.endpoint, s3.subject);
+    for (const id of [a1, a2, b1, b2]) await inFlight(id);
+    await q(
+      "UPDATE webhook_endpoints SET failing_since = now() - interval '1 minute' WHERE id = ANY($1::bigint[])",
+      [[s1.endpoint, s2.endpoint]],
+    );
+    const first = [
+      { delivery: await claimed(a2), outcome: OK },
+      { delivery: await claimed(a1), outcome: TIMED_OUT },
+    ];
+    const second = [
+      { delivery: await claimed(b1), outcome: OK },
+      { delivery: await claimed(b2), outcome: TIMED_OUT },
+    ];
+    const retriesBefore = database.db.stats.transientConflictRetries;
+
+    await holder.query('BEGIN');
+    await holder.query('SELECT id FROM webhook_deliveries WHERE id = $1 FOR UPDATE', [a1q]);
+    // The first waits to hold a1q back until a1's retry.
+    const recordedFirst = database.db.system((tx) => recordOutcomes(tx, first, POLICY));
+    await untilWaiting(1, 'the first recording waiting for the held delivery');
+    const recordedSecond = database.db.system((tx) => recordOutcomes(tx, second, POLICY));
+    await untilWaiting(2, 'the second recording waiting for an endpoint');
+    await holder.query('COMMIT');
+    await Promise.all([recordedFirst, recordedSecond]);
+
+    expect(database.db.stats.transientConflictRetries - retriesBefore).toBe(0);
+    const states = await q<{ id: string; state: string; attempts: number }>(
+      'SELECT id, state, attempts FROM webhook_deliveries WHERE id = ANY($1::bigint[]) ORDER BY id',
+      [[a1, a2, b1, b2]],
+    );
+    expect(Object.fromEntries(states.map((r) => [Number(r.id), r.state]))).toEqual({
+      [a1]: 'pending',
+      [a2]: 'delivered',
+      [b1]: 'delivered',
+      [b2]: 'pending',
+    });
+  });
+});
