@@ -9,6 +9,11 @@ export interface ClaimedDelivery {
   subject: string;
   attempts: number;
   createdAt: Date;
+  /**
+   * The lease as claimed (leased_until, PostgreSQL's text of it, exact to the microsecond):
+   * an outcome is recorded only while the delivery still holds this lease (lockDeliveries).
+   */
+  lease: string | null;
   url: string;
   secret: string;
   event: { id: number; org_id: number; type: EventType; occurred_at: Date; payload: object };
@@ -59,7 +64,8 @@ export async function claimDeliveries(
      FROM chosen, webhook_endpoints w, events e
      WHERE d.id = chosen.id AND w.id = d.endpoint_id AND e.id = d.event_id
        AND d.state = 'pending' AND (d.leased_until IS NULL OR d.leased_until < now())
-     RETURNING d.id, d.endpoint_id, d.event_id, d.subject, d.attempts, d.created_at, w.url, w.secret,
+     RETURNING d.id, d.endpoint_id, d.event_id, d.subject, d.attempts, d.created_at,
+               d.leased_until::text AS lease, w.url, w.secret,
                e.org_id, e.type, e.occurred_at, e.payload`,
     [
       options.limit,
@@ -77,6 +83,7 @@ export async function claimDeliveries(
       subject: r.subject,
       attempts: r.attempts,
       createdAt: r.created_at,
+      lease: r.lease,
       url: r.url,
       secret: r.secret,
       event: {
@@ -132,13 +139,26 @@ export async function releaseDeliveries(tx: Tx, ids: number[]): Promise<void> {
  * statement by statement (the delivered ones, then each failed one and the rows behind
  * it) a recording could hold one delivery of a subject and wait for another that a Send
  * again of the subject holds while it waits for the first (docs/events.md, "Lock order").
+ *
+ * Returns the ids of those that still hold the lease they were claimed with. An outcome
+ * that arrives after its lease ran out may find the delivery sent and recorded by another
+ * worker since, claimed again, sent again by **Send again** or removed with its endpoint:
+ * recorded anyway, a late timeout would set a delivered one pending again (sent once
+ * more, a second head for its subject), and a late failure given up would undo a Send
+ * again.
  */
-export async function lockDeliveries(tx: Tx, ids: number[]): Promise<void> {
-  if (ids.length === 0) return;
-  await tx.query(
-    'SELECT id FROM webhook_deliveries WHERE id = ANY($1::bigint[]) ORDER BY id FOR NO KEY UPDATE',
-    [ids],
+export async function lockDeliveries(
+  tx: Tx,
+  claimed: Array<Pick<ClaimedDelivery, 'id' | 'lease'>>,
+): Promise<Set<number>> {
+  if (claimed.length === 0) return new Set();
+  const { rows } = await tx.query<{ id: string; held: boolean }>(
+    `SELECT d.id, coalesce(d.state = 'pending' AND d.leased_until = v.lease, false) AS held
+     FROM webhook_deliveries d JOIN unnest($1::bigint[], $2::timestamptz[]) AS v(id, lease) ON v.id = d.id
+     ORDER BY d.id FOR NO KEY UPDATE OF d`,
+    [claimed.map((c) => c.id), claimed.map((c) => c.lease)],
   );
+  return new Set(rows.filter((r) => r.held).map((r) => Number(r.id)));
 }
 
 /**

@@ -270,8 +270,8 @@ export class DeliveryWorker {
       });
   }
 
-  private record(batch: Array<{ delivery: ClaimedDelivery; outcome: SendResult }>): Promise<void> {
-    return this.db.system((tx) => recordOutcomes(tx, batch, this.policy));
+  private async record(batch: Array<{ delivery: ClaimedDelivery; outcome: SendResult }>): Promise<void> {
+    await this.db.system((tx) => recordOutcomes(tx, batch, this.policy));
   }
 }
 
@@ -280,32 +280,45 @@ export class DeliveryWorker {
  * retryDelay or given up once past the retry window. The subject-heads lock (when an
  * outcome ends a head), then every delivery of the batch and then their endpoints, each
  * in id order, are locked before the first update (lockDeliveries: the lock order Send
- * again keeps too; lockEndpoints).
+ * again keeps too; lockEndpoints). An outcome whose delivery no longer holds the lease it
+ * was claimed with is not recorded (`stale`; lockDeliveries says why): the send happened,
+ * and the receiver dedupes on the event's id whatever was recorded since.
  */
 export async function recordOutcomes(
   tx: Tx,
-  batch: Array<{ delivery: ClaimedDelivery; outcome: SendResult }>,
+  outcomes: Array<{ delivery: ClaimedDelivery; outcome: SendResult }>,
   policy: Pick<DeliveryPolicy, 'retryBaseMs' | 'retryMaxMs' | 'retryWindowMs' | 'disableAfterMs'>,
-): Promise<void> {
-  const failed = batch
-    .filter((x) => !x.outcome.ok)
-    .map(({ delivery: d, outcome }) => {
-      const retryAt = Date.now() + retryDelay(d.attempts + 1, policy);
-      const giveUp = retryAt > d.createdAt.getTime() + policy.retryWindowMs;
-      return { d, outcome, retryAt: giveUp ? null : new Date(retryAt) };
-    })
-    .sort((a, b) => a.d.id - b.d.id);
-  const done = batch.filter((x) => x.outcome.ok);
-  if (done.length > 0 || failed.some((f) => !f.retryAt)) await lockSubjectHeads(tx, 'shared');
-  await lockDeliveries(
+): Promise<{ stale: number }> {
+  const planned = outcomes.map(({ delivery: d, outcome }) => ({
+    d,
+    outcome,
+    retryAt: outcome.ok ? null : retryAtOf(d, policy),
+  }));
+  if (planned.some((x) => x.outcome.ok || !x.retryAt)) await lockSubjectHeads(tx, 'shared');
+  const held = await lockDeliveries(
     tx,
-    batch.map((x) => x.delivery.id),
+    planned.map((x) => x.d),
   );
+  const batch = planned.filter((x) => held.has(x.d.id));
   await lockEndpoints(
     tx,
-    batch.map((x) => x.delivery.endpointId),
+    batch.map((x) => x.d.endpointId),
   );
-  await markDelivered(tx, done);
+  await markDelivered(
+    tx,
+    batch.filter((x) => x.outcome.ok).map((x) => ({ delivery: x.d, outcome: x.outcome })),
+  );
+  const failed = batch.filter((x) => !x.outcome.ok).sort((a, b) => a.d.id - b.d.id);
   for (const { d, outcome, retryAt } of failed)
     await markFailed(tx, d, outcome, retryAt, policy.disableAfterMs);
+  return { stale: outcomes.length - batch.length };
+}
+
+/** When a failed delivery is tried again; null once that is past its retry window (given up). */
+function retryAtOf(
+  d: ClaimedDelivery,
+  policy: Pick<DeliveryPolicy, 'retryBaseMs' | 'retryMaxMs' | 'retryWindowMs'>,
+): Date | null {
+  const retryAt = Date.now() + retryDelay(d.attempts + 1, policy);
+  return retryAt > d.createdAt.getTime() + policy.retryWindowMs ? null : new Date(retryAt);
 }

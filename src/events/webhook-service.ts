@@ -218,7 +218,7 @@ export class WebhookService {
       );
       const { rows } = await tx.query(
         `WITH d AS (
-           UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = now_ms(), created_at = now_ms()
+           UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = now_ms(), created_at = now_ms(), leased_until = NULL
            WHERE org_id = $1 AND endpoint_id = $2 AND id = $3
              AND NOT (state = 'pending' AND leased_until > now())
            RETURNING *)

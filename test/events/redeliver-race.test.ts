@@ -60,7 +60,8 @@ describe('Send again racing a recording of the same subject', () => {
   /** The delivery as a worker holds it after claiming it (the row as it is now). */
   async function claimed(id: number): Promise<ClaimedDelivery> {
     const [r] = await q(
-      `SELECT d.id, d.endpoint_id, d.event_id, d.subject, d.attempts, d.created_at, w.url, w.secret,
+      `SELECT d.id, d.endpoint_id, d.event_id, d.subject, d.attempts, d.created_at, d.leased_until::text AS lease,
+              w.url, w.secret,
               e.org_id, e.type, e.occurred_at, e.payload
        FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id JOIN events e ON e.id = d.event_id
        WHERE d.id = $1`,
@@ -75,6 +76,7 @@ describe('Send again racing a recording of the same subject', () => {
       subject: row.subject,
       attempts: row.attempts,
       createdAt: row.created_at,
+      lease: row.lease,
       url: row.url,
       secret: row.secret,
       event: {
@@ -163,8 +165,14 @@ describe('Send again racing a recording of the same subject', () => {
       second,
     ]);
     expect(second$!.state).toBe('delivered');
-    // The late timeout came last (a retry of 1, due later), and 1 is its subject's only head.
+    // 1, sent again, is its subject's only head; the late timeout, of a lease 1 no longer
+    // holds, was not recorded (it would have put 1's retry a minute or more away).
     expect(await pendingFlags(a)).toEqual([{ id: first, queued: false }]);
+    const [first$] = await q<{ next: boolean }>(
+      'SELECT next_attempt_at <= now() AS next FROM webhook_deliveries WHERE id = $1',
+      [first],
+    );
+    expect(first$!.next).toBe(true);
   });
 
   it('Send again of an earlier event while the head is recorded delivered: the next one is queued behind it', async () => {
@@ -288,5 +296,35 @@ describe('Send again racing a recording of the same subject', () => {
       [b1]: 'delivered',
       [b2]: 'pending',
     });
+  });
+
+  it('an outcome whose lease ran out and was taken since is not recorded; one still holding it is', async () => {
+    // 1 was sent and recorded by another worker after this one's lease ran out; 2 was
+    // claimed again by another worker (a new lease); 3 still holds this worker's lease.
+    const a = await subjectOf(1);
+    const b = await subjectOf(1);
+    const c = await subjectOf(1);
+    const [one, two, three] = [a.ids[0]!, b.ids[0]!, c.ids[0]!];
+    for (const id of [one, two, three]) await inFlight(id);
+    const late = [
+      { delivery: await claimed(one), outcome: TIMED_OUT },
+      { delivery: await claimed(two), outcome: TIMED_OUT },
+      { delivery: await claimed(three), outcome: OK },
+    ];
+    await delivered(one);
+    await q("UPDATE webhook_deliveries SET leased_until = now() + interval '2 minutes' WHERE id = $1", [two]);
+
+    const { stale } = await database.db.system((tx) => recordOutcomes(tx, late, POLICY));
+
+    expect(stale).toBe(2);
+    const rows = await q<{ id: string; state: string; attempts: number; last_error: string | null }>(
+      'SELECT id, state, attempts, last_error FROM webhook_deliveries WHERE id = ANY($1::bigint[]) ORDER BY id',
+      [[one, two, three]],
+    );
+    expect(rows.map((r) => [Number(r.id), r.state, r.attempts, r.last_error])).toEqual([
+      [one, 'delivered', 1, null],
+      [two, 'pending', 0, null],
+      [three, 'delivered', 1, null],
+    ]);
   });
 });
