@@ -154,10 +154,13 @@ export class WebhookService {
   async remove(orgId: number, id: number): Promise<void> {
     await this.db.withOrg(orgId, async (tx) => {
       await lockDispatch(tx);
-      // The deliveries before the endpoint's row: a worker recording an outcome locks the
-      // delivery and then the endpoint (failing_since), so the other order could deadlock.
+      // The deliveries before the endpoint's row, and in id order: a worker recording
+      // outcomes locks its deliveries in id order and then their endpoints (failing_since),
+      // so the delete's own scan order, or the endpoint first, could deadlock with it.
       await tx.query(
-        "DELETE FROM webhook_deliveries WHERE org_id = $1 AND endpoint_id = $2 AND state = 'pending'",
+        `DELETE FROM webhook_deliveries WHERE id = ANY(ARRAY(
+           SELECT id FROM webhook_deliveries WHERE org_id = $1 AND endpoint_id = $2 AND state = 'pending'
+           ORDER BY id FOR UPDATE))`,
         [orgId, id],
       );
       const { rowCount } = await tx.query(

@@ -7,10 +7,10 @@
  */
 import pg, { type QueryResultRow } from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { ClaimedDelivery } from '../../src/events/deliveries-repository.js';
 import { DEFAULT_DELIVERY_POLICY, recordOutcomes } from '../../src/events/delivery-worker.js';
 import { dispatchEvents } from '../../src/events/dispatcher.js';
 import { WebhookService } from '../../src/events/webhook-service.js';
+import { claimedDelivery } from '../helpers/claimed-delivery.js';
 import {
   createTestDatabase,
   insertOrganization,
@@ -57,37 +57,7 @@ describe('Send again racing a recording of the same subject', () => {
     return { endpoint: endpoint.id, subject, ids: rows.map((r) => Number(r.id)) };
   }
 
-  /** The delivery as a worker holds it after claiming it (the row as it is now). */
-  async function claimed(id: number): Promise<ClaimedDelivery> {
-    const [r] = await q(
-      `SELECT d.id, d.endpoint_id, d.event_id, d.subject, d.attempts, d.created_at, d.leased_until::text AS lease,
-              w.url, w.secret,
-              e.org_id, e.type, e.occurred_at, e.payload
-       FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id JOIN events e ON e.id = d.event_id
-       WHERE d.id = $1`,
-      [id],
-    );
-    // biome-ignore lint/suspicious/noExplicitAny: a row of the query above
-    const row = r as any;
-    return {
-      id: Number(row.id),
-      endpointId: Number(row.endpoint_id),
-      eventId: Number(row.event_id),
-      subject: row.subject,
-      attempts: row.attempts,
-      createdAt: row.created_at,
-      lease: row.lease,
-      url: row.url,
-      secret: row.secret,
-      event: {
-        id: Number(row.event_id),
-        org_id: Number(row.org_id),
-        type: row.type,
-        occurred_at: row.occurred_at,
-        payload: row.payload,
-      },
-    };
-  }
+  const claimed = (id: number) => claimedDelivery(database.db, id);
 
   const delivered = (id: number) =>
     q(
