@@ -5,41 +5,21 @@
  * lock the deliveries in id order (docs/events.md, "Lock order"): neither deadlocks, and
  * the subject has one head afterwards. And two recordings locking the same endpoints.
  */
-import pg, { type QueryResultRow } from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_DELIVERY_POLICY, recordOutcomes } from '../../src/events/delivery-worker.js';
+import { describe, expect, it } from 'vitest';
 import { dispatchEvents } from '../../src/events/dispatcher.js';
-import { WebhookService } from '../../src/events/webhook-service.js';
-import { claimedDelivery } from '../helpers/claimed-delivery.js';
-import {
-  createTestDatabase,
-  insertOrganization,
-  type TestDatabase,
-  untilSessions,
-} from '../helpers/database.js';
-import { TEST_SECRETS } from '../helpers/secrets.js';
-
-const OK = { ok: true, status: 204, error: null, durationMs: 3 } as const;
-const TIMED_OUT = { ok: false, status: null, error: 'timed out', durationMs: 10_000 } as const;
-/** Retried (a day's window), not given up. */
-const POLICY = DEFAULT_DELIVERY_POLICY;
+import { OK, TIMED_OUT, webhookRaces } from '../helpers/webhook-races.js';
 
 describe('Send again racing a recording of the same subject', () => {
-  let database: TestDatabase;
-  let webhooks: WebhookService;
-  let orgId: number;
-  let holder: pg.Client;
+  const races = webhookRaces('Send again races');
+  const { q, claimed, record, hold, release, untilWaiting } = races;
   let subjects = 0;
-
-  const q = <T extends object = Record<string, unknown>>(sql: string, params: unknown[] = []) =>
-    database.db.pool.query<T & QueryResultRow>(sql, params).then((r) => r.rows);
 
   /**
    * A new endpoint with `n` events of a new subject dispatched to it (the earlier tests'
    * endpoints get them too, and this one none of theirs); their deliveries' ids in order.
    */
   async function subjectOf(n: number): Promise<{ endpoint: number; subject: string; ids: number[] }> {
-    const { endpoint } = await webhooks.create(orgId, {
+    const { endpoint } = await races.webhooks.create(races.orgId, {
       url: 'http://127.0.0.1:9/hook',
       event_types: ['asset.created'],
     });
@@ -47,17 +27,15 @@ describe('Send again racing a recording of the same subject', () => {
     await q(
       `INSERT INTO events (org_id, type, occurred_at, subject, payload)
        SELECT $1, 'asset.created', now(), $2, '{}' FROM generate_series(1, $3)`,
-      [orgId, subject, n],
+      [races.orgId, subject, n],
     );
-    await dispatchEvents(database.db);
+    await dispatchEvents(races.database.db);
     const rows = await q<{ id: string }>(
       'SELECT id FROM webhook_deliveries WHERE endpoint_id = $1 AND subject = $2 ORDER BY event_id',
       [endpoint.id, subject],
     );
     return { endpoint: endpoint.id, subject, ids: rows.map((r) => Number(r.id)) };
   }
-
-  const claimed = (id: number) => claimedDelivery(database.db, id);
 
   const delivered = (id: number) =>
     q(
@@ -84,25 +62,6 @@ describe('Send again racing a recording of the same subject', () => {
     return rows.map((r) => ({ id: Number(r.id), queued: r.queued }));
   }
 
-  /** Sessions waiting for a row, table or advisory lock, the holder's own query aside. */
-  const untilWaiting = (count: number, what: string) =>
-    untilSessions(database.db, "wait_event_type = 'Lock'", what, { count });
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    webhooks = new WebhookService(database.db, TEST_SECRETS, { allowPrivate: true });
-    orgId = await insertOrganization(database.db, 'Send again races');
-    holder = new pg.Client({ connectionString: database.url });
-    await holder.connect();
-  });
-  afterEach(async () => {
-    await holder.query('ROLLBACK');
-  });
-  afterAll(async () => {
-    await holder?.end();
-    await database?.drop();
-  });
-
   it('Send again of a delivered event and a recording that holds the head and records that event too: no deadlock', async () => {
     // 1 was delivered; 2, its subject's head, is in flight. The worker that sent 1 first
     // held it past its lease (another worker sent and recorded it meanwhile) and records
@@ -116,21 +75,20 @@ describe('Send again racing a recording of the same subject', () => {
       { delivery: await claimed(second), outcome: OK },
       { delivery: await claimed(first), outcome: TIMED_OUT },
     ];
-    const retriesBefore = database.db.stats.transientConflictRetries;
+    const retriesBefore = races.retries();
 
-    await holder.query('BEGIN');
-    await holder.query('SELECT id FROM webhook_deliveries WHERE id = $1 FOR UPDATE', [first]);
-    const sentAgain = webhooks.redeliver(orgId, endpoint, first);
+    await hold(first);
+    const sentAgain = races.webhooks.redeliver(races.orgId, endpoint, first);
     await untilWaiting(1, 'Send again waiting for the held delivery');
-    const recorded = database.db.system((tx) => recordOutcomes(tx, batch, POLICY));
+    const recorded = record(batch);
     await untilWaiting(2, 'the recording waiting for the held delivery');
     // Send again has the delivery first; locking the subject's head next, it would wait
     // for the recording, which (had it locked the head before the delivery) waits for it.
-    await holder.query('COMMIT');
+    await release();
     const [again] = await Promise.all([sentAgain, recorded]);
 
     expect(again.state).toBe('pending');
-    expect(database.db.stats.transientConflictRetries - retriesBefore).toBe(0);
+    expect(races.retries() - retriesBefore).toBe(0);
     const [second$] = await q<{ state: string }>('SELECT state FROM webhook_deliveries WHERE id = $1', [
       second,
     ]);
@@ -154,20 +112,19 @@ describe('Send again racing a recording of the same subject', () => {
     await delivered(first);
     await inFlight(second);
     const batch = [{ delivery: await claimed(second), outcome: OK }];
-    const retriesBefore = database.db.stats.transientConflictRetries;
+    const retriesBefore = races.retries();
 
-    await holder.query('BEGIN');
-    await holder.query('SELECT id FROM webhook_deliveries WHERE id = $1 FOR UPDATE', [third]);
+    await hold(third);
     // The recording has marked 2 delivered and waits to make 3 the head.
-    const recorded = database.db.system((tx) => recordOutcomes(tx, batch, POLICY));
+    const recorded = record(batch);
     await untilWaiting(1, 'the recording waiting for the held delivery');
     // Send again waits for 2, which the recording holds.
-    const sentAgain = webhooks.redeliver(orgId, endpoint, first);
+    const sentAgain = races.webhooks.redeliver(races.orgId, endpoint, first);
     await untilWaiting(2, 'Send again waiting for the recording');
-    await holder.query('COMMIT');
+    await release();
     await Promise.all([sentAgain, recorded]);
 
-    expect(database.db.stats.transientConflictRetries - retriesBefore).toBe(0);
+    expect(races.retries() - retriesBefore).toBe(0);
     expect(await pendingFlags(a)).toEqual([
       { id: first, queued: false },
       { id: third, queued: true },
@@ -188,18 +145,17 @@ describe('Send again racing a recording of the same subject', () => {
       { delivery: await claimed(b.ids[0]!), outcome: OK },
       { delivery: await claimed(second), outcome: TIMED_OUT },
     ];
-    const retriesBefore = database.db.stats.transientConflictRetries;
+    const retriesBefore = races.retries();
 
-    await holder.query('BEGIN');
-    await holder.query('SELECT id FROM webhook_deliveries WHERE id = $1 FOR UPDATE', [third]);
-    const recorded = database.db.system((tx) => recordOutcomes(tx, batch, POLICY));
+    await hold(third);
+    const recorded = record(batch);
     await untilWaiting(1, 'the recording waiting for the held delivery');
-    const sentAgain = webhooks.redeliver(orgId, a.endpoint, first);
+    const sentAgain = races.webhooks.redeliver(races.orgId, a.endpoint, first);
     await untilWaiting(2, 'Send again waiting for the recording');
-    await holder.query('COMMIT');
+    await release();
     await Promise.all([sentAgain, recorded]);
 
-    expect(database.db.stats.transientConflictRetries - retriesBefore).toBe(0);
+    expect(races.retries() - retriesBefore).toBe(0);
     expect(await pendingFlags(a)).toEqual([
       { id: first, queued: false },
       { id: second, queued: true },
@@ -243,19 +199,18 @@ describe('Send again racing a recording of the same subject', () => {
       { delivery: await claimed(b1), outcome: OK },
       { delivery: await claimed(b2), outcome: TIMED_OUT },
     ];
-    const retriesBefore = database.db.stats.transientConflictRetries;
+    const retriesBefore = races.retries();
 
-    await holder.query('BEGIN');
-    await holder.query('SELECT id FROM webhook_deliveries WHERE id = $1 FOR UPDATE', [a1q]);
+    await hold(a1q);
     // The first waits to hold a1q back until a1's retry.
-    const recordedFirst = database.db.system((tx) => recordOutcomes(tx, first, POLICY));
+    const recordedFirst = record(first);
     await untilWaiting(1, 'the first recording waiting for the held delivery');
-    const recordedSecond = database.db.system((tx) => recordOutcomes(tx, second, POLICY));
+    const recordedSecond = record(second);
     await untilWaiting(2, 'the second recording waiting for an endpoint');
-    await holder.query('COMMIT');
+    await release();
     await Promise.all([recordedFirst, recordedSecond]);
 
-    expect(database.db.stats.transientConflictRetries - retriesBefore).toBe(0);
+    expect(races.retries() - retriesBefore).toBe(0);
     const states = await q<{ id: string; state: string; attempts: number }>(
       'SELECT id, state, attempts FROM webhook_deliveries WHERE id = ANY($1::bigint[]) ORDER BY id',
       [[a1, a2, b1, b2]],
@@ -284,7 +239,7 @@ describe('Send again racing a recording of the same subject', () => {
     await delivered(one);
     await q("UPDATE webhook_deliveries SET leased_until = now() + interval '2 minutes' WHERE id = $1", [two]);
 
-    const { stale } = await database.db.system((tx) => recordOutcomes(tx, late, POLICY));
+    const { stale } = await record(late);
 
     expect(stale).toBe(2);
     const rows = await q<{ id: string; state: string; attempts: number; last_error: string | null }>(

@@ -5,49 +5,22 @@
  * Both lock the deliveries in id order (docs/events.md, "Lock order"), whatever order the
  * removal's scan of the table would give: neither deadlocks.
  */
-import pg, { type QueryResultRow } from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_DELIVERY_POLICY, recordOutcomes } from '../../src/events/delivery-worker.js';
+import { describe, expect, it } from 'vitest';
 import { dispatchEvents } from '../../src/events/dispatcher.js';
-import { WebhookService } from '../../src/events/webhook-service.js';
-import { claimedDelivery } from '../helpers/claimed-delivery.js';
-import {
-  createTestDatabase,
-  insertOrganization,
-  type TestDatabase,
-  untilSessions,
-} from '../helpers/database.js';
-import { TEST_SECRETS } from '../helpers/secrets.js';
-
-const OK = { ok: true, status: 204, error: null, durationMs: 3 } as const;
+import { OK, webhookRaces } from '../helpers/webhook-races.js';
 
 describe('Removing an endpoint racing a recording of its deliveries', () => {
-  let database: TestDatabase;
-  let webhooks: WebhookService;
-  let orgId: number;
-  let holder: pg.Client;
-
-  const q = <T extends object = Record<string, unknown>>(sql: string, params: unknown[] = []) =>
-    database.db.pool.query<T & QueryResultRow>(sql, params).then((r) => r.rows);
-  const untilWaiting = (count: number, what: string) =>
-    untilSessions(database.db, "wait_event_type = 'Lock'", what, { count });
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    webhooks = new WebhookService(database.db, TEST_SECRETS, { allowPrivate: true });
-    orgId = await insertOrganization(database.db, 'Endpoint removal races');
-    holder = new pg.Client({ connectionString: database.url });
-    await holder.connect();
-  });
-  afterAll(async () => {
-    await holder?.end();
-    await database?.drop();
-  });
+  const races = webhookRaces('Endpoint removal races');
+  const { q, claimed, record, hold, release, untilWaiting } = races;
 
   it('the removal waits for the lowest delivery without holding a higher one the recording needs', async () => {
     const endpoint = async () =>
-      (await webhooks.create(orgId, { url: 'http://127.0.0.1:9/hook', event_types: ['asset.created'] }))
-        .endpoint.id;
+      (
+        await races.webhooks.create(races.orgId, {
+          url: 'http://127.0.0.1:9/hook',
+          event_types: ['asset.created'],
+        })
+      ).endpoint.id;
     const removed = await endpoint();
     const other = await endpoint();
     // Two events, each delivered to both endpoints: the removed endpoint's deliveries j and
@@ -56,9 +29,9 @@ describe('Removing an endpoint racing a recording of its deliveries', () => {
     for (const subject of ['asset:9', 'asset:10']) {
       await q(
         `INSERT INTO events (org_id, type, occurred_at, subject, payload) VALUES ($1, 'asset.created', now(), $2, '{}')`,
-        [orgId, subject],
+        [races.orgId, subject],
       );
-      await dispatchEvents(database.db);
+      await dispatchEvents(races.database.db);
       const [mine] = await q<{ id: string }>(
         'SELECT id FROM webhook_deliveries WHERE endpoint_id = $1 AND subject = $2',
         [removed, subject],
@@ -85,23 +58,22 @@ describe('Removing an endpoint racing a recording of its deliveries', () => {
     await inFlight(m, 1);
     await inFlight(j, 2);
     const batch = await Promise.all(
-      [j, m, k].map(async (id) => ({ delivery: await claimedDelivery(database.db, id), outcome: OK })),
+      [j, m, k].map(async (id) => ({ delivery: await claimed(id), outcome: OK })),
     );
-    const retriesBefore = database.db.stats.transientConflictRetries;
+    const retriesBefore = races.retries();
 
-    await holder.query('BEGIN');
-    await holder.query('SELECT id FROM webhook_deliveries WHERE id = $1 FOR UPDATE', [m]);
+    await hold(m);
     // The recording locks j and waits for m.
-    const recorded = database.db.system((tx) => recordOutcomes(tx, batch, DEFAULT_DELIVERY_POLICY));
+    const recorded = record(batch);
     await untilWaiting(1, 'the recording waiting for the held delivery');
     // The removal waits for j. Had it locked k first (its scan's order), the recording,
     // given m, would wait for k: a deadlock, one of them aborted and run again.
-    const removal = webhooks.remove(orgId, removed);
+    const removal = races.webhooks.remove(races.orgId, removed);
     await untilWaiting(2, 'the removal waiting for the recording');
-    await holder.query('COMMIT');
+    await release();
     await Promise.all([recorded, removal]);
 
-    expect(database.db.stats.transientConflictRetries - retriesBefore).toBe(0);
+    expect(races.retries() - retriesBefore).toBe(0);
     const states = await q<{ id: string; state: string }>(
       'SELECT id, state FROM webhook_deliveries WHERE id = ANY($1::bigint[]) ORDER BY id',
       [[j, m, k]],
@@ -119,16 +91,16 @@ describe('Removing an endpoint racing a recording of its deliveries', () => {
   });
 
   it('removing an endpoint deletes its pending deliveries and keeps the delivered ones', async () => {
-    const { endpoint } = await webhooks.create(orgId, {
+    const { endpoint } = await races.webhooks.create(races.orgId, {
       url: 'http://127.0.0.1:9/hook',
       event_types: ['asset.created'],
     });
     await q(
       `INSERT INTO events (org_id, type, occurred_at, subject, payload)
        SELECT $1, 'asset.created', now(), 'asset:' || n, '{}' FROM generate_series(1, 5) AS n`,
-      [orgId],
+      [races.orgId],
     );
-    await dispatchEvents(database.db);
+    await dispatchEvents(races.database.db);
     const mine = await q<{ id: string }>(
       'SELECT id FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY id',
       [endpoint.id],
@@ -138,7 +110,7 @@ describe('Removing an endpoint racing a recording of its deliveries', () => {
       mine[2]!.id,
     ]);
 
-    await webhooks.remove(orgId, endpoint.id);
+    await races.webhooks.remove(races.orgId, endpoint.id);
 
     const left = await q<{ id: string; state: string }>(
       'SELECT id, state FROM webhook_deliveries WHERE endpoint_id = $1',
