@@ -8,6 +8,7 @@ import { ActivityService } from './activity/service.js';
 import { AssetService } from './assets/service.js';
 import type { Config } from './config.js';
 import type { Database } from './db/pool.js';
+import type { WebhookInstruments } from './events/instruments.js';
 import { LiveHub } from './events/live-hub.js';
 import { type EventsOptions, EventsRuntime } from './events/runtime.js';
 import { WebhookService } from './events/webhook-service.js';
@@ -95,6 +96,8 @@ export type InternalConfig = Partial<
   readerPresence?: ReaderPresence;
   /** The ingest metrics, shared with the reader path (handheld submissions count too). */
   instruments?: IngestInstruments;
+  /** The webhook send metrics, for the delivery worker. */
+  webhookInstruments?: WebhookInstruments;
   /** Tests: a delivery policy of their own (short retries). */
   events?: EventsOptions;
 };
@@ -115,6 +118,7 @@ export async function createInternalServices(
   const allowPrivate = config.TAGTRAIL_WEBHOOK_ALLOW_PRIVATE ?? false;
   const events = new EventsRuntime(db, keys.secrets, {
     notSeenAfterMs: (config.TAGTRAIL_NOT_SEEN_AFTER_SECONDS ?? 86_400) * 1000,
+    instruments: config.webhookInstruments,
     ...config.events,
     delivery: { allowPrivate, ...config.events?.delivery },
   });

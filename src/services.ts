@@ -84,7 +84,7 @@ export async function createServices(
     db,
     tokens,
     { signing, secrets: config.secrets },
-    { ...config, instruments: metrics.ingest },
+    { ...config, instruments: metrics.ingest, webhookInstruments: metrics.webhooks },
   );
   const authenticator = new ApiKeyAuthenticator(db, tokens, new ApiKeyCache(db.pool.options));
   const webhookRateLimit = createBucketStore(

@@ -12,6 +12,12 @@ import {
   markFailed,
   releaseDeliveries,
 } from './deliveries-repository.js';
+import {
+  NO_WEBHOOK_INSTRUMENTS,
+  type OutcomeCounts,
+  SEND_OUTCOMES,
+  type WebhookInstruments,
+} from './instruments.js';
 import { eventBody, wireEventId } from './outbox.js';
 import { type SendResult, sendWebhook } from './sender.js';
 import { signedHeaders } from './signing.js';
@@ -88,6 +94,7 @@ export class DeliveryWorker {
     private readonly secrets: SecretBox,
     private readonly policy: DeliveryPolicy = DEFAULT_DELIVERY_POLICY,
     private readonly onError: (err: unknown) => void = () => undefined,
+    private readonly instruments: WebhookInstruments = NO_WEBHOOK_INSTRUMENTS,
   ) {}
 
   start(): void {
@@ -244,6 +251,10 @@ export class DeliveryWorker {
     return sendWebhook(d.url, body, signedHeaders(secret, wireEventId(d.eventId), body), {
       timeoutMs: this.policy.timeoutMs,
       allowPrivate: this.policy.allowPrivate,
+    }).then((outcome) => {
+      // Only attempts that reached the sender: one without its secret above had no exchange.
+      this.instruments.sendDuration(outcome.durationMs / 1000, outcome.ok);
+      return outcome;
     });
   }
 
@@ -271,7 +282,10 @@ export class DeliveryWorker {
   }
 
   private async record(batch: Array<{ delivery: ClaimedDelivery; outcome: SendResult }>): Promise<void> {
-    await this.db.system((tx) => recordOutcomes(tx, batch, this.policy));
+    // The counts of the run that committed: one aborted by a deadlock and run again, or
+    // rolled back, counts nothing (its outcomes are sent again once their leases run out).
+    const counts = await this.db.system((tx) => recordOutcomes(tx, batch, this.policy));
+    for (const result of SEND_OUTCOMES) if (counts[result] > 0) this.instruments.sent(result, counts[result]);
   }
 }
 
@@ -282,13 +296,14 @@ export class DeliveryWorker {
  * in id order, are locked before the first update (lockDeliveries: the lock order Send
  * again keeps too; lockEndpoints). An outcome whose delivery no longer holds the lease it
  * was claimed with is not recorded (`stale`; lockDeliveries says why): the send happened,
- * and the receiver dedupes on the event's id whatever was recorded since.
+ * and the receiver dedupes on the event's id whatever was recorded since. Returns the
+ * outcomes by result, for the caller to count once `tx` commits.
  */
 export async function recordOutcomes(
   tx: Tx,
   outcomes: Array<{ delivery: ClaimedDelivery; outcome: SendResult }>,
   policy: Pick<DeliveryPolicy, 'retryBaseMs' | 'retryMaxMs' | 'retryWindowMs' | 'disableAfterMs'>,
-): Promise<{ stale: number }> {
+): Promise<OutcomeCounts> {
   const planned = outcomes.map(({ delivery: d, outcome }) => ({
     d,
     outcome,
@@ -311,7 +326,13 @@ export async function recordOutcomes(
   const failed = batch.filter((x) => !x.outcome.ok).sort((a, b) => a.d.id - b.d.id);
   for (const { d, outcome, retryAt } of failed)
     await markFailed(tx, d, outcome, retryAt, policy.disableAfterMs);
-  return { stale: outcomes.length - batch.length };
+  const givenUp = failed.filter((x) => !x.retryAt).length;
+  return {
+    delivered: batch.length - failed.length,
+    retry: failed.length - givenUp,
+    failed: givenUp,
+    stale: outcomes.length - batch.length,
+  };
 }
 
 /** When a failed delivery is tried again; null once that is past its retry window (given up). */

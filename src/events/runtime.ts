@@ -2,6 +2,7 @@ import type { Database } from '../db/pool.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { DEFAULT_DELIVERY_POLICY, type DeliveryPolicy, DeliveryWorker } from './delivery-worker.js';
 import { dispatchEvents } from './dispatcher.js';
+import type { WebhookInstruments } from './instruments.js';
 import { sweepNotSeen } from './not-seen.js';
 
 export interface EventsOptions {
@@ -11,6 +12,8 @@ export interface EventsOptions {
   /** How often the dispatcher looks for new events when the last look found none. */
   dispatchPollMs?: number;
   onError?: (err: unknown) => void;
+  /** Where the delivery worker counts its sends (the metrics endpoint's; none unless given). */
+  instruments?: WebhookInstruments;
 }
 
 /**
@@ -37,6 +40,7 @@ export class EventsRuntime {
       secrets,
       { ...DEFAULT_DELIVERY_POLICY, ...options.delivery },
       (err) => this.onError(err),
+      options.instruments,
     );
   }
 

@@ -1,8 +1,10 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { WebhookInstruments } from '../events/instruments.js';
 import type { HttpMetrics } from '../http/metrics.js';
 import type { IngestInstruments } from '../ingest/instruments.js';
 import { ingestInstruments } from './ingest.js';
 import { TalliedHistogram } from './tally.js';
+import { webhookInstruments } from './webhooks.js';
 
 /** The counts pg.Pool keeps (its totalCount, idleCount and waitingCount). */
 export interface PoolCounts {
@@ -25,6 +27,7 @@ export class ServiceMetrics {
   readonly registry = new Registry();
   readonly ingest: IngestInstruments;
   readonly http: HttpMetrics;
+  readonly webhooks: WebhookInstruments;
 
   constructor(options: { processMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -32,6 +35,7 @@ export class ServiceMetrics {
     // ready-made Node.js dashboards expect.
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
     this.ingest = ingestInstruments(this.registry);
+    this.webhooks = webhookInstruments(this.registry);
     // Observed once per request: tallied, not prom-client's own (./tally.ts).
     const requests = new TalliedHistogram({
       name: 'tagtrail_http_request_duration_seconds',

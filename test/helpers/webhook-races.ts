@@ -7,6 +7,7 @@ import pg, { type QueryResultRow } from 'pg';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import type { ClaimedDelivery } from '../../src/events/deliveries-repository.js';
 import { DEFAULT_DELIVERY_POLICY, recordOutcomes } from '../../src/events/delivery-worker.js';
+import type { OutcomeCounts } from '../../src/events/instruments.js';
 import type { SendResult } from '../../src/events/sender.js';
 import { WebhookService } from '../../src/events/webhook-service.js';
 import { claimedDelivery } from './claimed-delivery.js';
@@ -24,7 +25,7 @@ export interface WebhookRaces {
   q<T extends object = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
   claimed(id: number): Promise<ClaimedDelivery>;
   /** A worker's recording of `batch` (recordOutcomes, the default policy: retried for a day). */
-  record(batch: Array<{ delivery: ClaimedDelivery; outcome: SendResult }>): Promise<{ stale: number }>;
+  record(batch: Array<{ delivery: ClaimedDelivery; outcome: SendResult }>): Promise<OutcomeCounts>;
   /** Opens the holder's transaction and locks the delivery until release(). */
   hold(id: number): Promise<void>;
   release(): Promise<void>;
