@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../errors.js';
 import { hasIntegerBeyondInt64 } from '../json-checks.js';
-import { decodeJsonBody } from './json-body.js';
+import { decodeJsonBody, decodeJsonBytes } from './json-body.js';
 
 describe('hasIntegerBeyondInt64', () => {
   it('finds integers past the int64 bounds only', () => {
@@ -46,5 +46,19 @@ describe('decodeJsonBody', () => {
     for (const text of ['', '  ', '{', '{"a":}', "{'a':1}"]) {
       expect(() => decodeJsonBody(text)).toThrow(ApiError);
     }
+  });
+});
+
+describe('decodeJsonBytes', () => {
+  it('refuses bytes that are not UTF-8 instead of reading them as U+FFFD', () => {
+    for (const bad of [[0xff], [0xe9], [0xc0, 0x80], [0xed, 0xa0, 0x80], [0xf0, 0x9f, 0x98]]) {
+      const bytes = Buffer.concat([Buffer.from('{"name":"'), Buffer.from(bad), Buffer.from('"}')]);
+      expect(() => decodeJsonBytes(bytes)).toThrow('Request body is not valid UTF-8');
+    }
+    expect(decodeJsonBytes(Buffer.from('{"name":"Zürich \ufffd 😀"}'))).toEqual({ name: 'Zürich \ufffd 😀' });
+  });
+
+  it('a byte order mark is not taken off: it is not JSON', () => {
+    expect(() => decodeJsonBytes(Buffer.from('\ufeff{"name":"a"}'))).toThrow('not valid JSON');
   });
 });

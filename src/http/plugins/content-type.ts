@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError, badRequest } from '../../errors.js';
-import { decodeJsonBody } from '../json-body.js';
+import { decodeJsonBytes } from '../json-body.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -49,18 +49,18 @@ const answeredWithoutBody = (req: FastifyRequest) =>
  */
 export function registerBodyParsing(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  const parseJson = (req: FastifyRequest, text: string) => {
+  const parseJson = (req: FastifyRequest, bytes: Buffer) => {
     if (!carriesBody(req) || answeredWithoutBody(req)) return undefined;
-    const value = decodeJsonBody(text);
+    const value = decodeJsonBytes(bytes);
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
       throw badRequest('Request body must be a JSON object');
     }
     return value;
   };
   for (const type of [JSON_TYPE, MERGE_PATCH_TYPE]) {
-    app.addContentTypeParser(type, { parseAs: 'string' }, (req, body, done) => {
+    app.addContentTypeParser(type, { parseAs: 'buffer' }, (req, body, done) => {
       try {
-        done(null, parseJson(req, body as string));
+        done(null, parseJson(req, body as Buffer));
       } catch (err) {
         done(err as Error, undefined);
       }
