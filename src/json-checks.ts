@@ -14,10 +14,16 @@ const INT64_MAX = '9223372036854775807';
 const INT64_MIN_ABS = '9223372036854775808';
 
 /**
- * True when the JSON text holds an integer literal outside the int64 range. JSON.parse
- * would silently round such a value, so it is found in the text before parsing.
+ * Calls `visit` with the bounds of each number literal of JSON text (strings skipped), and
+ * whether it is an integer (no fraction, no exponent); stops when `visit` returns true, and
+ * returns whether it did. A fraction's or an exponent's digits belong to their literal: read
+ * apart, the 20 digits of 0.12345678901234567890 would be an integer beyond int64.
  */
-export function hasIntegerBeyondInt64(text: string): boolean {
+function someNumber(text: string, visit: (start: number, end: number, integer: boolean) => boolean): boolean {
+  const digitAt = (i: number) => {
+    const c = text.charCodeAt(i);
+    return c >= 48 && c <= 57;
+  };
   let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
@@ -30,22 +36,41 @@ export function hasIntegerBeyondInt64(text: string): boolean {
       inString = true;
       continue;
     }
-    if (c === 45 /* - */ || (c >= 48 && c <= 57)) {
+    if (c === 45 /* - */ || digitAt(i)) {
       const start = i;
-      const negative = c === 45;
-      if (negative) i++;
-      while (i < text.length && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57) i++;
-      const next = text[i];
-      const isInteger = next !== '.' && next !== 'e' && next !== 'E';
-      if (isInteger) {
-        const digits = text.slice(negative ? start + 1 : start, i).replace(/^0+(?=\d)/, '');
-        const limit = negative ? INT64_MIN_ABS : INT64_MAX;
-        if (digits.length > limit.length || (digits.length === limit.length && digits > limit)) return true;
+      if (c === 45) i++;
+      while (digitAt(i)) i++;
+      let integer = true;
+      if (text[i] === '.') {
+        integer = false;
+        i++;
+        while (digitAt(i)) i++;
       }
+      if (text[i] === 'e' || text[i] === 'E') {
+        integer = false;
+        i++;
+        if (text[i] === '+' || text[i] === '-') i++;
+        while (digitAt(i)) i++;
+      }
+      if (visit(start, i, integer)) return true;
       i--;
     }
   }
   return false;
+}
+
+/**
+ * True when the JSON text holds an integer literal outside the int64 range. JSON.parse
+ * would silently round such a value, so it is found in the text before parsing.
+ */
+export function hasIntegerBeyondInt64(text: string): boolean {
+  return someNumber(text, (start, end, integer) => {
+    if (!integer) return false;
+    const negative = text.charCodeAt(start) === 45;
+    const digits = text.slice(negative ? start + 1 : start, end).replace(/^0+(?=\d)/, '');
+    const limit = negative ? INT64_MIN_ABS : INT64_MAX;
+    return digits.length > limit.length || (digits.length === limit.length && digits > limit);
+  });
 }
 
 /**

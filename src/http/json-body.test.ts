@@ -16,6 +16,26 @@ describe('hasIntegerBeyondInt64', () => {
     expect(hasIntegerBeyondInt64('{"a\\"":"x\\\\","b":99999999999999999999}')).toBe(true);
   });
 
+  it('takes the digits of a fraction or an exponent as part of their number, not as integers', () => {
+    expect(hasIntegerBeyondInt64('{"a":0.50000000000000000000}')).toBe(false);
+    expect(hasIntegerBeyondInt64('{"a":-3.14159265358979323846264338}')).toBe(false);
+    expect(hasIntegerBeyondInt64('{"a":1E+00000000000000000000002,"b":2e-99999999999999999999}')).toBe(false);
+    expect(hasIntegerBeyondInt64('[0.1234567890123456789012,99999999999999999999]')).toBe(true);
+  });
+
+  it('finds no integer in any number that has a fraction or an exponent', () => {
+    const digits = fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: 1, maxLength: 40 });
+    const fraction = fc.tuple(fc.nat(), digits).map(([n, d]) => `${n}.${d}`);
+    const exponent = fc
+      .tuple(fc.oneof(fc.nat().map(String), fraction), fc.constantFrom('e', 'E', 'e+', 'E-'), digits)
+      .map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(fc.oneof(fraction, exponent), fc.boolean(), (n, negative) => {
+        expect(hasIntegerBeyondInt64(`{"v":[${negative ? '-' : ''}${n}]}`)).toBe(false);
+      }),
+    );
+  });
+
   it('agrees with BigInt on every integer literal', () => {
     fc.assert(
       fc.property(fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }), (n) => {

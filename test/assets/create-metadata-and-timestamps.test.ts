@@ -104,6 +104,18 @@ describe('POST /api/v1/assets', () => {
     expect(fieldCodes(res)).toEqual([['metadata', 'invalid_value']]);
   });
 
+  it('metadata with a fraction of twenty digits or more is decoded as the number it is, not refused as an integer beyond int64', async () => {
+    const res = await f.t.app.inject({
+      method: 'POST',
+      url: BASE,
+      headers: { authorization: `Bearer ${api.token}`, 'content-type': 'application/json' },
+      payload:
+        '{"name":"x","metadata":{"ratio":0.50000000000000000000,"scale":-12.2500000000000000000000e0}}',
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json().data.metadata).toEqual({ ratio: 0.5, scale: -12.25 });
+  });
+
   it('valid_to <= valid_from is invalid_value on valid_to, also against the defaulted valid_from', async () => {
     const at = '2030-05-05T05:05:05.000Z';
     for (const validTo of [at, '2030-05-05T05:05:04.999Z', '2030-05-05T07:05:05+02:00']) {
