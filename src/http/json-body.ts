@@ -4,6 +4,7 @@ import {
   allStringsWellFormed,
   hasIntegerBeyondInt64,
   INTEGER_BEYOND_INT64,
+  noteInexactNumbers,
   UNPAIRED_SURROGATE,
 } from '../json-checks.js';
 
@@ -32,5 +33,6 @@ export function decodeJsonBody(text: string): unknown {
   if (hasIntegerBeyondInt64(text)) {
     throw badRequest(`Request body ${INTEGER_BEYOND_INT64}`);
   }
+  noteInexactNumbers(text, value);
   return value;
 }
