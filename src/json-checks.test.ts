@@ -72,3 +72,60 @@ describe('noteInexactNumbers', () => {
     expect(inexactLiteral(w.m, 'a')).toBeUndefined();
   });
 });
+
+describe('noteInexactNumbers against generated documents', () => {
+  // Leaves are JSON values or number literals written as text (some beyond a double).
+  const literal = fc.oneof(
+    fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }).map(String),
+    fc.tuple(fc.integer(), fc.stringMatching(/^\d{1,30}$/)).map(([i, f]) => `${i}.${f}`),
+    fc.constantFrom('1e-400', '-0', '1E2', '0.1000000000000000055511151231257827'),
+  );
+  type Doc = { literal: string } | string | boolean | null | Doc[] | { [key: string]: Doc };
+  const { doc } = fc.letrec<{ doc: Doc }>((tie) => ({
+    doc: fc.oneof(
+      { depthSize: 'small' },
+      literal.map((l) => ({ literal: l })),
+      fc.string(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.array(tie('doc'), { maxLength: 4 }),
+      fc.dictionary(fc.string({ maxLength: 4 }), tie('doc'), { maxKeys: 4 }).map((o) => ({ object: o })),
+    ) as fc.Arbitrary<Doc>,
+  }));
+  const isLiteral = (d: Doc): d is { literal: string } =>
+    d !== null && typeof d === 'object' && !Array.isArray(d) && 'literal' in d;
+  const write = (d: Doc): string => {
+    if (isLiteral(d)) return d.literal;
+    if (Array.isArray(d)) return `[${d.map(write).join(',')}]`;
+    if (d !== null && typeof d === 'object') {
+      const o = (d as { object: Record<string, Doc> }).object;
+      return `{${Object.entries(o)
+        .map(([k, v]) => `${JSON.stringify(k)}:${write(v)}`)
+        .join(',')}}`;
+    }
+    return JSON.stringify(d);
+  };
+  /** Checks every literal of `d` against the note on its place in `value`. */
+  const check = (d: Doc, value: unknown, parent: object | null, key: string) => {
+    if (isLiteral(d)) {
+      if (parent) expect(inexactLiteral(parent, key)).toBe(heldExactly(d.literal) ? undefined : d.literal);
+    } else if (Array.isArray(d)) {
+      d.forEach((c, i) => check(c, (value as unknown[])[i], value as object, String(i)));
+    } else if (d !== null && typeof d === 'object') {
+      for (const [k, c] of Object.entries((d as { object: Record<string, Doc> }).object))
+        check(c, (value as Record<string, unknown>)[k], value as object, k);
+    }
+  };
+
+  it('notes exactly the literals not held exactly, each at its own place', () => {
+    fc.assert(
+      fc.property(doc, (d) => {
+        const text = write(d);
+        const value = JSON.parse(text);
+        noteInexactNumbers(text, value);
+        check(d, value, null, '');
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
