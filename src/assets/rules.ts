@@ -1,4 +1,5 @@
 import { type FieldError, fieldError, validationError } from '../errors.js';
+import { inexactLiteral } from '../json-checks.js';
 import { type ReadOnlyRule, readOnlyDiffer, staleUpdatedAt } from '../master-data/read-only.js';
 import { type Asset, METADATA_MAX_BYTES, METADATA_MAX_DEPTH } from './schemas.js';
 
@@ -15,7 +16,8 @@ function metadataError(code: FieldError['code'], message: string, params: Record
 /**
  * metadata: at most METADATA_MAX_DEPTH levels (the object itself is level 1), at most
  * METADATA_MAX_BYTES bytes as UTF-8 JSON, and only what jsonb stores as sent: no U+0000
- * (in keys or values) and finite numbers. Depth is checked first and without recursion,
+ * (in keys or values), finite numbers, and each number as it was sent (JSON.parse rounds one past a
+ * double's precision, noted by the body's decoder). Depth is checked first and without recursion,
  * so serializing for the size cannot overflow the stack.
  */
 export function checkMetadata(metadata: Record<string, unknown>): void {
@@ -32,10 +34,20 @@ export function checkMetadata(metadata: Record<string, unknown>): void {
           max_depth: METADATA_MAX_DEPTH,
         });
       }
-      if (Array.isArray(node)) {
-        for (const child of node) stack.push([child, depth + 1]);
-      } else {
-        for (const [key, child] of Object.entries(node)) stack.push([key, depth + 1], [child, depth + 1]);
+      const entries: [string, unknown][] = Array.isArray(node)
+        ? node.map((child, i) => [String(i), child])
+        : Object.entries(node);
+      for (const [key, child] of entries) {
+        const literal =
+          typeof child === 'number' && Number.isFinite(child) ? inexactLiteral(node, key) : undefined;
+        if (literal !== undefined) {
+          throw metadataError(
+            'invalid_value',
+            `number ${literal} cannot be stored exactly (a 64-bit float holds 15 to 17 significant digits); send it as a string`,
+          );
+        }
+        if (!Array.isArray(node)) stack.push([key, depth + 1]);
+        stack.push([child, depth + 1]);
       }
     }
   }

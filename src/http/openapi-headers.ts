@@ -57,6 +57,14 @@ const BY_STATUS: Record<string, Record<string, HeaderDeclaration>> = {
       schema: { type: 'string' },
     },
   },
+  '415': {
+    'Accept-Encoding': {
+      description:
+        'On a body refused for its Content-Encoding: `identity`, the only coding accepted (send the body uncompressed).',
+      required: false,
+      schema: { type: 'string' },
+    },
+  },
   '429': { 'Retry-After': RETRY_AFTER },
   '503': { 'Retry-After': RETRY_AFTER },
 };

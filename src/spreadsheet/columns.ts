@@ -3,6 +3,7 @@ import {
   allStringsWellFormed,
   hasIntegerBeyondInt64,
   INTEGER_BEYOND_INT64,
+  noteInexactNumbers,
   UNPAIRED_SURROGATE,
 } from '../json-checks.js';
 import { unescapeFormula } from './csv.js';
@@ -201,7 +202,10 @@ function metadataCell(cell: string): { value: unknown } | { error: RowFieldError
     : hasIntegerBeyondInt64(cell)
       ? INTEGER_BEYOND_INT64
       : null;
-  if (problem === null) return { value };
+  if (problem === null) {
+    noteInexactNumbers(cell, value);
+    return { value };
+  }
   return {
     error: { type: 'bad_request', field: 'metadata', code: 'invalid_value', message: `metadata ${problem}` },
   };

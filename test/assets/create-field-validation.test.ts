@@ -38,6 +38,31 @@ describe('POST /api/v1/assets', () => {
     expect((await api.list('?q=pump%20')).data.map((a) => a.name)).not.toContain('Pump \ufffd');
   });
 
+  it('a body whose bytes are not UTF-8 is bad_request, POST and PATCH, and nothing is stored or changed', async () => {
+    const asset = await api.create({ name: 'Valve' });
+    const bytes = (json: string, bad: number[]) =>
+      Buffer.concat([Buffer.from(json.slice(0, -2)), Buffer.from(bad), Buffer.from(json.slice(-2))]);
+    // A stray Latin-1 byte, a truncated sequence, an overlong NUL, an encoded surrogate.
+    for (const bad of [[0xe9], [0xe2, 0x82], [0xc0, 0x80], [0xed, 0xa0, 0x80]]) {
+      for (const [method, url, type] of [
+        ['POST', BASE, 'application/json'],
+        ['PATCH', `${BASE}/${asset.id}`, 'application/merge-patch+json'],
+      ] as const) {
+        const res = await f.t.app.inject({
+          method,
+          url,
+          headers: { authorization: `Bearer ${api.token}`, 'content-type': type },
+          payload: bytes('{"name":"Caf"}', bad),
+        });
+        const error = expectErrorEnvelope(res, { status: 400, type: 'bad_request' });
+        expect(error.detail).toBe('Request body is not valid UTF-8');
+        expect(error).not.toHaveProperty('fields');
+      }
+    }
+    expect((await api.list('?q=caf')).total_count).toBe(0);
+    expect((await api.get(`${BASE}/${asset.id}`)).json().data.name).toBe('Valve');
+  });
+
   it('name accepts 255 characters, inner spaces, non-ASCII letters and astral characters', async () => {
     expect((await api.create({ name: 'n'.repeat(255) })).name).toHaveLength(255);
     expect((await api.create({ name: 'Pump  B – Zürich 🚜' })).name).toBe('Pump  B – Zürich 🚜');

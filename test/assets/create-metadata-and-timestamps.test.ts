@@ -104,6 +104,69 @@ describe('POST /api/v1/assets', () => {
     expect(fieldCodes(res)).toEqual([['metadata', 'invalid_value']]);
   });
 
+  it('metadata with a number JSON cannot hold exactly (an int64 id, more digits than a double) is invalid_value on POST and PATCH, not stored rounded', async () => {
+    const send = (method: 'POST' | 'PATCH', url: string, payload: string) =>
+      f.t.app.inject({
+        method,
+        url,
+        headers: {
+          authorization: `Bearer ${api.token}`,
+          'content-type': method === 'POST' ? 'application/json' : 'application/merge-patch+json',
+        },
+        payload,
+      });
+    const a = await api.create({ metadata: { erp_id: 1 } });
+    for (const [literal, where] of [
+      ['1796314808192123456', '{"erp_id":#}'],
+      ['9007199254740993', '{"ids":[1,#]}'],
+      ['0.1000000000000000055511151231257827', '{"deep":{"ratio":#}}'],
+      ['1e-400', '{"tiny":#}'],
+    ]) {
+      const metadata = where!.replace('#', literal!);
+      for (const res of [
+        await send('POST', BASE, `{"name":"x","metadata":${metadata}}`),
+        await send('PATCH', `${BASE}/${a.id}`, `{"metadata":${metadata}}`),
+      ]) {
+        expect(expectValidationError(res)).toEqual([
+          {
+            field: 'metadata',
+            code: 'invalid_value',
+            message: expect.stringContaining(`number ${literal} cannot be stored exactly`),
+            params: {},
+          },
+        ]);
+      }
+    }
+    expect((await api.get(`${BASE}/${a.id}`)).json().data.metadata).toEqual({ erp_id: 1 });
+    // What a double holds is taken, however it is spelt; the same number as a string is kept as sent.
+    const res = await send(
+      'POST',
+      BASE,
+      '{"name":"x","metadata":{"a":9007199254740992,"b":0.30000000000000004,"c":1.0,"d":-0,"e":1E2,"f":"1796314808192123456"}}',
+    );
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json().data.metadata).toEqual({
+      a: 9007199254740992,
+      b: 0.30000000000000004,
+      c: 1,
+      d: 0,
+      e: 100,
+      f: '1796314808192123456',
+    });
+  });
+
+  it('metadata with a fraction of twenty digits or more is decoded as the number it is, not refused as an integer beyond int64', async () => {
+    const res = await f.t.app.inject({
+      method: 'POST',
+      url: BASE,
+      headers: { authorization: `Bearer ${api.token}`, 'content-type': 'application/json' },
+      payload:
+        '{"name":"x","metadata":{"ratio":0.50000000000000000000,"scale":-12.2500000000000000000000e0}}',
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json().data.metadata).toEqual({ ratio: 0.5, scale: -12.25 });
+  });
+
   it('valid_to <= valid_from is invalid_value on valid_to, also against the defaulted valid_from', async () => {
     const at = '2030-05-05T05:05:05.000Z';
     for (const validTo of [at, '2030-05-05T05:05:04.999Z', '2030-05-05T07:05:05+02:00']) {

@@ -92,6 +92,24 @@ describe('responses carry what the document declares', () => {
     headers: { ...bearer(token), 'content-type': 'application/json' },
   });
 
+  it('415 of a body in a content coding: Accept-Encoding, declared on the 415 of every write', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/locations',
+      payload: JSON.stringify({ name: 'Gz' }),
+      headers: { ...bearer(token), 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    });
+    expect(res.statusCode).toBe(415);
+    expectDocumented('post', '/api/v1/locations', res);
+    expect(res.headers['accept-encoding']).toBe('identity');
+    for (const { method, path, responses } of operations(doc)) {
+      if (method !== 'post' && method !== 'patch') continue;
+      expect(responses['415']?.headers?.['Accept-Encoding'], `${method} ${path}`).toMatchObject({
+        required: false,
+      });
+    }
+  });
+
   it('201 of every create: Location, x-request-id, rate-limit headers', async () => {
     const asset = await t.app.inject({
       method: 'POST',

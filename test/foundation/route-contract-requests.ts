@@ -134,7 +134,7 @@ export interface RouteChange {
   url?: string;
   query?: string;
   headers?: Record<string, string | undefined>;
-  payload?: string;
+  payload?: string | Buffer;
 }
 
 /** The route called correctly (valid key, content type, schema-valid body), then `change`d. */

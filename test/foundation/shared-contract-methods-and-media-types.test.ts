@@ -4,6 +4,7 @@
  * is covered without touching this file.
  */
 import { METHODS } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import type { HTTPMethods, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { PublicRoute } from '../../src/http/plugins/methods.js';
@@ -113,6 +114,36 @@ for (const { name, t, routes } of targets) {
             expectStoppedAtQuery(
               await call(route, {
                 headers: { 'content-type': 'application/merge-patch+json; charset=utf-8' },
+                query: UNKNOWN_QUERY,
+              }),
+            );
+          });
+        }
+
+        if (route.method === 'POST' || route.method === 'PATCH') {
+          const type = route.method === 'POST' ? 'application/json' : 'application/merge-patch+json';
+          it.each([
+            ['gzip', 'gzip', gzipSync('{}')],
+            ['gzip over a plain body', 'gzip', '{}'],
+            ['br', 'br', '{}'],
+            ['a chain with identity', 'identity, gzip', gzipSync('{}')],
+          ])(
+            'a body in a content coding (%s): 415 with Accept-Encoding: identity',
+            async (_name, coding, payload) => {
+              const res = await call(route, {
+                headers: { 'content-type': type, 'content-encoding': coding },
+                payload,
+              });
+              const error = expectErrorEnvelope(res, { status: 415, type: 'unsupported_media_type' });
+              expect(error.detail).toMatch(/^Content-Encoding .* is not accepted/);
+              expect(res.headers['accept-encoding']).toBe('identity');
+            },
+          );
+
+          it('Content-Encoding: identity is accepted', async () => {
+            expectStoppedAtQuery(
+              await call(route, {
+                headers: { 'content-type': type, 'content-encoding': 'identity' },
                 query: UNKNOWN_QUERY,
               }),
             );

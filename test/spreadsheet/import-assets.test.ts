@@ -172,6 +172,25 @@ describe('asset import', () => {
     expect((await f.api('GET', `/api/v1/assets?external_key=${big}`)).json.data).toHaveLength(0);
   });
 
+  it('refuses a metadata cell with a number JSON cannot hold exactly, as the API does, instead of storing it rounded', async () => {
+    const [big, ok] = [uniq('BIGID'), uniq('OK')];
+    const csv = `external_key,name,metadata\n${big},v,"{""erp_id"":1796314808192123456}"\n${ok},ok,"{""erp_id"":1}"\n`;
+    const api = await f.t.app.inject({
+      method: 'POST',
+      url: '/api/v1/assets',
+      headers: { ...bearer(f.token), 'content-type': 'application/json' },
+      payload: '{"name":"v","metadata":{"erp_id":1796314808192123456}}',
+    });
+    const [apiField] = api.json().error.fields;
+    for (const dryRun of [true, false]) {
+      const result = await f.importCsv('assets', csv, { dryRun });
+      expect(result).toMatchObject({ created: 1, refused: 1 });
+      const [error] = result.results.find((r) => r.row === 2)!.errors!;
+      expect(error).toMatchObject({ field: 'metadata', code: 'invalid_value', message: apiField.message });
+    }
+    expect((await f.api('GET', `/api/v1/assets?external_key=${big}`)).json.data).toHaveLength(0);
+  });
+
   it('names the key of rows refused for their cell count, bytes or quoting when it can be read', async () => {
     const [few, bytes, quote] = [uniq('FEW'), uniq('ENC'), uniq('QUOTE')];
     const result = await f.importCsv(

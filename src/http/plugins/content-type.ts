@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError, badRequest } from '../../errors.js';
-import { decodeJsonBody } from '../json-body.js';
+import { decodeJsonBytes } from '../json-body.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -33,6 +33,25 @@ export function contentTypeError(method: string, header: string | undefined): Ap
   return null;
 }
 
+/**
+ * RFC 9110 8.4: a body in a content coding the server does not decode is 415, with
+ * Accept-Encoding naming what it takes. The service decodes none: a gzip body was read as
+ * its compressed bytes (400, not UTF-8), and a plain one labelled gzip was taken as it came.
+ */
+export function contentEncodingError(header: string | undefined): ApiError | null {
+  const codings = (header ?? '')
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== '' && c !== 'identity');
+  if (codings.length === 0) return null;
+  return new ApiError(
+    'unsupported_media_type',
+    `Content-Encoding ${codings.join(', ')} is not accepted; send the body uncompressed`,
+    undefined,
+    { 'accept-encoding': 'identity' },
+  );
+}
+
 const carriesBody = (req: FastifyRequest) =>
   req.method === 'POST' || req.method === 'PATCH' || req.method === 'PUT';
 
@@ -49,18 +68,18 @@ const answeredWithoutBody = (req: FastifyRequest) =>
  */
 export function registerBodyParsing(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  const parseJson = (req: FastifyRequest, text: string) => {
+  const parseJson = (req: FastifyRequest, bytes: Buffer) => {
     if (!carriesBody(req) || answeredWithoutBody(req)) return undefined;
-    const value = decodeJsonBody(text);
+    const value = decodeJsonBytes(bytes);
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
       throw badRequest('Request body must be a JSON object');
     }
     return value;
   };
   for (const type of [JSON_TYPE, MERGE_PATCH_TYPE]) {
-    app.addContentTypeParser(type, { parseAs: 'string' }, (req, body, done) => {
+    app.addContentTypeParser(type, { parseAs: 'buffer' }, (req, body, done) => {
       try {
-        done(null, parseJson(req, body as string));
+        done(null, parseJson(req, body as Buffer));
       } catch (err) {
         done(err as Error, undefined);
       }
@@ -95,7 +114,9 @@ export function registerBodyParsing(app: FastifyInstance): void {
       // cross-site form cannot send that type); a POST without either (sign-out) need not.
       if (!request.routeOptions.schema?.body && !sendsBody(request)) return;
     } else if (!request.url.startsWith('/api/')) return;
-    const error = contentTypeError(request.method, request.headers['content-type']);
+    const error =
+      contentTypeError(request.method, request.headers['content-type']) ??
+      (carriesBody(request) ? contentEncodingError(request.headers['content-encoding']) : null);
     if (error) throw error;
   });
   // A POST or PATCH that names JSON but sends no bytes never reaches the parser.
