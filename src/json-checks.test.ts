@@ -110,7 +110,7 @@ describe('noteInexactNumbers against generated documents', () => {
     if (isLiteral(d)) {
       if (parent) expect(inexactLiteral(parent, key)).toBe(heldExactly(d.literal) ? undefined : d.literal);
     } else if (Array.isArray(d)) {
-      d.forEach((c, i) => check(c, (value as unknown[])[i], value as object, String(i)));
+      for (const [i, c] of d.entries()) check(c, (value as unknown[])[i], value as object, String(i));
     } else if (d !== null && typeof d === 'object') {
       for (const [k, c] of Object.entries((d as { object: Record<string, Doc> }).object))
         check(c, (value as Record<string, unknown>)[k], value as object, k);
