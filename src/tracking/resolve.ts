@@ -1,8 +1,10 @@
 import { int8Array, textArray } from '../db/binary-arrays.js';
 import type { Tx } from '../db/pool.js';
 
-/** Same normalisation as the tags.match_key column (migration 0005). */
-export function matchKey(tagType: 'rfid' | 'ble' | 'barcode', value: string): string {
+export type TagType = 'rfid' | 'ble' | 'barcode';
+
+/** Same normalisation as the tags.match_key column (migration 0005) and tag_match_key() (0064). */
+export function matchKey(tagType: TagType, value: string): string {
   if (tagType === 'barcode' || isMatchKey(value)) return value;
   const compact = value
     .replace(/[\s:-]/g, '')
@@ -26,18 +28,24 @@ function isMatchKey(value: string): boolean {
   return true;
 }
 
-/** Assets holding the given tag match keys (live attachments to live assets only). */
+/**
+ * Assets holding the given tag match keys (live attachments to live assets only). Where two
+ * live tags share a key (tags of two types with one value, or RFID spellings attached
+ * before migration 0064 refused them) the earliest attached wins, the same on every
+ * lookup: the rows come latest first and the Map keeps the last.
+ */
 export async function assetsByTagKeys(tx: Tx, orgId: number, keys: string[]): Promise<Map<string, number>> {
   if (keys.length === 0) return new Map();
   const { rows } = await tx.query<{ match_key: string; asset_id: number }>(
     `SELECT t.match_key, t.asset_id FROM tags t JOIN assets a ON a.id = t.asset_id AND a.org_id = t.org_id
-     WHERE t.org_id = $1 AND t.match_key = ANY($2::text[]) AND t.detached_at IS NULL AND a.deleted_at IS NULL`,
+     WHERE t.org_id = $1 AND t.match_key = ANY($2::text[]) AND t.detached_at IS NULL AND a.deleted_at IS NULL
+     ORDER BY t.id DESC`,
     [orgId, textArray(keys)],
   );
   return new Map(rows.map((r) => [r.match_key, r.asset_id]));
 }
 
-/** Locations by tag match key (handhelds may scan a location's tag). */
+/** Locations by tag match key (handhelds may scan a location's tag); the earliest attached wins, as above. */
 export async function locationsByTagKeys(
   tx: Tx,
   orgId: number,
@@ -46,7 +54,8 @@ export async function locationsByTagKeys(
   if (keys.length === 0) return new Map();
   const { rows } = await tx.query<{ match_key: string; location_id: number }>(
     `SELECT t.match_key, t.location_id FROM tags t JOIN locations l ON l.id = t.location_id AND l.org_id = t.org_id
-     WHERE t.org_id = $1 AND t.match_key = ANY($2::text[]) AND t.detached_at IS NULL AND l.deleted_at IS NULL`,
+     WHERE t.org_id = $1 AND t.match_key = ANY($2::text[]) AND t.detached_at IS NULL AND l.deleted_at IS NULL
+     ORDER BY t.id DESC`,
     [orgId, textArray(keys)],
   );
   return new Map(rows.map((r) => [r.match_key, r.location_id]));
