@@ -88,7 +88,11 @@ export async function insertTags(
   return rows;
 }
 
-/** The live tag holding (tag_type, value) in the organization, with its owner. */
+/**
+ * The live tag that is (tag_type, value) in the organization, with its owner: the same
+ * spelling, or for RFID and BLE the same match key (migration 0064), as ingest would take
+ * a read of either for the other.
+ */
 export async function findTagByValue(
   tx: Tx,
   orgId: number,
@@ -97,7 +101,8 @@ export async function findTagByValue(
 ): Promise<(Tag & { asset_id: number | null; location_id: number | null }) | null> {
   const { rows } = await tx.query(
     `SELECT id, tag_type, value, asset_id, location_id FROM tags
-     WHERE org_id = $1 AND tag_type = $2 AND value = $3 AND detached_at IS NULL`,
+     WHERE org_id = $1 AND match_key = tag_match_key($2, $3) AND tag_type = $2 AND detached_at IS NULL
+     ORDER BY value = $3 DESC, id LIMIT 1`,
     [orgId, tagType, value],
   );
   return rows[0] ?? null;

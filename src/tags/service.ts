@@ -2,6 +2,7 @@ import type { Caller } from '../caller.js';
 import type { Database, Tx } from '../db/pool.js';
 import { ApiError, conflict, notFound } from '../errors.js';
 import { recordEvents } from '../events/outbox.js';
+import { matchKey, type TagType } from '../tracking/resolve.js';
 import {
   detachTag,
   findTagByValue,
@@ -13,6 +14,10 @@ import {
 
 const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505';
 
+/** What makes two tags one: the type and, for RFID and BLE, the match key (migration 0064). */
+const tagIdentity = (t: { tag_type: string; value: string }) =>
+  `${t.tag_type}\u0000${matchKey(t.tag_type as TagType, t.value)}`;
+
 /** Attaches tags inside the caller's transaction; a duplicate pair is 409 `conflict`. */
 export async function attachTags(
   tx: Tx,
@@ -20,17 +25,24 @@ export async function attachTags(
   owner: Owner,
   tags: { tag_type: string; value: string }[],
 ): Promise<Tag[]> {
-  const seen = new Set<string>();
+  const seen = new Map<string, string>();
   for (const t of tags) {
-    const key = `${t.tag_type}\u0000${t.value}`;
-    if (seen.has(key)) throw conflict(`tag ${t.tag_type}:${t.value} appears more than once in the request`);
-    seen.add(key);
+    const key = tagIdentity(t);
+    const earlier = seen.get(key);
+    if (earlier === t.value)
+      throw conflict(`tag ${t.tag_type}:${t.value} appears more than once in the request`);
+    if (earlier !== undefined)
+      throw conflict(
+        `tag ${t.tag_type}:${t.value} is the same tag as ${t.tag_type}:${earlier} in the request`,
+      );
+    seen.set(key, t.value);
   }
   for (const t of tags) {
     const holder = await findTagByValue(tx, orgId, t.tag_type, t.value);
     if (holder) {
       const where = holder.asset_id !== null ? `asset ${holder.asset_id}` : `location ${holder.location_id}`;
-      throw conflict(`tag ${t.tag_type}:${t.value} is already attached to ${where}`);
+      const as = holder.value === t.value ? '' : ` as ${holder.tag_type}:${holder.value}`;
+      throw conflict(`tag ${t.tag_type}:${t.value} is already attached to ${where}${as}`);
     }
   }
   try {
