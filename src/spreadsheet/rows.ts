@@ -1,5 +1,6 @@
 import type { Tx } from '../db/pool.js';
 import type { FieldError } from '../errors.js';
+import { matchKey } from '../tracking/resolve.js';
 import type { TagCell } from './columns.js';
 
 /** What an import does with one row. */
@@ -83,25 +84,35 @@ export async function inBatches<T>(
   }
 }
 
+/** A tag as spelled: what a record's tags are diffed by, so an import can respell one. */
 const pairKey = (t: { tag_type?: string; value: string }) => `${t.tag_type}\u0000${t.value}`;
+
+/**
+ * A tag as the one tag it is: for RFID and BLE its match key (migration 0064), so two
+ * spellings of one EPC conflict as the API's attach does (src/tags/service.ts).
+ */
+const tagKey = (t: { tag_type?: string; value: string }) =>
+  t.tag_type === 'rfid' || t.tag_type === 'ble'
+    ? `${t.tag_type}\u0000${matchKey(t.tag_type, t.value)}`
+    : pairKey(t);
 
 export interface TagHolder {
   asset_id: number | null;
   location_id: number | null;
 }
 
-/** Who holds each (type, value) pair that the file names, before the import. */
+/** Who holds each tag that the file names (by tagKey, whatever its spelling there), before the import. */
 export async function tagHolders(tx: Tx, orgId: number, tags: TagCell[]): Promise<Map<string, TagHolder>> {
   const holders = new Map<string, TagHolder>();
   if (tags.length === 0) return holders;
   const { rows } = await tx.query<TagHolder & { tag_type: string; value: string }>(
     `SELECT t.tag_type, t.value, t.asset_id, t.location_id
      FROM tags t JOIN unnest($2::text[], $3::text[]) AS u(tag_type, value)
-       ON t.tag_type = u.tag_type AND t.value = u.value
+       ON t.match_key = tag_match_key(u.tag_type, u.value) AND t.tag_type = u.tag_type
      WHERE t.org_id = $1 AND t.detached_at IS NULL`,
     [orgId, tags.map((t) => t.tag_type ?? ''), tags.map((t) => t.value)],
   );
-  for (const r of rows) holders.set(pairKey(r), { asset_id: r.asset_id, location_id: r.location_id });
+  for (const r of rows) holders.set(tagKey(r), { asset_id: r.asset_id, location_id: r.location_id });
   return holders;
 }
 
@@ -119,12 +130,18 @@ export function checkTags(
   row: number,
 ): RowError[] | null {
   // Each pair's key is made once: a fresh string is hashed again on every Map lookup.
-  const keys = tags.map(pairKey);
-  const seen = new Set<string>();
+  const keys = tags.map(tagKey);
+  const seen = new Map<string, string>();
   for (const [i, t] of tags.entries()) {
-    if (seen.has(keys[i]!))
+    const earlier = seen.get(keys[i]!);
+    if (earlier === t.value)
       return conflictOn('tags', `tag ${t.tag_type}:${t.value} appears more than once in the row`);
-    seen.add(keys[i]!);
+    if (earlier !== undefined)
+      return conflictOn(
+        'tags',
+        `tag ${t.tag_type}:${t.value} is the same tag as ${t.tag_type}:${earlier} in the row`,
+      );
+    seen.set(keys[i]!, t.value);
   }
   for (const [i, t] of tags.entries()) {
     const k = keys[i]!;

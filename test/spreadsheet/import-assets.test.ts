@@ -124,6 +124,26 @@ describe('asset import', () => {
     expect(api.status).toBe(409);
   });
 
+  it('takes another spelling of an RFID tag for the same tag: refused where another record holds it or another row takes it, a respelling of its own kept', async () => {
+    let n = 0;
+    const epc = (p: string) => `E280${p}${process.pid}${n++}`;
+    const [held, own, twice, rows] = [epc('A'), epc('B'), epc('C'), epc('D')];
+    await f.api('POST', '/api/v1/assets', { name: 'Holder', tags: [{ tag_type: 'rfid', value: held }] });
+    const ownKey = uniq('OWN');
+    await f.importCsv('assets', `${HEADER}${ownKey},Own,,,,rfid:${own},,\n`);
+    const result = await f.importCsv(
+      'assets',
+      `${HEADER}${uniq('R')},Name,,,,rfid:0${held.toLowerCase()},,\n` +
+        `${uniq('R')},Name,,,,rfid:${twice};rfid:${twice.toLowerCase()},,\n` +
+        `${uniq('R')},Name,,,,rfid:${rows},,\n${uniq('R')},Name,,,,rfid:00${rows},,\n` +
+        `${ownKey},Own,,,,rfid:${own.toLowerCase()},,\n`,
+    );
+    for (const row of [2, 3, 5]) expect(codesOf(result, row)).toEqual([['tags', 'conflict']]);
+    expect(result).toMatchObject({ created: 1, changed: 1, refused: 3 });
+    const mine = await f.api('GET', `/api/v1/assets?external_key=${ownKey}`);
+    expect(mine.json.data[0].tags.map((t: { value: string }) => t.value)).toEqual([own.toLowerCase()]);
+  });
+
   it('refuses a key twice in one file, a tag on two rows, and unreadable rows, and writes the rest', async () => {
     const key = uniq('TWICE');
     const tag = uniq('TAG');
