@@ -29,7 +29,8 @@ export const tagRoutes =
           tags: [r.tag],
           summary: `Attach a tag to a ${kind}`,
           description:
-            '(tag_type, value) is unique within the organization across assets and locations: a duplicate is 409.',
+            '(tag_type, value) is unique within the organization across assets and locations: a duplicate is 409. ' +
+            'For rfid and ble, values that differ only in case, separators (space, colon, hyphen) or leading zeros are one tag, as ingest matches them.',
           params: Params,
           body: Type.Ref('TagRequest'),
           response: { 201: DataEnvelope(Type.Ref('Tag')), ...errorResponses(409) },
