@@ -1,4 +1,5 @@
 import type { Asset, TagType } from '../api.js';
+import { roundedNumber } from '../json-numbers.js';
 
 /**
  * What the asset form edits, as its inputs hold it, and the conversions between that and
@@ -53,6 +54,12 @@ export function metadataOf(rows: MetaRow[]): {
     else {
       try {
         metadata[row.key] = JSON.parse(row.value);
+        const rounded = roundedNumber(row.value);
+        if (rounded !== undefined)
+          problems.set(
+            i,
+            `The number ${rounded} has more digits than can be stored exactly: write it in quotes.`,
+          );
       } catch {
         problems.set(
           i,
