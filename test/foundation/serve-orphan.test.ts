@@ -72,14 +72,22 @@ describe('tagtrail serve after a service was killed outright', () => {
       { timeout: 60_000, interval: 200 },
     );
 
-    // A second service on the same directory waits for it.
-    const waiting = spawnService(env());
+    // A second service on the same directory waits for it: it says so, and does not start.
+    // Watched, not timed: on a loaded machine the process may take seconds to get that far.
+    let starting: ServiceProcess | undefined;
+    const waiting = spawnService(env(), undefined, (s) => {
+      starting = s;
+    });
     let third: ServiceProcess | undefined;
     void waiting.then((s) => {
       third = s;
       services.push(s);
     });
-    await new Promise((resolve) => setTimeout(resolve, 3000));
+    await vi.waitFor(() => expect(starting?.stderr()).toContain('waiting for it to finish before starting'), {
+      timeout: 60_000,
+      interval: 100,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
     expect(third).toBeUndefined();
 
     // Stopped, the service shuts its PostgreSQL down; then the waiting one starts its own.

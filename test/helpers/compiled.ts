@@ -162,9 +162,14 @@ export interface ServiceProcess {
 
 /**
  * Runs `serve` from dist/ with `childEnv(env)` and resolves once it prints
- * `tagtrail listening on …`, or rejects with its output if it exits.
+ * `tagtrail listening on …`, or rejects with its output if it exits. `onSpawn` gets the
+ * process at once, for a test that watches what it prints while it starts (or waits).
  */
-export function spawnService(env: NodeJS.ProcessEnv, startTimeoutMs = 90_000): Promise<ServiceProcess> {
+export function spawnService(
+  env: NodeJS.ProcessEnv,
+  startTimeoutMs = 90_000,
+  onSpawn?: (service: ServiceProcess) => void,
+): Promise<ServiceProcess> {
   const child = spawn(process.execPath, [MAIN, 'serve'], {
     cwd: ROOT,
     env: childEnv(env),
@@ -202,6 +207,7 @@ export function spawnService(env: NodeJS.ProcessEnv, startTimeoutMs = 90_000): P
     service.exit = { code, signal };
     exited?.({ code, signal });
   });
+  onSpawn?.(service);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
