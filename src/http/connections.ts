@@ -13,6 +13,7 @@ import type { RawCaller } from './plugins/public-surface.js';
 import { genReqId } from './plugins/request-id.js';
 import type { RateDecision } from './rate-limit/types.js';
 import { isPublicPath, originForm } from './request-target.js';
+import { STOP_GRACE_MS } from './stop-connections.js';
 
 /**
  * How long a client may take and how much it may send before a route sees the request
@@ -28,6 +29,8 @@ export interface ConnectionLimits {
   keepAliveTimeoutMs: number;
   /** Request line plus headers, in bytes; beyond it: 431 (or 414 when the request line alone is longer). */
   maxHeaderBytes: number;
+  /** At the stop, how long requests in flight may go on before their connections are closed (./stop-connections.ts). */
+  stopGraceMs: number;
 }
 
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
@@ -37,6 +40,7 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
   keepAliveTimeoutMs: 65_000,
   // Node's default is 16 KiB; a long session cookie and a long bearer token together must fit.
   maxHeaderBytes: 32 * 1024,
+  stopGraceMs: STOP_GRACE_MS,
 };
 
 /** After an error answer on a raw socket, how long its remaining input is read before the socket is destroyed. */

@@ -38,6 +38,7 @@ import { registerStrictInputs } from './plugins/strict-inputs.js';
 import type { RateLimitStore } from './rate-limit/types.js';
 import { originForm } from './request-target.js';
 import { ErrorEnvelope } from './schemas/common.js';
+import { closeConnectionsAtStop } from './stop-connections.js';
 import { httpsOptions, registerStrictTransportSecurity } from './tls.js';
 import { createAjv } from './validation/ajv.js';
 import { loadWebApp, registerWebBuildHeader, webAppRoutes } from './web-static.js';
@@ -124,6 +125,7 @@ export async function createHttpServer(deps: HttpDependencies, options: ServerOp
   if (options.metrics) registerRequestMetrics(app, options.metrics.metrics);
   registerEventStreams(app, options.metrics?.metrics);
   registerConnectionHandling(app, publicRateLimit);
+  closeConnectionsAtStop(app, limits.stopGraceMs);
   if (options.lameDuck) registerDrain(app, options.lameDuck);
   registerStrictInputs(app);
   registerBodyParsing(app);
