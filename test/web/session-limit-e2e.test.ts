@@ -38,13 +38,23 @@ describe.skipIf(!hasChromium)('the web app past its session’s request budget',
     const hammers = Array.from({ length: 4 }, hammer);
     try {
       await expect.poll(async () => (await site.internal('GET', '/internal/session')).status).toBe(429);
-      await page.getByRole('link', { name: 'Report' }).click();
-      await page.getByRole('heading', { name: 'Asset-location report', level: 1 }).waitFor();
-      await page
+      const refused = page
         .getByRole('alert')
-        .filter({ hasText: /^Too many requests from this session; try again in \d+ seconds?$/ })
-        .waitFor();
-      expect(await page.getByText('Nothing scanned yet.').count()).toBe(0);
+        .filter({ hasText: /^Too many requests from this session; try again in \d+ seconds?$/ });
+      const served = page.getByText('Nothing scanned yet.');
+      // A token comes back every second, and the page's request may take it before the
+      // hammers do (on a loaded machine their gap is wider): then the report is served, and
+      // the page goes to Assets and back to ask again.
+      for (let attempt = 1; ; attempt++) {
+        await page.getByRole('link', { name: 'Report' }).click();
+        await page.getByRole('heading', { name: 'Asset-location report', level: 1 }).waitFor();
+        await refused.or(served).first().waitFor();
+        if (await refused.isVisible()) break;
+        expect(attempt, 'the report was served every time: the budget never ran out').toBeLessThan(5);
+        await page.getByRole('link', { name: 'Assets' }).click();
+        await page.getByRole('heading', { name: 'Assets', level: 1 }).waitFor();
+      }
+      expect(await served.count()).toBe(0);
       // Still signed in, on the same page, with the navigation there.
       expect(new URL(page.url()).pathname).toBe('/report');
       expect(await page.getByRole('link', { name: 'Assets' }).count()).toBeGreaterThan(0);
