@@ -41,12 +41,14 @@ export function closeConnectionsAtStop(app: FastifyInstance, graceMs = STOP_GRAC
     socket.once('close', () => open.delete(socket));
     if (closing && inFlight === 0) socket.destroySoon();
   });
+  // One listener for every response, not a closure per request: this runs on every request.
+  const requestEnded = () => {
+    inFlight--;
+    if (closing && inFlight === 0) afterNextRead(() => inFlight === 0 && closeAll(false));
+  };
   app.server.on('request', (_req, res) => {
     inFlight++;
-    res.once('close', () => {
-      inFlight--;
-      if (closing && inFlight === 0) afterNextRead(() => inFlight === 0 && closeAll(false));
-    });
+    res.once('close', requestEnded);
   });
   app.addHook('preClose', async () => {
     closing = true;

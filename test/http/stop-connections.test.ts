@@ -68,24 +68,28 @@ function received(socket: Socket): Promise<Buffer> {
   });
 }
 
-/**
- * Resolves with how `app.close()` ended: 'closed', or 'still closing' after `ms` (the test
- * then fails on that instead of on its hook's timeout, and the sockets are cut to free it).
- */
-async function closeWithin(app: App, ms: number, sockets: Socket[]): Promise<'closed' | 'still closing'> {
+/** Whether `work` settles within `ms`: a test then fails on that, not on its hook's timeout. */
+async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
-  const outcome = await Promise.race([
-    app.close().then(() => 'closed' as const),
-    new Promise<'still closing'>((resolve) => {
-      timer = setTimeout(() => resolve('still closing'), ms);
+  const settled = await Promise.race([
+    work.then(() => true),
+    new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms);
     }),
   ]);
   clearTimeout(timer);
-  if (outcome !== 'closed') {
-    for (const socket of sockets) socket.destroy();
-    await app.close();
-  }
-  return outcome;
+  return settled;
+}
+
+/**
+ * Resolves with how `app.close()` ended: 'closed', or 'still closing' after `ms` (the
+ * sockets are then cut to free it).
+ */
+async function closeWithin(app: App, ms: number, sockets: Socket[]): Promise<'closed' | 'still closing'> {
+  if (await settlesWithin(app.close(), ms)) return 'closed';
+  for (const socket of sockets) socket.destroy();
+  await app.close();
+  return 'still closing';
 }
 
 const api = () => requestBytes('GET /api/v1/orgs/me HTTP/1.1', { authorization: `Bearer ${token}` });
@@ -154,17 +158,10 @@ describe('closing the HTTP server at the stop', () => {
     const running = await startTestService({ DATABASE_URL: t.database.url });
     const silent = await openSocket(Number(new URL(running.url).port));
     const ended = closesWithin(silent, 20_000);
-    let timer: NodeJS.Timeout | undefined;
-    const outcome = await Promise.race([
-      running.stop().then(() => 'stopped'),
-      new Promise((resolve) => {
-        timer = setTimeout(() => resolve('still stopping'), 20_000);
-      }),
-    ]);
-    clearTimeout(timer);
+    const stopped = await settlesWithin(running.stop(), 20_000);
     silent.destroy();
     await running.stop();
-    expect(outcome).toBe('stopped');
+    expect(stopped, 'the stop was still waiting after 20 s').toBe(true);
     expect(await ended).toBe(true);
   });
 });
