@@ -3,6 +3,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SIGN_UP_POLICY } from '../../src/accounts/sign-in-limiter.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { listenOnLoopback } from '../helpers/listening.js';
 import { rawRequest, requestBytes } from '../helpers/raw-http.js';
 import { ingestFixture } from '../ingest/helpers.js';
 import { buildInternalApp, freshAddress, type InternalTestApp, uniqueEmail } from '../internal/helpers.js';
@@ -93,8 +94,7 @@ describe('reader webhook per reader', () => {
     const f = await ingestFixture(t);
     const busy = await f.reader('impinj-r700', [[1, await f.location()]], { webhook: true });
     for (let i = 0; i < LIMIT; i++) expect((await post(busy.reader.id, busy.secret!)).statusCode).toBe(204);
-    await t.app.listen({ host: '127.0.0.1', port: 0 });
-    const port = (t.app.server.address() as { port: number }).port;
+    const port = await listenOnLoopback(t.app);
     // A tenth of the announced body sent, the connection left open: only an answer given before
     // the body is read arrives (rawRequest fails otherwise).
     const refused = await rawRequest(

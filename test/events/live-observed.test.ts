@@ -8,10 +8,10 @@
  * request log line with its life and the reason; `tagtrail_http_open_streams` counts those
  * open.
  */
-import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { STREAMS_PER_SESSION } from '../../src/events/internal-routes/live.js';
+import { listenOnLoopback } from '../helpers/listening.js';
 import { Scrape } from '../helpers/prometheus.js';
 import { buildInternalApp, type InternalTestApp } from '../internal/helpers.js';
 import { openStream, type Stream } from './live-stream.js';
@@ -40,8 +40,7 @@ beforeAll(async () => {
     },
   });
   t = await buildInternalApp({ logger: { level: 'info', stream } });
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  base = `http://127.0.0.1:${await listenOnLoopback(t.app)}`;
 });
 afterAll(() => t?.close());
 

@@ -3,11 +3,11 @@
  * socket (an event stream does not end, so it is read as it comes).
  */
 import { request } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dispatchEvents } from '../../src/events/dispatcher.js';
 import { STREAMS_PER_SESSION } from '../../src/events/internal-routes/live.js';
+import { listenOnLoopback } from '../helpers/listening.js';
 import { waitFor } from '../ingest/helpers.js';
 import {
   type Browser,
@@ -25,8 +25,7 @@ let t: InternalTestApp;
 let base: string;
 beforeAll(async () => {
   t = await buildInternalApp();
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  base = `http://127.0.0.1:${await listenOnLoopback(t.app)}`;
 });
 afterAll(() => t?.close());
 

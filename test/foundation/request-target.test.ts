@@ -7,6 +7,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { listenOnLoopback } from '../helpers/listening.js';
 
 let t: TestApp;
 let port: number;
@@ -15,8 +16,7 @@ let readOnly: string;
 
 beforeAll(async () => {
   t = await buildTestApp();
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
-  port = (t.app.server.address() as { port: number }).port;
+  port = await listenOnLoopback(t.app);
   const org = await t.createOrg('Target');
   token = (await org.key()).token;
   readOnly = (await org.key(['assets:read'])).token;

@@ -8,6 +8,7 @@ import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { listenOnLoopback } from '../helpers/listening.js';
 
 let t: TestApp;
 let port: number;
@@ -22,8 +23,7 @@ beforeAll(async () => {
     },
   });
   t = await buildTestApp({ logger: { level: 'info', stream } });
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
-  port = (t.app.server.address() as { port: number }).port;
+  port = await listenOnLoopback(t.app);
   token = (await (await t.createOrg()).key()).token;
 });
 afterAll(() => t.close());

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, buildServer } from '../../src/app.js';
 import { LameDuck } from '../../src/http/drain.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { listenOnLoopback } from '../helpers/listening.js';
 import { openSocket, parseResponses, rawRequest, requestBytes } from '../helpers/raw-http.js';
 
 let t: TestApp;
@@ -25,8 +26,7 @@ afterAll(() => t?.close());
 async function serve(routes: FastifyPluginAsync[] = []): Promise<{ app: App; port: number; duck: LameDuck }> {
   const duck = new LameDuck();
   const app = await buildServer(t.services, { bodyLimit: 1048576, lameDuck: duck, routes });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  return { app, port: (app.server.address() as { port: number }).port, duck };
+  return { app, port: await listenOnLoopback(app), duck };
 }
 
 /** Writes `bytes` on `socket` and resolves with the responses once `count` are complete. */

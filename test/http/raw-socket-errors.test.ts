@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_CONNECTION_LIMITS } from '../../src/http/connections.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit/memory-store.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { listenOnLoopback } from '../helpers/listening.js';
 import {
   openSocket,
   parseResponses,
@@ -22,8 +23,7 @@ const BODY_LIMIT = 4096;
 
 beforeAll(async () => {
   t = await buildTestApp({ bodyLimit: BODY_LIMIT });
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  port = (t.app.server.address() as { port: number }).port;
+  port = await listenOnLoopback(t.app);
   token = (await (await t.createOrg()).key()).token;
 });
 afterAll(() => t.close());
@@ -202,8 +202,7 @@ describe('503 while the server is closing (instead of Fastify’s own body)', ()
       ],
     });
     try {
-      await closing.app.listen({ port: 0, host: '127.0.0.1' });
-      const socket = await openSocket((closing.app.server.address() as { port: number }).port);
+      const socket = await openSocket(await listenOnLoopback(closing.app));
       let buffer = Buffer.alloc(0);
       socket.on('data', (chunk) => {
         buffer = Buffer.concat([buffer, chunk]);
@@ -265,8 +264,7 @@ describe('rate-limit headers on the raw answers of the public surface', () => {
       rateLimit: new MemoryRateLimitStore({ limit: LIMIT, windowSeconds: 36_000 }),
       connection: { headersTimeoutMs: 500 },
     });
-    await r.app.listen({ port: 0, host: '127.0.0.1' });
-    rport = (r.app.server.address() as { port: number }).port;
+    rport = await listenOnLoopback(r.app);
     auth = { Authorization: `Bearer ${(await (await r.createOrg()).key()).token}` };
   });
   afterAll(() => r.close());

@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { listenOnLoopback } from '../helpers/listening.js';
 import { openSocket, parseResponses, rawRequest, requestBytes } from '../helpers/raw-http.js';
 
 /**
@@ -16,8 +17,7 @@ beforeAll(async () => {
   t = await buildTestApp({
     connection: { headersTimeoutMs: 1_000, requestTimeoutMs: 2_000, keepAliveTimeoutMs: 1_000 },
   });
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  port = (t.app.server.address() as { port: number }).port;
+  port = await listenOnLoopback(t.app);
   token = (await (await t.createOrg()).key()).token;
 });
 afterAll(() => t.close());

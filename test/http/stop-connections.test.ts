@@ -10,6 +10,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, buildServer } from '../../src/app.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { listenOnLoopback } from '../helpers/listening.js';
 import { openSocket, parseResponses, requestBytes } from '../helpers/raw-http.js';
 import { startTestService } from '../helpers/service.js';
 import { closesWithin } from '../helpers/socket-close.js';
@@ -55,8 +56,7 @@ async function serve(
     routes,
     ...(stopGraceMs === undefined ? {} : { connection: { stopGraceMs } }),
   });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  return { app, port: (app.server.address() as { port: number }).port };
+  return { app, port: await listenOnLoopback(app) };
 }
 
 /** Everything the socket receives until it closes. */

@@ -6,6 +6,7 @@ import { cliCaller } from '../../src/caller.js';
 import { ApiError } from '../../src/errors.js';
 import { verifyMqttPassword } from '../../src/ingest/mqtt-credentials.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { listenOnLoopback } from '../helpers/listening.js';
 import { rawRequest, requestBytes } from '../helpers/raw-http.js';
 import { genericJson, ingestFixture, unique } from './helpers.js';
 
@@ -367,8 +368,7 @@ describe('POST /ingest/v1/readers/:reader_id/messages', () => {
   describe('over HTTP, the secret is checked before the body is read', () => {
     let port: number;
     beforeAll(async () => {
-      await t.app.listen({ host: '127.0.0.1', port: 0 });
-      port = (t.app.server.address() as { port: number }).port;
+      port = await listenOnLoopback(t.app);
     });
 
     /**
