@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { link, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 
 /**
  * Who runs the embedded server of a data directory: `serve` (the service) or another
@@ -119,10 +119,14 @@ export async function forgetOwner(dataDir: string): Promise<void> {
   await withTakeoverLock(dataDir, () => rm(ownerFile(dataDir), { force: true }));
 }
 
-/** The process that claimed the data directory's server, while it lives; null for none or a dead one. */
+/**
+ * The process that claimed the data directory's server, while it lives; null for none or a
+ * dead one. A server running without a record is a build's from before the record
+ * (unrecordedOwner) while its starter lives.
+ */
 export async function liveOwner(dataDir: string): Promise<EmbeddedOwner | null> {
   const file = ownerFile(dataDir);
-  if (!existsSync(file)) return null;
+  if (!existsSync(file)) return unrecordedOwner(dataDir);
   let record: OwnerRecord;
   try {
     record = JSON.parse(await readFile(file, 'utf8')) as OwnerRecord;
@@ -166,6 +170,29 @@ export async function runningServer(pgDir: string): Promise<{ pid: number; port:
   const pid = Number(lines[0]);
   const port = Number(lines[3]);
   return pid && port && isAlive(pid) ? { pid, port } : null;
+}
+
+/**
+ * The live process running the directory's server that wrote no record: a tagtrail build
+ * from before postgres.owner (2026-12-01), its postmaster its child. It is the service
+ * when started as `serve`. Without this, the new build's `backup` and `migrate --check`,
+ * run beside the old service as "Upgrading" says, took its server for an orphan and
+ * stopped it. A postmaster whose starter is gone is init's or a subreaper's child: null.
+ * Known on Linux only (/proc); null elsewhere.
+ */
+async function unrecordedOwner(dataDir: string): Promise<EmbeddedOwner | null> {
+  const server = await runningServer(join(dataDir, 'postgres'));
+  if (!server) return null;
+  try {
+    const stat = await readFile(`/proc/${server.pid}/stat`, 'utf8');
+    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (!Number.isInteger(parent) || parent <= 1 || parent === process.pid || !isAlive(parent)) return null;
+    const argv = (await readFile(`/proc/${parent}/cmdline`, 'utf8')).split('\0').filter(Boolean);
+    if (!/^node/.test(basename(argv[0] ?? ''))) return null;
+    return { pid: parent, role: argv.includes('serve') ? 'service' : 'command' };
+  } catch {
+    return null;
+  }
 }
 
 function isAlive(pid: number): boolean {

@@ -68,7 +68,7 @@ export interface PlanState<C extends BaseCurrent> {
   /** Live rows the file names, by key. */
   current: Map<string, C>;
   currentTags: CurrentTags;
-  holders: Map<string, TagHolder>;
+  holders: Map<string, TagHolder[]>;
   /** Row of each key already seen in the file, and of each tag pair claimed. */
   keyRow: Map<string, number>;
   claimed: Map<string, number>;

@@ -99,20 +99,36 @@ const tagKey = (t: { tag_type?: string; value: string }) =>
 export interface TagHolder {
   asset_id: number | null;
   location_id: number | null;
+  /** The spelling it holds. */
+  value: string;
 }
 
-/** Who holds each tag that the file names (by tagKey, whatever its spelling there), before the import. */
-export async function tagHolders(tx: Tx, orgId: number, tags: TagCell[]): Promise<Map<string, TagHolder>> {
-  const holders = new Map<string, TagHolder>();
+/**
+ * Who holds each tag that the file names (by tagKey, whatever its spelling there), before
+ * the import: every holder. A tag has one holder, except the spellings of
+ * one EPC that were attached to several records before migration 0064 and stay so.
+ */
+export async function tagHolders(tx: Tx, orgId: number, tags: TagCell[]): Promise<Map<string, TagHolder[]>> {
+  const holders = new Map<string, TagHolder[]>();
   if (tags.length === 0) return holders;
-  const { rows } = await tx.query<TagHolder & { tag_type: string; value: string }>(
-    `SELECT t.tag_type, t.value, t.asset_id, t.location_id
+  const { rows } = await tx.query<TagHolder & { id: string; tag_type: string }>(
+    `SELECT t.id, t.tag_type, t.value, t.asset_id, t.location_id
      FROM tags t JOIN unnest($2::text[], $3::text[]) AS u(tag_type, value)
        ON t.match_key = tag_match_key(u.tag_type, u.value) AND t.tag_type = u.tag_type
      WHERE t.org_id = $1 AND t.detached_at IS NULL`,
     [orgId, tags.map((t) => t.tag_type ?? ''), tags.map((t) => t.value)],
   );
-  for (const r of rows) holders.set(tagKey(r), { asset_id: r.asset_id, location_id: r.location_id });
+  // A tag the file names twice (two rows, two spellings) comes back once per naming.
+  const seen = new Set<string>();
+  for (const r of rows) {
+    if (seen.has(r.id)) continue;
+    seen.add(r.id);
+    const holder = { asset_id: r.asset_id, location_id: r.location_id, value: r.value };
+    const key = tagKey(r);
+    const list = holders.get(key);
+    if (list) list.push(holder);
+    else holders.set(key, [holder]);
+  }
   return holders;
 }
 
@@ -120,12 +136,15 @@ export async function tagHolders(tx: Tx, orgId: number, tags: TagCell[]): Promis
  * The tag rules of the API for one row's tags (src/tags/service.ts attachTags): a pair
  * twice in the row, a pair attached to another asset or location, and, in a file, a
  * pair that an earlier row already takes, are each a `conflict`. A pair held by the
- * row's own record is kept. Returns the conflict, or null after claiming the pairs.
+ * row's own record is kept: as spelled there even when other records hold other
+ * spellings of it from before migration 0064 (an export of such records imports back
+ * unchanged), respelled only when no other record holds it. Returns the conflict, or
+ * null after claiming the pairs.
  */
 export function checkTags(
   tags: { tag_type: string; value: string }[],
   own: { kind: 'asset' | 'location'; id: number | null },
-  holders: Map<string, TagHolder>,
+  holders: Map<string, TagHolder[]>,
   claimed: Map<string, number>,
   row: number,
 ): RowError[] | null {
@@ -143,23 +162,27 @@ export function checkTags(
       );
     seen.set(keys[i]!, t.value);
   }
+  const isOwn = (h: TagHolder) =>
+    own.id !== null && (own.kind === 'asset' ? h.asset_id : h.location_id) === own.id;
+  const kept = new Set<string>();
   for (const [i, t] of tags.entries()) {
     const k = keys[i]!;
-    const holder = holders.get(k);
+    const held = holders.get(k) ?? [];
+    if (held.some((h) => isOwn(h) && h.value === t.value)) {
+      kept.add(k);
+      continue;
+    }
+    const holder = held.find((h) => !isOwn(h));
     if (holder) {
-      const ownId = own.kind === 'asset' ? holder.asset_id : holder.location_id;
-      if (own.id === null || ownId !== own.id) {
-        const where =
-          holder.asset_id !== null ? `asset ${holder.asset_id}` : `location ${holder.location_id}`;
-        return conflictOn('tags', `tag ${t.tag_type}:${t.value} is already attached to ${where}`);
-      }
+      const where = holder.asset_id !== null ? `asset ${holder.asset_id}` : `location ${holder.location_id}`;
+      return conflictOn('tags', `tag ${t.tag_type}:${t.value} is already attached to ${where}`);
     }
     const other = claimed.get(k);
     if (other !== undefined) {
       return conflictOn('tags', `tag ${t.tag_type}:${t.value} is also on row ${other} of the file`);
     }
   }
-  for (const k of keys) claimed.set(k, row);
+  for (const k of keys) if (!kept.has(k)) claimed.set(k, row);
   return null;
 }
 

@@ -50,6 +50,8 @@ export interface TestAppOptions {
   allowPrivateWebhooks?: boolean;
   /** The events runtime's options (it is not started unless a test starts it). */
   events?: EventsOptions;
+  /** A database prepared by the test (an upgrade's), migrated; otherwise a fresh one. */
+  database?: TestDatabase;
 }
 
 /**
@@ -57,7 +59,7 @@ export interface TestAppOptions {
  * with `app.inject`. Close it in afterAll.
  */
 export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const database = await createTestDatabase();
+  const database = options.database ?? (await createTestDatabase());
   const rateLimit = options.rateLimit ?? new MemoryRateLimitStore({ limit: 1_000_000, windowSeconds: 60 });
   const services = await createServices(
     database.db,
