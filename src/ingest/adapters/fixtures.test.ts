@@ -115,6 +115,17 @@ const EXPECTED: Record<ReaderFamily, Record<string, Expectation>> = {
         rfid('E28068940000401EC7A2A0B7', 4, -66, june1(12, 1, 0, 733), null),
       ],
     },
+    // The fields of the reader's preloaded "Example Tag Upload to Cloud Server Data Format" as
+    // reelyactive/barnowl-csl (README.md, lib/testlistener.js) lists and simulates them: the
+    // reader names itself only by MAC, the Ethernet one empty on Wi-Fi. Its timeOfRead (local
+    // time, with the offset in timeZone) is not read: its text form is unconfirmed
+    // (docs/reader-formats.md), so readerTime is null.
+    'example-cloud-format.json': {
+      reads: [
+        rfid('7EDA9038051002710002C0AE', 1, -70, null, '00057B870001'),
+        rfid('E2801190A503006543E0E3A4', 2, -64, null, '00057B870001'),
+      ],
+    },
     'bad-tag-between.json': {
       reads: [
         rfid('E2801190A503006543E21224', 1, -55, june1(12, 1, 40, 0), 'CS463-DOCK'),
