@@ -85,6 +85,14 @@ const EXPECTED: Record<ReaderFamily, Record<string, Expectation>> = {
         rfid('E28011B0A505007698CA0895', 5, -31, june1(9, 25, 54, 201), null),
       ],
     },
+    // CUSTOM mode with no tag metadata selected: only eventNum, format and idHex, the reader's
+    // clock at -0600 (the FXR90 events two race-timing integrations quote verbatim).
+    'custom-epc-only.txt': {
+      reads: [
+        rfid('000000000000000000000343', null, null, Date.UTC(2024, 8, 5, 7, 7, 1, 785), null),
+        rfid('000000000000000000000344', null, null, Date.UTC(2024, 8, 5, 7, 7, 1, 802), null),
+      ],
+    },
     'mixed-management.txt': {
       reads: [
         rfid('E28011700000020D2A412182', 1, -60, june1(7, 20, 13, 28), null),
