@@ -37,12 +37,14 @@ describe('csl-cs463', () => {
     });
   });
 
-  it('names the reader by name, else serial number, else MAC address', () => {
+  it('names the reader by name, else serial number, else Ethernet MAC, else Wi-Fi MAC address', () => {
     const id = (header: Record<string, unknown>) =>
       parsePayload('csl-cs463', message([{ epc: 'E280' }], header)).reads[0]?.readerId;
     expect(id({ rfidReaderName: 'CS463-1', rfidReaderSerialNumber: '4632' })).toBe('CS463-1');
     expect(id({ rfidReaderName: '', rfidReaderSerialNumber: '4632' })).toBe('4632');
     expect(id({ pcEthernetMACAddress: '00:1B:5F:40:A1:22' })).toBe('00:1B:5F:40:A1:22');
+    // A reader on Wi-Fi: the Ethernet MAC is sent empty (barnowl-csl's required fields).
+    expect(id({ pcEthernetMACAddress: '', pcWiFiMACAddress: '00057B870001' })).toBe('00057B870001');
     expect(id({})).toBeNull();
   });
 

@@ -25,10 +25,13 @@ export function parseCslCs463(values: unknown[], out: Collector): void {
       let readerId: string | null = null;
       out.item('message', () => {
         if (!isRecord(message)) fail('message is not a JSON object');
+        // The reader's preloaded example data format carries only the MAC addresses, and
+        // the Ethernet one is "" on a reader connected by Wi-Fi.
         readerId = identity(
           message.rfidReaderName,
           message.rfidReaderSerialNumber,
           message.pcEthernetMACAddress,
+          message.pcWiFiMACAddress,
         );
         if (message.tags === undefined || message.tags === null) {
           if (readerId !== null || 'rfidReaderModel' in message) return;

@@ -85,6 +85,14 @@ const EXPECTED: Record<ReaderFamily, Record<string, Expectation>> = {
         rfid('E28011B0A505007698CA0895', 5, -31, june1(9, 25, 54, 201), null),
       ],
     },
+    // CUSTOM mode with no tag metadata selected: only eventNum, format and idHex, the reader's
+    // clock at -0600 (the FXR90 events two race-timing integrations quote verbatim).
+    'custom-epc-only.txt': {
+      reads: [
+        rfid('000000000000000000000343', null, null, Date.UTC(2024, 8, 5, 7, 7, 1, 785), null),
+        rfid('000000000000000000000344', null, null, Date.UTC(2024, 8, 5, 7, 7, 1, 802), null),
+      ],
+    },
     'mixed-management.txt': {
       reads: [
         rfid('E28011700000020D2A412182', 1, -60, june1(7, 20, 13, 28), null),
@@ -113,6 +121,17 @@ const EXPECTED: Record<ReaderFamily, Record<string, Expectation>> = {
       reads: [
         rfid('E28068940000501EC7A2F4D1', 3, -48.5, june1(12, 1, 0, 500), null),
         rfid('E28068940000401EC7A2A0B7', 4, -66, june1(12, 1, 0, 733), null),
+      ],
+    },
+    // The fields of the reader's preloaded "Example Tag Upload to Cloud Server Data Format" as
+    // reelyactive/barnowl-csl (README.md, lib/testlistener.js) lists and simulates them: the
+    // reader names itself only by MAC, the Ethernet one empty on Wi-Fi. Its timeOfRead (local
+    // time, with the offset in timeZone) is not read: its text form is unconfirmed
+    // (docs/reader-formats.md), so readerTime is null.
+    'example-cloud-format.json': {
+      reads: [
+        rfid('7EDA9038051002710002C0AE', 1, -70, null, '00057B870001'),
+        rfid('E2801190A503006543E0E3A4', 2, -64, null, '00057B870001'),
       ],
     },
     'bad-tag-between.json': {

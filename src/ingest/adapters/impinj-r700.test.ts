@@ -136,4 +136,16 @@ describe('impinj-r700', () => {
       'event 3: tagInventoryEvent.peakRssiCdbm must be a number, got "loud"',
     ]);
   });
+
+  it("takes the webhook's empty batch and the newer event kinds as nothing to read", () => {
+    // Reader Configuration REST API 1.7.0 (EventWebhookConfiguration): "If no events have queued
+    // for delivery when the linger time elapses, an empty batch will be sent"; ReaderEvent also
+    // carries antennaActivationEvent and overflowEvent, each with its eventType.
+    expect(parsePayload('impinj-r700', '[]')).toEqual({ reads: [], errors: [], failed: 0 });
+    const others = [
+      { timestamp: '2024-06-01T12:00:00Z', eventType: 'overflow', overflowEvent: { purgedEventCount: 12 } },
+      { timestamp: '2024-06-01T12:00:00Z', eventType: 'antennaActivation', antennaActivationEvent: {} },
+    ];
+    expect(parsePayload('impinj-r700', JSON.stringify(others))).toEqual({ reads: [], errors: [], failed: 0 });
+  });
 });
