@@ -232,6 +232,11 @@ function allowedValues(name: string): string[] | undefined {
   return options as string[];
 }
 
+/** Whether a setting is a TypeBox boolean (TypeBox alone says "Expected boolean"). */
+function isBooleanSetting(name: string): boolean {
+  return (ConfigSchema.properties as Record<string, { type?: unknown }>)[name]?.type === 'boolean';
+}
+
 /**
  * One line per invalid variable: its name, the value given and, for enum settings, the
  * allowed values (TypeBox alone says "Expected union value", which tells nobody what to
@@ -254,6 +259,7 @@ function describeErrors(errors: ValueError[], given: Record<string, unknown>): s
     if (allowed) return `  ${name}=${value}: must be one of ${allowed.join(', ')}`;
     const range = wholeNumberRange(name);
     if (range) return `  ${name}=${value}: ${range} (digits only)`;
+    if (isBooleanSetting(name)) return `  ${name}=${value}: must be true or false (or 1 or 0)`;
     return `  ${name}=${value}: ${error.message}`;
   });
 }
