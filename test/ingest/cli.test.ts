@@ -330,6 +330,28 @@ describe('tagtrail scans import', () => {
     expect(stdout).not.toContain('\r');
   });
 
+  it('refuses a line naming no location even when its asset is unknown too', async () => {
+    const f = await ingestFixture(t);
+    const dock = await f.location('LOC-DOCK');
+    const at = '2026-03-01T00:00:00Z';
+    const lines = [
+      { observed_at: at, asset_external_key: 'LOC-NOBODY', location_external_key: 'LOC-NOWHERE' },
+      { observed_at: at, asset_external_key: 'LOC-NOBODY', location_id: 2147483000 },
+      { observed_at: at, asset_external_key: 'LOC-NOBODY', location_id: dock },
+    ].map((r) => JSON.stringify(r));
+    const file = join(dir, 'nowhere.ndjson');
+    await writeFile(file, `${lines.join('\n')}\n`);
+    const { stdout, code } = await tagtrail('scans', 'import', '--org', String(f.orgId), file, '--json');
+    expect(code).toBe(3);
+    expect(JSON.parse(stdout)).toEqual({
+      applied: 0,
+      unknown: 1,
+      invalid: 2,
+      lines: 3,
+      errors: ['line 1: location not found', 'line 2: location not found'],
+    });
+  });
+
   it('refuses an unknown organization and a missing file', async () => {
     await expect(tagtrail('scans', 'import', '--org', '2147483000', join(dir, 'none'))).rejects.toThrow(
       /organization 2147483000 not found/,
