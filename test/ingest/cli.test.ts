@@ -352,6 +352,27 @@ describe('tagtrail scans import', () => {
     });
   });
 
+  it('lists the first refused lines in line order, a missing location before later bad lines', async () => {
+    const f = await ingestFixture(t);
+    await f.asset('E20000000000000000030001', 'ORD-A1');
+    const first = {
+      observed_at: '2026-03-01T00:00:00Z',
+      asset_external_key: 'ORD-A1',
+      location_id: 2147483000,
+    };
+    const lines = [JSON.stringify(first), ...Array.from({ length: 24 }, () => 'not json')];
+    const file = join(dir, 'order.ndjson');
+    await writeFile(file, `${lines.join('\n')}\n`);
+    const { stdout, code } = await tagtrail('scans', 'import', '--org', String(f.orgId), file, '--json');
+    expect(code).toBe(3);
+    const summary = JSON.parse(stdout);
+    expect(summary.invalid).toBe(25);
+    expect(summary.errors).toEqual([
+      'line 1: location not found',
+      ...Array.from({ length: 19 }, (_, i) => `line ${i + 2}: not valid JSON`),
+    ]);
+  });
+
   it('refuses an unknown organization and a missing file', async () => {
     await expect(tagtrail('scans', 'import', '--org', '2147483000', join(dir, 'none'))).rejects.toThrow(
       /organization 2147483000 not found/,
