@@ -42,6 +42,22 @@ describe('configuration errors', () => {
     },
   );
 
+  it('takes a sender address for TAGTRAIL_SMTP_FROM, bare or after a name, and refuses anything else', () => {
+    for (const value of [
+      'no-reply@depot.test',
+      'tagtrail <tagtrail@localhost>',
+      '"ops@depot, Inc." <a@b.test>',
+    ]) {
+      expect(loadConfig({ TAGTRAIL_SMTP_FROM: value }).TAGTRAIL_SMTP_FROM).toBe(value);
+    }
+    expect(loadConfig({}).TAGTRAIL_SMTP_FROM).toBe('tagtrail <tagtrail@localhost>');
+    for (const value of ['tagtrail', 'tagtrail <tagtrail>', 'a b@c.test', 'x <a@b.test> y']) {
+      expect(configError({ TAGTRAIL_SMTP_FROM: value })).toContain(
+        `TAGTRAIL_SMTP_FROM=${JSON.stringify(value)}: must be an address (name@example.com) or a name and an address`,
+      );
+    }
+  });
+
   it('reports each invalid variable once, with its value', () => {
     const message = configError({ TAGTRAIL_SIGNUP: 'yes', PORT: 'eighty', LOG_LEVEL: 'loud' });
     const lines = message.split('\n').slice(1);
