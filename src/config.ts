@@ -85,7 +85,15 @@ const ConfigSchema = Type.Object({
   // Invitation mail (docs/web-app.md "Roles and members"): smtp:// (STARTTLS when offered) or
   // smtps://, credentials in the URL. Unset, the link is only shown to the admin to pass on.
   TAGTRAIL_SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://' })),
-  TAGTRAIL_SMTP_FROM: Type.String({ minLength: 3, maxLength: 254, default: 'tagtrail <tagtrail@localhost>' }),
+  // An address, bare or after a display name in angle brackets; anything else would only fail
+  // when the first invitation is mailed.
+  TAGTRAIL_SMTP_FROM: Type.String({
+    minLength: 3,
+    maxLength: 254,
+    pattern: '^(?:[^<>]*<[^<>@\\s]+@[^<>@\\s]+>|[^<>@\\s]+@[^<>@\\s]+)$',
+    expected: 'must be an address (name@example.com) or a name and an address (tagtrail <name@example.com>)',
+    default: 'tagtrail <tagtrail@localhost>',
+  }),
   // Keys sealing the secrets stored in the database (docs/operations.md "Secrets at rest"):
   // base64 of 32 bytes each, comma-separated, the sealing key first. Unset: the key file in
   // the data directory on the embedded database; none on DATABASE_URL (stored as given).
@@ -232,6 +240,11 @@ function allowedValues(name: string): string[] | undefined {
   return options as string[];
 }
 
+/** Whether a setting is a TypeBox boolean (TypeBox alone says "Expected boolean"). */
+function isBooleanSetting(name: string): boolean {
+  return (ConfigSchema.properties as Record<string, { type?: unknown }>)[name]?.type === 'boolean';
+}
+
 /**
  * One line per invalid variable: its name, the value given and, for enum settings, the
  * allowed values (TypeBox alone says "Expected union value", which tells nobody what to
@@ -254,6 +267,9 @@ function describeErrors(errors: ValueError[], given: Record<string, unknown>): s
     if (allowed) return `  ${name}=${value}: must be one of ${allowed.join(', ')}`;
     const range = wholeNumberRange(name);
     if (range) return `  ${name}=${value}: ${range} (digits only)`;
+    if (isBooleanSetting(name)) return `  ${name}=${value}: must be true or false (or 1 or 0)`;
+    const expected = (ConfigSchema.properties as Record<string, { expected?: string }>)[name]?.expected;
+    if (expected) return `  ${name}=${value}: ${expected}`;
     return `  ${name}=${value}: ${error.message}`;
   });
 }

@@ -49,9 +49,18 @@ export async function importScanRecords(
   const batchSize = options.batchSize ?? 500;
   const maxErrors = options.maxErrors ?? 20;
   const summary: ImportSummary = { lines: 0, bytes: 0, applied: 0, unknown: 0, invalid: 0, errors: [] };
+  // The lowest-numbered problems, in line order: a line refused when its batch is stored
+  // (a location not found) is known only after the later lines of the batch that failed to
+  // parse, and must not be pushed out of the list by them.
+  const first: Array<{ line: number; reason: string }> = [];
   const problem = (line: number, reason: string) => {
     summary.invalid++;
-    if (summary.errors.length < maxErrors) summary.errors.push(`line ${line}: ${reason}`);
+    if (maxErrors <= 0) return;
+    if (first.length === maxErrors && line > first[first.length - 1]!.line) return;
+    const at = first.findIndex((p) => p.line > line);
+    first.splice(at === -1 ? first.length : at, 0, { line, reason });
+    if (first.length > maxErrors) first.pop();
+    summary.errors = first.map((p) => `line ${p.line}: ${p.reason}`);
   };
   let batch: Pending[] = [];
 

@@ -322,13 +322,16 @@ export class IngestService {
       records.forEach((r, i) => {
         const assetId = assets[i];
         const locationId = locations[i];
-        if (assetId === undefined) {
-          outcome.unknown++;
-          outcome.unknownIndexes!.push(i);
-        } else if (locationId === undefined) {
+        // A location that does not exist is the sender's mistake whatever the asset, so it is
+        // refused before an unknown asset is counted (an import with a mistyped location key
+        // must exit 3, even on lines whose tags nobody carries).
+        if (locationId === undefined) {
           outcome.bad++;
           outcome.errors.push(`record ${i + 1}: location not found`);
           outcome.rejected!.push({ index: i, reason: 'location not found' });
+        } else if (assetId === undefined) {
+          outcome.unknown++;
+          outcome.unknownIndexes!.push(i);
         } else {
           sightings.push({ assetId, locationId, at: r.observedAt, source: { type: source } });
         }

@@ -25,6 +25,39 @@ describe('configuration errors', () => {
     expect(configError({ [name]: value })).toContain(`${name}="${value}": must be one of ${allowed}`);
   });
 
+  it.each(['TAGTRAIL_TRUST_PROXY', 'TAGTRAIL_WEBHOOK_ALLOW_PRIVATE'])(
+    'says which values the boolean %s accepts, and takes them',
+    (name) => {
+      const message = configError({ [name]: 'yes' });
+      expect(message).toContain(`${name}="yes": must be true or false (or 1 or 0)`);
+      expect(message).not.toContain('Expected boolean');
+      for (const [text, value] of [
+        ['true', true],
+        ['false', false],
+        ['1', true],
+        ['0', false],
+      ] as const) {
+        expect((loadConfig({ [name]: text }) as Record<string, unknown>)[name]).toBe(value);
+      }
+    },
+  );
+
+  it('takes a sender address for TAGTRAIL_SMTP_FROM, bare or after a name, and refuses anything else', () => {
+    for (const value of [
+      'no-reply@depot.test',
+      'tagtrail <tagtrail@localhost>',
+      '"ops@depot, Inc." <a@b.test>',
+    ]) {
+      expect(loadConfig({ TAGTRAIL_SMTP_FROM: value }).TAGTRAIL_SMTP_FROM).toBe(value);
+    }
+    expect(loadConfig({}).TAGTRAIL_SMTP_FROM).toBe('tagtrail <tagtrail@localhost>');
+    for (const value of ['tagtrail', 'tagtrail <tagtrail>', 'a b@c.test', 'x <a@b.test> y']) {
+      expect(configError({ TAGTRAIL_SMTP_FROM: value })).toContain(
+        `TAGTRAIL_SMTP_FROM=${JSON.stringify(value)}: must be an address (name@example.com) or a name and an address`,
+      );
+    }
+  });
+
   it('reports each invalid variable once, with its value', () => {
     const message = configError({ TAGTRAIL_SIGNUP: 'yes', PORT: 'eighty', LOG_LEVEL: 'loud' });
     const lines = message.split('\n').slice(1);

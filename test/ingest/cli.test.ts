@@ -330,6 +330,49 @@ describe('tagtrail scans import', () => {
     expect(stdout).not.toContain('\r');
   });
 
+  it('refuses a line naming no location even when its asset is unknown too', async () => {
+    const f = await ingestFixture(t);
+    const dock = await f.location('LOC-DOCK');
+    const at = '2026-03-01T00:00:00Z';
+    const lines = [
+      { observed_at: at, asset_external_key: 'LOC-NOBODY', location_external_key: 'LOC-NOWHERE' },
+      { observed_at: at, asset_external_key: 'LOC-NOBODY', location_id: 2147483000 },
+      { observed_at: at, asset_external_key: 'LOC-NOBODY', location_id: dock },
+    ].map((r) => JSON.stringify(r));
+    const file = join(dir, 'nowhere.ndjson');
+    await writeFile(file, `${lines.join('\n')}\n`);
+    const { stdout, code } = await tagtrail('scans', 'import', '--org', String(f.orgId), file, '--json');
+    expect(code).toBe(3);
+    expect(JSON.parse(stdout)).toEqual({
+      applied: 0,
+      unknown: 1,
+      invalid: 2,
+      lines: 3,
+      errors: ['line 1: location not found', 'line 2: location not found'],
+    });
+  });
+
+  it('lists the first refused lines in line order, a missing location before later bad lines', async () => {
+    const f = await ingestFixture(t);
+    await f.asset('E20000000000000000030001', 'ORD-A1');
+    const first = {
+      observed_at: '2026-03-01T00:00:00Z',
+      asset_external_key: 'ORD-A1',
+      location_id: 2147483000,
+    };
+    const lines = [JSON.stringify(first), ...Array.from({ length: 24 }, () => 'not json')];
+    const file = join(dir, 'order.ndjson');
+    await writeFile(file, `${lines.join('\n')}\n`);
+    const { stdout, code } = await tagtrail('scans', 'import', '--org', String(f.orgId), file, '--json');
+    expect(code).toBe(3);
+    const summary = JSON.parse(stdout);
+    expect(summary.invalid).toBe(25);
+    expect(summary.errors).toEqual([
+      'line 1: location not found',
+      ...Array.from({ length: 19 }, (_, i) => `line ${i + 2}: not valid JSON`),
+    ]);
+  });
+
   it('refuses an unknown organization and a missing file', async () => {
     await expect(tagtrail('scans', 'import', '--org', '2147483000', join(dir, 'none'))).rejects.toThrow(
       /organization 2147483000 not found/,
