@@ -87,16 +87,17 @@ export function registerCommands(program: Command): void {
         return;
       }
       const service = running;
-      // With TLS, SIGHUP reloads renewed certificates (a certbot deploy hook, systemd's
-      // ExecReload); without, it keeps its default and ends the process.
-      if (config.httpTls || config.mqttTls) {
-        process.on('SIGHUP', () => {
-          for (const result of service.reloadTls()) {
-            const detail = result.outcome === 'refused' ? `: ${result.error}` : '';
-            process.stderr.write(`SIGHUP: ${result.listener} certificate ${result.outcome}${detail}\n`);
-          }
-        });
-      }
+      // SIGHUP reloads renewed certificates (a certbot deploy hook, systemd's ExecReload).
+      // Without TLS there is nothing to reload, but Node's default would end the process
+      // without the clean stop, leaving the embedded PostgreSQL running: a reload never stops it.
+      process.on('SIGHUP', () => {
+        const results = service.reloadTls();
+        if (results.length === 0) process.stderr.write('SIGHUP: nothing to reload (no TLS listener)\n');
+        for (const result of results) {
+          const detail = result.outcome === 'refused' ? `: ${result.error}` : '';
+          process.stderr.write(`SIGHUP: ${result.listener} certificate ${result.outcome}${detail}\n`);
+        }
+      });
       for (const line of describeBroker(service.broker)) process.stderr.write(`${line}\n`);
       process.stderr.write(`tagtrail listening on ${service.url}\n`);
     });
