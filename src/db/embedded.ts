@@ -1,11 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile } from 'node:fs/promises';
+import { chmod, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { platform } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
+import { makeDirectories } from '../make-directories.js';
 import { binaries, initialise, removeUnfinishedInitialisations, runAsUser } from './embedded-init.js';
 import { stopOrphanedServer } from './embedded-orphan.js';
 import {
@@ -111,7 +112,7 @@ export async function startEmbeddedPostgres(
   // A CLI run from the wrong directory would otherwise quietly get a new, empty database.
   if (options.create === false && !existsSync(join(pgDir, 'PG_VERSION')))
     throw new NoEmbeddedDatabaseError(dataDir);
-  await mkdir(dataDir, { recursive: true });
+  await makeDirectories(dataDir);
   await chmod(dataDir, 0o755).catch(() => undefined);
   const user = runAsUser();
   // Read when a server is found or started: a first start's initialiser writes it meanwhile.

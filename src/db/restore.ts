@@ -5,6 +5,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { extract } from 'tar-stream';
+import { makeDirectories } from '../make-directories.js';
 import { type RunAs, runAsUser } from './embedded-init.js';
 
 /**
@@ -37,7 +38,7 @@ export async function restoreBackup(
   const onAbort = () => input.destroy(signal?.reason as Error);
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    made.directory(await mkdir(dataDir, { recursive: true }));
+    made.directory(await makeDirectories(dataDir));
     return await unpackInto(input, dataDir, made, signal);
   } catch (err) {
     await made.remove();

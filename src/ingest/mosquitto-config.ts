@@ -1,5 +1,6 @@
-import { chmod, mkdir, rename, writeFile } from 'node:fs/promises';
+import { chmod, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { makeDirectories } from '../make-directories.js';
 import { hashMqttPassword, readerUsername } from './mqtt-credentials.js';
 import type { ReaderTopic } from './readers-repository.js';
 
@@ -33,7 +34,7 @@ export async function writeMosquittoFiles(
   dir: string,
   files: { passwd: string; acl: string },
 ): Promise<void> {
-  await mkdir(dir, { recursive: true });
+  await makeDirectories(dir);
   for (const [name, text, mode] of [
     ['passwd', files.passwd, 0o600],
     ['acl', files.acl, 0o644],
