@@ -1,4 +1,5 @@
 import type { Config } from '../config.js';
+import { hideUserInfo } from '../url-user-info.js';
 import {
   type EmbeddedPostgres,
   type EmbeddedStartOptions,
@@ -8,8 +9,35 @@ import {
 import { migrate } from './migrate.js';
 import { createDatabase, type Database } from './pool.js';
 import { defaultPoolSize } from './pool-size.js';
+import { isDatabaseUnavailable } from './unavailable.js';
 
 export const EMBEDDED_DATABASE = 'tagtrail';
+
+/**
+ * The first connection to DATABASE_URL failed: the message names the setting and its
+ * server (the password hidden), which the driver's own ("connect ECONNREFUSED
+ * 127.0.0.1:5433", "password authentication failed for user …") leaves to be guessed.
+ */
+export class DatabaseUrlError extends Error {
+  constructor(url: string, cause: unknown) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    super(
+      `cannot connect to DATABASE_URL (${hideUserInfo(url)}): ${reason.replace(/^database unavailable: /, '')}`,
+      {
+        cause,
+      },
+    );
+    this.name = 'DatabaseUrlError';
+  }
+}
+
+/** Unreachable, refused login (SQLSTATE class 28) or no such database (3D000). */
+function cannotConnect(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return (
+    isDatabaseUnavailable(err) || (typeof code === 'string' && (code.startsWith('28') || code === '3D000'))
+  );
+}
 
 export interface OpenedDatabase {
   db: Database;
@@ -44,10 +72,11 @@ export async function openDatabase(
   });
   try {
     if (options.migrate !== false) await migrate(db.pool);
+    else if (config.DATABASE_URL) await db.ping();
   } catch (err) {
     await db.close();
     await embedded?.stop();
-    throw err;
+    throw config.DATABASE_URL && cannotConnect(err) ? new DatabaseUrlError(config.DATABASE_URL, err) : err;
   }
   let closed: Promise<void> | undefined;
   return {
