@@ -8,6 +8,10 @@
  * it started), newest first, and exits with 128 + the signal's number (130 for SIGINT, 143
  * for SIGTERM), as a shell reports a command a signal ended. A second signal exits at once
  * with status 1.
+ *
+ * A reader of its standard output that goes away (`tagtrail export assets | head`) stops
+ * it the same way, quietly, with 141 (128 + SIGPIPE), as a shell reports a writer its
+ * pipe's reader left: the write's EPIPE is not the command failing.
  */
 
 const controller = new AbortController();
@@ -18,7 +22,9 @@ let stopping: NodeJS.Signals | undefined;
 export const interruption: AbortSignal = controller.signal;
 
 /** The exit status of a command a signal stopped. */
-export const SIGNAL_EXIT_STATUS: Record<'SIGINT' | 'SIGTERM', number> = { SIGINT: 130, SIGTERM: 143 };
+export const SIGNAL_EXIT_STATUS: Record<StopCause, number> = { SIGINT: 130, SIGTERM: 143, SIGPIPE: 141 };
+
+type StopCause = 'SIGINT' | 'SIGTERM' | 'SIGPIPE';
 
 /** What a command's work rejects with once a signal ended it. */
 export class Interrupted extends Error {
@@ -51,15 +57,33 @@ export function interrupted(): boolean {
 export function stopCommandOnSignals(): void {
   process.on('SIGTERM', () => interrupt('SIGTERM'));
   process.on('SIGINT', () => interrupt('SIGINT'));
+  // Without a listener a failed write to stdout is an uncaught error with a stack trace;
+  // other failures of a write reach the command through its own callback or promise.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') return;
+    outputClosed = true;
+    if (!stopping) interrupt('SIGPIPE');
+  });
 }
 
-function interrupt(signal: 'SIGINT' | 'SIGTERM'): void {
+/** Standard output's reader went away (its 'error' event, which comes before the write's). */
+let outputClosed = false;
+
+/**
+ * Whether `err` is a write to standard output whose reader went away: then the command is
+ * stopping as if by SIGPIPE (see above), and its caller reports nothing.
+ */
+export function stoppedByClosedOutput(err: unknown): boolean {
+  return outputClosed && (err as { code?: unknown }).code === 'EPIPE';
+}
+
+function interrupt(signal: StopCause): void {
   if (stopping) {
     process.stderr.write(`${signal}: exiting at once\n`);
     process.exit(1);
   }
   stopping = signal;
-  process.stderr.write(`${signal}: stopping\n`);
+  if (signal !== 'SIGPIPE') process.stderr.write(`${signal}: stopping\n`);
   controller.abort(new Interrupted(signal));
   void (async () => {
     for (const cleanup of [...cleanups].reverse()) {

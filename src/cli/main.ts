@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { buildInfo } from '../build-info.js';
 import { describeFailure, registerCommands } from './commands.js';
-import { interrupted, stopCommandOnSignals } from './interrupt.js';
+import { interrupted, stopCommandOnSignals, stoppedByClosedOutput } from './interrupt.js';
 import { allowDatabaseCreation } from './open.js';
 
 const build = buildInfo();
@@ -21,7 +21,7 @@ registerCommands(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   // Failing because a signal is stopping it: the signal's handler exits once the cleanup is done.
-  if (interrupted()) return;
+  if (interrupted() || stoppedByClosedOutput(err)) return;
   const code = (err as { code?: string }).code;
   if (code === 'commander.helpDisplayed' || code === 'commander.version') process.exit(0);
   if (typeof code === 'string' && code.startsWith('commander.')) process.exit(2);
