@@ -94,7 +94,16 @@ const isUniqueViolation = (err: unknown, constraint: string) =>
   (err as { code?: string; constraint?: string }).code === '23505' &&
   (err as { constraint?: string }).constraint === constraint;
 
-const keyTaken = (key: string) => conflict(`external_key ${key} is already used by another live location`);
+const keyTaken = (key: string, holder?: number) =>
+  conflict(
+    `external_key ${key} is already used by ${holder ? `location ${holder}` : 'another live location'}`,
+  );
+
+/** 409 naming the holder: one outside its window is in no list, so only its id reaches it. */
+async function assertKeyFree(tx: Tx, orgId: number, key: string): Promise<void> {
+  const holder = await findLiveIdByKey(tx, orgId, key);
+  if (holder !== null) throw keyTaken(key, holder);
+}
 
 function assertWindow(validFrom: number, validTo: number | null): void {
   if (validTo !== null && validTo <= validFrom) throw windowError(toWire(validFrom));
@@ -212,7 +221,7 @@ export class LocationService {
       const parentId = (await resolveParent(tx, orgId, body)) ?? null;
       let key = body.external_key;
       if (key === undefined) key = await nextAutoKey(tx, 'locations', orgId);
-      else if ((await findLiveIdByKey(tx, orgId, key)) !== null) throw keyTaken(key);
+      else await assertKeyFree(tx, orgId, key);
       const id = await insertLocation(tx, orgId, {
         external_key: key,
         name: body.name,
@@ -319,7 +328,7 @@ export class LocationService {
       await lockKeyspace(tx, 'locations', orgId);
       let location = await this.mustFind(tx, orgId, id, true);
       if (location.external_key !== key) {
-        if ((await findLiveIdByKey(tx, orgId, key)) !== null) throw keyTaken(key);
+        await assertKeyFree(tx, orgId, key);
         await renameLocation(tx, orgId, id, key).catch((err: unknown) => {
           throw isUniqueViolation(err, 'locations_external_key_live') ? keyTaken(key) : err;
         });

@@ -153,6 +153,24 @@ describe('GET /api/v1/assets/{asset_id}/history', () => {
     }
   });
 
+  it('an offset whose + was sent unescaped (read as a space) is told to send it as %2B', async () => {
+    const id = await newAsset();
+    for (const name of ['from', 'to']) {
+      const res = await f.get(`/api/v1/assets/${id}/history?${name}=2025-03-01T10:00:00.5+01:00`);
+      expect(expectValidationError(res)).toEqual([
+        {
+          field: name,
+          code: 'invalid_value',
+          message: `${name} must be an RFC 3339 timestamp; a + in a query string is read as a space: send it as %2B`,
+          params: expect.any(Object),
+        },
+      ]);
+      expect(
+        (await f.get(`/api/v1/assets/${id}/history?${name}=2025-03-01T10:00:00.5%2B01:00`)).statusCode,
+      ).toBe(200);
+    }
+  });
+
   it('the zero instant and the Unix epoch are 400 invalid_value in any offset', async () => {
     const id = await newAsset();
     for (const value of ['0001-01-01T00:00:00Z', '1970-01-01T00:00:00.000Z', '1970-01-01T01:00:00+01:00']) {

@@ -2,6 +2,15 @@ import type { ErrorObject } from 'ajv';
 import type { FieldCode, FieldError } from '../../errors.js';
 import { INSTANT_RANGE, outOfRange } from '../timestamps.js';
 
+/**
+ * A query string reads `+` as a space, so an offset sent unescaped (`…T10:00:00+01:00`)
+ * arrives as `…T10:00:00 01:00`; the hint says how to send it.
+ */
+const plusAsSpace = (value: unknown) =>
+  typeof value === 'string' && /T\d{2}:\d{2}:\d{2}(\.\d+)? \d{2}:\d{2}$/.test(value)
+    ? '; a + in a query string is read as a space: send it as %2B'
+    : '';
+
 export type HttpPart = 'body' | 'querystring' | 'params' | 'headers';
 
 /** JSON type name of a value, as `params.received_type` reports it. */
@@ -130,7 +139,9 @@ function toFieldError(e: ErrorObject, part: HttpPart): FieldError {
           max,
         });
       }
-      return field('invalid_value', name, `${name} must be an RFC 3339 timestamp`, { format: p.format });
+      return field('invalid_value', name, `${name} must be an RFC 3339 timestamp${plusAsSpace(e.data)}`, {
+        format: p.format,
+      });
     case 'x-server-managed':
       return field(
         'read_only',

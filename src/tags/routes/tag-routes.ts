@@ -5,6 +5,10 @@ import { DataEnvelope, errorResponses, Id, NoContent } from '../../http/schemas/
 import type { OwnerKind } from '../repository.js';
 import type { TagService } from '../service.js';
 
+/** A tag change is a write of its owner: a PATCH built on the updated_at read before it is stale. */
+const OWNER_TOUCHED = (kind: string) =>
+  `Advances the ${kind}'s updated_at, as every accepted write does: a PATCH carrying the updated_at read before this is refused as stale (read_only); use the one the ${kind} has now.`;
+
 const RESOURCE: Record<OwnerKind, { plural: string; param: string; scope: string; tag: string }> = {
   asset: { plural: 'assets', param: 'asset_id', scope: 'assets:write', tag: 'assets' },
   location: { plural: 'locations', param: 'location_id', scope: 'locations:write', tag: 'locations' },
@@ -30,7 +34,8 @@ export const tagRoutes =
           summary: `Attach a tag to a ${kind}`,
           description:
             '(tag_type, value) is unique within the organization across assets and locations: a duplicate is 409. ' +
-            'For rfid and ble, values that differ only in case, separators (space, colon, hyphen) or leading zeros are one tag, as ingest matches them.',
+            'For rfid and ble, values that differ only in case, separators (space, colon, hyphen) or leading zeros are one tag, as ingest matches them. ' +
+            OWNER_TOUCHED(kind),
           params: Params,
           body: Type.Ref('TagRequest'),
           response: { 201: DataEnvelope(Type.Ref('Tag')), ...errorResponses(409) },
@@ -55,7 +60,7 @@ export const tagRoutes =
           operationId: `detach${title}Tag`,
           tags: [r.tag],
           summary: `Detach a tag from a ${kind}`,
-          description: "204 the first time; 404 when repeated, unattached or another organization's.",
+          description: `204 the first time; 404 when repeated, unattached or another organization's. ${OWNER_TOUCHED(kind)}`,
           params: TagParams,
           response: { 204: NoContent('Detached'), ...errorResponses() },
         },
