@@ -15,7 +15,8 @@ import {
 import { millisIn, windowError } from '../master-data/write-rules.js';
 import { detachAllTags, refreshTagValues } from '../tags/repository.js';
 import { attachTags } from '../tags/service.js';
-import { assertNoCycle, namesParentRow, type ParentFields, resolveParent, sendsParent } from './parent.js';
+import type { LocationCreateInput, LocationListInput, LocationUpdateInput } from './inputs.js';
+import { assertNoCycle, namesParentRow, resolveParent, sendsParent } from './parent.js';
 import {
   countLiveChildren,
   countPlacedAssets,
@@ -44,40 +45,7 @@ import {
 } from './repository-tree.js';
 import type { Location } from './schemas.js';
 
-export interface LocationCreateInput extends ParentFields {
-  name: string;
-  external_key?: string;
-  description?: string | null;
-  is_active?: boolean;
-  tags?: { tag_type: string; value: string }[] | null;
-  valid_from?: string;
-  valid_to?: string | null;
-}
-
-export interface LocationUpdateInput extends ParentFields {
-  name?: string;
-  description?: string | null;
-  is_active?: boolean;
-  valid_from?: string;
-  valid_to?: string | null;
-  // Read-only echoes: compared with the current values, never applied.
-  id?: number;
-  created_at?: string;
-  updated_at?: string;
-  deleted_at?: string | null;
-  external_key?: string;
-  tags?: unknown[] | null;
-}
-
-export interface LocationListInput extends Page {
-  parent_id?: number[];
-  parent_external_key?: string[];
-  external_key?: string[];
-  is_active?: boolean;
-  include_deleted?: boolean;
-  q?: string;
-  sort?: string;
-}
+export type { LocationCreateInput, LocationListInput, LocationUpdateInput } from './inputs.js';
 
 /** A location event in the write's transaction; answers the location for the caller to return. */
 async function recordLocationEvent(
