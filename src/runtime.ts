@@ -26,7 +26,7 @@ import { ServiceMetrics } from './metrics/index.js';
 import { loadSecretBox } from './secrets/key-ring.js';
 import { createServices } from './services.js';
 import { CertificateReloader, type ReloadOutcome, type TlsListener } from './tls/reloader.js';
-import { describeCertificate, isLoopbackHost } from './tls/tls-files.js';
+import { describeCertificate, EXPIRY_WARNING_DAYS, isLoopbackHost } from './tls/tls-files.js';
 
 /** The embedded server's supervision in the service log: an operator sees each crash and restart. */
 function watchEmbeddedDatabase(embedded: EmbeddedPostgres, log: FastifyBaseLogger): void {
@@ -108,9 +108,6 @@ export interface RunningService {
   /** Stops everything; during a drain, ends it first. */
   stop(): Promise<void>;
 }
-
-/** A certificate close to its end is worth a line at every start. */
-const EXPIRY_WARNING_DAYS = 14;
 
 /**
  * Starts the whole service: the embedded MQTT broker (unless MQTT_URL), the database

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import {
   describeCertificate,
+  EXPIRY_WARNING_DAYS,
   notAfter,
   readTlsPair,
   samePair,
@@ -88,10 +89,13 @@ export class CertificateReloader {
       return this.refuse(listener, (err as Error).message);
     }
     this.refused.delete(listener.name);
-    this.log.info(
-      { listener: listener.name, ...describeCertificate(listener.current.cert) },
-      'TLS certificate reloaded',
-    );
+    const certificate = { listener: listener.name, ...describeCertificate(listener.current.cert) };
+    // A renewal that brought a certificate as close to its end says so, as a start does.
+    if (certificate.expires_in_days < EXPIRY_WARNING_DAYS) {
+      this.log.warn(certificate, 'TLS certificate reloaded; it expires soon: renew it');
+    } else {
+      this.log.info(certificate, 'TLS certificate reloaded');
+    }
     return { listener: listener.name, outcome: 'reloaded' };
   }
 

@@ -52,15 +52,22 @@ export function notAfter(cert: Buffer): Date {
 }
 
 /** What the start-up and reload lines say of a certificate: whom it names and until when. */
+/** A certificate ending sooner than this is worth a warning at start and at each renewal taken. */
+export const EXPIRY_WARNING_DAYS = 14;
+
+/** What the log says of a certificate: its subject, the names it serves, when it ends. */
 export function describeCertificate(cert: Buffer): {
   subject: string;
+  names: string | null;
   valid_to: string;
   expires_in_days: number;
 } {
   const x509 = new X509Certificate(cert);
   const validTo = new Date(x509.validTo);
   return {
-    subject: x509.subjectAltName ?? x509.subject,
+    // Node writes a distinguished name one attribute a line.
+    subject: x509.subject.split('\n').join(', '),
+    names: x509.subjectAltName ?? null,
     valid_to: validTo.toISOString(),
     expires_in_days: Math.floor((validTo.getTime() - Date.now()) / 86_400_000),
   };

@@ -14,11 +14,13 @@ import { type CertificateFiles, selfSignedCertificate } from '../helpers/tls-cer
 let dir: string;
 let first: CertificateFiles;
 let second: CertificateFiles;
+let lasting: CertificateFiles;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'tagtrail-reloader-'));
   first = selfSignedCertificate(dir, 'first');
   second = selfSignedCertificate(dir, 'second');
+  lasting = selfSignedCertificate(dir, 'lasting', undefined, 90);
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 afterEach(() => {
@@ -56,20 +58,41 @@ describe('CertificateReloader', () => {
     const log = recordingLog();
     const reloader = new CertificateReloader([listener], log);
     expect(reloader.reload()).toEqual([{ listener: 'apply', outcome: 'unchanged' }]);
-    await copyFile(second.cert, files.cert);
-    await copyFile(second.key, files.key);
+    await copyFile(lasting.cert, files.cert);
+    await copyFile(lasting.key, files.key);
     expect(reloader.reload()).toEqual([{ listener: 'apply', outcome: 'reloaded' }]);
     expect(reloader.reload()).toEqual([{ listener: 'apply', outcome: 'unchanged' }]);
     expect(applied.map((p) => p.cert.equals(listener.current.cert))).toEqual([true]);
-    expect(listener.current.cert.equals(await readFile(second.cert))).toBe(true);
+    expect(listener.current.cert.equals(await readFile(lasting.cert))).toBe(true);
     expect(reloader.served()).toEqual([
-      { listener: 'apply', notAfter: new Date(new X509Certificate(await readFile(second.cert)).validTo) },
+      { listener: 'apply', notAfter: new Date(new X509Certificate(await readFile(lasting.cert)).validTo) },
     ]);
     expect(log.lines).toEqual([
       {
         level: 'info',
-        fields: expect.objectContaining({ listener: 'apply', subject: expect.stringContaining('localhost') }),
+        fields: expect.objectContaining({
+          listener: 'apply',
+          subject: 'CN=lasting',
+          names: 'DNS:localhost, IP Address:127.0.0.1',
+          expires_in_days: 89,
+        }),
         message: 'TLS certificate reloaded',
+      },
+    ]);
+  });
+
+  it('warns when the certificate a renewal brought expires within 14 days, as a start does', async () => {
+    const { listener, files } = await listenerOn('soon');
+    const log = recordingLog();
+    const reloader = new CertificateReloader([listener], log);
+    await copyFile(second.cert, files.cert);
+    await copyFile(second.key, files.key);
+    expect(reloader.reload()).toEqual([{ listener: 'soon', outcome: 'reloaded' }]);
+    expect(log.lines).toEqual([
+      {
+        level: 'warn',
+        fields: expect.objectContaining({ listener: 'soon', subject: 'CN=second', expires_in_days: 0 }),
+        message: 'TLS certificate reloaded; it expires soon: renew it',
       },
     ]);
   });

@@ -12,12 +12,13 @@ export interface CertificateFiles {
 /**
  * A self-signed certificate for localhost and 127.0.0.1 made by the openssl CLI, written to
  * `<dir>/<name>.cert.pem` and `<dir>/<name>.key.pem` (or to the paths given, to replace a
- * pair in place).
+ * pair in place), valid for `days` (1 unless given).
  */
 export function selfSignedCertificate(
   dir: string,
   name: string,
   paths: CertificateFiles = { cert: join(dir, `${name}.cert.pem`), key: join(dir, `${name}.key.pem`) },
+  days = 1,
 ): CertificateFiles {
   execFileSync(
     'openssl',
@@ -28,7 +29,7 @@ export function selfSignedCertificate(
       'rsa:2048',
       '-nodes',
       '-days',
-      '1',
+      String(days),
       '-subj',
       `/CN=${name}`,
       '-addext',
