@@ -19,11 +19,13 @@ export function integer(name: string, min: number, max: number) {
 export const id = (name: string) => integer(name, 1, 2147483647);
 
 /** A count with no upper bound here (the service sets its own, with its own message). */
-export function positiveInt(name: string) {
+export function positiveInt(name: string, max = Number.MAX_SAFE_INTEGER) {
   return (value: string): number => {
     if (!/^\d+$/.test(value) || Number(value) < 1) {
       throw new InvalidArgumentError(`${name} must be a positive integer`);
     }
+    // Beyond what the command takes, a usage error (exit 2) like any other bad argument.
+    if (Number(value) > max) throw new InvalidArgumentError(`${name} must be at most ${max}`);
     return Number(value);
   };
 }

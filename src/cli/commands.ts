@@ -4,6 +4,7 @@ import { loadConfig } from '../config.js';
 import { DatabaseTooNewError, migrate, migrationStatus } from '../db/migrate.js';
 import { ApiError } from '../errors.js';
 import { describeBroker } from '../ingest/broker-port.js';
+import { MAX_KEY_LIFETIME_SECONDS } from '../keys/service.js';
 import { type RunningService, startService } from '../runtime.js';
 import { registerActivityCommands } from './activity-commands.js';
 import { id, oneOf, positiveInt, uuid } from './args.js';
@@ -150,7 +151,7 @@ export function registerCommands(program: Command): void {
     .requiredOption('--org <id>', 'organization id', id('--org'))
     .requiredOption('--scopes <list>', 'comma-separated scopes (may be empty)')
     .option('--name <name>', 'key name')
-    .option('--expires-in <seconds>', 'lifetime in seconds', positiveInt('--expires-in'))
+    .option('--expires-in <seconds>', 'lifetime in seconds', positiveInt('--expires-in', MAX_KEY_LIFETIME_SECONDS))
     .option(
       '--env <env>',
       'environment the key is for: production or preview',

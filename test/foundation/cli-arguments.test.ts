@@ -97,6 +97,11 @@ describe('tagtrail option values', { timeout: 300_000 }, () => {
       /--expires-in must be a positive integer/,
     ],
     [
+      '--expires-in past ten years',
+      ['key', 'mint', '--org', org, '--scopes', '', '--expires-in', '400000000'],
+      /--expires-in must be at most 315360000/,
+    ],
+    [
       '--env staging',
       ['key', 'mint', '--org', org, '--scopes', '', '--env', 'staging'],
       /--env must be production or preview/,
