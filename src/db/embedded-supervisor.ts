@@ -5,6 +5,7 @@
 
 import type { ChildProcess } from 'node:child_process';
 import type { EmbeddedPostgres } from './embedded.js';
+import { crashCause, isDiskFull, LogTail, startFailure } from './postmaster-log.js';
 
 /**
  * Resolves once the postmaster logs that it accepts connections; rejects if it exits first,
@@ -36,16 +37,22 @@ export function waitUntilReady(child: ChildProcess, timeoutMs: number, signal?: 
     }
     signal?.addEventListener('abort', onAbort, { once: true });
     child.stderr?.on('data', onData);
-    child.once('exit', (code) =>
-      settle(new Error(`embedded PostgreSQL exited (${code}) while starting:\n${log}`)),
-    );
+    child.once('exit', (code) => settle(startFailure(code, log)));
   });
 }
 
 /** What the supervisor of an owned server reports (the service logs it). */
 export type SupervisionEvent =
-  | { kind: 'exited'; code: number | null; signal: NodeJS.Signals | null }
-  | { kind: 'restart-failed'; attempt: number; error: Error }
+  | {
+      kind: 'exited';
+      code: number | null;
+      signal: NodeJS.Signals | null;
+      /** Its last PANIC or FATAL line, if it wrote one: why it stopped. */
+      failure: string | undefined;
+      /** It stopped because it could not write to its disk (ENOSPC). */
+      diskFull: boolean;
+    }
+  | { kind: 'restart-failed'; attempt: number; error: Error; diskFull: boolean }
   | { kind: 'restarted'; attempts: number; downMs: number };
 
 const hasExited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
@@ -106,16 +113,26 @@ export function supervise(
           await new Promise((resolve) => child.once('exit', resolve));
         }
         if (stopping) return;
-        emit({ kind: 'restart-failed', attempt, error: err as Error });
+        emit({
+          kind: 'restart-failed',
+          attempt,
+          error: err as Error,
+          diskFull: isDiskFull((err as Error).message),
+        });
         await pause(Math.min(250 * 2 ** (attempt - 1), MAX_RESTART_DELAY_MS));
       }
     }
   };
 
   const follow = (child: ChildProcess) => {
+    // Its log from now on, kept for its last lines: a server that dies says why there (a
+    // backend's PANIC on a full disk, then the recovery that could not write either).
+    const tail = new LogTail();
+    child.stderr?.on('data', tail.push);
     child.once('exit', (code, signal) => {
       if (stopping || child !== current) return;
-      emit({ kind: 'exited', code, signal });
+      const failure = crashCause(tail.toString());
+      emit({ kind: 'exited', code, signal, failure, diskFull: isDiskFull(failure) });
       restarting = restart().finally(() => {
         restarting = undefined;
       });
