@@ -120,4 +120,44 @@ describe('the supervisor on a full disk', () => {
     });
     expect(events[1]).toMatchObject({ kind: 'restart-failed', attempt: 1, diskFull: true });
   });
+
+  it('waits for the disk to gain room before the next attempt, and starts at once when it has', async () => {
+    const [ready] = crashOnFullDisk.split('\n');
+    const serving = () =>
+      spawn(
+        process.execPath,
+        ['-e', `process.stderr.write(${JSON.stringify(`${ready}\n`)}); setInterval(() => {}, 1000)`],
+        {
+          stdio: ['ignore', 'ignore', 'pipe'],
+        },
+      );
+    const first = serving();
+    await waitUntilReady(first, 20_000);
+    let free = 5 * 1024 * 1024;
+    const spawned: string[] = [];
+    const supervised = supervise(
+      first,
+      () => {
+        spawned.push(free > 5 * 1024 * 1024 ? 'serving' : 'full');
+        return free > 5 * 1024 * 1024 ? serving() : postmasterWriting(fullDiskRecovery, 1);
+      },
+      { freeBytes: async () => free },
+    );
+    const events: SupervisionEvent[] = [];
+    supervised.watch((event) => events.push(event));
+    try {
+      first.kill('SIGKILL');
+      await expect.poll(() => events.some((e) => e.kind === 'restart-failed')).toBe(true);
+      // Without the wait: attempts at 0.25, 0.5, 1 and 2 s, each replaying the whole log.
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      expect(spawned).toEqual(['full']);
+      const freedAt = Date.now();
+      free += 200 * 1024 * 1024;
+      await expect.poll(() => events.some((e) => e.kind === 'restarted')).toBe(true);
+      expect(Date.now() - freedAt).toBeLessThan(3000);
+      expect(spawned).toEqual(['full', 'serving']);
+    } finally {
+      await supervised.stop();
+    }
+  });
 });
