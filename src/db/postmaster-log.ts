@@ -72,20 +72,22 @@ export function crashCause(log: string): string | undefined {
 
 export const isDiskFull = (text: string | undefined): boolean => text !== undefined && DISK_FULL.test(text);
 
-/**
- * What to tell an operator whose data directory's disk is full: the cause, and that freeing
- * space is the whole cure. PostgreSQL's own HINT after a recovery it could not finish ("some
- * data is corrupted … use the last backup") reads as if restoring were needed; it is not.
- */
+/** What to tell an operator whose data directory's disk is full: the cause, and that freeing space is the whole cure. */
 export const DISK_FULL_ADVICE =
   'the disk holding the data directory is full: free space on it (nothing committed is lost: ' +
-  'PostgreSQL replays its write-ahead log once it can write; its HINT about corrupted data and backups does not apply)';
+  'PostgreSQL replays its write-ahead log once it can write)';
+
+/**
+ * PostgreSQL's own HINT after a recovery it could not finish ("some data is corrupted … use
+ * the last backup") reads as if restoring were needed; on a full disk it is not.
+ */
+const NO_RESTORE = 'its HINT about corrupted data and the last backup does not apply';
 
 /** The error of a postmaster that exited before it accepted connections. */
 export function startFailure(code: number | null, log: string): Error {
   const failure = failureOf(log);
   const lead = isDiskFull(failure)
-    ? `embedded PostgreSQL exited (${code}) while starting: ${DISK_FULL_ADVICE}. It said: ${failure}`
+    ? `embedded PostgreSQL exited (${code}) while starting: ${DISK_FULL_ADVICE}; ${NO_RESTORE}. It said: ${failure}`
     : `embedded PostgreSQL exited (${code}) while starting`;
   return Object.assign(new Error(`${lead}:\n${withoutRefusals(log)}`), {
     failure,
