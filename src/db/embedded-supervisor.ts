@@ -5,7 +5,7 @@
 
 import type { ChildProcess } from 'node:child_process';
 import type { EmbeddedPostgres } from './embedded.js';
-import { crashCause, isDiskFull, LogTail, startFailure } from './postmaster-log.js';
+import { crashCause, isDiskFull, LogTail, startFailure, withoutRefusals } from './postmaster-log.js';
 
 /**
  * Resolves once the postmaster logs that it accepts connections; rejects if it exits first,
@@ -23,7 +23,7 @@ export function waitUntilReady(child: ChildProcess, timeoutMs: number, signal?: 
       else resolve();
     };
     const timer = setTimeout(
-      () => settle(new Error(`embedded PostgreSQL did not start:\n${log}`)),
+      () => settle(new Error(`embedded PostgreSQL did not start:\n${withoutRefusals(log)}`)),
       timeoutMs,
     );
     const onAbort = () => settle(signal?.reason as Error);

@@ -95,6 +95,27 @@ describe('the supervisor on a full disk', () => {
     expect(error?.message.length).toBeLessThan(3000);
   });
 
+  it('a start that times out shows its log without the refused connections', async () => {
+    const stuck = spawn(
+      process.execPath,
+      [
+        '-e',
+        `process.stderr.write(${JSON.stringify(refusals(200).join('\n'))}); setInterval(() => {}, 1000)`,
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    try {
+      const error = await waitUntilReady(stuck, 1000).then(
+        () => undefined,
+        (err: Error) => err,
+      );
+      expect(error?.message).toMatch(/^embedded PostgreSQL did not start:/);
+      expect(error?.message).not.toContain('not yet accepting connections');
+    } finally {
+      stuck.kill('SIGKILL');
+    }
+  });
+
   it('a server that dies names why: the watcher hears the disk is full', async () => {
     const [ready, ...crash] = crashOnFullDisk.split('\n');
     const first = spawn(
