@@ -9,6 +9,7 @@ import { openDatabase } from './db/connect.js';
 import type { EmbeddedPostgres } from './db/embedded.js';
 import { waitingLine } from './db/embedded-owner.js';
 import { FirstAnalyze } from './db/first-analyze.js';
+import { DISK_FULL_ADVICE } from './db/postmaster-log.js';
 import { serverSettings, settingsWarnings } from './db/server-settings.js';
 import { eventBacklog } from './events/backlog.js';
 import { EventsRetention } from './events/retention.js';
@@ -32,11 +33,18 @@ import { describeCertificate, EXPIRY_WARNING_DAYS, isLoopbackHost } from './tls/
 function watchEmbeddedDatabase(embedded: EmbeddedPostgres, log: FastifyBaseLogger): void {
   embedded.watch((event) => {
     if (event.kind === 'exited') {
-      log.error({ code: event.code, signal: event.signal }, 'embedded PostgreSQL exited; restarting it');
+      log.error(
+        { code: event.code, signal: event.signal, failure: event.failure },
+        event.diskFull
+          ? `embedded PostgreSQL exited: ${DISK_FULL_ADVICE}; restarting it until it can write`
+          : 'embedded PostgreSQL exited; restarting it',
+      );
     } else if (event.kind === 'restart-failed') {
       log.warn(
         { attempt: event.attempt, err: event.error },
-        'embedded PostgreSQL did not restart yet; retrying',
+        event.diskFull
+          ? 'embedded PostgreSQL did not restart yet: the disk holding the data directory is full; retrying'
+          : 'embedded PostgreSQL did not restart yet; retrying',
       );
     } else {
       log.warn(

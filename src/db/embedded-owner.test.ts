@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
  * found no record. Done from inside the look itself, since no schedule of real processes
  * lands it there on demand (CI once saw two claims of six, in one round of five).
  */
-const interleave = vi.hoisted(() => ({ onLook: null as null | ((path: string) => void) }));
+const interleave = vi.hoisted(() => ({ onLook: null as null | ((path: string) => void), diskFull: false }));
 
 vi.mock('node:fs', async (original) => {
   const real = await original<typeof import('node:fs')>();
@@ -29,7 +29,40 @@ vi.mock('node:fs', async (original) => {
   };
 });
 
+/** A full disk as the kernel makes it: the file is created, its write fails with ENOSPC. */
+vi.mock('node:fs/promises', async (original) => {
+  const real = await original<typeof import('node:fs/promises')>();
+  return {
+    ...real,
+    writeFile: async (...args: Parameters<typeof real.writeFile>) => {
+      if (!interleave.diskFull || !String(args[0]).includes('postgres.owner.'))
+        return real.writeFile(...args);
+      await real.writeFile(args[0], '');
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), {
+        code: 'ENOSPC',
+        syscall: 'write',
+      });
+    },
+  };
+});
+
 const { claimOwner, forgetOwner } = await import('./embedded-owner.js');
+
+describe('claimOwner on a full disk', () => {
+  it('says the disk is full and leaves no draft behind', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tagtrail-owner-full-'));
+    interleave.diskFull = true;
+    try {
+      await expect(claimOwner(dir, 'service')).rejects.toThrow(
+        /the disk holding the data directory is full.*ENOSPC/,
+      );
+      expect(fs.readdirSync(dir)).toEqual([]);
+    } finally {
+      interleave.diskFull = false;
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
 
 describe('claimOwner taking over from a dead owner', () => {
   let dir: string;

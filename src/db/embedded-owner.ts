@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { link, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
+import { DISK_FULL_ADVICE } from './postmaster-log.js';
 
 /**
  * Who runs the embedded server of a data directory: `serve` (the service) or another
@@ -45,8 +46,17 @@ export async function claimOwner(dataDir: string, role: EmbeddedRole): Promise<b
   // is this claim's alone: two starts of one process sharing a draft by pid, one removed
   // it before the other linked it (ENOENT instead of a claim or a refusal).
   const draft = `${ownerFile(dataDir)}.${process.pid}.${++drafts}`;
-  await writeFile(draft, JSON.stringify(record), { mode: 0o600 });
   try {
+    // Inside the try: on a full disk the draft is made and its write fails (ENOSPC), and
+    // each failed start (a supervisor restarting it every few seconds) left one behind.
+    await writeFile(draft, JSON.stringify(record), { mode: 0o600 }).catch((err: NodeJS.ErrnoException) => {
+      throw err.code === 'ENOSPC'
+        ? Object.assign(new Error(`cannot write ${draft}: ${DISK_FULL_ADVICE} (${err.message})`), {
+            code: err.code,
+            cause: err,
+          })
+        : err;
+    });
     try {
       await link(draft, ownerFile(dataDir));
       claimedHere.add(resolve(dataDir));

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, readFile } from 'node:fs/promises';
+import { chmod, readFile, statfs } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { platform } from 'node:os';
 import { join } from 'node:path';
@@ -184,7 +184,12 @@ export async function startEmbeddedPostgres(
     await forgetOwner(dataDir);
     throw err;
   }
-  const supervised = supervise(first, spawnServer);
+  const supervised = supervise(first, spawnServer, {
+    freeBytes: async () => {
+      const fs = await statfs(pgDir);
+      return fs.bavail * fs.bsize;
+    },
+  });
   return {
     adminUrl: urlFor('postgres'),
     urlFor,

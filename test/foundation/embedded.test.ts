@@ -128,8 +128,8 @@ describe('embedded PostgreSQL supervision', () => {
       expect(await query(url, 'SELECT note FROM survivor')).toEqual([{ note: 'committed' }]);
     }
     expect(events.filter((e) => e.kind === 'exited')).toEqual([
-      { kind: 'exited', code: null, signal: 'SIGKILL' },
-      { kind: 'exited', code: null, signal: 'SIGKILL' },
+      { kind: 'exited', code: null, signal: 'SIGKILL', failure: undefined, diskFull: false },
+      { kind: 'exited', code: null, signal: 'SIGKILL', failure: undefined, diskFull: false },
     ]);
 
     // A stop is not a crash: no restart follows it.
