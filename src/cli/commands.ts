@@ -151,7 +151,11 @@ export function registerCommands(program: Command): void {
     .requiredOption('--org <id>', 'organization id', id('--org'))
     .requiredOption('--scopes <list>', 'comma-separated scopes (may be empty)')
     .option('--name <name>', 'key name')
-    .option('--expires-in <seconds>', 'lifetime in seconds', positiveInt('--expires-in', MAX_KEY_LIFETIME_SECONDS))
+    .option(
+      '--expires-in <seconds>',
+      'lifetime in seconds',
+      positiveInt('--expires-in', MAX_KEY_LIFETIME_SECONDS),
+    )
     .option(
       '--env <env>',
       'environment the key is for: production or preview',
