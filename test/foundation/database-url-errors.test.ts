@@ -2,19 +2,10 @@
  * A DATABASE_URL the service cannot use stops the start (and every command) with a message
  * that names the setting and its server, with the password hidden, and the driver's reason.
  */
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseUrlError, openDatabase } from '../../src/db/connect.js';
 import { createTestDatabase, databaseUrl, type TestDatabase } from '../helpers/database.js';
-
-/** A loopback port nothing listens on (taken, then let go). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { closedPort } from '../helpers/listening.js';
 
 const open = (url: string, migrate?: boolean) =>
   openDatabase({ DATABASE_URL: url, dataDir: '/nonexistent', DATABASE_POOL_SIZE: 2 }, { migrate });

@@ -10,6 +10,7 @@ import { RedisRateLimitStore } from '../../src/http/rate-limit/redis-store.js';
 import type { RateDecision, RateLimitStore } from '../../src/http/rate-limit/types.js';
 import { createServices, type Services } from '../../src/services.js';
 import { bearer, buildTestApp, type TestApp } from '../helpers/app.js';
+import { closedPort } from '../helpers/listening.js';
 import { TEST_SECRETS } from '../helpers/secrets.js';
 import { expectRateLimited, LIMIT, WINDOW_SECONDS } from './rate-limit-expectations.js';
 
@@ -85,15 +86,6 @@ describe('rate limit store outage', () => {
     expect(res.json().error.detail).toBe('Missing authorization header');
   });
 });
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 describe('Redis rate-limit store that cannot reach Redis', () => {
   it('fails each take within a bounded time, so requests are let through promptly', async () => {
