@@ -69,6 +69,12 @@ export interface SuperviseOptions {
 
 /** Free space that must appear on a full disk before the next attempt (a WAL segment is 16 MiB). */
 const FREED_BYTES = 1024 * 1024;
+/**
+ * Free space past which the disk is no longer taken for full: room made between the failed
+ * attempt and the first reading would otherwise count as none, and the next attempt wait
+ * out DISK_FULL_RETRY_MS.
+ */
+const ROOMY_BYTES = 64 * 1024 * 1024;
 /** How often a full disk is looked at, and the longest wait for it before an attempt anyway. */
 const DISK_POLL_MS = 500;
 const DISK_FULL_RETRY_MS = 60_000;
@@ -117,12 +123,12 @@ export function supervise(
   const untilFreed = async (free: () => Promise<number>) => {
     const measure = () => free().catch(() => undefined);
     const before = await measure();
-    if (before === undefined) return pause(MAX_RESTART_DELAY_MS);
+    if (before === undefined || before >= ROOMY_BYTES) return pause(MAX_RESTART_DELAY_MS);
     const giveUp = Date.now() + DISK_FULL_RETRY_MS;
     while (!stopping && Date.now() < giveUp) {
       await pause(DISK_POLL_MS);
       const now = await measure();
-      if (now === undefined || now >= before + FREED_BYTES) return;
+      if (now === undefined || now >= before + FREED_BYTES || now >= ROOMY_BYTES) return;
     }
   };
 

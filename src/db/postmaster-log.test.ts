@@ -181,4 +181,29 @@ describe('the supervisor on a full disk', () => {
       await supervised.stop();
     }
   });
+
+  it('takes a disk with room by the time it is read for one that is not full, and tries again within seconds', async () => {
+    const [ready] = crashOnFullDisk.split('\n');
+    const first = spawn(
+      process.execPath,
+      ['-e', `process.stderr.write(${JSON.stringify(`${ready}\n`)}); setInterval(() => {}, 1000)`],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    await waitUntilReady(first, 20_000);
+    // The attempt failed on a full disk, and room was made before the supervisor looked.
+    const supervised = supervise(first, () => postmasterWriting(fullDiskRecovery, 1), {
+      freeBytes: async () => 200 * 1024 * 1024,
+    });
+    const events: SupervisionEvent[] = [];
+    supervised.watch((event) => events.push(event));
+    try {
+      first.kill('SIGKILL');
+      // Without the room taken into account: the second attempt only after a minute.
+      await expect
+        .poll(() => events.filter((e) => e.kind === 'restart-failed').length, { timeout: 10_000 })
+        .toBeGreaterThanOrEqual(2);
+    } finally {
+      await supervised.stop();
+    }
+  }, 20_000);
 });
