@@ -27,7 +27,9 @@ describe('asset import beside API writes', { timeout: 60_000 }, () => {
         f.org.id,
         held,
       ]);
-      const importing = f.importCsv('assets', csv);
+      // Its failure is the result: caught at once, since it can come while COMMIT's answer
+      // is awaited below, before anything else would handle it (an unhandled rejection).
+      const importing = f.importCsv('assets', csv).catch((err: unknown) => err);
       // Until the import waits for the row lock (after the locks it takes first).
       for (let i = 0; i < 100; i++) {
         const { rows } = await f.t.database.db.pool.query(
@@ -39,7 +41,7 @@ describe('asset import beside API writes', { timeout: 60_000 }, () => {
       }
       const answer = await Promise.race([during(), sleep(3000).then(() => 'waited' as const)]);
       await blocker.query('COMMIT');
-      return { answer, imported: await importing.catch((err: unknown) => err) };
+      return { answer, imported: await importing };
     } finally {
       await blocker.query('ROLLBACK').catch(() => undefined);
       blocker.release();
