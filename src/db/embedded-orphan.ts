@@ -5,10 +5,10 @@
  * server of its own (startEmbeddedPostgres).
  */
 
-import { readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { runningServer } from './embedded-owner.js';
+import { procStatFields } from './proc-stat.js';
 
 /** How long the fast shutdown of an orphaned server may take (its checkpoint) before we give up. */
 const ORPHAN_STOP_WAIT_MS = 120_000;
@@ -62,10 +62,5 @@ async function servesDirectory(pid: number, dir: string): Promise<boolean | unde
 }
 
 function isZombie(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
-  } catch {
-    return false;
-  }
+  return procStatFields(pid)?.[0] === 'Z';
 }

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { link, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { DISK_FULL_ADVICE } from './postmaster-log.js';
+import { procStatFields } from './proc-stat.js';
 
 /**
  * Who runs the embedded server of a data directory: `serve` (the service) or another
@@ -194,8 +195,7 @@ async function unrecordedOwner(dataDir: string): Promise<EmbeddedOwner | null> {
   const server = await runningServer(join(dataDir, 'postgres'));
   if (!server) return null;
   try {
-    const stat = await readFile(`/proc/${server.pid}/stat`, 'utf8');
-    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    const parent = Number(procStatFields(server.pid)?.[1]);
     if (!Number.isInteger(parent) || parent <= 1 || parent === process.pid || !isAlive(parent)) return null;
     const argv = (await readFile(`/proc/${parent}/cmdline`, 'utf8')).split('\0').filter(Boolean);
     if (!/^node/.test(basename(argv[0] ?? ''))) return null;
@@ -226,10 +226,7 @@ function sameProcess(record: OwnerRecord): boolean {
 function identity(pid: number): { boot?: string; started?: string } {
   try {
     const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name, in parentheses, may hold spaces: fields are counted after its end.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const started = fields[19];
+    const started = procStatFields(pid)?.[19];
     return started ? { boot, started } : {};
   } catch {
     return {};
