@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { isTransientConflict } from '../db/transient-conflict.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { ApiError, badRequest, type ErrorType, validationError } from '../errors.js';
+import { counted, FAILURE_LOG_INTERVAL_MS, LogThrottle } from '../log-throttle.js';
 import { onPublicApi } from './request-target.js';
 import { type HttpPart, inSeries, mapAjvErrors } from './validation/ajv-errors.js';
 
@@ -120,7 +121,25 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
     .send(envelope(error, request.url.split('?')[0] ?? '/', request.id));
 }
 
+/**
+ * The cause of the 503s of an outage is logged once a second per kind of cause: every
+ * request still has its access log line, but the same cause once per request doubled the
+ * log while the database was down, and on a full disk the log was written to the disk that
+ * was full.
+ */
+export const OUTAGE_CAUSE_LOG_INTERVAL_MS = FAILURE_LOG_INTERVAL_MS;
+
+/** The error's code or its cause's (a refused connection, SQLSTATE 53100 of a full disk). */
+function causeCode(error: unknown): string {
+  for (let e = error, depth = 0; e instanceof Error && depth < 3; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+  }
+  return '';
+}
+
 export function registerErrorHandler(app: FastifyInstance, bodyLimit: number): void {
+  const causes = new LogThrottle(OUTAGE_CAUSE_LOG_INTERVAL_MS);
   app.setErrorHandler((error, request, reply) => {
     // The client went away before its body arrived whole (reading it failed with "aborted",
     // ECONNRESET): the request, not the database, is what failed, and no answer reaches it.
@@ -134,7 +153,9 @@ export function registerErrorHandler(app: FastifyInstance, bodyLimit: number): v
     const mapped = toApiError(error, bodyLimit, onPublicApi(request));
     if (mapped?.type === 'service_unavailable' && !(error instanceof ApiError)) {
       const why = isTransientConflict(error) ? 'transaction aborted by deadlocks' : 'database unavailable';
-      request.log.warn({ err: (error as Error).message }, `${why}; answered 503`);
+      causes.maybe(`${why}:${causeCode(error)}`, (suppressed) =>
+        request.log.warn({ err: (error as Error).message, ...counted(suppressed) }, `${why}; answered 503`),
+      );
     }
     if (mapped) return sendError(request, reply, mapped);
     request.log.error({ err: error }, 'unhandled error');

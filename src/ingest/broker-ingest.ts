@@ -1,7 +1,8 @@
+import { counted, FAILURE_LOG_INTERVAL_MS, LogThrottle } from '../log-throttle.js';
 import type { ReaderDirectory, ReaderRef } from './directory.js';
 import type { Settle } from './group-commit.js';
 import type { IngestInstruments } from './instruments.js';
-import { IN_FLIGHT, type IngestLogger, Limiter, LogThrottle, type SlotWaiter } from './limiter.js';
+import { IN_FLIGHT, type IngestLogger, Limiter, type SlotWaiter } from './limiter.js';
 import type { IngestOutcome } from './outcome.js';
 import type { IngestService } from './service.js';
 
@@ -56,6 +57,8 @@ export class BrokerIngest {
   private readonly attachWaiters: Array<{ resolve: () => void; reject: (err: Error) => void }> = [];
   private stopped = false;
   readonly throttle = new LogThrottle();
+  /** Failures to store come by the message in an outage: their lines once a second. */
+  readonly failures = new LogThrottle(FAILURE_LOG_INTERVAL_MS);
   readonly stats = { stored: 0, failed: 0 };
 
   /** Whether close() was called: nothing new is taken in. */
@@ -208,17 +211,21 @@ class BrokerMessage implements SlotWaiter, Settle<IngestOutcome> {
       target.limiter.release(this.weight);
       this.hook.stats.failed++;
       target.instruments?.messageFailed({ family: reader.family, source: 'mqtt' });
-      target.logger.error(
-        { err, readerId: reader.id, topic: this.topic, attempts: this.attempt + 1 },
-        'storing a reader message failed; not acknowledged, the reader will send it again',
+      this.hook.failures.maybe('failed', (suppressed) =>
+        target.logger.error(
+          { err, readerId: reader.id, topic: this.topic, attempts: this.attempt + 1, ...counted(suppressed) },
+          'storing a reader message failed; not acknowledged, the reader will send it again',
+        ),
       );
       this.done(asError(err));
       return;
     }
     this.attempt++;
-    target.logger.warn(
-      { err, readerId: reader.id, attempt: this.attempt },
-      'storing a reader message failed; retrying',
+    this.hook.failures.maybe('retrying', (suppressed) =>
+      target.logger.warn(
+        { err, readerId: reader.id, attempt: this.attempt, ...counted(suppressed) },
+        'storing a reader message failed; retrying',
+      ),
     );
     setTimeout(() => this.store(), delay);
   }

@@ -146,23 +146,4 @@ export class Limiter {
  */
 export const IN_FLIGHT = { messages: 20_000, bytes: 32 * 1024 * 1024 };
 
-/** Logs at most once per `intervalMs` per key, counting what it left out. */
-export class LogThrottle {
-  private readonly last = new Map<string, { at: number; suppressed: number }>();
-
-  constructor(private readonly intervalMs = 60_000) {}
-
-  /** Calls `log(suppressed)` unless this key logged within the interval. */
-  maybe(key: string, log: (suppressed: number) => void, now = Date.now()): void {
-    const entry = this.last.get(key);
-    if (entry && now - entry.at < this.intervalMs) {
-      entry.suppressed++;
-      return;
-    }
-    this.last.set(key, { at: now, suppressed: 0 });
-    if (this.last.size > 10_000) this.last.clear();
-    log(entry?.suppressed ?? 0);
-  }
-}
-
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -1,8 +1,9 @@
 import { connect, type IPublishPacket, type MqttClient } from 'mqtt';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
+import { counted, FAILURE_LOG_INTERVAL_MS, LogThrottle } from '../log-throttle.js';
 import { hideUserInfo } from '../url-user-info.js';
 import type { DirectoryChange } from './directory.js';
-import { IN_FLIGHT, Limiter, LogThrottle, sleep } from './limiter.js';
+import { IN_FLIGHT, Limiter, sleep } from './limiter.js';
 import type { ConsumerStats, MqttConsumerOptions } from './mqtt-consumer-options.js';
 import type { IngestOutcome } from './outcome.js';
 import { SessionTakeoverWatch } from './session-takeover.js';
@@ -39,6 +40,8 @@ export class MqttConsumer {
   private client: MqttClient | undefined;
   private readonly limiter: Limiter;
   private readonly throttle = new LogThrottle();
+  /** Failures to store come by the message in an outage: their lines once a second. */
+  private readonly failures = new LogThrottle(FAILURE_LOG_INTERVAL_MS);
   /** Bumped whenever the connection goes away; messages of an older one are not acknowledged. */
   private connection = 0;
   private subscribed = new Set<string>();
@@ -276,16 +279,26 @@ export class MqttConsumer {
         if (delay === undefined || this.stopping) {
           this.stats.failed++;
           this.options.instruments?.messageFailed({ family: reader.family, source: 'mqtt' });
-          logger.error(
-            { err, readerId: reader.id, topic: packet.topic, attempts: attempt + 1 },
-            'storing a reader message failed; left unacknowledged for the broker to deliver again',
+          this.failures.maybe('failed', (suppressed) =>
+            logger.error(
+              {
+                err,
+                readerId: reader.id,
+                topic: packet.topic,
+                attempts: attempt + 1,
+                ...counted(suppressed),
+              },
+              'storing a reader message failed; left unacknowledged for the broker to deliver again',
+            ),
           );
           this.scheduleRedelivery(isDatabaseUnavailable(err));
           return;
         }
-        logger.warn(
-          { err, readerId: reader.id, attempt: attempt + 1 },
-          'storing a reader message failed; retrying',
+        this.failures.maybe('retrying', (suppressed) =>
+          logger.warn(
+            { err, readerId: reader.id, attempt: attempt + 1, ...counted(suppressed) },
+            'storing a reader message failed; retrying',
+          ),
         );
         await sleep(delay);
         continue;

@@ -1,4 +1,5 @@
-import { type IngestLogger, LogThrottle } from './limiter.js';
+import { LogThrottle } from '../log-throttle.js';
+import type { IngestLogger } from './limiter.js';
 
 /** A connection the broker closes sooner than this after accepting it counts as taken over. */
 export const TAKEOVER_SHORT_MS = 15_000;

@@ -7,7 +7,7 @@ import type { MqttClient } from 'mqtt';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmbeddedBroker } from '../../src/ingest/broker.js';
 import { BrokerIngest } from '../../src/ingest/broker-ingest.js';
-import { silentLogger } from '../../src/ingest/limiter.js';
+import { type IngestLogger, silentLogger } from '../../src/ingest/limiter.js';
 import { directoryOf, type FakeIngest, fakeIngest } from '../helpers/fake-ingest.js';
 import { publisher, unique, waitFor } from './helpers.js';
 
@@ -25,7 +25,7 @@ const reader = async (url: string, options: { clean?: boolean; clientId?: string
 };
 
 describe("the embedded broker's ingest hook", () => {
-  const setup = async (ingest: FakeIngest, topics: string[]) => {
+  const setup = async (ingest: FakeIngest, topics: string[], logger: IngestLogger = silentLogger) => {
     const hook = new BrokerIngest();
     const own = await startEmbeddedBroker({
       host: '127.0.0.1',
@@ -33,7 +33,7 @@ describe("the embedded broker's ingest hook", () => {
       onPublish: (topic, payload, sender, done) => hook.take(topic, payload, sender, done),
     });
     const directory = await directoryOf(topics);
-    hook.attach({ directory, ingest, logger: silentLogger, retryDelaysMs: [10] });
+    hook.attach({ directory, ingest, logger, retryDelaysMs: [10] });
     cleanups.push(async () => {
       await hook.close();
       await directory.stop();
@@ -79,6 +79,29 @@ describe("the embedded broker's ingest hook", () => {
     expect(ingest.calls).toHaveLength(4);
     expect(ingest.stored).toEqual(['read']);
     expect(hook.stats).toEqual({ stored: 1, failed: 1 });
+  });
+
+  it('logs failures to store once a second, with the count left out, however many messages fail', async () => {
+    const topics = Array.from({ length: 8 }, () => unique('t'));
+    // Every message's two attempts fail until each reader has been refused once.
+    let attempts = 0;
+    const ingest = fakeIngest(() => {
+      if (++attempts <= 16) throw new Error('database unavailable');
+    });
+    const lines: Array<{ level: string; msg?: string; suppressed?: number }> = [];
+    const at = (level: string) => (obj: object, msg?: string) => lines.push({ level, msg, ...obj });
+    const logger = { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+    const { hook, own } = await setup(ingest, topics, logger);
+    const pubs = await Promise.all(
+      topics.map(() => reader(own.url, { clean: false, clientId: unique('reader') })),
+    );
+    await Promise.all(pubs.map((pub, i) => pub.publishAsync(topics[i]!, 'read', { qos: 1 })));
+    expect(hook.stats.failed).toBe(8);
+    expect(ingest.stored).toHaveLength(8);
+    // All eight failed within a second or two (they were sent at once): a line or two each
+    // for the retries and for the refusals, not eight.
+    expect(lines.filter((l) => l.msg?.endsWith('retrying')).length).toBeLessThanOrEqual(2);
+    expect(lines.filter((l) => l.level === 'error').length).toBeLessThanOrEqual(2);
   });
 
   it('passes messages on other topics through, and holds reader messages until attached', async () => {

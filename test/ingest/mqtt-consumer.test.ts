@@ -7,7 +7,7 @@ import type { MqttClient } from 'mqtt';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type EmbeddedBroker, startEmbeddedBroker } from '../../src/ingest/broker.js';
 import { ReaderDirectory } from '../../src/ingest/directory.js';
-import { silentLogger } from '../../src/ingest/limiter.js';
+import { type IngestLogger, silentLogger } from '../../src/ingest/limiter.js';
 import { MqttConsumer } from '../../src/ingest/mqtt-consumer.js';
 import { directoryOf, type FakeIngest, fakeIngest } from '../helpers/fake-ingest.js';
 import { discardSession, publisher, unique, waitFor } from './helpers.js';
@@ -34,7 +34,7 @@ describe('the MQTT consumer', () => {
   const consumer = async (
     ingest: FakeIngest,
     topics: string[],
-    options: { clientId?: string; concurrency?: number } = {},
+    options: { clientId?: string; concurrency?: number; logger?: IngestLogger } = {},
   ) => {
     const directory = await directoryOf(topics);
     const c = new MqttConsumer({
@@ -42,7 +42,7 @@ describe('the MQTT consumer', () => {
       clientId: options.clientId ?? unique('tagtrail-ingest-test'),
       directory,
       ingest,
-      logger: silentLogger,
+      logger: options.logger ?? silentLogger,
       concurrency: options.concurrency,
       retryDelaysMs: [10],
       clientOptions: { reconnectPeriod: 100 },
@@ -94,6 +94,34 @@ describe('the MQTT consumer', () => {
     expect(ingest.stored.filter((x) => x !== 'unlucky').sort()).toEqual(['after', 'before']);
     expect(c.stats.failed).toBe(1);
     expect(c.connected).toBe(true);
+  }, 20_000);
+
+  it('logs failures to store once a second, with the count left out, however many messages fail', async () => {
+    const topic = unique('t');
+    // Every attempt fails for a while, as in an outage: twenty messages, two attempts each.
+    let attempts = 0;
+    const ingest = fakeIngest(() => {
+      if (++attempts <= 40) throw new Error('connection terminated unexpectedly');
+    });
+    const lines: Array<{ level: string; msg?: string }> = [];
+    const at = (level: string) => (obj: object, msg?: string) => lines.push({ level, msg, ...obj });
+    const logger = { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+    const c = await consumer(ingest, [topic], { logger, concurrency: 20 });
+    const pub = await reader();
+    const payloads = Array.from({ length: 20 }, (_, i) => `m${i}`);
+    await Promise.all(payloads.map((p) => pub.publishAsync(topic, p, { qos: 1 })));
+    await waitFor(
+      async () => new Set(ingest.stored).size,
+      (n) => n === payloads.length,
+      15_000,
+    );
+    expect(c.stats.failed).toBeGreaterThanOrEqual(20);
+    // They failed within a second or two of each other: a line or two each, not twenty.
+    expect(lines.filter((l) => l.msg?.endsWith('retrying')).length).toBeLessThanOrEqual(2);
+    expect(
+      lines.filter((l) => l.msg?.startsWith('storing a reader message failed;') && l.level === 'error')
+        .length,
+    ).toBeLessThanOrEqual(2);
   }, 20_000);
 
   it('on stop, finishes the messages in flight; its session keeps what arrives meanwhile', async () => {
