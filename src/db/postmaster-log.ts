@@ -13,6 +13,7 @@ const REFUSAL =
   /\b(FATAL|ERROR):\s+the database system is (not yet accepting connections|starting up|shutting down|in recovery mode)/;
 const FOLLOW_UP = /^\S+ \S+ \S+ \[\d+\] (DETAIL|HINT|CONTEXT|STATEMENT):/;
 const FAILURE = /\b(PANIC|FATAL):\s+(.*)$/;
+const PANIC = /\bPANIC:\s+(.*)$/;
 
 /** PostgreSQL's words (errno ENOSPC) when a file in the data directory cannot grow. */
 const DISK_FULL = /No space left on device/;
@@ -38,16 +39,19 @@ export function withoutRefusals(log: string): string {
   return (dropped > 0 ? [`(${dropped} earlier lines not shown)`, ...kept.slice(dropped)] : kept).join('\n');
 }
 
-/** The server's own last PANIC or FATAL (not a refused connection), without its prefix. */
-export function failureOf(log: string): string | undefined {
-  let failure: string | undefined;
+/** The text after `pattern`'s last match among the log's lines that are not refusals. */
+function lastMessage(log: string, pattern: RegExp): string | undefined {
+  let message: string | undefined;
   for (const line of log.split('\n')) {
     if (REFUSAL.test(line)) continue;
-    const match = FAILURE.exec(line);
-    if (match) failure = match[2]?.trim();
+    const match = pattern.exec(line);
+    if (match) message = match[match.length - 1]?.trim();
   }
-  return failure;
+  return message;
 }
+
+/** The server's own last PANIC or FATAL (not a refused connection), without its prefix. */
+export const failureOf = (log: string): string | undefined => lastMessage(log, FAILURE);
 
 /**
  * Why a server that was serving stopped, from its log: a FATAL after it began its crash
@@ -61,13 +65,7 @@ export function crashCause(log: string): string | undefined {
   const life = ready < 0 ? log : log.slice(ready);
   const restart = life.lastIndexOf('terminating any other active server processes');
   const recovery = restart < 0 ? undefined : failureOf(life.slice(restart));
-  if (recovery !== undefined) return recovery;
-  let panic: string | undefined;
-  for (const line of life.split('\n')) {
-    const match = /\bPANIC:\s+(.*)$/.exec(line);
-    if (match) panic = match[1]?.trim();
-  }
-  return panic;
+  return recovery ?? lastMessage(life, PANIC);
 }
 
 export const isDiskFull = (text: string | undefined): boolean => text !== undefined && DISK_FULL.test(text);
