@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { migrationFiles, versionOf } from './db/migrate.js';
+import { migrationFiles, versionOf } from './db/migration-files.js';
 
 /** What build this is: the package's version and the newest migration it ships. */
 export interface BuildInfo {

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { cliActor, cliCaller } from '../caller.js';
 import { loadConfig } from '../config.js';
 import { DatabaseTooNewError, migrate, migrationStatus } from '../db/migrate.js';
+import { olderBuildConnections } from '../db/older-builds.js';
 import { ApiError } from '../errors.js';
 import { describeBroker } from '../ingest/broker-port.js';
 import { MAX_KEY_LIFETIME_SECONDS } from '../keys/service.js';
@@ -117,7 +118,15 @@ export function registerCommands(program: Command): void {
       try {
         if (opts.check) {
           const status = await migrationStatus(opened.db.pool);
-          print(Boolean(opts.json), { pending: status.pending, unknown: status.unknown });
+          // Migrating would be refused while they are connected: a deploy script sees it first.
+          const older = status.pending.length > 0 ? await olderBuildConnections(opened.db.pool) : [];
+          print(Boolean(opts.json), {
+            pending: status.pending,
+            unknown: status.unknown,
+            ...(older.length > 0 && {
+              older_builds_connected: older.map((c) => `${c.applicationName} (pid ${c.pid})`),
+            }),
+          });
           if (status.unknown.length > 0) throw new DatabaseTooNewError(status.unknown);
           if (status.pending.length > 0) process.exitCode = 3;
           return;

@@ -1,8 +1,10 @@
-import { existsSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
+import { migrationFiles, migrationsDir, versionOf } from './migration-files.js';
+import { refuseBesideOlderBuilds } from './older-builds.js';
+
+export { migrationFiles, migrationsDir, versionOf };
 
 /** Arbitrary constant: serialises migrations of instances that start at once. */
 const MIGRATION_LOCK = 727_384_001;
@@ -12,23 +14,6 @@ const MIGRATION_LOCK = 727_384_001;
  */
 const UNBOUNDED_MS = 2_147_483_647;
 const unbounded = (text: string, values?: unknown[]) => ({ text, values, query_timeout: UNBOUNDED_MS });
-
-/** The SQL files live beside this module in src/; the compiled copy in dist/ looks there. */
-export function migrationsDir(): string {
-  const here = fileURLToPath(new URL('./migrations', import.meta.url));
-  if (existsSync(here)) return here;
-  return fileURLToPath(new URL('../../../src/db/migrations', import.meta.url));
-}
-
-/** This build's migration files (`NNNN_name.sql`), in the order they apply. */
-export function migrationFiles(dir = migrationsDir()): string[] {
-  return readdirSync(dir)
-    .filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f))
-    .sort();
-}
-
-/** A migration's version: its file name without `.sql`, as schema_migrations records it. */
-export const versionOf = (file: string): string => file.replace(/\.sql$/, '');
 
 export interface MigrationResult {
   applied: string[];
@@ -58,13 +43,16 @@ export interface MigrationStatus {
 
 /** What `migrate` would do, without doing it (no lock taken, nothing written). */
 export async function migrationStatus(pool: pg.Pool, dir = migrationsDir()): Promise<MigrationStatus> {
-  const versions = migrationFiles(dir).map(versionOf);
-  const table = await pool.query<{ t: string | null }>(`SELECT to_regclass('schema_migrations') AS t`);
+  return splitVersions(migrationFiles(dir).map(versionOf), await recordedVersions(pool));
+}
+
+async function recordedVersions(client: pg.Pool | pg.ClientBase): Promise<Set<string>> {
+  const table = await client.query<{ t: string | null }>(`SELECT to_regclass('schema_migrations') AS t`);
   // A database no build has migrated yet has no record at all.
   const { rows } = table.rows[0]?.t
-    ? await pool.query<{ version: string }>('SELECT version FROM schema_migrations')
+    ? await client.query<{ version: string }>('SELECT version FROM schema_migrations')
     : { rows: [] };
-  return splitVersions(versions, new Set(rows.map((r) => r.version)));
+  return new Set(rows.map((r) => r.version));
 }
 
 function splitVersions(versions: string[], done: Set<string>): MigrationStatus {
@@ -78,8 +66,9 @@ function splitVersions(versions: string[], done: Set<string>): MigrationStatus {
 
 /**
  * Applies every numbered SQL file not yet recorded, each in its own transaction, under an
- * advisory lock. Running it again is a no-op. Refuses (DatabaseTooNewError, before applying
- * anything) a database on which a version this build does not have was recorded.
+ * advisory lock. Running it again is a no-op. Refuses, before applying anything, a database
+ * on which a version this build does not have was recorded (DatabaseTooNewError), and one
+ * with migrations to apply while an older build is connected (OlderBuildsConnectedError).
  */
 export async function migrate(pool: pg.Pool, dir = migrationsDir()): Promise<MigrationResult> {
   const files = migrationFiles(dir);
@@ -88,14 +77,15 @@ export async function migrate(pool: pg.Pool, dir = migrationsDir()): Promise<Mig
   try {
     await client.query('SET statement_timeout = 0');
     await client.query(unbounded('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]));
+    const done = await recordedVersions(client);
+    const { unknown, pending } = splitVersions(files.map(versionOf), done);
+    if (unknown.length > 0) throw new DatabaseTooNewError(unknown);
+    // Refused before anything is written, the bookkeeping table included.
+    if (pending.length > 0) await refuseBesideOlderBuilds(client);
     await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version text PRIMARY KEY,
       applied_at timestamptz NOT NULL DEFAULT now()
     )`);
-    const { rows } = await client.query<{ version: string }>('SELECT version FROM schema_migrations');
-    const done = new Set(rows.map((r) => r.version));
-    const { unknown } = splitVersions(files.map(versionOf), done);
-    if (unknown.length > 0) throw new DatabaseTooNewError(unknown);
     for (const file of files) {
       const version = versionOf(file);
       if (done.has(version)) continue;

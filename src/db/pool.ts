@@ -2,6 +2,7 @@ import pg from 'pg';
 import type { Caller } from '../caller.js';
 import { restrictedConnectionUrl } from './app-connection.js';
 import { type NamedRead, readNamedImplicitly, readOneImplicitly } from './implicit-read.js';
+import { APPLICATION_NAME } from './instance-name.js';
 import { inlineParameters, payOwedCommits, payOwedOnConnect } from './opening.js';
 import { checkOrgId, GENERIC_PLANS, orgOf, orgPrologue, SNAPSHOT_BEGIN } from './prologue.js';
 import { shapeNamedQueries } from './shaped-query.js';
@@ -112,6 +113,8 @@ function newPool(connectionString: string, options: DatabaseOptions): pg.Pool {
     connectionTimeoutMillis: options.connectTimeoutMs ?? DATABASE_TIMEOUTS.connectMs,
     statement_timeout: options.statementTimeoutMs ?? DATABASE_TIMEOUTS.statementMs,
     query_timeout: options.queryTimeoutMs ?? DATABASE_TIMEOUTS.queryMs,
+    // Which build opened the connection, for the next build's migrations (./older-builds.ts).
+    application_name: APPLICATION_NAME,
     // Notices a peer that vanished without closing (host down, network cut) on idle connections.
     keepAlive: true,
     // Statements are written without waiting for the previous one's answer (see inTransaction).

@@ -1,6 +1,7 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrationsDir } from '../../src/db/migrate.js';
 import type { RunningService } from '../../src/runtime.js';
@@ -328,4 +329,29 @@ describe('tagtrail CLI (compiled, against a real database)', () => {
     }
     // Five CLI processes, one applying every migration: over 30 s on a loaded 2-core machine.
   }, 120_000);
+
+  it('migrate --check names the older builds still connected; migrate refuses until they are gone', async () => {
+    const empty = await createTestDatabase({ migrate: false });
+    const older = new pg.Client({ connectionString: empty.url, application_name: 'tagtrail@0001' });
+    await older.connect();
+    try {
+      const env = childEnv({ DATABASE_URL: empty.url, TAGTRAIL_DATA_DIR: dataDir });
+      const pid = (await older.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid;
+      const check = await run(process.execPath, [MAIN, 'migrate', '--check', '--json'], env);
+      expect(check.code, check.stderr).toBe(3);
+      expect(JSON.parse(check.stdout)).toMatchObject({
+        older_builds_connected: [`tagtrail@0001 (pid ${pid})`],
+      });
+      const refused = await run(process.execPath, [MAIN, 'migrate'], env);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(
+        '1 connection of an older tagtrail (tagtrail@0001) is open on this database',
+      );
+      const { rows } = await empty.db.pool.query(`SELECT to_regclass('schema_migrations') AS t`);
+      expect(rows[0].t).toBeNull();
+    } finally {
+      await older.end();
+      await empty.drop();
+    }
+  }, 60_000);
 });
