@@ -42,11 +42,17 @@ describe('migrating beside an older build', () => {
 
   it("names this build's connections by its newest migration", async () => {
     expect(APPLICATION_NAME).toMatch(/^tagtrail@\d{4}$/);
-    for (const pool of [database.db.pool, database.db.appPool]) {
-      const { rows } = await pool.query<{ name: string }>(
-        `SELECT current_setting('application_name') AS name`,
-      );
-      expect(rows[0]?.name).toBe(APPLICATION_NAME);
+    // A database of this build's migrations, which make the restricted role of appPool.
+    const migrated = await createTestDatabase();
+    try {
+      for (const pool of [migrated.db.pool, migrated.db.appPool]) {
+        const { rows } = await pool.query<{ name: string }>(
+          `SELECT current_setting('application_name') AS name`,
+        );
+        expect(rows[0]?.name).toBe(APPLICATION_NAME);
+      }
+    } finally {
+      await migrated.drop();
     }
   });
 
