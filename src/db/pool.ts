@@ -11,6 +11,11 @@ import { DatabaseUnavailableError } from './unavailable.js';
 
 // Surrogate ids live in 1..2147483647 and counts fit easily: int8 as number is exact here.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+// A Date parameter is otherwise written in the process's local time (TZ) with its offset in
+// whole minutes, which drops the seconds of an offset that had them (local mean time before
+// standard time: Asia/Kolkata +05:53:28 in 1850), so such an instant reached the database
+// seconds off; in UTC the text names the Date's instant whatever the process's zone.
+pg.defaults.parseInputDatesAsUTC = true;
 
 export type Tx = pg.PoolClient;
 
