@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Caller } from '../caller.js';
-import { restrictedConnectionUrl } from './app-connection.js';
+import { restrictedConnectionUrl, withDateSettings } from './app-connection.js';
 import { type NamedRead, readNamedImplicitly, readOneImplicitly } from './implicit-read.js';
 import { inlineParameters, payOwedCommits, payOwedOnConnect } from './opening.js';
 import { checkOrgId, GENERIC_PLANS, orgOf, orgPrologue, SNAPSHOT_BEGIN } from './prologue.js';
@@ -132,7 +132,8 @@ function newPool(connectionString: string, options: DatabaseOptions): pg.Pool {
   return pool;
 }
 
-export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
+export function createDatabase(databaseUrl: string, options: DatabaseOptions = {}): Database {
+  const url = withDateSettings(databaseUrl);
   const pool = newPool(url, options);
   // Lazily filled like any pg.Pool: an instance that serves no organization's work opens none.
   const appPool = newPool(restrictedConnectionUrl(url, APP_ROLE), options);
