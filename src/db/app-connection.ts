@@ -40,6 +40,26 @@ export const KEYED_BATCHES = `SET LOCAL random_page_cost = 1.1; SET LOCAL enable
   SET LOCAL enable_mergejoin = off`;
 
 /**
+ * How PostgreSQL prints dates and times on every connection of the service, whatever the
+ * database or its server is set to (`ALTER DATABASE ... SET DateStyle`, `... SET timezone`):
+ * timestamps are read from the server's text (src/db/wire-instants.ts), which another
+ * DateStyle writes as `01.01.1850 00:00:00.123 UTC` (German) or `01/01/1850 ...` (SQL),
+ * read as no date, and a create answered 500; in UTC the text of every timestamp needs no
+ * offset applied.
+ */
+const DATE_SETTINGS = '-c DateStyle=ISO -c TimeZone=UTC';
+
+/**
+ * `url` with DATE_SETTINGS added to its startup `options`, after any it has, so that they win.
+ */
+export function withDateSettings(url: string): string {
+  const parsed = new URL(url);
+  const options = parsed.searchParams.get('options');
+  parsed.searchParams.set('options', options ? `${options} ${DATE_SETTINGS}` : DATE_SETTINGS);
+  return parsed.toString();
+}
+
+/**
  * `url` with `-c role=<role>` and the API's settings added to its startup `options` (kept
  * with any the URL has, which come first so that these win): node-postgres lets the URL's
  * `options` override the config's, so they go in the URL.

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Caller } from '../caller.js';
-import { restrictedConnectionUrl } from './app-connection.js';
+import { restrictedConnectionUrl, withDateSettings } from './app-connection.js';
 import { type NamedRead, readNamedImplicitly, readOneImplicitly } from './implicit-read.js';
 import { APPLICATION_NAME } from './instance-name.js';
 import { inlineParameters, payOwedCommits, payOwedOnConnect } from './opening.js';
@@ -12,6 +12,11 @@ import { DatabaseUnavailableError } from './unavailable.js';
 
 // Surrogate ids live in 1..2147483647 and counts fit easily: int8 as number is exact here.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+// A Date parameter is otherwise written in the process's local time (TZ) with its offset in
+// whole minutes, which drops the seconds of an offset that had them (local mean time before
+// standard time: Asia/Kolkata +05:53:28 in 1850), so such an instant reached the database
+// seconds off; in UTC the text names the Date's instant whatever the process's zone.
+pg.defaults.parseInputDatesAsUTC = true;
 
 export type Tx = pg.PoolClient;
 
@@ -130,7 +135,8 @@ function newPool(connectionString: string, options: DatabaseOptions): pg.Pool {
   return pool;
 }
 
-export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
+export function createDatabase(databaseUrl: string, options: DatabaseOptions = {}): Database {
+  const url = withDateSettings(databaseUrl);
   const pool = newPool(url, options);
   // Lazily filled like any pg.Pool: an instance that serves no organization's work opens none.
   const appPool = newPool(restrictedConnectionUrl(url, APP_ROLE), options);

@@ -1,4 +1,5 @@
-import { isSentinelInstant, parseRfc3339 } from '../http/timestamps.js';
+import { isSentinelInstant, parseRfc3339, toWire } from '../http/timestamps.js';
+import { DEFAULT_CLOCK_POLICY } from './clock-policy.js';
 
 /**
  * One scan record from a handheld or an import file:
@@ -44,8 +45,13 @@ function ref(
     : `${name} must be a string of 1..255 characters`;
 }
 
-/** Parses one record; a string is the reason it was refused. */
-export function parseScanRecord(input: unknown): ScanRecord | string {
+/**
+ * Parses one record; a string is the reason it was refused. An observation is taken as
+ * given however old (history), but not further ahead of `now` than a reader's clock may be
+ * (DEFAULT_CLOCK_POLICY): late reads never move an asset back, so a record dated 2030 held
+ * its asset at that place until 2030, whatever readers saw meanwhile.
+ */
+export function parseScanRecord(input: unknown, now = Date.now()): ScanRecord | string {
   if (typeof input !== 'object' || input === null || Array.isArray(input))
     return 'record must be a JSON object';
   const obj = input as Record<string, unknown>;
@@ -64,6 +70,10 @@ export function parseScanRecord(input: unknown): ScanRecord | string {
   const at = parseRfc3339(obj.observed_at);
   if (at === null) return 'observed_at must be an RFC 3339 timestamp';
   if (isSentinelInstant(at)) return 'observed_at must not be the zero instant or the Unix epoch';
+  const latest = now + DEFAULT_CLOCK_POLICY.maxFutureSkewMs;
+  if (at > latest) {
+    return `observed_at ${obj.observed_at} is in the future: at most ${DEFAULT_CLOCK_POLICY.maxFutureSkewMs / 60_000} minutes ahead of the service's clock (${toWire(latest)})`;
+  }
   const asset = ref(obj, ['asset_id', 'asset_external_key', 'tag'], 'asset');
   if (typeof asset === 'string') return asset;
   const location = ref(obj, ['location_id', 'location_external_key', 'location_tag'], 'location');

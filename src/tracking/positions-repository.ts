@@ -7,6 +7,24 @@ import type { Tx } from '../db/pool.js';
 import { type AssetValidity, epochMs, newestStays } from './repository.js';
 
 /**
+ * Whether a last sighting lands behind the asset.not_seen sweeper's watermark, already
+ * older than the sweeps so far covered: its quiet stay is for the next sweep to report
+ * (migration 0065, src/events/not-seen.ts). An uncorrelated subquery: read once per statement.
+ */
+const QUIET_LATE = (lastSeenAt: string) =>
+  `coalesce(${lastSeenAt} < (SELECT swept_until FROM not_seen_sweeps), false)`;
+
+/**
+ * A position's update: only when the location or the last sighting changes, and the mark of
+ * a late sighting follows the sighting, so a move alone never marks a stay reported before.
+ */
+const ON_CONFLICT_POSITION = `ON CONFLICT (asset_id) DO UPDATE SET location_id = excluded.location_id,
+       last_seen_at = excluded.last_seen_at,
+       quiet_late = CASE WHEN p.last_seen_at IS DISTINCT FROM excluded.last_seen_at
+                         THEN excluded.quiet_late ELSE p.quiet_late END
+       WHERE p.location_id IS DISTINCT FROM excluded.location_id OR p.last_seen_at IS DISTINCT FROM excluded.last_seen_at`;
+
+/**
  * Puts known current locations and last sightings in asset_positions (migration 0042), in
  * one statement: the narrow table, not the assets row, takes this write of every read. The
  * asset's validity goes with each row (lockAssets read it under the lock), so 0043's
@@ -20,12 +38,12 @@ export async function setCurrentLocations(
 ): Promise<void> {
   if (rows.length === 0) return;
   await tx.query(
-    `INSERT INTO asset_positions AS p (org_id, asset_id, location_id, last_seen_at, valid_from, valid_to)
-     SELECT $1, v.asset_id, v.location_id, v.last_seen_at, v.valid_from::timestamptz, v.valid_to::timestamptz
+    `INSERT INTO asset_positions AS p (org_id, asset_id, location_id, last_seen_at, valid_from, valid_to, quiet_late)
+     SELECT $1, v.asset_id, v.location_id, v.last_seen_at, v.valid_from::timestamptz, v.valid_to::timestamptz,
+       ${QUIET_LATE('v.last_seen_at')}
      FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[], $5::text[], $6::text[])
        AS v(asset_id, location_id, last_seen_at, valid_from, valid_to)
-     ON CONFLICT (asset_id) DO UPDATE SET location_id = excluded.location_id, last_seen_at = excluded.last_seen_at
-       WHERE p.location_id IS DISTINCT FROM excluded.location_id OR p.last_seen_at IS DISTINCT FROM excluded.last_seen_at`,
+     ${ON_CONFLICT_POSITION}`,
     [
       orgId,
       int8Array(rows.map((r) => r.assetId)),
@@ -50,10 +68,9 @@ export const REFRESH_POSITIONS = `WITH s AS (
     SELECT v.asset_id, s.location_id, s.started_at, s.last_seen_at
     FROM ${newestStays('(SELECT DISTINCT unnest($2::bigint[])) AS v(asset_id)', 'location_id, started_at, last_seen_at')}
   ), changed AS (
-    INSERT INTO asset_positions AS p (org_id, asset_id, location_id, last_seen_at)
-    SELECT $1, asset_id, location_id, last_seen_at FROM s
-    ON CONFLICT (asset_id) DO UPDATE SET location_id = excluded.location_id, last_seen_at = excluded.last_seen_at
-      WHERE p.location_id IS DISTINCT FROM excluded.location_id OR p.last_seen_at IS DISTINCT FROM excluded.last_seen_at
+    INSERT INTO asset_positions AS p (org_id, asset_id, location_id, last_seen_at, quiet_late)
+    SELECT $1, asset_id, location_id, last_seen_at, ${QUIET_LATE('last_seen_at')} FROM s
+    ${ON_CONFLICT_POSITION}
     RETURNING p.asset_id
   )
   SELECT asset_id, location_id, ${epochMs('started_at')} AS started_ms, false AS changed FROM s

@@ -72,4 +72,39 @@ describe('activity triggers', () => {
     const tables = new Set(triggers.map((t) => t.table));
     expect([...tables].sort()).toEqual(LOGGED.map((l) => l.table).sort());
   });
+
+  it("logs timestamps in UTC whatever the session's time zone", async () => {
+    const logged = async (zone: string) => {
+      const client = await database.db.pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query(`SET LOCAL TimeZone = '${zone}'`);
+        const org = await client.query<{ id: number }>(
+          "INSERT INTO organizations (name) VALUES ('Zones') RETURNING id",
+        );
+        const asset = await client.query<{ id: number }>(
+          `INSERT INTO assets (org_id, external_key, name, valid_from)
+           VALUES ($1, 'Z-1', 'Zoned', '2026-03-08T07:30:15.123Z') RETURNING id`,
+          [org.rows[0]!.id],
+        );
+        await client.query("UPDATE assets SET valid_to = '2026-11-01T05:30:00Z' WHERE id = $1", [
+          asset.rows[0]!.id,
+        ]);
+        // One entry: a record created and changed in one transaction is logged as created.
+        const { rows } = await client.query<{ from: string; to: string }>(
+          `SELECT after->>'valid_from' AS from, after->>'valid_to' AS to FROM activity
+           WHERE entity_type = 'asset' AND entity_id = $1::text AND action = 'created'`,
+          [asset.rows[0]!.id],
+        );
+        return rows[0];
+      } finally {
+        await client.query('ROLLBACK');
+        client.release();
+      }
+    };
+    const utc = { from: '2026-03-08T07:30:15.123+00:00', to: '2026-11-01T05:30:00+00:00' };
+    expect(await logged('UTC')).toEqual(utc);
+    expect(await logged('Asia/Kolkata')).toEqual(utc);
+    expect(await logged('America/New_York')).toEqual(utc);
+  });
 });

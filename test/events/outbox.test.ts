@@ -252,6 +252,60 @@ describe('asset.not_seen', () => {
   });
 });
 
+describe('asset.not_seen of sightings that arrive late', () => {
+  const hour = 3600_000;
+  // The sweeps' watermark is one for the database: each test sweeps from beyond where the
+  // tests before it left it.
+  const base = Date.now() + 100 * hour;
+  const quietOf = async (orgId: number) =>
+    (await eventsOf(orgId))
+      .filter((e) => e.type === 'asset.not_seen')
+      .map((e) => [e.payload.last_seen_at, e.occurred_at.toISOString()]);
+
+  it('a sighting older than the swept window is reported by the next sweep, once', async () => {
+    const f = await ingestFixture(t);
+    await subscribe(f.orgId);
+    const dock = await f.location();
+    const asset = await f.asset(unique('T'));
+    const now = base;
+    await sweepNotSeen(t.database.db, hour, now - 10 * hour);
+    await sweepNotSeen(t.database.db, hour, now); // swept up to now - 1 h
+    // A reader delivering what it buffered: seen 5 h ago, an hour's threshold long past.
+    await t.database.db.withOrg(f.orgId, (tx) =>
+      storeSightings(tx, f.orgId, [{ assetId: asset, locationId: dock, at: now - 5 * hour }]),
+    );
+    await sweepNotSeen(t.database.db, hour, now + 1000);
+    await sweepNotSeen(t.database.db, hour, now + 2000);
+    expect(await quietOf(f.orgId)).toEqual([
+      [new Date(now - 5 * hour).toISOString(), new Date(now - 4 * hour).toISOString()],
+    ]);
+  });
+
+  it('a late sighting that extends a reported stay is reported again; one that does not, not', async () => {
+    const f = await ingestFixture(t);
+    await subscribe(f.orgId);
+    const dock = await f.location();
+    const asset = await f.asset(unique('T'));
+    const now = base + 20 * hour;
+    const see = (at: number) =>
+      t.database.db.withOrg(f.orgId, (tx) =>
+        storeSightings(tx, f.orgId, [{ assetId: asset, locationId: dock, at }]),
+      );
+    await sweepNotSeen(t.database.db, hour, now - 10 * hour);
+    await see(now - 9 * hour);
+    await sweepNotSeen(t.database.db, hour, now); // reports the sighting of 9 h ago
+    await see(now - 6 * hour); // late, but newer: the asset was quiet from then on
+    await see(now - 8 * hour); // late and older: the stay's last sighting does not move
+    await sweepNotSeen(t.database.db, hour, now + 1000);
+    await see(now - 7 * hour);
+    await sweepNotSeen(t.database.db, hour, now + 2000);
+    expect((await quietOf(f.orgId)).map(([lastSeen]) => lastSeen)).toEqual([
+      new Date(now - 9 * hour).toISOString(),
+      new Date(now - 6 * hour).toISOString(),
+    ]);
+  });
+});
+
 describe('the dispatch queue (migration 0055)', () => {
   const queued = async (ids: number[]) =>
     (

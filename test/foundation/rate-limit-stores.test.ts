@@ -311,3 +311,27 @@ describe.skipIf(!redisUrl)('rate limiting shared through Redis (TEST_REDIS_URL o
     }
   });
 });
+
+describe('a wall clock stepped back (NTP correcting a clock that ran fast)', () => {
+  it('takes no tokens from the memory store: requests go on as before the step', async () => {
+    let now = 1_700_000_000_000;
+    const store = new MemoryRateLimitStore({ limit: 3, windowSeconds: 60 }, () => now);
+    const t = await buildTestApp({ rateLimit: store });
+    try {
+      const key = await (await t.createOrg()).key([]);
+      const get = () => t.app.inject({ method: 'GET', url: '/api/v1/orgs/me', headers: bearer(key.token) });
+      const first = await get();
+      expect(first.statusCode).toBe(200);
+      now -= 3_600_000;
+      const after = await get();
+      // The step took 180 tokens (an hour of refill at 3 a minute): 429 for an hour.
+      expect(after.statusCode, after.body).toBe(200);
+      expect(Number(after.headers['x-ratelimit-remaining'])).toBe(
+        Number(first.headers['x-ratelimit-remaining']) - 1,
+      );
+    } finally {
+      await t.close();
+      await store.close();
+    }
+  });
+});

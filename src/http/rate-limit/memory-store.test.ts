@@ -73,6 +73,16 @@ describe('MemoryRateLimitStore', () => {
     expect(full.remaining).toBe(2);
   });
 
+  it('a clock stepped back refills nothing and takes nothing, as the Redis store', async () => {
+    const { s, clock } = store();
+    await s.take('k');
+    clock.advance(-3_600_000);
+    const after = await s.take('k');
+    expect(after).toMatchObject({ allowed: true, remaining: 1 });
+    clock.advance(20_000); // one token back, counted from the stepped-back clock
+    expect((await s.take('k')).remaining).toBe(1);
+  });
+
   it('never refills above the limit', async () => {
     const { s, clock } = store();
     await s.take('k');

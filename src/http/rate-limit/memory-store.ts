@@ -33,8 +33,10 @@ export class MemoryRateLimitStore implements RateLimitStore {
   private tokensAt(bucketId: string, now: number): number {
     const perMs = this.policy.limit / (this.policy.windowSeconds * 1000);
     const bucket = this.buckets.get(bucketId);
+    // A wall clock stepped back (NTP correcting a fast one) refills nothing, as in the Redis
+    // store: a negative refill took an hour's tokens for an hour's step, 429 for that hour.
     return bucket
-      ? Math.min(this.policy.limit, bucket.tokens + (now - bucket.at) * perMs)
+      ? Math.min(this.policy.limit, bucket.tokens + Math.max(0, now - bucket.at) * perMs)
       : this.policy.limit;
   }
 
