@@ -7,7 +7,13 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
 import { makeDirectories } from '../make-directories.js';
-import { binaries, initialise, removeUnfinishedInitialisations, runAsUser } from './embedded-init.js';
+import {
+  binaries,
+  holdsCluster,
+  initialise,
+  removeUnfinishedInitialisations,
+  runAsUser,
+} from './embedded-init.js';
 import { stopOrphanedServer } from './embedded-orphan.js';
 import {
   claimOwner,
@@ -110,8 +116,7 @@ export async function startEmbeddedPostgres(
   const pgDir = join(dataDir, 'postgres');
   const passwordPath = join(dataDir, 'postgres.password');
   // A CLI run from the wrong directory would otherwise quietly get a new, empty database.
-  if (options.create === false && !existsSync(join(pgDir, 'PG_VERSION')))
-    throw new NoEmbeddedDatabaseError(dataDir);
+  if (options.create === false && !(await holdsCluster(pgDir))) throw new NoEmbeddedDatabaseError(dataDir);
   await makeDirectories(dataDir);
   await chmod(dataDir, 0o755).catch(() => undefined);
   const user = runAsUser();
@@ -130,7 +135,7 @@ export async function startEmbeddedPostgres(
   // Claimed: no other process initialises or starts a server here until we let go.
   try {
     await removeUnfinishedInitialisations(dataDir);
-    if (!existsSync(join(pgDir, 'PG_VERSION'))) await initialise(dataDir, pgDir, passwordPath, user);
+    if (!(await holdsCluster(pgDir))) await initialise(dataDir, pgDir, passwordPath, user);
   } catch (err) {
     await forgetOwner(dataDir);
     throw err;

@@ -18,8 +18,8 @@ export class RestoreError extends Error {}
  * Unpacks a backup made by `writeBackup` into an empty data directory. The next start of
  * the service replays the WAL the backup holds, from its `backup_label`, and then serves
  * the data as it was when the backup stopped. Entries are kept inside `dataDir` (an
- * archive naming `../` or an absolute path is refused), and the server's files are given
- * to the user it runs as. A restore that fails removes the files and directories it made,
+ * archive naming `../` or an absolute path is refused), and, as root, the files are given
+ * to the user who will run the server (giveToServer). A restore that fails removes the files and directories it made,
  * and only those (a file already there is never opened: entries are created exclusively),
  * so the operator can try again at once.
  */
@@ -74,6 +74,8 @@ async function unpackInto(
   const pgDir = join(dataDir, 'postgres');
   let files = 0;
   let sawLabel = false;
+  /** The top-level names the archive put in the data directory. */
+  const unpacked = new Set<string>();
   const unpack = extract();
   unpack.on('entry', (header, stream, next) => {
     // A refused archive destroys the unpacking, and with it this entry's stream: that error
@@ -90,6 +92,7 @@ async function unpackInto(
       return;
     }
     const path = join(dataDir, name);
+    unpacked.add(name.split(sep)[0] as string);
     if (header.type === 'directory') {
       stream.resume();
       made.during(mkdir(path, { recursive: true, mode: 0o700 })).then((first) => {
@@ -145,9 +148,28 @@ async function unpackInto(
   if (!sawLabel) throw new RestoreError('the archive has no postgres/backup_label: not a tagtrail backup');
   // PostgreSQL starts only on a data directory of its own user, readable by it alone.
   await chmod(pgDir, 0o700);
-  const user = runAsUser();
-  if (user.uid !== undefined) await chownTree(pgDir, user);
+  await giveToServer(dataDir, unpacked);
   return { files };
+}
+
+/**
+ * As root, the restored files go to whoever will run the server on them. A data directory
+ * that belongs to another user (the systemd unit's /var/lib/tagtrail, which its
+ * StateDirectory gives to the `tagtrail` user the service runs as) is that user's: every file
+ * the restore made goes to them. Otherwise (a new directory, or root's) the service runs as
+ * root and its PostgreSQL as `postgres` (runAsUser), which gets the cluster. Before, the
+ * cluster always went to `postgres` and the service's files stayed root's, so the unit's
+ * service could read none of them and did not start. Not root: the files are already ours.
+ */
+async function giveToServer(dataDir: string, unpacked: Set<string>): Promise<void> {
+  if (process.getuid?.() !== 0) return;
+  const owner = await lstat(dataDir);
+  if (owner.uid !== 0) {
+    for (const name of unpacked) await chownTree(join(dataDir, name), { uid: owner.uid, gid: owner.gid });
+    return;
+  }
+  const user = runAsUser();
+  if (user.uid !== undefined) await chownTree(join(dataDir, 'postgres'), user);
 }
 
 /** What a restore created, to be removed if it fails: the newest first. */
