@@ -45,6 +45,20 @@ export function runAsUser(): RunAs {
 }
 
 /**
+ * The user the server on `pgDir` runs as. As root: the owner of a cluster that is not
+ * root's (the systemd unit's service user, to whom a restore gave it), since PostgreSQL runs
+ * only as its cluster's owner; otherwise `postgres` (runAsUser). A command run as root on the
+ * unit's stopped service (a backup before an upgrade) started the server as `postgres`,
+ * which could not read the cluster ("could not access the server configuration file").
+ */
+export async function clusterUser(pgDir: string): Promise<RunAs> {
+  if (process.getuid?.() !== 0) return {};
+  const owner = await lstat(pgDir).catch(() => null);
+  if (owner?.isDirectory() && owner.uid !== 0) return { uid: owner.uid, gid: owner.gid };
+  return runAsUser();
+}
+
+/**
  * Whether `pgDir` holds a PostgreSQL cluster (its PG_VERSION). A directory this process
  * cannot read is neither: it stops the start, naming its owner. Taken for "no cluster"
  * (existsSync cannot tell), it was initialised over: initdb ran and the data directory's

@@ -9,10 +9,10 @@ import pg from 'pg';
 import { makeDirectories } from '../make-directories.js';
 import {
   binaries,
+  clusterUser,
   holdsCluster,
   initialise,
   removeUnfinishedInitialisations,
-  runAsUser,
 } from './embedded-init.js';
 import { stopOrphanedServer } from './embedded-orphan.js';
 import {
@@ -119,7 +119,7 @@ export async function startEmbeddedPostgres(
   if (options.create === false && !(await holdsCluster(pgDir))) throw new NoEmbeddedDatabaseError(dataDir);
   await makeDirectories(dataDir);
   await chmod(dataDir, 0o755).catch(() => undefined);
-  const user = runAsUser();
+  const user = await clusterUser(pgDir);
   // Read when a server is found or started: a first start's initialiser writes it meanwhile.
   const urlsOn = async (port: number) => {
     if (!existsSync(passwordPath))

@@ -7,7 +7,7 @@
  * Both need root (to be another user); skipped otherwise.
  */
 import { spawn } from 'node:child_process';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { chmod, chown, lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +20,7 @@ import {
   childEnv,
   MAIN,
   ROOT,
+  run,
   type ServiceProcess,
   spawnService,
 } from '../helpers/compiled.js';
@@ -59,7 +60,7 @@ async function ownersUnder(path: string, found = new Set<number>()): Promise<Set
 }
 
 describe.skipIf(!asRoot)('a restore as root for a service that runs as its own user', () => {
-  it('gives every restored file to the data directory owner, whose service then serves it', async () => {
+  it('gives every restored file to the data directory owner, whose service serves it and whose server a root backup runs as', async () => {
     const source = join(root, 'source');
     const server = await startEmbeddedPostgres(source);
     await query(server.adminUrl, 'CREATE TABLE restored_marker (note text)');
@@ -81,6 +82,18 @@ describe.skipIf(!asRoot)('a restore as root for a service that runs as its own u
     const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
     expect(await query(url, 'SELECT note FROM restored_marker')).toEqual([{ note: 'before the backup' }]);
     expect(await service.stop()).toEqual({ code: 0, signal: null });
+
+    // An operator's backup as root of the stopped service (before an upgrade, say): the
+    // server it starts runs as the cluster's owner, and leaves the files that user's.
+    const again = join(root, 'before-upgrade.tar.gz');
+    const backup = await run(
+      process.execPath,
+      [MAIN, 'backup', '--out', again],
+      childEnv({ ...env, LOG_LEVEL: 'silent' }),
+    );
+    expect(backup.code, backup.stderr).toBe(0);
+    expect(existsSync(again)).toBe(true);
+    expect([...(await ownersUnder(target))]).toEqual([SERVICE_USER.uid]);
   }, 180_000);
 
   it('a start that cannot read the cluster stops saying whose it is, and leaves the password file', async () => {
