@@ -25,6 +25,7 @@ import {
   waitsFor,
 } from './embedded-owner.js';
 import { type SupervisionEvent, supervise, waitUntilReady } from './embedded-supervisor.js';
+import { RESTORE_MARKER, unfinishedRestore } from './restore.js';
 
 export type { SupervisionEvent };
 
@@ -115,6 +116,7 @@ export async function startEmbeddedPostgres(
   const signal = options.signal;
   const pgDir = join(dataDir, 'postgres');
   const passwordPath = join(dataDir, 'postgres.password');
+  if (existsSync(join(dataDir, RESTORE_MARKER))) throw new Error(unfinishedRestore(dataDir));
   // A CLI run from the wrong directory would otherwise quietly get a new, empty database.
   if (options.create === false && !(await holdsCluster(pgDir))) throw new NoEmbeddedDatabaseError(dataDir);
   await makeDirectories(dataDir);

@@ -1,5 +1,5 @@
-import { createWriteStream } from 'node:fs';
-import { chmod, chown, type FileHandle, lstat, mkdir, open, readdir, rm } from 'node:fs/promises';
+import { createWriteStream, existsSync } from 'node:fs';
+import { chmod, chown, type FileHandle, lstat, mkdir, open, readdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, normalize, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -13,6 +13,23 @@ import { type RunAs, runAsUser } from './embedded-init.js';
  * tagtrail backup. What the restore had unpacked before the refusal is removed again.
  */
 export class RestoreError extends Error {}
+
+/**
+ * Made first by a restore, removed last: found later, a restore into the directory is
+ * running or was killed outright (SIGKILL, the power lost), which leaves what it had
+ * unpacked. Without it, a start on such a directory said only that postgres.password was
+ * missing, and a new restore that postgres/ was not empty.
+ */
+export const RESTORE_MARKER = 'postgres.restoring';
+
+/** Why a data directory holding RESTORE_MARKER is neither started nor restored into. */
+export function unfinishedRestore(dataDir: string): string {
+  return (
+    `a restore into ${dataDir} has not finished (${RESTORE_MARKER} is there: it is running, or was killed before it ended), ` +
+    'so its cluster is incomplete. Restore into a new data directory, or remove what the restore unpacked ' +
+    `(postgres/, and postgres.password and secret-keys unless they were there before) and ${RESTORE_MARKER}, and restore again`
+  );
+}
 
 /**
  * Unpacks a backup made by `writeBackup` into an empty data directory. The next start of
@@ -30,6 +47,7 @@ export async function restoreBackup(
   signal?: AbortSignal,
 ): Promise<{ files: number }> {
   const pgDir = join(dataDir, 'postgres');
+  if (existsSync(join(dataDir, RESTORE_MARKER))) throw new RestoreError(unfinishedRestore(dataDir));
   if ((await readdir(pgDir).catch(() => [])).length > 0) {
     throw new RestoreError(`${pgDir} is not empty: restore into a new data directory (TAGTRAIL_DATA_DIR)`);
   }
@@ -39,7 +57,16 @@ export async function restoreBackup(
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
     made.directory(await makeDirectories(dataDir));
-    return await unpackInto(input, dataDir, made, signal);
+    const marker = join(dataDir, RESTORE_MARKER);
+    await writeFile(marker, `${process.pid}\n`, { flag: 'wx', mode: 0o600 }).catch(
+      (err: NodeJS.ErrnoException) => {
+        throw err.code === 'EEXIST' ? new RestoreError(unfinishedRestore(dataDir)) : err;
+      },
+    );
+    made.file(marker);
+    const restored = await unpackInto(input, dataDir, made, signal);
+    await rm(marker);
+    return restored;
   } catch (err) {
     await made.remove();
     throw err;
