@@ -1,5 +1,4 @@
-import { createWriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
+import { type FileHandle, open, rename, rm } from 'node:fs/promises';
 import { getPriority, setPriority } from 'node:os';
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
@@ -54,31 +53,46 @@ export function registerBackupCommands(program: Command): void {
 async function backup(opts: { out: string; priority: string; json?: boolean }): Promise<void> {
   const config = loadConfig();
   if (config.DATABASE_URL) throw new Error(EXTERNAL);
-  // Joins the service's server when it runs; otherwise starts it for the backup.
-  const embedded = await startEmbeddedPostgres(config.dataDir, {
-    create: false,
-    onWait: announceWait(config.dataDir),
-    onNotice: notice,
-    signal: interruption,
-  });
   const partial = `${opts.out}.partial`;
+  const output = await openOutput(partial);
   try {
-    // Lowered after the server started, so one started for the backup runs as usual; the
-    // copy and the compression (most of a backup's CPU) run in this process.
-    if (opts.priority === 'low') yieldCpu();
-    const summary = await writeBackup(
-      embedded,
-      config.dataDir,
-      createWriteStream(partial, { mode: 0o600 }),
-      interruption,
-    );
-    await rename(partial, opts.out);
-    print(Boolean(opts.json), { file: opts.out, ...summary, nice: getPriority() });
+    // Joins the service's server when it runs; otherwise starts it for the backup.
+    const embedded = await startEmbeddedPostgres(config.dataDir, {
+      create: false,
+      onWait: announceWait(config.dataDir),
+      onNotice: notice,
+      signal: interruption,
+    });
+    try {
+      // Lowered after the server started, so one started for the backup runs as usual; the
+      // copy and the compression (most of a backup's CPU) run in this process.
+      if (opts.priority === 'low') yieldCpu();
+      const summary = await writeBackup(embedded, config.dataDir, output.createWriteStream(), interruption);
+      await rename(partial, opts.out);
+      print(Boolean(opts.json), { file: opts.out, ...summary, nice: getPriority() });
+    } finally {
+      await embedded.stop();
+    }
   } catch (err) {
+    // Closed here when the backup never got to write to it (the stream closes it otherwise).
+    await output.close().catch(() => undefined);
     await rm(partial, { force: true });
     throw err;
-  } finally {
-    await embedded.stop();
+  }
+}
+
+/**
+ * `<out>.partial`, opened before the database is started or joined: a target that cannot
+ * be written (a directory that is not there, a read-only file system, no permission) fails
+ * the backup at once, naming the file, with nothing to undo. Opened by the write stream
+ * instead, the failure came as a stream 'error' event nobody listened to, after the server
+ * was started: the command died with a stack trace and left that server running.
+ */
+async function openOutput(partial: string): Promise<FileHandle> {
+  try {
+    return await open(partial, 'w', 0o600);
+  } catch (err) {
+    throw new Error(`cannot write the backup ${partial}: ${(err as Error).message}`);
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Config } from '../config.js';
 import { hideUserInfo } from '../url-user-info.js';
+import { checkAppRole } from './app-role.js';
 import {
   type EmbeddedPostgres,
   type EmbeddedStartOptions,
@@ -71,8 +72,10 @@ export async function openDatabase(
     max: options.poolSize ?? config.DATABASE_POOL_SIZE ?? defaultPoolSize(),
   });
   try {
-    if (options.migrate !== false) await migrate(db.pool);
-    else if (config.DATABASE_URL) await db.ping();
+    if (options.migrate !== false) {
+      await migrate(db.pool);
+      await checkAppRole(db.pool);
+    } else if (config.DATABASE_URL) await db.ping();
   } catch (err) {
     await db.close();
     await embedded?.stop();

@@ -5,7 +5,7 @@
 
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chown, mkdir, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
+import { chown, lstat, mkdir, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { arch, platform } from 'node:os';
 import { join } from 'node:path';
 
@@ -41,6 +41,47 @@ export function runAsUser(): RunAs {
   } catch {
     execFileSync('useradd', ['--system', '--user-group', '--no-create-home', 'postgres']);
     return lookup();
+  }
+}
+
+/**
+ * The user the server on `pgDir` runs as. As root: the owner of a cluster that is not
+ * root's (the systemd unit's service user, to whom a restore gave it), since PostgreSQL runs
+ * only as its cluster's owner; otherwise `postgres` (runAsUser). A command run as root on the
+ * unit's stopped service (a backup before an upgrade) started the server as `postgres`,
+ * which could not read the cluster ("could not access the server configuration file").
+ */
+export async function clusterUser(pgDir: string): Promise<RunAs> {
+  if (process.getuid?.() !== 0) return {};
+  const owner = await lstat(pgDir).catch(() => null);
+  if (owner?.isDirectory() && owner.uid !== 0) return { uid: owner.uid, gid: owner.gid };
+  return runAsUser();
+}
+
+/**
+ * Whether `pgDir` holds a PostgreSQL cluster (its PG_VERSION). A directory this process
+ * cannot read is neither: it stops the start, naming its owner. Taken for "no cluster"
+ * (existsSync cannot tell), it was initialised over: initdb ran and the data directory's
+ * postgres.password was replaced by a new one before the start failed on the files it
+ * found, so a restored cluster, once given to the right user, no longer let the service in.
+ */
+export async function holdsCluster(pgDir: string): Promise<boolean> {
+  try {
+    await lstat(join(pgDir, 'PG_VERSION'));
+    return true;
+  } catch (err) {
+    const { code, message } = err as NodeJS.ErrnoException;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return false;
+    if (code !== 'EACCES' && code !== 'EPERM') throw err;
+    const owner = await lstat(pgDir).then(
+      (st) => `it belongs to uid ${st.uid}`,
+      () => 'it is not ours',
+    );
+    throw new Error(
+      `cannot read ${pgDir} (${message}): ${owner}, and this process runs as uid ${process.getuid?.()}. ` +
+        'Give the data directory to the user that runs the service (chown -R), or run as that user ' +
+        '(docs/operations.md, "Backups")',
+    );
   }
 }
 
@@ -100,6 +141,17 @@ export async function initialise(
   passwordPath: string,
   user: RunAs,
 ): Promise<void> {
+  // An empty postgres/ (made by hand, or by a restore that failed) is replaced; one with
+  // files is not ours. Checked first: the password file beside it is replaced below.
+  const files = await readdir(pgDir).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return [];
+    throw err;
+  });
+  if (files.length > 0) {
+    throw new Error(
+      `${pgDir} holds files but no database (no PG_VERSION): move it away, or restore a backup into a new data directory`,
+    );
+  }
   const bin = await binaries();
   const owned = async (path: string) => {
     if (user.uid !== undefined) await chown(path, user.uid, user.gid ?? user.uid);
@@ -129,15 +181,9 @@ export async function initialise(
     const draft = join(work, 'postgres.password');
     await writeFile(draft, password, { mode: 0o600 });
     await rename(draft, passwordPath);
-    // An empty postgres/ (made by hand, or by a restore that failed) is replaced; one with files is not ours.
+    // Empty (checked before initdb): replaced.
     await rmdir(pgDir).catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') return;
-      if (err.code === 'ENOTEMPTY' || err.code === 'EEXIST') {
-        throw new Error(
-          `${pgDir} holds files but no database (no PG_VERSION): move it away, or restore a backup into a new data directory`,
-        );
-      }
-      throw err;
+      if (err.code !== 'ENOENT') throw err;
     });
     await rename(pgdata, pgDir);
   } finally {

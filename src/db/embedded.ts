@@ -7,7 +7,13 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
 import { makeDirectories } from '../make-directories.js';
-import { binaries, initialise, removeUnfinishedInitialisations, runAsUser } from './embedded-init.js';
+import {
+  binaries,
+  clusterUser,
+  holdsCluster,
+  initialise,
+  removeUnfinishedInitialisations,
+} from './embedded-init.js';
 import { stopOrphanedServer } from './embedded-orphan.js';
 import {
   claimOwner,
@@ -19,6 +25,7 @@ import {
   waitsFor,
 } from './embedded-owner.js';
 import { type SupervisionEvent, supervise, waitUntilReady } from './embedded-supervisor.js';
+import { RESTORE_MARKER, unfinishedRestore } from './restore.js';
 
 export type { SupervisionEvent };
 
@@ -109,12 +116,12 @@ export async function startEmbeddedPostgres(
   const signal = options.signal;
   const pgDir = join(dataDir, 'postgres');
   const passwordPath = join(dataDir, 'postgres.password');
+  if (existsSync(join(dataDir, RESTORE_MARKER))) throw new Error(unfinishedRestore(dataDir));
   // A CLI run from the wrong directory would otherwise quietly get a new, empty database.
-  if (options.create === false && !existsSync(join(pgDir, 'PG_VERSION')))
-    throw new NoEmbeddedDatabaseError(dataDir);
+  if (options.create === false && !(await holdsCluster(pgDir))) throw new NoEmbeddedDatabaseError(dataDir);
   await makeDirectories(dataDir);
   await chmod(dataDir, 0o755).catch(() => undefined);
-  const user = runAsUser();
+  const user = await clusterUser(pgDir);
   // Read when a server is found or started: a first start's initialiser writes it meanwhile.
   const urlsOn = async (port: number) => {
     if (!existsSync(passwordPath))
@@ -130,7 +137,7 @@ export async function startEmbeddedPostgres(
   // Claimed: no other process initialises or starts a server here until we let go.
   try {
     await removeUnfinishedInitialisations(dataDir);
-    if (!existsSync(join(pgDir, 'PG_VERSION'))) await initialise(dataDir, pgDir, passwordPath, user);
+    if (!(await holdsCluster(pgDir))) await initialise(dataDir, pgDir, passwordPath, user);
   } catch (err) {
     await forgetOwner(dataDir);
     throw err;

@@ -1,5 +1,5 @@
-import { createWriteStream } from 'node:fs';
-import { chmod, chown, type FileHandle, lstat, mkdir, open, readdir, rm } from 'node:fs/promises';
+import { createWriteStream, existsSync } from 'node:fs';
+import { chmod, chown, type FileHandle, lstat, mkdir, open, readdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, normalize, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -15,11 +15,28 @@ import { type RunAs, runAsUser } from './embedded-init.js';
 export class RestoreError extends Error {}
 
 /**
+ * Made first by a restore, removed last: found later, a restore into the directory is
+ * running or was killed outright (SIGKILL, the power lost), which leaves what it had
+ * unpacked. Without it, a start on such a directory said only that postgres.password was
+ * missing, and a new restore that postgres/ was not empty.
+ */
+export const RESTORE_MARKER = 'postgres.restoring';
+
+/** Why a data directory holding RESTORE_MARKER is neither started nor restored into. */
+export function unfinishedRestore(dataDir: string): string {
+  return (
+    `a restore into ${dataDir} has not finished (${RESTORE_MARKER} is there: it is running, or was killed before it ended), ` +
+    'so its cluster is incomplete. Restore into a new data directory, or remove what the restore unpacked ' +
+    `(postgres/, and postgres.password and secret-keys unless they were there before) and ${RESTORE_MARKER}, and restore again`
+  );
+}
+
+/**
  * Unpacks a backup made by `writeBackup` into an empty data directory. The next start of
  * the service replays the WAL the backup holds, from its `backup_label`, and then serves
  * the data as it was when the backup stopped. Entries are kept inside `dataDir` (an
- * archive naming `../` or an absolute path is refused), and the server's files are given
- * to the user it runs as. A restore that fails removes the files and directories it made,
+ * archive naming `../` or an absolute path is refused), and, as root, the files are given
+ * to the user who will run the server (giveToServer). A restore that fails removes the files and directories it made,
  * and only those (a file already there is never opened: entries are created exclusively),
  * so the operator can try again at once.
  */
@@ -30,6 +47,7 @@ export async function restoreBackup(
   signal?: AbortSignal,
 ): Promise<{ files: number }> {
   const pgDir = join(dataDir, 'postgres');
+  if (existsSync(join(dataDir, RESTORE_MARKER))) throw new RestoreError(unfinishedRestore(dataDir));
   if ((await readdir(pgDir).catch(() => [])).length > 0) {
     throw new RestoreError(`${pgDir} is not empty: restore into a new data directory (TAGTRAIL_DATA_DIR)`);
   }
@@ -39,7 +57,16 @@ export async function restoreBackup(
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
     made.directory(await makeDirectories(dataDir));
-    return await unpackInto(input, dataDir, made, signal);
+    const marker = join(dataDir, RESTORE_MARKER);
+    await writeFile(marker, `${process.pid}\n`, { flag: 'wx', mode: 0o600 }).catch(
+      (err: NodeJS.ErrnoException) => {
+        throw err.code === 'EEXIST' ? new RestoreError(unfinishedRestore(dataDir)) : err;
+      },
+    );
+    made.file(marker);
+    const restored = await unpackInto(input, dataDir, made, signal);
+    await rm(marker);
+    return restored;
   } catch (err) {
     await made.remove();
     throw err;
@@ -74,6 +101,8 @@ async function unpackInto(
   const pgDir = join(dataDir, 'postgres');
   let files = 0;
   let sawLabel = false;
+  /** The top-level names the archive put in the data directory. */
+  const unpacked = new Set<string>();
   const unpack = extract();
   unpack.on('entry', (header, stream, next) => {
     // A refused archive destroys the unpacking, and with it this entry's stream: that error
@@ -90,6 +119,7 @@ async function unpackInto(
       return;
     }
     const path = join(dataDir, name);
+    unpacked.add(name.split(sep)[0] as string);
     if (header.type === 'directory') {
       stream.resume();
       made.during(mkdir(path, { recursive: true, mode: 0o700 })).then((first) => {
@@ -145,9 +175,28 @@ async function unpackInto(
   if (!sawLabel) throw new RestoreError('the archive has no postgres/backup_label: not a tagtrail backup');
   // PostgreSQL starts only on a data directory of its own user, readable by it alone.
   await chmod(pgDir, 0o700);
-  const user = runAsUser();
-  if (user.uid !== undefined) await chownTree(pgDir, user);
+  await giveToServer(dataDir, unpacked);
   return { files };
+}
+
+/**
+ * As root, the restored files go to whoever will run the server on them. A data directory
+ * that belongs to another user (the systemd unit's /var/lib/tagtrail, which its
+ * StateDirectory gives to the `tagtrail` user the service runs as) is that user's: every file
+ * the restore made goes to them. Otherwise (a new directory, or root's) the service runs as
+ * root and its PostgreSQL as `postgres` (runAsUser), which gets the cluster. Before, the
+ * cluster always went to `postgres` and the service's files stayed root's, so the unit's
+ * service could read none of them and did not start. Not root: the files are already ours.
+ */
+async function giveToServer(dataDir: string, unpacked: Set<string>): Promise<void> {
+  if (process.getuid?.() !== 0) return;
+  const owner = await lstat(dataDir);
+  if (owner.uid !== 0) {
+    for (const name of unpacked) await chownTree(join(dataDir, name), { uid: owner.uid, gid: owner.gid });
+    return;
+  }
+  const user = runAsUser();
+  if (user.uid !== undefined) await chownTree(join(dataDir, 'postgres'), user);
 }
 
 /** What a restore created, to be removed if it fails: the newest first. */

@@ -1,15 +1,15 @@
 /**
- * A `tagtrail backup` that cannot finish: its database session lost halfway, or the command
- * stopped by a signal. Either way it fails with a clear message, removes the `.partial`
- * output, and stops the server it started itself (the owner record goes with it), so the
- * data directory is left as it was.
+ * A `tagtrail backup` that cannot finish: its output cannot be opened, its database session
+ * lost halfway, or the command stopped by a signal. Either way it fails with a clear
+ * message, removes the `.partial` output, and stops the server it started itself (the owner
+ * record goes with it), so the data directory is left as it was.
  */
 import { execFileSync } from 'node:child_process';
 import { createReadStream, existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { childEnv, MAIN, postmasterPid, start } from '../helpers/compiled.js';
+import { childEnv, MAIN, postmasterPid, run, start } from '../helpers/compiled.js';
 import { exited } from '../helpers/orphan.js';
 import { query } from '../helpers/pg-query.js';
 import { stoppedDataDirectory } from '../helpers/stopped-data-dir.js';
@@ -72,6 +72,19 @@ async function expectLeftAsItWas(stalled: Awaited<ReturnType<typeof stalledBacku
 }
 
 describe('tagtrail backup that cannot finish', () => {
+  it('its output cannot be opened: fails naming the file, before any server is started', async () => {
+    // A backup disk that is not mounted: the directory is not there (a read-only or full
+    // target fails the same open).
+    const out = join(dirs.root, 'not-mounted', 'nightly.tar.gz');
+    const result = await run(process.execPath, [MAIN, 'backup', '--out', out], cliEnv());
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toBe(
+      `tagtrail: cannot write the backup ${out}.partial: ENOENT: no such file or directory, open '${out}.partial'\n`,
+    );
+    expect(existsSync(join(dirs.dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+    expect(existsSync(join(dirs.dataDir, 'postgres.owner'))).toBe(false);
+  }, 60_000);
+
   it('its database session lost halfway: fails saying so, removes the partial file, stops its server', async () => {
     const stalled = await stalledBackup('lost');
     await query(await stalled.url(), `SELECT pg_terminate_backend(${stalled.backend})`);

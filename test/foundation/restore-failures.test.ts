@@ -1,20 +1,21 @@
 /**
  * `tagtrail restore` failing for reasons outside the archive: an archive that cannot be
- * read fails before anything is made, and a file system that fails (a full disk) is
- * reported as what it is, not as a damaged archive, with what was unpacked removed.
+ * read fails before anything is made, a file system that fails (a full disk) is reported as
+ * what it is, not as a damaged archive, with what was unpacked removed, and a restore killed
+ * outright leaves a mark that the next start and the next restore name.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { createWriteStream, existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import { pack } from 'tar-stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { restoreBackup } from '../../src/db/restore.js';
-import { buildIfStale, childEnv, MAIN, run } from '../helpers/compiled.js';
+import { buildIfStale, childEnv, MAIN, ROOT, run } from '../helpers/compiled.js';
 
 let root: string;
 
@@ -73,5 +74,44 @@ describe('restore failing outside the archive', () => {
     } finally {
       execFileSync('umount', [disk]);
     }
+  }, 60_000);
+
+  it('killed outright halfway: the next start and the next restore say the restore did not finish', async () => {
+    const tar = pack();
+    tar.entry({ name: 'postgres/PG_VERSION' }, '18\n');
+    tar.entry({ name: 'postgres/base/1/1259' }, randomBytes(4 * 1024 * 1024));
+    tar.entry({ name: 'postgres/backup_label' }, 'START WAL LOCATION: 0/2000028\n');
+    tar.entry({ name: 'postgres.password' }, 'pw');
+    tar.finalize();
+    const chunks: Buffer[] = [];
+    for await (const chunk of tar.pipe(createGzip())) chunks.push(chunk as Buffer);
+    const archive = Buffer.concat(chunks);
+    // Fed through a FIFO: the restore waits, halfway, for the rest that never comes.
+    const fifo = join(root, 'halfway.tar.gz');
+    execFileSync('mkfifo', [fifo]);
+    const dataDir = join(root, 'killed');
+    const env = childEnv({ TAGTRAIL_DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
+    const restore = spawn(process.execPath, [MAIN, 'restore', fifo], { cwd: ROOT, env, stdio: 'ignore' });
+    const exited = new Promise((resolve) => restore.once('exit', resolve));
+    const feed = createWriteStream(fifo);
+    feed.on('error', () => undefined);
+    feed.write(archive.subarray(0, archive.length / 2));
+    await vi.waitFor(() => expect(existsSync(join(dataDir, 'postgres', 'PG_VERSION'))).toBe(true), {
+      timeout: 30_000,
+      interval: 50,
+    });
+    restore.kill('SIGKILL');
+    await exited;
+    feed.destroy();
+
+    const unfinished = `a restore into ${dataDir} has not finished (postgres.restoring is there`;
+    const start = await run(process.execPath, [MAIN, 'migrate', '--check'], env);
+    expect(start.code, start.stderr).toBe(1);
+    expect(start.stderr).toContain(unfinished);
+    const whole = join(root, 'whole.tar.gz');
+    await writeFile(whole, archive);
+    const retried = await run(process.execPath, [MAIN, 'restore', whole], env);
+    expect(retried.code, retried.stderr).toBe(1);
+    expect(retried.stderr).toContain(unfinished);
   }, 60_000);
 });

@@ -164,16 +164,19 @@ export interface ServiceProcess {
  * Runs `serve` from dist/ with `childEnv(env)` and resolves once it prints
  * `tagtrail listening on …`, or rejects with its output if it exits. `onSpawn` gets the
  * process at once, for a test that watches what it prints while it starts (or waits).
+ * `runAs` (a test running as root): the user it runs as, as a systemd unit's `User=`.
  */
 export function spawnService(
   env: NodeJS.ProcessEnv,
   startTimeoutMs = 90_000,
   onSpawn?: (service: ServiceProcess) => void,
+  runAs: { uid?: number; gid?: number } = {},
 ): Promise<ServiceProcess> {
   const child = spawn(process.execPath, [MAIN, 'serve'], {
     cwd: ROOT,
     env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...runAs,
   });
   let out = '';
   let err = '';
