@@ -31,6 +31,8 @@ export interface ConnectionLimits {
   maxHeaderBytes: number;
   /** At the stop, how long requests in flight may go on before their connections are closed (./stop-connections.ts). */
   stopGraceMs: number;
+  /** Connections one remote address holds at once; more are closed unanswered (./connection-gate.ts). */
+  maxConnectionsPerAddress: number;
 }
 
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
@@ -41,6 +43,7 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
   // Node's default is 16 KiB; a long session cookie and a long bearer token together must fit.
   maxHeaderBytes: 32 * 1024,
   stopGraceMs: STOP_GRACE_MS,
+  maxConnectionsPerAddress: 1024,
 };
 
 /** After an error answer on a raw socket, how long its remaining input is read before the socket is destroyed. */

@@ -10,6 +10,7 @@ import Fastify, {
 } from 'fastify';
 import type { PublicAuthenticator, SessionAuthenticator } from '../auth-types.js';
 import type { TlsPair } from '../tls/tls-files.js';
+import { limitConnectionsPerAddress } from './connection-gate.js';
 import {
   type ConnectionLimits,
   connectionOptions,
@@ -125,6 +126,7 @@ export async function createHttpServer(deps: HttpDependencies, options: ServerOp
   if (options.metrics) registerRequestMetrics(app, options.metrics.metrics);
   registerEventStreams(app, options.metrics?.metrics);
   registerConnectionHandling(app, publicRateLimit);
+  if (!deps.trustProxy) limitConnectionsPerAddress(app.server, limits.maxConnectionsPerAddress);
   closeConnectionsAtStop(app, limits.stopGraceMs);
   if (options.lameDuck) registerDrain(app, options.lameDuck);
   registerStrictInputs(app);
