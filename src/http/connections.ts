@@ -59,7 +59,7 @@ const answered = new WeakSet<Socket>();
 export interface PublicRateLimit {
   request(request: FastifyRequest, reply: FastifyReply): Promise<unknown>;
   raw(caller: RawCaller, mode: 'peek' | 'take'): Promise<RateDecision | undefined>;
-  /** TAGTRAIL_TRUST_PROXY: the client address is the first X-Forwarded-For entry, as for `request.ip`. */
+  /** TAGTRAIL_TRUST_PROXY: the client address is the last X-Forwarded-For entry, as for `request.ip`. */
   trustProxy: boolean;
 }
 
@@ -79,10 +79,18 @@ function headFields(raw: Buffer): Map<string, string> {
   return fields;
 }
 
+/**
+ * The client address a trusted proxy forwarded: the last X-Forwarded-For entry, the one the
+ * proxy added, as Fastify's `request.ip` (trustProxy: 1 hop). Entries before it are what the
+ * client sent, and a client must not choose its own address for the per-address limits.
+ */
+export const forwardedClient = (value: string | undefined): string | undefined =>
+  value?.split(',').at(-1)?.trim() || undefined;
+
 /** The caller of a request head, as `rateLimitPublic` would identify it. */
 function rawCaller(raw: Buffer | undefined, socket: Socket, trustProxy: boolean): RawCaller {
   const fields = raw ? headFields(raw) : new Map<string, string>();
-  const forwarded = trustProxy ? fields.get('x-forwarded-for')?.split(',')[0]?.trim() : undefined;
+  const forwarded = trustProxy ? forwardedClient(fields.get('x-forwarded-for')) : undefined;
   return {
     authorization: fields.get('authorization'),
     xApiKey: fields.get('x-api-key'),
@@ -300,7 +308,7 @@ export function registerConnectionHandling(app: FastifyInstance, rateLimit: Publ
         const value = req.headers[name];
         return Array.isArray(value) ? value[0] : value;
       };
-      const forwarded = rateLimit.trustProxy ? header('x-forwarded-for')?.split(',')[0]?.trim() : undefined;
+      const forwarded = rateLimit.trustProxy ? forwardedClient(header('x-forwarded-for')) : undefined;
       const decision = await rateLimit.raw(
         {
           authorization: header('authorization'),

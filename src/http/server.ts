@@ -105,7 +105,9 @@ export async function createHttpServer(deps: HttpDependencies, options: ServerOp
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
     // One spelling of the path for the router and every hook (src/http/request-target.ts).
     rewriteUrl: (req) => originForm(req.url ?? '/'),
-    trustProxy: deps.trustProxy,
+    // The peer (the proxy) only: the entry it added, the last of X-Forwarded-For, is the
+    // client's address (`true` would take the first, which the client writes itself).
+    trustProxy: deps.trustProxy ? (_address: string, hop: number) => hop === 0 : false,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const ajv = createAjv();
