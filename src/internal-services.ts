@@ -2,7 +2,7 @@ import { AccountService, type SignupMode } from './accounts/account-service.js';
 import { CsrfTokens } from './accounts/csrf.js';
 import { PasswordResetService } from './accounts/password-resets.js';
 import { SessionService } from './accounts/session-service.js';
-import { SIGN_UP_POLICY, SignInLimiter } from './accounts/sign-in-limiter.js';
+import { INVITATION_POLICY, SIGN_UP_POLICY, SignInLimiter } from './accounts/sign-in-limiter.js';
 import { TotpService } from './accounts/totp-service.js';
 import { ActivityService } from './activity/service.js';
 import { AssetService } from './assets/service.js';
@@ -44,6 +44,8 @@ export interface InternalServices {
   signInLimiter: SignInLimiter;
   /** Sign-ups per client address (SIGN_UP_POLICY): each is an argon2 hash and a new organization. */
   signUpLimiter: RateLimitStore;
+  /** Invitations issued or resent per organization (INVITATION_POLICY): each may mail a link. */
+  invitationLimiter: RateLimitStore;
   keys: KeyService;
   /** The organization's people and their roles (docs/web-app.md "Roles and members"). */
   members: MemberService;
@@ -112,6 +114,7 @@ export async function createInternalServices(
   const csrf = CsrfTokens.fromSecret(keys.signing.secret);
   const signInLimiter = SignInLimiter.create(config.REDIS_URL);
   const signUpLimiter = createBucketStore(config.REDIS_URL, SIGN_UP_POLICY, 'tagtrail:signup:');
+  const invitationLimiter = createBucketStore(config.REDIS_URL, INVITATION_POLICY, 'tagtrail:invite:');
   const signup: SignupMode = config.TAGTRAIL_SIGNUP ?? 'first-user-only';
   const assets = new AssetService(db);
   const locations = new LocationService(db);
@@ -138,6 +141,7 @@ export async function createInternalServices(
     totp: new TotpService(db, keys.secrets),
     signInLimiter,
     signUpLimiter,
+    invitationLimiter,
     keys: new KeyService(db, tokens),
     members: new MemberService(db),
     invitations: new InvitationService(db),
@@ -161,6 +165,7 @@ export async function createInternalServices(
       invitationMailer?.close();
       await signInLimiter.close();
       await signUpLimiter.close();
+      await invitationLimiter.close();
     },
   };
 }

@@ -12,6 +12,15 @@ export const SIGN_IN_POLICY: BucketPolicy = { limit: 10, windowSeconds: 15 * 60 
 export const SIGN_UP_POLICY: BucketPolicy = { limit: 5, windowSeconds: 3600 };
 
 /**
+ * Invitations issued or resent, per organization: 50 at once (a team invited in one sitting),
+ * then 50 an hour. Each may mail a link to any address from the deployment's sender, and each
+ * answers whether the address has an account in any organization (409), so without a bound
+ * one administrator (anyone, with open sign-up) could mail without end and test every
+ * address of a list against the deployment's accounts.
+ */
+export const INVITATION_POLICY: BucketPolicy = { limit: 50, windowSeconds: 3600 };
+
+/**
  * Token buckets for password attempts (sign-in, password change), separate from the API's:
  * in memory, or in Redis under their own prefix when REDIS_URL is set, so every instance
  * counts the same attempts. A store outage lets the attempt through, as the API does.

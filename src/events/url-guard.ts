@@ -29,13 +29,18 @@ for (const [net, prefix] of [
   forbidden.addSubnet(net, prefix, 'ipv4');
 }
 for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
+  // Unspecified, loopback and the deprecated IPv4-compatible addresses (::127.0.0.1).
+  ['::', 96],
   ['64:ff9b::', 96],
+  // NAT64's local-use prefix (RFC 8215): a site's translator maps it onto any IPv4 address,
+  // private and metadata ones included, as it does the well-known prefix above.
+  ['64:ff9b:1::', 48],
   ['100::', 64],
   ['2001:db8::', 32],
   ['fc00::', 7],
   ['fe80::', 10],
+  // Site-local, deprecated but still routed inside some networks.
+  ['fec0::', 10],
   ['ff00::', 8],
 ] as const) {
   forbidden.addSubnet(net, prefix, 'ipv6');

@@ -31,6 +31,8 @@ export interface ConnectionLimits {
   maxHeaderBytes: number;
   /** At the stop, how long requests in flight may go on before their connections are closed (./stop-connections.ts). */
   stopGraceMs: number;
+  /** Connections one remote address holds at once; more are closed unanswered (./connection-gate.ts). */
+  maxConnectionsPerAddress: number;
 }
 
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
@@ -41,6 +43,7 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
   // Node's default is 16 KiB; a long session cookie and a long bearer token together must fit.
   maxHeaderBytes: 32 * 1024,
   stopGraceMs: STOP_GRACE_MS,
+  maxConnectionsPerAddress: 1024,
 };
 
 /** After an error answer on a raw socket, how long its remaining input is read before the socket is destroyed. */
@@ -56,7 +59,7 @@ const answered = new WeakSet<Socket>();
 export interface PublicRateLimit {
   request(request: FastifyRequest, reply: FastifyReply): Promise<unknown>;
   raw(caller: RawCaller, mode: 'peek' | 'take'): Promise<RateDecision | undefined>;
-  /** TAGTRAIL_TRUST_PROXY: the client address is the first X-Forwarded-For entry, as for `request.ip`. */
+  /** TAGTRAIL_TRUST_PROXY: the client address is the last X-Forwarded-For entry, as for `request.ip`. */
   trustProxy: boolean;
 }
 
@@ -76,10 +79,18 @@ function headFields(raw: Buffer): Map<string, string> {
   return fields;
 }
 
+/**
+ * The client address a trusted proxy forwarded: the last X-Forwarded-For entry, the one the
+ * proxy added, as Fastify's `request.ip` (trustProxy: 1 hop). Entries before it are what the
+ * client sent, and a client must not choose its own address for the per-address limits.
+ */
+export const forwardedClient = (value: string | undefined): string | undefined =>
+  value?.split(',').at(-1)?.trim() || undefined;
+
 /** The caller of a request head, as `rateLimitPublic` would identify it. */
 function rawCaller(raw: Buffer | undefined, socket: Socket, trustProxy: boolean): RawCaller {
   const fields = raw ? headFields(raw) : new Map<string, string>();
-  const forwarded = trustProxy ? fields.get('x-forwarded-for')?.split(',')[0]?.trim() : undefined;
+  const forwarded = trustProxy ? forwardedClient(fields.get('x-forwarded-for')) : undefined;
   return {
     authorization: fields.get('authorization'),
     xApiKey: fields.get('x-api-key'),
@@ -297,7 +308,7 @@ export function registerConnectionHandling(app: FastifyInstance, rateLimit: Publ
         const value = req.headers[name];
         return Array.isArray(value) ? value[0] : value;
       };
-      const forwarded = rateLimit.trustProxy ? header('x-forwarded-for')?.split(',')[0]?.trim() : undefined;
+      const forwarded = rateLimit.trustProxy ? forwardedClient(header('x-forwarded-for')) : undefined;
       const decision = await rateLimit.raw(
         {
           authorization: header('authorization'),

@@ -10,6 +10,7 @@ import Fastify, {
 } from 'fastify';
 import type { PublicAuthenticator, SessionAuthenticator } from '../auth-types.js';
 import type { TlsPair } from '../tls/tls-files.js';
+import { limitConnectionsPerAddress } from './connection-gate.js';
 import {
   type ConnectionLimits,
   connectionOptions,
@@ -104,7 +105,9 @@ export async function createHttpServer(deps: HttpDependencies, options: ServerOp
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
     // One spelling of the path for the router and every hook (src/http/request-target.ts).
     rewriteUrl: (req) => originForm(req.url ?? '/'),
-    trustProxy: deps.trustProxy,
+    // The peer (the proxy) only: the entry it added, the last of X-Forwarded-For, is the
+    // client's address (`true` would take the first, which the client writes itself).
+    trustProxy: deps.trustProxy ? (_address: string, hop: number) => hop === 0 : false,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const ajv = createAjv();
@@ -125,6 +128,7 @@ export async function createHttpServer(deps: HttpDependencies, options: ServerOp
   if (options.metrics) registerRequestMetrics(app, options.metrics.metrics);
   registerEventStreams(app, options.metrics?.metrics);
   registerConnectionHandling(app, publicRateLimit);
+  if (!deps.trustProxy) limitConnectionsPerAddress(app.server, limits.maxConnectionsPerAddress);
   closeConnectionsAtStop(app, limits.stopGraceMs);
   if (options.lameDuck) registerDrain(app, options.lameDuck);
   registerStrictInputs(app);

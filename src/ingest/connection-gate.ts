@@ -1,4 +1,6 @@
-import type { Socket } from 'node:net';
+import { ConnectionGate } from '../http/connection-gate.js';
+
+export { ConnectionGate };
 
 /**
  * How many connections the embedded broker holds. Every TCP connection costs the process a
@@ -27,28 +29,3 @@ export const BROKER_CONNECTION_LIMITS: BrokerConnectionLimits = {
   perAddress: 256,
   connectTimeoutMs: 10_000,
 };
-
-/** Counts the broker's open connections, in all and by remote address, and admits new ones within the limits. */
-export class ConnectionGate {
-  private open = 0;
-  private readonly byAddress = new Map<string, number>();
-
-  constructor(private readonly limits: Pick<BrokerConnectionLimits, 'total' | 'perAddress'>) {}
-
-  /** Whether `socket` may be served; if so it is counted until it closes. */
-  admit(socket: Socket): boolean {
-    // A socket already reset by its peer has no address; it closes at once anyway.
-    const address = socket.remoteAddress ?? '';
-    const fromAddress = this.byAddress.get(address) ?? 0;
-    if (this.open >= this.limits.total || fromAddress >= this.limits.perAddress) return false;
-    this.open += 1;
-    this.byAddress.set(address, fromAddress + 1);
-    socket.once('close', () => {
-      this.open -= 1;
-      const left = (this.byAddress.get(address) ?? 1) - 1;
-      if (left > 0) this.byAddress.set(address, left);
-      else this.byAddress.delete(address);
-    });
-    return true;
-  }
-}

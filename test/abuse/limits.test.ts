@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SIGN_UP_POLICY } from '../../src/accounts/sign-in-limiter.js';
+import { INVITATION_POLICY, SIGN_UP_POLICY } from '../../src/accounts/sign-in-limiter.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { listenOnLoopback } from '../helpers/listening.js';
 import { rawRequest, requestBytes } from '../helpers/raw-http.js';
@@ -49,6 +49,42 @@ describe('sign-up per client address', () => {
       organizations,
     );
     expect((await signUp(freshAddress())).statusCode).toBe(201);
+  });
+});
+
+describe('invitations per organization', () => {
+  let t: InternalTestApp;
+  beforeAll(async () => {
+    t = await buildInternalApp({ signup: 'open' });
+  });
+  afterAll(() => t.close());
+
+  const invitationsOf = async (orgId: number) =>
+    Number(
+      (await t.database.db.pool.query('SELECT count(*) FROM invitations WHERE org_id = $1', [orgId])).rows[0]
+        .count,
+    );
+
+  it(`allows ${INVITATION_POLICY.limit} invitations and resends at once, then 429 without saying whether the address has an account; other organizations are not affected`, async () => {
+    const admin = await t.signUp();
+    const elsewhere = await t.signUp();
+    const inviteNew = (by = admin) =>
+      by.post('/internal/invitations', { email: uniqueEmail('invited'), role: 'viewer' });
+    const first = await inviteNew();
+    expect(first.statusCode, first.body).toBe(201);
+    expect((await admin.post(`/internal/invitations/${first.json().data.id}/resend`)).statusCode).toBe(200);
+    for (let i = 2; i < INVITATION_POLICY.limit; i++) {
+      const res = await inviteNew();
+      expect(res.statusCode, res.body).toBe(201);
+    }
+    const sent = await invitationsOf(admin.orgId);
+    expectRateLimited(await inviteNew());
+    // An address with an account elsewhere gets the same 429, not the 409 that would confirm it.
+    expectRateLimited(await admin.post('/internal/invitations', { email: elsewhere.email, role: 'viewer' }));
+    expectRateLimited(await admin.post(`/internal/invitations/${first.json().data.id}/resend`));
+    expect(await invitationsOf(admin.orgId)).toBe(sent);
+    const other = await inviteNew(elsewhere);
+    expect(other.statusCode, other.body).toBe(201);
   });
 });
 

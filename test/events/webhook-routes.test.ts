@@ -37,10 +37,16 @@ describe('request forgery guard', () => {
       'fd00::1',
       '::ffff:127.0.0.1',
       '::ffff:10.0.0.1',
+      '::127.0.0.1',
+      '::a9fe:a9fe',
+      '64:ff9b::a9fe:a9fe',
+      '64:ff9b:1::a9fe:a9fe',
+      '64:ff9b:1:ffff::a00:1',
+      'fec0::1',
     ]) {
       expect(isPrivateAddress(a), a).toBe(true);
     }
-    for (const a of ['8.8.8.8', '172.32.0.1', '1.1.1.1', '2606:4700:4700::1111']) {
+    for (const a of ['8.8.8.8', '172.32.0.1', '1.1.1.1', '2606:4700:4700::1111', '64:ff9b:2::1', '1::1']) {
       expect(isPrivateAddress(a), a).toBe(false);
     }
   });
@@ -51,6 +57,8 @@ describe('request forgery guard', () => {
     expect(urlProblem('https://127.0.0.1/x', false)).toMatch(/loopback or private/);
     expect(urlProblem('https://[::1]/x', false)).toMatch(/loopback or private/);
     expect(urlProblem('https://[fd00::8]/x', false)).toMatch(/loopback or private/);
+    expect(urlProblem('https://[::127.0.0.1]/x', false)).toMatch(/loopback or private/);
+    expect(urlProblem('https://[64:ff9b:1::169.254.169.254]/x', false)).toMatch(/loopback or private/);
     expect(urlProblem('https://[2606:4700:4700::1111]/x', false)).toBeNull();
     expect(urlProblem('https://93.184.216.34/x', false)).toBeNull();
     expect(urlProblem('https://10.0.0.8/x', false)).toMatch(/loopback or private/);

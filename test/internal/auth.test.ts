@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SIGN_UP_POLICY } from '../../src/accounts/sign-in-limiter.js';
 import { json, signIn, signUpRequest } from './auth-requests.js';
 import {
   browser,
@@ -340,5 +341,19 @@ describe('behind a TLS-terminating proxy (TAGTRAIL_TRUST_PROXY=true)', () => {
     for (let i = 0; i < 10; i++) expect((await attempt(address)).statusCode).toBe(401);
     expect((await attempt(address)).statusCode).toBe(429);
     expect((await attempt(freshAddress())).statusCode).toBe(401);
+  });
+
+  it('counts the address the proxy added, not the X-Forwarded-For entries the client sent before it', async () => {
+    const client = freshAddress();
+    // A proxy that appends ($proxy_add_x_forwarded_for) keeps what the client sent first.
+    const spoofing = () =>
+      t.app.inject({
+        method: 'POST',
+        url: '/internal/auth/sign-up',
+        headers: { ...json, 'x-forwarded-for': `${freshAddress()}, ${client}` },
+        payload: JSON.stringify({ email: uniqueEmail(), password: 'long enough', organization_name: 'P' }),
+      });
+    for (let i = 0; i < SIGN_UP_POLICY.limit; i++) expect((await spoofing()).statusCode).toBe(201);
+    expect((await spoofing()).statusCode).toBe(429);
   });
 });

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Email } from '../../accounts/internal-routes/auth.js';
 import { SessionSchema } from '../../accounts/internal-routes/session.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../accounts/passwords.js';
@@ -108,6 +108,12 @@ export const invitationRoutes =
       };
     };
 
+    const spendInvitation = (request: FastifyRequest, reply: FastifyReply) =>
+      takeToken(s.invitationLimiter, `org:${sessionOf(request).orgId}`, request, reply, {
+        headers: false,
+        what: 'invitations per hour from one organization',
+      });
+
     app.get(
       '/internal/invitations',
       {
@@ -136,6 +142,8 @@ export const invitationRoutes =
       },
       async (request, reply) => {
         const session = sessionOf(request);
+        // Before the address is looked up: a refused invitation answers nothing about it.
+        await spendInvitation(request, reply);
         const minted = await s.invitations.invite(
           callerOf(request),
           session.userId,
@@ -150,7 +158,8 @@ export const invitationRoutes =
     app.post(
       '/internal/invitations/:invitation_id/resend',
       { config: { role: 'admin' }, schema: { params: InvitationParams, response: { 200: Issued } } },
-      async (request) => {
+      async (request, reply) => {
+        await spendInvitation(request, reply);
         return issued(request, await s.invitations.resend(callerOf(request), request.params.invitation_id));
       },
     );

@@ -1,0 +1,71 @@
+import type { Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { listenOnLoopback } from '../helpers/listening.js';
+import { openSocket, parseResponses, requestBytes } from '../helpers/raw-http.js';
+
+/**
+ * One client address cannot hold the server's file descriptors: its connections past the
+ * bound are closed unanswered, while those it holds are served. The bound is 3 here so the
+ * test is quick; the default is DEFAULT_CONNECTION_LIMITS.maxConnectionsPerAddress.
+ */
+const BOUND = 3;
+let t: TestApp;
+let port: number;
+
+beforeAll(async () => {
+  t = await buildTestApp({ connection: { maxConnectionsPerAddress: BOUND } });
+  port = await listenOnLoopback(t.app);
+});
+afterAll(() => t.close());
+
+/** Resolves with what the server sent before it closed the socket. */
+function untilClosed(socket: Socket): Promise<Buffer> {
+  let received = Buffer.alloc(0);
+  socket.on('data', (chunk) => {
+    received = Buffer.concat([received, chunk]);
+  });
+  socket.on('error', () => undefined);
+  return new Promise((resolve) => socket.once('close', () => resolve(received)));
+}
+
+/** One request on an open socket; resolves with its status. */
+function statusOn(socket: Socket): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let received = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      const [response] = parseResponses(received);
+      if (response) {
+        socket.off('data', onData);
+        resolve(response.status);
+      }
+    };
+    socket.on('data', onData);
+    socket.once('close', () => reject(new Error('closed before an answer')));
+    socket.write(requestBytes('GET /healthz HTTP/1.1'));
+  });
+}
+
+describe('connections per client address', () => {
+  it('closes connections past the bound unanswered, serves those within it, and admits a new one once one closes', async () => {
+    const held = await Promise.all(Array.from({ length: BOUND }, () => openSocket(port)));
+    try {
+      const extra = await openSocket(port);
+      const closed = untilClosed(extra);
+      extra.write(requestBytes('GET /healthz HTTP/1.1'));
+      expect((await closed).length).toBe(0);
+      for (const socket of held) expect(await statusOn(socket)).toBe(200);
+
+      await untilClosed(held.pop()!.end());
+      // The server counts the slot free once its side has closed too, a moment after ours.
+      await vi.waitFor(async () => {
+        const next = await openSocket(port);
+        held.push(next);
+        expect(await statusOn(next)).toBe(200);
+      });
+    } finally {
+      for (const socket of held) socket.destroy();
+    }
+  });
+});
