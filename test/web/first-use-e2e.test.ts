@@ -1,11 +1,13 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seriousAxeViolations } from './axe.js';
 import { hasChromium } from './browser.js';
 import { startWebSite, type WebSite } from './site.js';
 
 /**
  * What a new operator with only a browser met on first use (the browser-alone audit), each
- * checked where they meet it: a location tree typed in a row, one location after another.
+ * checked where they meet it: a location tree typed in a row, one location after another; a
+ * reader's credentials, shown once, announced and copied like an API key.
  */
 describe.skipIf(!hasChromium)('first use from the browser alone', { timeout: 120_000 }, () => {
   let site: WebSite;
@@ -62,6 +64,34 @@ describe.skipIf(!hasChromium)('first use from the browser alone', { timeout: 120
       dock2: await parentOf('DOCK-2'),
       door: await parentOf('DOCK-2-DOOR'),
     }).toEqual({ south: null, dock1: 'NORTH', dock2: 'NORTH', door: 'DOCK-2' });
+    expect(site.browser.consoleErrors).toEqual([]);
+  });
+
+  it("a reader's credentials, shown once, take the focus and each has a Copy button", async () => {
+    await page.goto(`${site.base}/readers`);
+    await page.getByLabel('Name', { exact: true }).fill('Dock door');
+    await page.getByLabel('Identity').fill('door-1');
+    await page.getByLabel('MQTT topic').fill('fresh/door-1/reads');
+    await page.getByRole('button', { name: 'Add reader' }).click();
+    const panel = page.getByRole('region', { name: 'Credentials for “Dock door”' });
+    await panel.waitFor();
+    // The panel opens above the readers, away from the button pressed: it must take the
+    // focus so a screen reader says what appeared (the focus was left on nothing).
+    await expect.poll(() => panel.evaluate((el) => el === document.activeElement)).toBe(true);
+    const password = await page.locator('#mqtt-password').inputValue();
+    await panel.getByRole('button', { name: 'Copy: MQTT password' }).click();
+    await panel.getByRole('button', { name: 'Copied: MQTT password' }).waitFor();
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(password);
+    await panel.getByRole('button', { name: 'Copy: MQTT user name' }).waitFor();
+    expect(await seriousAxeViolations(page), 'credentials shown once').toEqual([]);
+    await panel.getByRole('button', { name: 'Done' }).click();
+
+    // A new password, asked for on the reader's card, is shown in the same panel.
+    await page.getByRole('button', { name: 'New MQTT password for Dock door' }).click();
+    await page.getByRole('button', { name: 'Yes, replace' }).click();
+    await panel.waitFor();
+    await expect.poll(() => panel.evaluate((el) => el === document.activeElement)).toBe(true);
+    expect(await page.locator('#mqtt-password').inputValue()).not.toBe(password);
     expect(site.browser.consoleErrors).toEqual([]);
   });
 });

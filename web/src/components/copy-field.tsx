@@ -28,7 +28,14 @@ export function CopyField({ id, label, value }: { id: string; label: string; val
           value={value}
           onFocus={(e) => e.currentTarget.select()}
         />
-        <button type="button" class="button primary" onClick={copy}>
+        {/* Named for what it copies: a panel with several (a reader's user name and password)
+            otherwise read as "Copy, Copy" to a screen reader. */}
+        <button
+          type="button"
+          class="button primary"
+          aria-label={`${copied === 'yes' ? 'Copied' : 'Copy'}: ${label}`}
+          onClick={copy}
+        >
           {copied === 'yes' ? 'Copied' : 'Copy'}
         </button>
       </div>
