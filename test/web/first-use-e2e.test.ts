@@ -7,7 +7,8 @@ import { startWebSite, type WebSite } from './site.js';
 /**
  * What a new operator with only a browser met on first use (the browser-alone audit), each
  * checked where they meet it: a location tree typed in a row, one location after another; a
- * reader's credentials, shown once, announced and copied like an API key.
+ * reader's credentials, shown once, announced and copied like an API key; a question asked
+ * in place of its button (delete, revoke) taking the focus and giving it back.
  */
 describe.skipIf(!hasChromium)('first use from the browser alone', { timeout: 120_000 }, () => {
   let site: WebSite;
@@ -92,6 +93,42 @@ describe.skipIf(!hasChromium)('first use from the browser alone', { timeout: 120
     await panel.waitFor();
     await expect.poll(() => panel.evaluate((el) => el === document.activeElement)).toBe(true);
     expect(await page.locator('#mqtt-password').inputValue()).not.toBe(password);
+    expect(site.browser.consoleErrors).toEqual([]);
+  });
+
+  it('a question asked in place of its button takes the focus, and Cancel gives it back', async () => {
+    const created = await site.internal('POST', '/internal/assets', { name: 'Cage 7' });
+    expect(created.status).toBe(201);
+    await page.goto(`${site.base}/assets/${created.body.data.id}`);
+    const focused = () =>
+      page.evaluate(() => {
+        const el = document.activeElement;
+        if (!el || el === document.body) return 'nothing';
+        const group = el.closest('[role="group"]');
+        const question = group && document.getElementById(group.getAttribute('aria-labelledby') ?? '');
+        return `${el.textContent?.trim()}${question ? ` in "${question.textContent?.trim()}"` : ''}`;
+      });
+    // By keyboard alone: the button is replaced by the question, which took the focus with it.
+    await page.getByRole('button', { name: 'Delete asset' }).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(focused).toMatch(/^Cancel in "Delete “Cage 7”\?/);
+    expect(await seriousAxeViolations(page), 'delete question').toEqual([]);
+    await page.keyboard.press('Enter');
+    await expect.poll(focused).toBe('Delete asset');
+
+    await page.goto(`${site.base}/readers`);
+    const revoke = page.getByRole('button', { name: 'Revoke MQTT access of Dock door' });
+    await revoke.focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(focused).toMatch(/^Cancel in "Revoke the MQTT access of “Dock door”\?/);
+    await page.keyboard.press('Enter');
+    await expect.poll(focused).toBe('Revoke MQTT access');
+    const remove = page.getByRole('button', { name: 'Delete reader Dock door' });
+    await remove.focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(focused).toBe('Cancel in "Delete “Dock door”?"');
+    await page.keyboard.press('Enter');
+    await expect.poll(focused).toBe('Delete reader');
     expect(site.browser.consoleErrors).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, type Reader } from '../api.js';
+import { useQuestionFocus } from './confirm.js';
 import { CopyField } from './copy-field.js';
 import { ErrorAlert } from './errors.js';
 import { ShownOncePanel } from './shown-once.js';
@@ -54,12 +55,15 @@ export function MqttAccess({
       onChanged();
     });
   const newLabel = reader.mqtt_credentials ? 'New MQTT password' : 'Issue MQTT password';
+  const rotateFocus = useQuestionFocus(confirming === 'rotate');
+  const revokeFocus = useQuestionFocus(confirming === 'revoke');
   return (
     <div class="card-actions">
       {confirming === null && (
         <>
           <button
             type="button"
+            ref={rotateFocus.ask}
             class="button secondary"
             aria-label={`${newLabel} for ${reader.name}`}
             onClick={() => setConfirming('rotate')}
@@ -69,6 +73,7 @@ export function MqttAccess({
           {reader.mqtt_credentials && (
             <button
               type="button"
+              ref={revokeFocus.ask}
               class="button link"
               aria-label={`Revoke MQTT access of ${reader.name}`}
               onClick={() => setConfirming('revoke')}
@@ -79,25 +84,41 @@ export function MqttAccess({
         </>
       )}
       {confirming === 'rotate' && (
-        <span class="confirm">
-          {reader.mqtt_credentials
-            ? `Replace the MQTT password of “${reader.name}”? It is disconnected until configured with the new one.`
-            : `Issue an MQTT password for “${reader.name}”?`}{' '}
+        // biome-ignore lint/a11y/useSemanticElements: as in ConfirmedAction, the question names the group the focus lands in
+        <span class="confirm" role="group" aria-labelledby={`reader-${reader.id}-rotate-question`}>
+          <span id={`reader-${reader.id}-rotate-question`}>
+            {reader.mqtt_credentials
+              ? `Replace the MQTT password of “${reader.name}”? It is disconnected until configured with the new one.`
+              : `Issue an MQTT password for “${reader.name}”?`}
+          </span>{' '}
           <button type="button" class="button primary" disabled={busy} onClick={rotate}>
             Yes, {reader.mqtt_credentials ? 'replace' : 'issue'}
           </button>{' '}
-          <button type="button" class="button secondary" onClick={() => setConfirming(null)}>
+          <button
+            type="button"
+            ref={rotateFocus.cancel}
+            class="button secondary"
+            onClick={() => setConfirming(null)}
+          >
             Cancel
           </button>
         </span>
       )}
       {confirming === 'revoke' && (
-        <span class="confirm">
-          Revoke the MQTT access of “{reader.name}”? It is disconnected at once.{' '}
+        // biome-ignore lint/a11y/useSemanticElements: as in ConfirmedAction, the question names the group the focus lands in
+        <span class="confirm" role="group" aria-labelledby={`reader-${reader.id}-revoke-question`}>
+          <span id={`reader-${reader.id}-revoke-question`}>
+            Revoke the MQTT access of “{reader.name}”? It is disconnected at once.
+          </span>{' '}
           <button type="button" class="button danger" disabled={busy} onClick={revoke}>
             Yes, revoke
           </button>{' '}
-          <button type="button" class="button secondary" onClick={() => setConfirming(null)}>
+          <button
+            type="button"
+            ref={revokeFocus.cancel}
+            class="button secondary"
+            onClick={() => setConfirming(null)}
+          >
             Cancel
           </button>
         </span>
