@@ -8,7 +8,8 @@ import { startWebSite, type WebSite } from './site.js';
  * What a new operator with only a browser met on first use (the browser-alone audit), each
  * checked where they meet it: a location tree typed in a row, one location after another; a
  * reader's credentials, shown once, announced and copied like an API key; a question asked
- * in place of its button (delete, revoke) taking the focus and giving it back.
+ * in place of its button (delete, revoke) taking the focus and giving it back; a one-row
+ * spreadsheet imported with a button that says so.
  */
 describe.skipIf(!hasChromium)('first use from the browser alone', { timeout: 120_000 }, () => {
   let site: WebSite;
@@ -129,6 +130,21 @@ describe.skipIf(!hasChromium)('first use from the browser alone', { timeout: 120
     await expect.poll(focused).toBe('Cancel in "Delete “Dock door”?"');
     await page.keyboard.press('Enter');
     await expect.poll(focused).toBe('Delete reader');
+    expect(site.browser.consoleErrors).toEqual([]);
+  });
+
+  it('a checked spreadsheet of one new row offers to import 1 row', async () => {
+    await page.goto(`${site.base}/import`);
+    await page.getByLabel('CSV file').setInputFiles({
+      name: 'one.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from('external_key,name\r\nONE-1,Only crate\r\n'),
+    });
+    await page.getByRole('button', { name: 'Check file' }).click();
+    // It said "Import 1 rows", and "Checked: 1 rows".
+    await page.getByText(/^Checked: 1 row —/).waitFor();
+    await page.getByRole('button', { name: 'Import 1 row', exact: true }).click();
+    await page.getByText(/^Imported: 1 row —/).waitFor();
     expect(site.browser.consoleErrors).toEqual([]);
   });
 });
