@@ -9,7 +9,7 @@ import { startWebSite, type WebSite } from './site.js';
  * checked where they meet it: a location tree typed in a row, one location after another; a
  * reader's credentials, shown once, announced and copied like an API key; a question asked
  * in place of its button (delete, revoke) taking the focus and giving it back; a one-row
- * spreadsheet imported with a button that says so.
+ * spreadsheet imported with a button that says so; the handheld page ready for the first scan.
  */
 describe.skipIf(!hasChromium)('first use from the browser alone', { timeout: 120_000 }, () => {
   let site: WebSite;
@@ -145,6 +145,26 @@ describe.skipIf(!hasChromium)('first use from the browser alone', { timeout: 120
     await page.getByText(/^Checked: 1 row —/).waitFor();
     await page.getByRole('button', { name: 'Import 1 row', exact: true }).click();
     await page.getByText(/^Imported: 1 row —/).waitFor();
+    expect(site.browser.consoleErrors).toEqual([]);
+  });
+
+  it("the handheld page opens with the location's field focused: the first scan is not lost", async () => {
+    const shelf = await site.internal('POST', '/internal/locations', {
+      name: 'Shelf 9',
+      external_key: 'SHELF-9',
+    });
+    expect(shelf.status).toBe(201);
+    await page.goto(`${site.base}/locations`);
+    await page.getByRole('navigation').getByRole('link', { name: 'Handheld' }).click();
+    await page.getByRole('heading', { name: 'Handheld inventory' }).waitFor();
+    // A keyboard-wedge scanner types into whatever has the focus, then presses Enter: the
+    // location's barcode went into the heading, and nothing happened.
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.id ?? ''))
+      .toBe((await page.getByLabel("Scan or type the location's barcode").getAttribute('id')) ?? '?');
+    await page.keyboard.type('SHELF-9');
+    await page.keyboard.press('Enter');
+    await page.getByText('Shelf 9 (SHELF-9)').waitFor();
     expect(site.browser.consoleErrors).toEqual([]);
   });
 });
