@@ -9,7 +9,8 @@ import { startWebSite, type WebSite } from './site.js';
  * checked where they meet it: a location tree typed in a row, one location after another; a
  * reader's credentials, shown once, announced and copied like an API key; a question asked
  * in place of its button (delete, revoke) taking the focus and giving it back; a one-row
- * spreadsheet imported with a button that says so; the handheld page ready for the first scan.
+ * spreadsheet imported with a button that says so; the handheld page ready for the first scan;
+ * the focus back in the form once a minted key is stored.
  */
 describe.skipIf(!hasChromium)('first use from the browser alone', { timeout: 120_000 }, () => {
   let site: WebSite;
@@ -165,6 +166,24 @@ describe.skipIf(!hasChromium)('first use from the browser alone', { timeout: 120
     await page.keyboard.type('SHELF-9');
     await page.keyboard.press('Enter');
     await page.getByText('Shelf 9 (SHELF-9)').waitFor();
+    expect(site.browser.consoleErrors).toEqual([]);
+  });
+
+  it('once a minted key is stored, the focus is back in the form that made it', async () => {
+    await page.goto(`${site.base}/keys`);
+    await page.getByLabel('Name').fill('ERP sync');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const panel = page.getByRole('region', { name: 'Key “ERP sync” created' });
+    await expect.poll(() => panel.evaluate((el) => el === document.activeElement)).toBe(true);
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.textContent))
+      .toBe('I have stored the key');
+    await page.keyboard.press('Enter');
+    // The panel went away with the focus in it, which fell to nothing.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('key-name');
     expect(site.browser.consoleErrors).toEqual([]);
   });
 });
