@@ -10,7 +10,8 @@ import { startWebSite, type WebSite } from './site.js';
  * reader's credentials, shown once, announced and copied like an API key; a question asked
  * in place of its button (delete, revoke) taking the focus and giving it back; a one-row
  * spreadsheet imported with a button that says so; the handheld page ready for the first scan;
- * the focus back in the form once a minted key is stored.
+ * the focus back in the form once a minted key is stored, and on the button that opened a
+ * reader's scan-point form once it closes.
  */
 describe.skipIf(!hasChromium)('first use from the browser alone', { timeout: 120_000 }, () => {
   let site: WebSite;
@@ -184,6 +185,48 @@ describe.skipIf(!hasChromium)('first use from the browser alone', { timeout: 120
     await page.keyboard.press('Enter');
     // The panel went away with the focus in it, which fell to nothing.
     await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('key-name');
+    expect(site.browser.consoleErrors).toEqual([]);
+  });
+
+  it("a reader's scan-point form, once saved or cancelled, gives the focus back to its button", async () => {
+    const bay = await site.internal('POST', '/internal/locations', { name: 'Bay 4', external_key: 'BAY-4' });
+    expect(bay.status).toBe(201);
+    if (
+      !(await site.internal('GET', '/internal/readers')).body.data.some(
+        (r: { name: string }) => r.name === 'Dock door',
+      )
+    ) {
+      const reader = await site.internal('POST', '/internal/readers', {
+        name: 'Dock door',
+        family: 'generic-json',
+        identity: 'door-1',
+        topic: 'fresh/door-1/reads',
+        webhook: false,
+      });
+      expect(reader.status).toBe(201);
+    }
+    await page.goto(`${site.base}/readers`);
+    const card = page.getByRole('article', { name: 'Dock door' });
+    const open = card.getByRole('button', { name: 'Map an antenna' });
+    await open.click();
+    const form = card.getByRole('form', { name: 'Map an antenna of Dock door' });
+    await form.getByLabel('Antenna').fill('2');
+    await form.getByLabel('Search locations').fill('BAY-4');
+    const picker = form.getByLabel(/^Location/);
+    await expect.poll(() => picker.locator('option').count()).toBeGreaterThan(1);
+    await picker.selectOption({ index: 1 });
+    await form.getByLabel('Antenna').press('Enter');
+    await card.getByText(/^Antenna 2 →/).waitFor();
+    const focusedName = () =>
+      page.evaluate(
+        () => document.activeElement?.getAttribute('aria-label') ?? document.activeElement?.textContent,
+      );
+    // The form went away with the focus in it, which fell to nothing.
+    await expect.poll(focusedName).toBe('Map an antenna');
+
+    await card.getByRole('button', { name: 'Edit Antenna 2 of Dock door' }).click();
+    await card.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(focusedName).toBe('Edit Antenna 2 of Dock door');
     expect(site.browser.consoleErrors).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, type Reader } from '../api.js';
 import { BrokerAddress } from '../components/broker-address.js';
 import { useQuestionFocus } from '../components/confirm.js';
@@ -101,6 +101,7 @@ function ReaderCard({
   onRotated(shown: ShownSecrets): void;
 }) {
   const [mapping, setMapping] = useState(false);
+  const mapToggle = useRef<HTMLButtonElement>(null);
   const [editing, setEditing] = useState(false);
   const [confirming, setConfirming] = useState(false);
   const deleteFocus = useQuestionFocus(confirming);
@@ -200,6 +201,7 @@ function ReaderCard({
         <div class="card-actions">
           <button
             type="button"
+            ref={mapToggle}
             class="button secondary"
             aria-expanded={mapping}
             aria-controls={`reader-${reader.id}-map`}
@@ -242,6 +244,8 @@ function ReaderCard({
             reader={reader}
             onAdded={() => {
               setMapping(false);
+              // The form goes away with the focus in its button: back to the toggle that opened it.
+              mapToggle.current?.focus();
               onChanged();
             }}
           />
