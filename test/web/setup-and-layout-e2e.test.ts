@@ -142,6 +142,13 @@ describe.skipIf(!hasChromium)(
             .slice(0, 5).map((e) => e.tagName.toLowerCase() + (e.className ? '.' + e.className : ''))`);
             wide.push(`${path} at ${width}px: ${scroll}px (${String(culprits)})`);
           }
+          // Every link of the navigation in view: at 360px the fifth was cut in half at the
+          // edge, its row scrolling sideways inside the header.
+          for (const link of await page.getByRole('navigation', { name: 'Main' }).getByRole('link').all()) {
+            const box = await link.boundingBox();
+            if (box && box.x + box.width > width)
+              wide.push(`${path} at ${width}px: nav link ${await link.textContent()}`);
+          }
           // A table that scrolls sideways must be reachable by keyboard to be scrolled: the
           // keys and members tables were not at 360px (axe scrollable-region-focusable).
           if (width === 360)
