@@ -135,7 +135,7 @@ describe.skipIf(!hasChromium)('first use from the browser alone', { timeout: 120
     expect(site.browser.consoleErrors).toEqual([]);
   });
 
-  it('a checked spreadsheet of one new row offers to import 1 row', async () => {
+  it('a checked spreadsheet of one new row offers to import 1 row; checked again, nothing', async () => {
     await page.goto(`${site.base}/import`);
     await page.getByLabel('CSV file').setInputFiles({
       name: 'one.csv',
@@ -147,6 +147,12 @@ describe.skipIf(!hasChromium)('first use from the browser alone', { timeout: 120
     await page.getByText(/^Checked: 1 row —/).waitFor();
     await page.getByRole('button', { name: 'Import 1 row', exact: true }).click();
     await page.getByText(/^Imported: 1 row —/).waitFor();
+
+    // The same file again changes nothing: no button that would import nothing.
+    await page.getByRole('button', { name: 'Check file' }).click();
+    await page.getByText(/^Checked: 1 row — 0 to create, 0 to change, 1 unchanged/).waitFor();
+    await page.getByText('Nothing to import: no row of this file would create or change a record.').waitFor();
+    expect(await page.getByRole('button', { name: /^Import \d/ }).count()).toBe(0);
     expect(site.browser.consoleErrors).toEqual([]);
   });
 

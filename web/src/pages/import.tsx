@@ -281,7 +281,8 @@ function ImportCard({ kind }: { kind: Kind }) {
         >
           Check file
         </button>
-        {result?.dry_run && (
+        {/* A file that would change nothing offered "Import 0 rows", which did nothing. */}
+        {result?.dry_run && result.created + result.changed > 0 && (
           <button
             type="button"
             class="button primary"
@@ -292,6 +293,12 @@ function ImportCard({ kind }: { kind: Kind }) {
           </button>
         )}
       </div>
+      {result?.dry_run && result.created + result.changed === 0 && (
+        <p class="hint">
+          Nothing to import: no row of this file would create or change a record
+          {result.refused > 0 ? '. Correct the refused rows and check the file again.' : '.'}
+        </p>
+      )}
       {progress && <ProgressBar progress={progress} />}
       <ErrorAlert error={error} />
       {summary}
