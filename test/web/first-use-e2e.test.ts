@@ -83,10 +83,10 @@ describe.skipIf(!hasChromium)('first use from the browser alone', { timeout: 120
     // focus so a screen reader says what appeared (the focus was left on nothing).
     await expect.poll(() => panel.evaluate((el) => el === document.activeElement)).toBe(true);
     const password = await page.locator('#mqtt-password').inputValue();
-    await panel.getByRole('button', { name: 'Copy: MQTT password' }).click();
-    await panel.getByRole('button', { name: 'Copied: MQTT password' }).waitFor();
+    await panel.getByRole('button', { name: 'Copy MQTT password' }).click();
+    await panel.getByRole('button', { name: 'Copied MQTT password' }).waitFor();
     expect(await page.evaluate('navigator.clipboard.readText()')).toBe(password);
-    await panel.getByRole('button', { name: 'Copy: MQTT user name' }).waitFor();
+    await panel.getByRole('button', { name: 'Copy MQTT user name' }).waitFor();
     expect(await seriousAxeViolations(page), 'credentials shown once').toEqual([]);
     await panel.getByRole('button', { name: 'Done' }).click();
 
