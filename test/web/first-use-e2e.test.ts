@@ -58,9 +58,14 @@ describe.skipIf(!hasChromium)('first use from the browser alone', { timeout: 120
     await type('Dock 1', 'DOCK-1');
     expect(await page.getByRole('radio', { name: 'Under North site' }).isChecked()).toBe(true);
     await type('Dock 2', 'DOCK-2');
-    // One level down is still a click away.
+    // One level down is still a click away; this time the button is clicked.
     await page.getByRole('radio', { name: 'Under Dock 2' }).check();
-    await type('Dock 2 door', 'DOCK-2-DOOR');
+    await page.getByLabel('Name', { exact: true }).first().fill('Dock 2 door');
+    await page.getByLabel('External key', { exact: true }).fill('DOCK-2-DOOR');
+    await page.getByRole('button', { name: 'Create location' }).click();
+    await expect.poll(panelTitle).toBe('Dock 2 door');
+    // Ready for the next one: the button, disabled while it ran, had left the focus on nothing.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('new-location-name');
 
     expect({
       south: await parentOf('SOUTH'),

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { FieldMessage, FormAlert, FormErrors } from '../components/form-errors.js';
 import { submitting, useAction } from '../components/use-action.js';
@@ -38,6 +38,7 @@ export function CreateLocation({
   const [last, setLast] = useState<Created | null>(null);
   // The person's own choice: a parent's id or 'top'; null until they pick one.
   const [chosen, setChosen] = useState<number | 'top' | null>(null);
+  const nameField = useRef<HTMLInputElement>(null);
 
   // Only while the selection is still the location just created: another selection is a
   // new place to add under.
@@ -62,6 +63,9 @@ export function CreateLocation({
     setLast({ id: res.data.id, parent: parent && { id: parent.id, name: parent.name } });
     setChosen(null);
     onCreated(res.data);
+    // Ready for the next one. A click on the button, disabled while it ran, left the focus
+    // on nothing (Enter in a field keeps it there).
+    if (!document.activeElement || document.activeElement === document.body) nameField.current?.focus();
   });
   // Each field's message under its field, as on the asset form (a bad key said so only
   // in an alert above the button, and the input was not marked).
@@ -75,6 +79,7 @@ export function CreateLocation({
           <label for="new-location-name">Name</label>
           <input
             id="new-location-name"
+            ref={nameField}
             required
             value={name}
             {...errors.input('name', 'new-location-name')}
