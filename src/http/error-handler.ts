@@ -138,7 +138,12 @@ function causeCode(error: unknown): string {
   return '';
 }
 
-export function registerErrorHandler(app: FastifyInstance, bodyLimit: number): void {
+export function registerErrorHandler(
+  app: FastifyInstance,
+  bodyLimit: number,
+  /** Answers a browser's page load of an unknown address itself (the web app's 404 page); false: not one. */
+  notFoundPage?: (request: FastifyRequest, reply: FastifyReply) => boolean,
+): void {
   const causes = new LogThrottle(OUTAGE_CAUSE_LOG_INTERVAL_MS);
   app.setErrorHandler((error, request, reply) => {
     // The client went away before its body arrived whole (reading it failed with "aborted",
@@ -161,11 +166,12 @@ export function registerErrorHandler(app: FastifyInstance, bodyLimit: number): v
     request.log.error({ err: error }, 'unhandled error');
     return sendError(request, reply, new ApiError('internal_error', INTERNAL_DETAIL));
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendError(
+  app.setNotFoundHandler((request, reply) => {
+    if (notFoundPage?.(request, reply)) return reply;
+    return sendError(
       request,
       reply,
       new ApiError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}`),
-    ),
-  );
+    );
+  });
 }

@@ -42,7 +42,7 @@ import { ErrorEnvelope } from './schemas/common.js';
 import { closeConnectionsAtStop } from './stop-connections.js';
 import { httpsOptions, registerStrictTransportSecurity } from './tls.js';
 import { createAjv } from './validation/ajv.js';
-import { loadWebApp, registerWebBuildHeader, webAppRoutes } from './web-static.js';
+import { loadWebApp, notFoundPage, registerWebBuildHeader, webAppRoutes } from './web-static.js';
 
 /** What the shared contract needs from the domains: the ports they implement. */
 export interface HttpDependencies {
@@ -119,10 +119,10 @@ export async function createHttpServer(deps: HttpDependencies, options: ServerOp
 
   acceptAllMethods(app);
   const routesByUrl = trackRoutes(app);
-  registerErrorHandler(app, options.bodyLimit);
+  const web = loadWebApp();
+  registerErrorHandler(app, options.bodyLimit, notFoundPage(web));
   registerRequestId(app);
   // Early, so the hooks after it that refuse a request (the session's among them) leave it set.
-  const web = loadWebApp();
   registerWebBuildHeader(app, web.build);
   if (options.tls) registerStrictTransportSecurity(app);
   if (options.metrics) registerRequestMetrics(app, options.metrics.metrics);

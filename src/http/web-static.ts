@@ -178,6 +178,39 @@ function securityHeaders(reply: FastifyReply, csp: string): void {
   reply.header('referrer-policy', 'same-origin');
 }
 
+/** The surfaces whose every answer is JSON, to a browser's address bar too. */
+const JSON_SURFACES = ['/api/', '/internal/', '/ingest/'];
+
+/**
+ * A browser loading a page (an address typed, a link followed, a reload), not a fetch, a
+ * module or an image: `Sec-Fetch-Mode: navigate` where the browser sends it, else an Accept
+ * that asks for HTML first.
+ */
+function isPageLoad(request: FastifyRequest): boolean {
+  if (request.method !== 'GET' && request.method !== 'HEAD') return false;
+  const path = request.url.split('?')[0]!;
+  if (JSON_SURFACES.some((p) => path.startsWith(p) || path === p.slice(0, -1))) return false;
+  const mode = request.headers['sec-fetch-mode'];
+  if (mode !== undefined) return mode === 'navigate';
+  return /^\s*text\/html/i.test(request.headers.accept ?? '');
+}
+
+/**
+ * A page load of an address that is no page (`/assets/abc`, `/locations/5`, a mistyped
+ * link) gets the app with status 404, which says "Page not found" (or "Asset not found")
+ * with the navigation around it: it got the API's JSON error envelope, raw, in the browser
+ * window. Anything else keeps the JSON 404. Returns whether it answered.
+ */
+export function notFoundPage(web: WebApp): (request: FastifyRequest, reply: FastifyReply) => boolean {
+  const index = Buffer.from(web.indexHtml, 'utf8');
+  return (request, reply) => {
+    if (!isPageLoad(request)) return false;
+    securityHeaders(reply, web.csp);
+    reply.code(404).header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(index);
+    return true;
+  };
+}
+
 const notFound = (request: FastifyRequest, reply: FastifyReply) =>
   sendError(
     request,
@@ -210,9 +243,12 @@ export function webAppRoutes(options: WebAppOptions = {}): FastifyPluginAsync {
     const web = options.web ?? loadWebApp(options);
     if (!web.built) app.log.warn('web app: dist/web/main.js is missing; run `npm run build`');
     const index = Buffer.from(web.indexHtml, 'utf8');
+    const pageNotFound = notFoundPage(web);
+    const missing = (request: FastifyRequest, reply: FastifyReply) =>
+      pageNotFound(request, reply) ? reply : notFound(request, reply);
 
     const page = (request: FastifyRequest, reply: FastifyReply) => {
-      if (!isClientRoute(request.url.split('?')[0]!)) return notFound(request, reply);
+      if (!isClientRoute(request.url.split('?')[0]!)) return missing(request, reply);
       securityHeaders(reply, web.csp);
       return reply.header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(index);
     };
@@ -231,7 +267,7 @@ export function webAppRoutes(options: WebAppOptions = {}): FastifyPluginAsync {
           cache = 'no-cache';
         }
       }
-      if (!found) return notFound(request, reply);
+      if (!found) return missing(request, reply);
       securityHeaders(reply, web.csp);
       reply.header('cache-control', cache).header('etag', found.etag).type(found.type);
       if (request.headers['if-none-match'] === found.etag) return reply.code(304).send();

@@ -30,10 +30,11 @@ describe('locations in the web app', { timeout: 90_000 }, () => {
     await page.locator('.tree-row').getByRole('link', { name, exact: true }).click();
     await expect.poll(() => panel().locator('h2').textContent()).toBe(name);
   };
-  const create = async (name: string, key: string, where: 'top' | 'under') => {
+  /** `where`: 'top', or the name of the location to put it under. */
+  const create = async (name: string, key: string, where: string) => {
     await page.getByLabel('Name', { exact: true }).first().fill(name);
     await page.getByLabel('External key', { exact: true }).fill(key);
-    await page.getByRole('radio', { name: where === 'top' ? 'At the top level' : /^Under / }).check();
+    await page.getByRole('radio', { name: where === 'top' ? 'At the top level' : `Under ${where}` }).check();
     await page.getByRole('button', { name: 'Create location' }).click();
     await expect.poll(() => panel().locator('h2').textContent()).toBe(name);
   };
@@ -96,7 +97,7 @@ describe('locations in the web app', { timeout: 90_000 }, () => {
     await expect.poll(() => panel().locator('h2').textContent()).toBe('Hall');
     await page.getByRole('radio', { name: 'Under Hall' }).waitFor();
     await page.unroute(details);
-    await create('Bay', 'BAY', 'under');
+    await create('Bay', 'BAY', 'Hall');
     await expect
       .poll(() => panel().getByRole('navigation', { name: 'Path' }).textContent())
       .toBe('SiteHallBay');

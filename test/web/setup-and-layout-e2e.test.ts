@@ -1,5 +1,6 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seriousAxeViolations } from './axe.js';
 import { hasChromium } from './browser.js';
 import { startWebSite, type WebSite } from './site.js';
 
@@ -7,7 +8,8 @@ import { startWebSite, type WebSite } from './site.js';
  * What an audit found in the web app, each checked where a person meets it: a webhook reader
  * set up from the browser alone (its address shown beside its secret, and on its card), the
  * location forms' refusals shown at their fields, and no page wider than the screen with a
- * 255-character name without spaces (legal) or a reader with problems, at 375px and 1280px.
+ * 255-character name without spaces (legal) or a reader with problems, at 360px, 375px and
+ * 1280px, and at 360px nothing axe calls serious (a table scrolling sideways out of the keyboard's reach).
  */
 describe.skipIf(!hasChromium)(
   'webhook setup, location form errors and page widths',
@@ -123,7 +125,8 @@ describe.skipIf(!hasChromium)(
         { path: '/members', ready: (p) => p.getByRole('row', { name: /fit@example\.test/ }).waitFor() },
       ];
       const wide: string[] = [];
-      for (const width of [375, 1280]) {
+      const inaccessible: string[] = [];
+      for (const width of [360, 375, 1280]) {
         await page.setViewportSize({ width, height: 900 });
         for (const { path, ready } of pages) {
           await page.goto(`${site.base}${path}`);
@@ -139,9 +142,22 @@ describe.skipIf(!hasChromium)(
             .slice(0, 5).map((e) => e.tagName.toLowerCase() + (e.className ? '.' + e.className : ''))`);
             wide.push(`${path} at ${width}px: ${scroll}px (${String(culprits)})`);
           }
+          // Every link of the navigation in view: at 360px the fifth was cut in half at the
+          // edge, its row scrolling sideways inside the header.
+          for (const link of await page.getByRole('navigation', { name: 'Main' }).getByRole('link').all()) {
+            const box = await link.boundingBox();
+            if (box && box.x + box.width > width)
+              wide.push(`${path} at ${width}px: nav link ${await link.textContent()}`);
+          }
+          // A table that scrolls sideways must be reachable by keyboard to be scrolled: the
+          // keys and members tables were not at 360px (axe scrollable-region-focusable).
+          if (width === 360)
+            for (const v of await seriousAxeViolations(page))
+              inaccessible.push(`${path} at ${width}px: ${v}`);
         }
       }
       expect(wide).toEqual([]);
+      expect(inaccessible).toEqual([]);
 
       // In the assets table the long name wraps in its cell: the location and last-seen
       // columns stay in view without scrolling the table sideways.

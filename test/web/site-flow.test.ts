@@ -71,10 +71,13 @@ describe.skipIf(!hasChromium)(
       await page.locator('.tree-row').getByRole('link', { name, exact: true }).click();
       await expect.poll(() => panel().locator('h2').textContent()).toBe(name);
     };
-    const createLocation = async (name: string, key: string, where: 'top' | 'under') => {
+    /** `where`: 'top', or the name of the location to put it under. */
+    const createLocation = async (name: string, key: string, where: string) => {
       await page.getByLabel('Name', { exact: true }).first().fill(name);
       await page.getByLabel('External key', { exact: true }).fill(key);
-      await page.getByRole('radio', { name: where === 'top' ? 'At the top level' : /^Under / }).check();
+      await page
+        .getByRole('radio', { name: where === 'top' ? 'At the top level' : `Under ${where}` })
+        .check();
       await page.getByRole('button', { name: 'Create location' }).click();
       await expect.poll(() => panel().locator('h2').textContent()).toBe(name);
     };
@@ -122,14 +125,14 @@ describe.skipIf(!hasChromium)(
 
     it('builds a three-level location tree', async () => {
       await createLocation('Site', 'SITE', 'top');
-      await createLocation('Hall A', 'HALL-A', 'under');
-      await createLocation('Room 1', 'ROOM-1', 'under');
+      await createLocation('Hall A', 'HALL-A', 'Site');
+      await createLocation('Room 1', 'ROOM-1', 'Hall A');
       await select('Hall A');
-      await createLocation('Room 2', 'ROOM-2', 'under');
+      await createLocation('Room 2', 'ROOM-2', 'Hall A');
       await select('Site');
-      await createLocation('Hall B', 'HALL-B', 'under');
+      await createLocation('Hall B', 'HALL-B', 'Site');
       await select('Site');
-      await createLocation('Annex', 'ANNEX', 'under');
+      await createLocation('Annex', 'ANNEX', 'Site');
       await expect
         .poll(() => page.getByRole('button', { name: 'Sub-locations of Site (3)' }).count())
         .toBe(1);

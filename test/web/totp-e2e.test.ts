@@ -81,6 +81,12 @@ describe.skipIf(!hasChromium)('two-factor sign-in in the web app', { timeout: 12
     await page.getByRole('button', { name: 'Sign in' }).click();
     const codeField = page.getByLabel('Code from your authenticator app');
     await codeField.waitFor();
+    // Asking for the code is the next step, not an error: no alert with the API's field name,
+    // a hint that says why, and the focus in the field (it stayed behind on the button).
+    await expect.poll(() => codeField.evaluate((input) => input === document.activeElement)).toBe(true);
+    expect(await page.getByRole('alert').count()).toBe(0);
+    expect(await page.locator('main').textContent()).not.toContain('totp_code');
+    expect(await codeField.getAttribute('aria-describedby')).toBe('sign-in-code-hint');
     expect(await seriousAxeViolations(page), 'sign-in asking for the code').toEqual([]);
     await codeField.fill(await codeAt(secret, 1));
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -153,6 +159,7 @@ describe.skipIf(!hasChromium)('two-factor sign-in in the web app', { timeout: 12
     await page.getByLabel('Code from your authenticator app').waitFor();
     await page.getByRole('button', { name: 'Lost your phone? Use a recovery code' }).click();
     const recovery = page.getByLabel('Recovery code');
+    await expect.poll(() => recovery.evaluate((input) => input === document.activeElement)).toBe(true);
     await recovery.fill(adaCodes[0]!.toUpperCase());
     expect(await seriousAxeViolations(page), 'sign-in with a recovery code').toEqual([]);
     await page.getByRole('button', { name: 'Sign in' }).click();

@@ -134,6 +134,40 @@ describe('index.html and the client routes (the real server)', () => {
     expect(res.json().error.type).toBe('not_found');
   });
 
+  // A browser's page load of such an address showed the JSON envelope, raw, as the page.
+  it.each([
+    ['/assets/abc', { 'sec-fetch-mode': 'navigate', accept: 'text/html,*/*;q=0.8' }],
+    ['/locations/deeper', { 'sec-fetch-mode': 'navigate' }],
+    ['/favicon.ico', { 'sec-fetch-mode': 'navigate' }],
+    // A browser that sends no Sec-Fetch headers: its Accept asks for HTML first.
+    ['/assets/42/history', { accept: 'text/html,application/xhtml+xml' }],
+  ])(
+    'a page load of %s gets the app with status 404, which says the page is not found',
+    async (url, headers) => {
+      const res = await t.app.inject({ method: 'GET', url, headers });
+      expect(res.statusCode).toBe(404);
+      expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(res.headers['cache-control']).toBe('no-cache');
+      expect(res.headers['content-security-policy']).toContain("default-src 'self'");
+      expect(importMapOf(res.body)).toBeDefined();
+    },
+  );
+
+  it.each([
+    // The API surfaces answer JSON to a page load too.
+    ['/api/v1/nope', { 'sec-fetch-mode': 'navigate', accept: 'text/html' }],
+    ['/internal/nope', { 'sec-fetch-mode': 'navigate', accept: 'text/html' }],
+    ['/ingest/nope', { accept: 'text/html' }],
+    // A module, a stylesheet or an image the page asked for is no page load.
+    ['/assets/000000000000/nope.js', { 'sec-fetch-mode': 'cors', accept: 'text/html' }],
+    ['/favicon.ico', { 'sec-fetch-mode': 'no-cors', accept: 'image/avif,image/webp,*/*' }],
+  ])('%s stays the JSON 404 for anything but a page load', async (url, headers) => {
+    const res = await t.app.inject({ method: 'GET', url, headers });
+    expect(res.statusCode).toBe(404);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.json().error.type).toBe('not_found');
+  });
+
   it('isClientRoute keeps the server prefixes', () => {
     expect(isClientRoute('/assets')).toBe(true);
     expect(isClientRoute('/keys')).toBe(true);

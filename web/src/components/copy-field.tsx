@@ -28,8 +28,13 @@ export function CopyField({ id, label, value }: { id: string; label: string; val
           value={value}
           onFocus={(e) => e.currentTarget.select()}
         />
+        {/* Named for what it copies: a panel with several (a reader's user name and password)
+            read as "Copy, Copy" to a screen reader. The name is in the button's text, not an
+            aria-label, which would make the button one more element labelled with the field's
+            label. */}
         <button type="button" class="button primary" onClick={copy}>
           {copied === 'yes' ? 'Copied' : 'Copy'}
+          <span class="visually-hidden"> {label}</span>
         </button>
       </div>
       <p class="hint" role="status">

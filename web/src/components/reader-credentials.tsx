@@ -1,6 +1,9 @@
 import { useState } from 'preact/hooks';
 import { api, type Reader } from '../api.js';
+import { useQuestionFocus } from './confirm.js';
+import { CopyField } from './copy-field.js';
 import { ErrorAlert } from './errors.js';
+import { ShownOncePanel } from './shown-once.js';
 import { useAction } from './use-action.js';
 
 /**
@@ -52,12 +55,15 @@ export function MqttAccess({
       onChanged();
     });
   const newLabel = reader.mqtt_credentials ? 'New MQTT password' : 'Issue MQTT password';
+  const rotateFocus = useQuestionFocus(confirming === 'rotate');
+  const revokeFocus = useQuestionFocus(confirming === 'revoke');
   return (
     <div class="card-actions">
       {confirming === null && (
         <>
           <button
             type="button"
+            ref={rotateFocus.ask}
             class="button secondary"
             aria-label={`${newLabel} for ${reader.name}`}
             onClick={() => setConfirming('rotate')}
@@ -67,6 +73,7 @@ export function MqttAccess({
           {reader.mqtt_credentials && (
             <button
               type="button"
+              ref={revokeFocus.ask}
               class="button link"
               aria-label={`Revoke MQTT access of ${reader.name}`}
               onClick={() => setConfirming('revoke')}
@@ -77,25 +84,41 @@ export function MqttAccess({
         </>
       )}
       {confirming === 'rotate' && (
-        <span class="confirm">
-          {reader.mqtt_credentials
-            ? `Replace the MQTT password of “${reader.name}”? It is disconnected until configured with the new one.`
-            : `Issue an MQTT password for “${reader.name}”?`}{' '}
+        // biome-ignore lint/a11y/useSemanticElements: as in ConfirmedAction, the question names the group the focus lands in
+        <span class="confirm" role="group" aria-labelledby={`reader-${reader.id}-rotate-question`}>
+          <span id={`reader-${reader.id}-rotate-question`}>
+            {reader.mqtt_credentials
+              ? `Replace the MQTT password of “${reader.name}”? It is disconnected until configured with the new one.`
+              : `Issue an MQTT password for “${reader.name}”?`}
+          </span>{' '}
           <button type="button" class="button primary" disabled={busy} onClick={rotate}>
             Yes, {reader.mqtt_credentials ? 'replace' : 'issue'}
           </button>{' '}
-          <button type="button" class="button secondary" onClick={() => setConfirming(null)}>
+          <button
+            type="button"
+            ref={rotateFocus.cancel}
+            class="button secondary"
+            onClick={() => setConfirming(null)}
+          >
             Cancel
           </button>
         </span>
       )}
       {confirming === 'revoke' && (
-        <span class="confirm">
-          Revoke the MQTT access of “{reader.name}”? It is disconnected at once.{' '}
+        // biome-ignore lint/a11y/useSemanticElements: as in ConfirmedAction, the question names the group the focus lands in
+        <span class="confirm" role="group" aria-labelledby={`reader-${reader.id}-revoke-question`}>
+          <span id={`reader-${reader.id}-revoke-question`}>
+            Revoke the MQTT access of “{reader.name}”? It is disconnected at once.
+          </span>{' '}
           <button type="button" class="button danger" disabled={busy} onClick={revoke}>
             Yes, revoke
           </button>{' '}
-          <button type="button" class="button secondary" onClick={() => setConfirming(null)}>
+          <button
+            type="button"
+            ref={revokeFocus.cancel}
+            class="button secondary"
+            onClick={() => setConfirming(null)}
+          >
             Cancel
           </button>
         </span>
@@ -105,33 +128,42 @@ export function MqttAccess({
   );
 }
 
-/** The credentials to configure the reader with, shown once. */
+/**
+ * The credentials to configure the reader with, shown once: in the panel the other secrets
+ * shown once use (an API key, an invitation link), which takes the focus, so a screen reader
+ * announces it and the page scrolls to it (it opens above the readers, far from a "New MQTT
+ * password" pressed on a reader further down, and the focus was left on nothing), with a
+ * Copy button beside each value.
+ */
 export function SecretsShown({ shown, onDone }: { shown: ShownSecrets; onDone(): void }) {
   return (
-    <section class="card minted" aria-labelledby="secret-title">
-      <h2 id="secret-title">Credentials for “{shown.reader.name}”</h2>
+    <ShownOncePanel
+      titleId="secret-title"
+      title={`Credentials for “${shown.reader.name}”`}
+      doneLabel="Done"
+      onDone={onDone}
+    >
       <p>Configure the reader with them now; they are shown only once.</p>
       {shown.mqttPassword !== null && (
         <>
-          <label for="mqtt-username">MQTT user name (also the client id, or its start)</label>
-          <input id="mqtt-username" class="mono" readOnly value={shown.reader.mqtt_username} />
-          <label for="mqtt-password">MQTT password</label>
-          <input id="mqtt-password" class="mono" readOnly value={shown.mqttPassword} />
+          <CopyField
+            id="mqtt-username"
+            label="MQTT user name (also the client id, or its start)"
+            value={shown.reader.mqtt_username}
+          />
+          <CopyField id="mqtt-password" label="MQTT password" value={shown.mqttPassword} />
         </>
       )}
       {shown.webhookSecret && (
         <>
-          <label for="webhook-url">
-            Webhook URL (POST, with the header Authorization: Bearer and the secret)
-          </label>
-          <input id="webhook-url" class="mono" readOnly value={webhookUrl(shown.reader.id)} />
-          <label for="webhook-secret">Webhook secret</label>
-          <input id="webhook-secret" class="mono" readOnly value={shown.webhookSecret} />
+          <CopyField
+            id="webhook-url"
+            label="Webhook URL (POST, with the header Authorization: Bearer and the secret)"
+            value={webhookUrl(shown.reader.id)}
+          />
+          <CopyField id="webhook-secret" label="Webhook secret" value={shown.webhookSecret} />
         </>
       )}
-      <button type="button" class="button secondary" onClick={onDone}>
-        Done
-      </button>
-    </section>
+    </ShownOncePanel>
   );
 }

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { api, type LocationOption, type Reader, type ScanPoint } from '../api.js';
 import { useCan } from '../session.js';
 import { ErrorAlert } from './errors.js';
@@ -40,6 +40,7 @@ export function ScanPointRow({
   onChanged(): void;
 }) {
   const [editing, setEditing] = useState(false);
+  const editToggle = useRef<HTMLButtonElement>(null);
   const admin = useCan()('admin');
   const {
     run: remove,
@@ -59,6 +60,7 @@ export function ScanPointRow({
         <>
           <button
             type="button"
+            ref={editToggle}
             class="button link"
             aria-label={`Edit ${antenna} of ${reader.name}`}
             aria-expanded={editing}
@@ -84,9 +86,14 @@ export function ScanPointRow({
           point={point}
           onSaved={() => {
             setEditing(false);
+            // The form goes away with the focus in it: back to the Edit that opened it.
+            editToggle.current?.focus();
             onChanged();
           }}
-          onCancel={() => setEditing(false)}
+          onCancel={() => {
+            setEditing(false);
+            editToggle.current?.focus();
+          }}
         />
       )}
     </li>

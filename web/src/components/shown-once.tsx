@@ -22,11 +22,27 @@ export function ShownOncePanel({
 }) {
   const panel = useRef<HTMLElement>(null);
   useEffect(() => panel.current?.focus(), []);
+  // The panel goes away with the focus in it, which fell to nothing. It goes to what takes
+  // the panel's place (the form that made the secret, for the next one; else what follows),
+  // once that has rendered.
+  const done = () => {
+    const here = panel.current;
+    const parent = here?.parentElement;
+    const index = parent && here ? [...parent.children].indexOf(here) : -1;
+    onDone();
+    setTimeout(() => {
+      if (document.activeElement && document.activeElement !== document.body) return;
+      const next = parent?.children[index];
+      next
+        ?.querySelector<HTMLElement>('input:not([type="hidden"]), select, textarea, button, a[href]')
+        ?.focus();
+    }, 0);
+  };
   return (
     <section class="card minted" aria-labelledby={titleId} ref={panel} tabIndex={-1}>
       <h2 id={titleId}>{title}</h2>
       {children}
-      <button type="button" class="button secondary" onClick={onDone}>
+      <button type="button" class="button secondary" onClick={done}>
         {doneLabel}
       </button>
     </section>

@@ -67,12 +67,13 @@ export function NewPasswordField({ id, label, value, onValue }: FixedFieldProps)
  * one-time code so a password manager that holds the secret can fill it, and spaces
  * pasted around it dropped.
  */
-export function AppCodeField({ id, label, value, onValue }: FixedFieldProps) {
+export function AppCodeField({ id, label, hint, value, onValue }: FixedFieldProps & { hint?: string }) {
   return (
     <div class="field">
       <label for={id}>{label}</label>
       <input
         id={id}
+        aria-describedby={hint ? `${id}-hint` : undefined}
         inputMode="numeric"
         autocomplete="one-time-code"
         pattern="[0-9]{6}"
@@ -81,6 +82,11 @@ export function AppCodeField({ id, label, value, onValue }: FixedFieldProps) {
         value={value}
         onInput={(e) => onValue(e.currentTarget.value.trim())}
       />
+      {hint && (
+        <p class="hint" id={`${id}-hint`}>
+          {hint}
+        </p>
+      )}
     </div>
   );
 }

@@ -5,6 +5,7 @@ import { ConfirmedAction } from '../components/confirm.js';
 import { ErrorAlert } from '../components/errors.js';
 import { FieldMessage, FormAlert, FormErrors } from '../components/form-errors.js';
 import { PageHeader } from '../components/page.js';
+import { TableWrap } from '../components/table-wrap.js';
 import { TAG_TYPES, TagFields } from '../components/tag-capture.js';
 import { submitting, useAction, useUntilReloaded } from '../components/use-action.js';
 import { formatDateTime } from '../format.js';
@@ -181,7 +182,7 @@ function Details({ asset, onSaved }: { asset: AssetDetail; onSaved(asset: Asset)
         </div>
       </dl>
       {entries.length > 0 && (
-        <div class="table-wrap">
+        <TableWrap label="Metadata">
           <table>
             <caption>Metadata</caption>
             <thead>
@@ -201,7 +202,7 @@ function Details({ asset, onSaved }: { asset: AssetDetail; onSaved(asset: Asset)
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
       {can('editor') && (
         <button type="button" class="button secondary" onClick={() => setEditing(true)}>

@@ -5,6 +5,7 @@ import { locationLabel } from '../components/location-picker.js';
 import { PageHeader } from '../components/page.js';
 import { Pager, usePaged } from '../components/paging.js';
 import { SortHeader } from '../components/sort-header.js';
+import { TableWrap } from '../components/table-wrap.js';
 import { formatDateTime } from '../format.js';
 import { touchesAssets, useLiveRefresh } from '../live.js';
 import { Link, useLocation } from '../router.js';
@@ -92,7 +93,7 @@ export function AssetsPage() {
         hint="Matches name, key, description and tag values."
       />
       <ErrorAlert error={assets.error} />
-      <div class="table-wrap" aria-busy={assets.loading}>
+      <TableWrap label="Assets and where they are now" busy={assets.loading}>
         <table>
           <caption class="visually-hidden">Assets and where they are now</caption>
           <thead>
@@ -129,7 +130,7 @@ export function AssetsPage() {
             </EmptyRow>
           </tbody>
         </table>
-      </div>
+      </TableWrap>
       <Pager paged={assets} label="Assets" />
     </main>
   );
@@ -151,7 +152,7 @@ export function ReportPage() {
         hint="Matches the asset's key, name and tag values."
       />
       <ErrorAlert error={report.error} />
-      <div class="table-wrap" aria-busy={report.loading}>
+      <TableWrap label="Last known location of each scanned asset" busy={report.loading}>
         <table>
           <caption class="visually-hidden">Last known location of each scanned asset</caption>
           <TableHead columns={['Asset', 'Location', 'Last seen', 'State']} />
@@ -179,7 +180,7 @@ export function ReportPage() {
             </EmptyRow>
           </tbody>
         </table>
-      </div>
+      </TableWrap>
       <Pager paged={report} label="Report" />
     </main>
   );

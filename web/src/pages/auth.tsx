@@ -47,9 +47,16 @@ export function SignIn({ onSession }: { onSession(session: Session): void }) {
     onSession,
     askCode && useRecovery ? () => '/password' : next,
   );
+  // That answer is the form's next step, not a mistake: it showed as an error ("totp_code is
+  // required: …", the API's field name), and the focus stayed on the disabled button, so a
+  // keyboard or screen-reader user was not taken to the field that had appeared.
+  const codeAsked = error instanceof ApiError && error.fields.some((f) => f.field === 'totp_code');
   useEffect(() => {
-    if (error instanceof ApiError && error.fields.some((f) => f.field === 'totp_code')) setAskCode(true);
-  }, [error]);
+    if (codeAsked) setAskCode(true);
+  }, [codeAsked]);
+  useEffect(() => {
+    if (askCode) document.getElementById(useRecovery ? 'sign-in-recovery' : 'sign-in-code')?.focus();
+  }, [askCode, useRecovery]);
 
   // A fresh install has nobody to sign in as: open on sign-up for the first administrator.
   useEffect(() => {
@@ -78,7 +85,7 @@ export function SignIn({ onSession }: { onSession(session: Session): void }) {
               ? { email, password, recovery_code: recoveryCode }
               : { email, password, totp_code: code },
         )}
-        aria-describedby={error ? 'sign-in-error' : undefined}
+        aria-describedby={error && !codeAsked ? 'sign-in-error' : undefined}
       >
         <TextField
           id="sign-in-email"
@@ -117,6 +124,7 @@ export function SignIn({ onSession }: { onSession(session: Session): void }) {
           <AppCodeField
             id="sign-in-code"
             label="Code from your authenticator app"
+            hint="This account signs in with two-factor sign-in: enter the 6-digit code the app shows now."
             value={code}
             onValue={setCode}
           />
@@ -128,7 +136,7 @@ export function SignIn({ onSession }: { onSession(session: Session): void }) {
             </button>
           </p>
         )}
-        <ErrorAlert error={error} id="sign-in-error" />
+        <ErrorAlert error={codeAsked ? null : error} id="sign-in-error" />
         <button type="submit" class="button primary" disabled={busy}>
           {busy ? 'Signing in…' : 'Sign in'}
         </button>

@@ -137,7 +137,9 @@ export function HandheldPage() {
 
   return (
     <main id="main" class="handheld">
-      <PageHeader title="Handheld inventory" />
+      {/* The location's field first: a keyboard-wedge scanner types into whatever has the
+          focus, and the first scan (the location's barcode) went into the heading. */}
+      <PageHeader title="Handheld inventory" focus={locationField} />
 
       <section class="card" aria-labelledby="hh-location-title">
         <h2 id="hh-location-title">1. Location</h2>

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiError, withQuery } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
 import { PageHeader } from '../components/page.js';
+import { plural } from '../format.js';
 import { navigate, useLocation } from '../router.js';
 import { useCan, useSession } from '../session.js';
 import { download, ExportCard } from './export-card.js';
@@ -234,9 +235,10 @@ function ImportCard({ kind }: { kind: Kind }) {
 
   const summary = result && (
     <p role="status">
-      {result.dry_run ? 'Checked' : result.applied ? 'Imported' : 'Nothing imported'}: {result.rows} rows —{' '}
-      {result.created} {result.dry_run ? 'to create' : 'created'}, {result.changed}{' '}
-      {result.dry_run ? 'to change' : 'changed'}, {result.unchanged} unchanged, {result.refused} refused.
+      {result.dry_run ? 'Checked' : result.applied ? 'Imported' : 'Nothing imported'}:{' '}
+      {plural(result.rows, 'row')} — {result.created} {result.dry_run ? 'to create' : 'created'},{' '}
+      {result.changed} {result.dry_run ? 'to change' : 'changed'}, {result.unchanged} unchanged,{' '}
+      {result.refused} refused.
       {!result.dry_run && !result.applied && ' Every row must be accepted for an all-or-nothing import.'}
     </p>
   );
@@ -279,17 +281,24 @@ function ImportCard({ kind }: { kind: Kind }) {
         >
           Check file
         </button>
-        {result?.dry_run && (
+        {/* A file that would change nothing offered "Import 0 rows", which did nothing. */}
+        {result?.dry_run && result.created + result.changed > 0 && (
           <button
             type="button"
             class="button primary"
             disabled={progress !== null}
             onClick={() => run(false)}
           >
-            Import {result.created + result.changed} rows
+            Import {plural(result.created + result.changed, 'row')}
           </button>
         )}
       </div>
+      {result?.dry_run && result.created + result.changed === 0 && (
+        <p class="hint">
+          Nothing to import: no row of this file would create or change a record
+          {result.refused > 0 ? '. Correct the refused rows and check the file again.' : '.'}
+        </p>
+      )}
       {progress && <ProgressBar progress={progress} />}
       <ErrorAlert error={error} />
       {summary}

@@ -7,6 +7,7 @@ import { EmptyRow, ListSection, TableHead } from '../components/list-layout.js';
 import { PageHeader } from '../components/page.js';
 import { usePaged } from '../components/paging.js';
 import { ShownOncePanel } from '../components/shown-once.js';
+import { TableWrap } from '../components/table-wrap.js';
 import { TextField } from '../components/text-field.js';
 import { submitting, useAction } from '../components/use-action.js';
 import { formatDate, formatDateTime } from '../format.js';
@@ -233,7 +234,7 @@ export function KeysPage() {
         />
       )}
       <ListSection id="keys" title="Keys" list={keys} pagerLabel="Keys">
-        <div class="table-wrap">
+        <TableWrap label="Keys">
           <table>
             <TableHead
               columns={['Name', 'Scopes', 'Created (by)', 'Expires', 'Last used', 'Status']}
@@ -248,7 +249,7 @@ export function KeysPage() {
               </EmptyRow>
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       </ListSection>
     </main>
   );

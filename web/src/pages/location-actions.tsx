@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, type LocationOption } from '../api.js';
+import { useQuestionFocus } from '../components/confirm.js';
 import { ErrorAlert } from '../components/errors.js';
 import { LocationPicker, locationLabel } from '../components/location-picker.js';
 import { useAction } from '../components/use-action.js';
@@ -152,6 +153,7 @@ export function MoveLocation({ details, onChanged }: ActionProps) {
 export function DeleteLocation({ details, onDeleted }: { details: LocationDetails; onDeleted(): void }) {
   const location = details.data;
   const [confirming, setConfirming] = useState(false);
+  const focus = useQuestionFocus(confirming);
 
   const {
     run: remove,
@@ -173,17 +175,23 @@ export function DeleteLocation({ details, onDeleted }: { details: LocationDetail
         first. Its tags are released and its key can be used again.
       </p>
       {confirming ? (
-        <div class="confirm">
-          <span>Delete {location.name}?</span>
+        // biome-ignore lint/a11y/useSemanticElements: as in ConfirmedAction, the question names the group the focus lands in
+        <div class="confirm" role="group" aria-labelledby={`delete-${location.id}-question`}>
+          <span id={`delete-${location.id}-question`}>Delete {location.name}?</span>
           <button type="button" class="button danger" disabled={busy} onClick={remove}>
             Delete for good
           </button>
-          <button type="button" class="button secondary" onClick={() => setConfirming(false)}>
+          <button
+            type="button"
+            ref={focus.cancel}
+            class="button secondary"
+            onClick={() => setConfirming(false)}
+          >
             Cancel
           </button>
         </div>
       ) : (
-        <button type="button" class="button secondary" onClick={() => setConfirming(true)}>
+        <button type="button" ref={focus.ask} class="button secondary" onClick={() => setConfirming(true)}>
           Delete location…
         </button>
       )}

@@ -2,16 +2,15 @@ import { createContext } from 'preact';
 import { useContext, useEffect, useState } from 'preact/hooks';
 import { api, type TreeNode } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
-import { FieldMessage, FormAlert, FormErrors } from '../components/form-errors.js';
 import { PageHeader } from '../components/page.js';
 import { isEmpty, Pager, usePaged } from '../components/paging.js';
-import { submitting, useAction } from '../components/use-action.js';
 import { plural } from '../format.js';
 import { touchesLocations, useLiveRefresh } from '../live.js';
 import { Link } from '../router.js';
 import { useCan } from '../session.js';
 import { hrefWith, setParams, useParams, useSearchParam } from '../url-state.js';
-import type { LocationDetails, LocationRecord, TreeHit } from './location-api.js';
+import type { LocationDetails, TreeHit } from './location-api.js';
+import { CreateLocation } from './location-create.js';
 import { LocationPanel } from './location-details.js';
 
 /**
@@ -150,102 +149,6 @@ function SearchResults({ q, selected }: { q: string; selected: number | null }) 
       </ul>
       <Pager paged={hits} label="Matching locations" />
     </>
-  );
-}
-
-/** The fields the new-location form has an input for. */
-const CREATE_FIELDS = new Set(['name', 'external_key', 'description']);
-
-function CreateLocation({
-  selected,
-  onCreated,
-}: {
-  selected: { id: number; name: string } | null;
-  onCreated(l: LocationRecord): void;
-}) {
-  const [name, setName] = useState('');
-  const [key, setKey] = useState('');
-  const [description, setDescription] = useState('');
-  const [under, setUnder] = useState(true);
-
-  const { run, busy, error } = useAction(async () => {
-    const body: Record<string, unknown> = { name };
-    if (key.trim()) body.external_key = key.trim();
-    if (description.trim()) body.description = description;
-    if (selected && under) body.parent_id = selected.id;
-    const res = await api<{ data: LocationRecord }>('/internal/locations', { method: 'POST', body });
-    setName('');
-    setKey('');
-    setDescription('');
-    onCreated(res.data);
-  });
-  // Each field's message under its field, as on the asset form (a bad key said so only
-  // in an alert above the button, and the input was not marked).
-  const errors = new FormErrors(error, (field) => CREATE_FIELDS.has(field));
-
-  return (
-    <form class="card" onSubmit={submitting(run)} aria-labelledby="create-location-title">
-      <h2 id="create-location-title">New location</h2>
-      <div class="row">
-        <div class="field">
-          <label for="new-location-name">Name</label>
-          <input
-            id="new-location-name"
-            required
-            value={name}
-            {...errors.input('name', 'new-location-name')}
-            onInput={(e) => setName(e.currentTarget.value)}
-          />
-          <FieldMessage errors={errors} field="name" id="new-location-name" />
-        </div>
-        <div class="field">
-          <label for="new-location-key">External key</label>
-          <input
-            id="new-location-key"
-            class="mono"
-            value={key}
-            {...errors.input('external_key', 'new-location-key', 'new-location-key-hint')}
-            onInput={(e) => setKey(e.currentTarget.value)}
-          />
-          <p class="hint" id="new-location-key-hint">
-            Optional: left empty, the next free LOC-NNNN is used.
-          </p>
-          <FieldMessage errors={errors} field="external_key" id="new-location-key" />
-        </div>
-      </div>
-      <div class="field">
-        <label for="new-location-description">Description</label>
-        <input
-          id="new-location-description"
-          value={description}
-          {...errors.input('description', 'new-location-description')}
-          onInput={(e) => setDescription(e.currentTarget.value)}
-        />
-        <FieldMessage errors={errors} field="description" id="new-location-description" />
-      </div>
-      <fieldset class="radio-group inline">
-        <legend>Place it</legend>
-        <label class="radio">
-          <input
-            type="radio"
-            name="new-location-parent"
-            checked={!selected || !under}
-            onChange={() => setUnder(false)}
-          />
-          At the top level
-        </label>
-        {selected && (
-          <label class="radio">
-            <input type="radio" name="new-location-parent" checked={under} onChange={() => setUnder(true)} />
-            Under {selected.name}
-          </label>
-        )}
-      </fieldset>
-      <FormAlert errors={errors} />
-      <button type="submit" class="button primary" disabled={busy}>
-        Create location
-      </button>
-    </form>
   );
 }
 

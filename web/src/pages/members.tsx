@@ -8,6 +8,7 @@ import { PageHeader } from '../components/page.js';
 import { usePaged } from '../components/paging.js';
 import { ResetLinkButton } from '../components/reset-link.js';
 import { ShownOncePanel } from '../components/shown-once.js';
+import { TableWrap } from '../components/table-wrap.js';
 import { TextField } from '../components/text-field.js';
 import { submitting, useAction, useRequestThenReload } from '../components/use-action.js';
 import { formatDate, formatDateTime } from '../format.js';
@@ -256,7 +257,7 @@ export function MembersPage() {
         <InviteForm onIssued={show} />
       )}
       <ListSection id="members" title="People" list={members} pagerLabel="Members">
-        <div class="table-wrap">
+        <TableWrap label="People">
           <table>
             <TableHead columns={['Email', 'Role', 'Joined', 'Two-factor']} actions />
             <tbody>
@@ -265,11 +266,11 @@ export function MembersPage() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       </ListSection>
       <TwoFactorRequirement />
       <ListSection id="invitations" title="Open invitations" list={invitations} pagerLabel="Invitations">
-        <div class="table-wrap">
+        <TableWrap label="Open invitations">
           <table>
             <TableHead columns={['Email', 'Role', 'Invited by', 'Link expires']} actions />
             <tbody>
@@ -286,7 +287,7 @@ export function MembersPage() {
               </EmptyRow>
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       </ListSection>
     </main>
   );

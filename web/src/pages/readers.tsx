@@ -1,6 +1,7 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, type Reader } from '../api.js';
 import { BrokerAddress } from '../components/broker-address.js';
+import { useQuestionFocus } from '../components/confirm.js';
 import { ErrorAlert } from '../components/errors.js';
 import { ListSection } from '../components/list-layout.js';
 import { PageHeader } from '../components/page.js';
@@ -100,8 +101,10 @@ function ReaderCard({
   onRotated(shown: ShownSecrets): void;
 }) {
   const [mapping, setMapping] = useState(false);
+  const mapToggle = useRef<HTMLButtonElement>(null);
   const [editing, setEditing] = useState(false);
   const [confirming, setConfirming] = useState(false);
+  const deleteFocus = useQuestionFocus(confirming);
   // Readers and their credentials are administered; others see them and their counters.
   const admin = useCan()('admin');
   const {
@@ -198,6 +201,7 @@ function ReaderCard({
         <div class="card-actions">
           <button
             type="button"
+            ref={mapToggle}
             class="button secondary"
             aria-expanded={mapping}
             aria-controls={`reader-${reader.id}-map`}
@@ -206,18 +210,25 @@ function ReaderCard({
             {mapping ? 'Close' : 'Map an antenna'}
           </button>
           {confirming ? (
-            <span class="confirm">
-              Delete “{reader.name}”?{' '}
+            // biome-ignore lint/a11y/useSemanticElements: as in ConfirmedAction, the question names the group the focus lands in
+            <span class="confirm" role="group" aria-labelledby={`reader-${reader.id}-delete-question`}>
+              <span id={`reader-${reader.id}-delete-question`}>Delete “{reader.name}”?</span>{' '}
               <button type="button" class="button danger" disabled={busy} onClick={remove}>
                 Yes, delete
               </button>{' '}
-              <button type="button" class="button secondary" onClick={() => setConfirming(false)}>
+              <button
+                type="button"
+                ref={deleteFocus.cancel}
+                class="button secondary"
+                onClick={() => setConfirming(false)}
+              >
                 Cancel
               </button>
             </span>
           ) : (
             <button
               type="button"
+              ref={deleteFocus.ask}
               class="button link"
               aria-label={`Delete reader ${reader.name}`}
               onClick={() => setConfirming(true)}
@@ -233,6 +244,8 @@ function ReaderCard({
             reader={reader}
             onAdded={() => {
               setMapping(false);
+              // The form goes away with the focus in its button: back to the toggle that opened it.
+              mapToggle.current?.focus();
               onChanged();
             }}
           />

@@ -7,6 +7,7 @@ import { LocationPicker } from '../components/location-picker.js';
 import { PageHeader } from '../components/page.js';
 import { isEmpty, Pager, usePaged } from '../components/paging.js';
 import { ShownOncePanel } from '../components/shown-once.js';
+import { TableWrap } from '../components/table-wrap.js';
 import { submitting, useAction, useRequestThenReload } from '../components/use-action.js';
 import { formatDateTime } from '../format.js';
 
@@ -144,7 +145,7 @@ function DeliveryLog({ endpoint }: { endpoint: Endpoint }) {
     }
   };
   return (
-    <div class="table-wrap" aria-busy={log.loading}>
+    <TableWrap label={`Deliveries to ${endpoint.url}`} busy={log.loading}>
       <ErrorAlert error={error ?? log.error} />
       <table>
         <caption>Deliveries to {endpoint.url}, newest first</caption>
@@ -182,7 +183,7 @@ function DeliveryLog({ endpoint }: { endpoint: Endpoint }) {
         </tbody>
       </table>
       <Pager paged={log} label="Deliveries" />
-    </div>
+    </TableWrap>
   );
 }
 
