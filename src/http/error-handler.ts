@@ -161,11 +161,10 @@ export function registerErrorHandler(app: FastifyInstance, bodyLimit: number): v
     request.log.error({ err: error }, 'unhandled error');
     return sendError(request, reply, new ApiError('internal_error', INTERNAL_DETAIL));
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendError(
-      request,
-      reply,
-      new ApiError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}`),
-    ),
-  );
+  app.setNotFoundHandler((request, reply) => sendError(request, reply, noRoute(request)));
+}
+
+/** The 404 of a path no route matches. */
+export function noRoute(request: FastifyRequest): ApiError {
+  return new ApiError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}`);
 }
