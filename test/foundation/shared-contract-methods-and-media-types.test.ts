@@ -171,6 +171,8 @@ for (const { name, t, routes } of targets) {
             ['application/merge-patch+json', 'application/merge-patch+json', '{}'],
             ['text/plain', 'text/plain', 'hello'],
             ['application/xml', 'application/xml', '<a/>'],
+            ['a Content-Type that is no media type', 'garbage', 'x'],
+            ['a media type without a subtype', 'text', 'x'],
           ])('DELETE with %s is not 415', async (_name, type, payload) => {
             expectStoppedAtQuery(
               await call(route, { headers: { 'content-type': type }, query: UNKNOWN_QUERY, payload }),

@@ -128,6 +128,12 @@ export function registerBodyParsing(app: FastifyInstance): void {
       contentTypeError(request.method, request.headers['content-type']) ??
       (carriesBody(request) ? contentEncodingError(request.headers['content-encoding']) : null);
     if (error) throw error;
+    // API-SPEC 415 rules: "DELETE is not checked". Its body is read and dropped whatever its
+    // type, but Fastify refuses (415) a Content-Type it cannot parse (`garbage`, `text`)
+    // before any parser runs; the type it sees is replaced (the raw header stays as sent).
+    if (request.method === 'DELETE' && onApi && request.headers['content-type'] !== undefined) {
+      request.headers = { 'content-type': 'application/octet-stream' };
+    }
   });
   // A POST or PATCH that names JSON but sends no bytes never reaches the parser.
   app.addHook('preValidation', (request, _reply, done) => {
