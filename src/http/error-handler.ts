@@ -168,10 +168,11 @@ export function registerErrorHandler(
   });
   app.setNotFoundHandler((request, reply) => {
     if (notFoundPage?.(request, reply)) return reply;
-    return sendError(
-      request,
-      reply,
-      new ApiError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}`),
-    );
+    return sendError(request, reply, noRoute(request));
   });
+}
+
+/** The 404 of a path no route matches. */
+export function noRoute(request: FastifyRequest): ApiError {
+  return new ApiError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}`);
 }

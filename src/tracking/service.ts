@@ -47,6 +47,18 @@ export class TrackingService {
 
   async history(orgId: number, assetId: number, query: HistoryQueryInput) {
     const sort = parseSort(query.sort, HISTORY_SORTS);
+    // API-SPEC: history's sort "allows event_observed_at and -event_observed_at", one field
+    // with one direction; a list of both was taken at its first value.
+    if (query.sort?.includes(',')) {
+      throw fieldError(
+        'sort',
+        'invalid_value',
+        'sort takes one value here: event_observed_at or -event_observed_at',
+        {
+          allowed_values: ['event_observed_at', '-event_observed_at'],
+        },
+      );
+    }
     // The schema has validated both as RFC 3339 (format date-time).
     const from = query.from === undefined ? undefined : parseRfc3339(query.from)!;
     const to = query.to === undefined ? undefined : parseRfc3339(query.to)!;

@@ -200,6 +200,23 @@ describe('field errors (validation_error)', () => {
     },
   );
 
+  it.each([[5], [true], [{}], [['rfid']]])(
+    'tag_type %j, not a string: invalid_value with params.allowed_values and the JSON types',
+    async (value) => {
+      const f = expectOneField(await postJson({ name: 'a', tags: [{ tag_type: value, value: 'v' }] }));
+      expect(f).toEqual({
+        field: 'tags[0].tag_type',
+        code: 'invalid_value',
+        message: expect.any(String),
+        params: {
+          allowed_values: [...PROBE_TAG_TYPES],
+          expected_type: 'string',
+          received_type: Array.isArray(value) ? 'array' : value === null ? 'null' : typeof value,
+        },
+      });
+    },
+  );
+
   it('external_key outside its pattern: invalid_value', async () => {
     expect(expectOneField(await postJson({ name: 'a', external_key: 'a,b' }))).toMatchObject({
       field: 'external_key',

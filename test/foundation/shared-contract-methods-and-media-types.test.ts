@@ -10,6 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { PublicRoute } from '../../src/http/plugins/methods.js';
 import { bearer } from '../helpers/app.js';
 import { expectErrorEnvelope, expectSurfaceHeaders } from '../helpers/error-envelope.js';
+import { BODY_LIMIT } from './probe-requests.js';
 import {
   callRoute,
   concreteUrl,
@@ -170,6 +171,8 @@ for (const { name, t, routes } of targets) {
             ['application/merge-patch+json', 'application/merge-patch+json', '{}'],
             ['text/plain', 'text/plain', 'hello'],
             ['application/xml', 'application/xml', '<a/>'],
+            ['a Content-Type that is no media type', 'garbage', 'x'],
+            ['a media type without a subtype', 'text', 'x'],
           ])('DELETE with %s is not 415', async (_name, type, payload) => {
             expectStoppedAtQuery(
               await call(route, { headers: { 'content-type': type }, query: UNKNOWN_QUERY, payload }),
@@ -219,6 +222,21 @@ for (const { name, t, routes } of targets) {
             }
           },
         );
+        it('405 wins over the 413 of a body over the limit and the 415 of a Content-Type that is no media type', async () => {
+          const method = undeclared.find((m) => m !== 'GET' && m !== 'HEAD') ?? 'PUT';
+          for (const [type, payload] of [
+            ['application/json', 'x'.repeat(BODY_LIMIT + 1)],
+            ['garbage', 'x'],
+          ]) {
+            const res = await t.app.inject({
+              method: method as HTTPMethods,
+              url: concreteUrl(url),
+              headers: { ...bearer(fullKey), 'content-type': type },
+              payload,
+            });
+            expectErrorEnvelope(res, { status: 405, type: '405' });
+          }
+        });
         it('405 wins over the 415 a declared write would get (no Content-Type)', async () => {
           const write = undeclared.find((m) => m === 'POST' || m === 'PATCH') ?? 'PUT';
           const res = await t.app.inject({
@@ -245,6 +263,8 @@ describe('unknown routes', () => {
     ['GET', '/api/v1/orgs/me/extra'],
     ['GET', '/api/v1/'],
     ['GET', '/api/v2/orgs/me'],
+    ['POST', '/api/v1/nope', { 'content-type': 'garbage' }, 'x'],
+    ['PUT', '/api/v1/nope', { 'content-type': 'application/json' }, 'x'.repeat(BODY_LIMIT + 1)],
   ];
   it.each(cases)('%s %s: 404 envelope with rate-limit headers', async (method, url, headers, payload) => {
     for (const auth of [{}, { authorization: 'Bearer garbage' }]) {

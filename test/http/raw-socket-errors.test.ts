@@ -81,6 +81,19 @@ describe('413: a body over the limit', () => {
     expectEnvelope(res, 413, 'payload_too_large', '/api/v1/locations');
   });
 
+  it('not on a method the path does not declare: its 405 is answered before the body', async () => {
+    const res = await rawRequest(
+      port,
+      requestBytes(
+        'PUT /api/v1/locations HTTP/1.1',
+        { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', 'Content-Length': '5000000' },
+        '{"name":"',
+      ),
+    );
+    expectEnvelope(res, 405, '405', '/api/v1/locations');
+    expect(res.headers.allow).toBe('GET, HEAD, POST');
+  });
+
   it('/internal/: a chunked body that grows past the limit', async () => {
     const chunk = 'x'.repeat(BODY_LIMIT + 100);
     const res = await rawRequest(

@@ -61,6 +61,27 @@ describe('GET /api/v1/assets/{asset_id}/history', () => {
     }
   });
 
+  it('sort takes one of its two values, not a list of them: 400 invalid_value', async () => {
+    const id = await newAsset();
+    for (const sort of [
+      'event_observed_at,-event_observed_at',
+      '-event_observed_at,event_observed_at',
+      'event_observed_at,event_observed_at',
+    ]) {
+      const fields = expectValidationError(
+        await f.get(`/api/v1/assets/${id}/history${qs([['sort', sort]])}`),
+      );
+      expect(fields).toEqual([
+        {
+          field: 'sort',
+          code: 'invalid_value',
+          message: 'sort takes one value here: event_observed_at or -event_observed_at',
+          params: { allowed_values: ['event_observed_at', '-event_observed_at'] },
+        },
+      ]);
+    }
+  });
+
   it('from and to are inclusive bounds on event_observed_at, either optional', async () => {
     const id = await threeStays();
     const keys = async (query: [string, string][]) =>

@@ -1,7 +1,7 @@
 import { type IncomingMessage, METHODS, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { FastifyInstance, HTTPMethods } from 'fastify';
+import type { FastifyInstance, FastifyRequest, HTTPMethods } from 'fastify';
 import { ApiError } from '../../errors.js';
 import { sendError } from '../error-handler.js';
 import { HEALTH_PATHS } from '../health.js';
@@ -126,6 +126,14 @@ export function trackRoutes(app: FastifyInstance): Map<string, Set<string>> {
   return byUrl;
 }
 
+/** The 405 of a route `registerMethodNotAllowed` added, with its path's `Allow`. */
+export function methodNotAllowed(request: FastifyRequest): ApiError {
+  const allow = request.routeOptions.config.allow ?? '';
+  return new ApiError('405', `${request.method} is not supported here; allowed: ${allow}`, undefined, {
+    allow,
+  });
+}
+
 export function registerMethodNotAllowed(app: FastifyInstance, byUrl: Map<string, Set<string>>): void {
   for (const [url, declared] of byUrl) {
     const answered =
@@ -141,15 +149,8 @@ export function registerMethodNotAllowed(app: FastifyInstance, byUrl: Map<string
     app.route({
       method: missing,
       url,
-      config: { methodNotAllowed: true },
-      handler: (request, reply) => {
-        reply.header('allow', allow);
-        return sendError(
-          request,
-          reply,
-          new ApiError('405', `${request.method} is not supported here; allowed: ${allow}`),
-        );
-      },
+      config: { methodNotAllowed: true, allow },
+      handler: (request, reply) => sendError(request, reply, methodNotAllowed(request)),
     });
   }
 }

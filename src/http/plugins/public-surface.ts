@@ -11,6 +11,8 @@ declare module 'fastify' {
     /** Scopes a public route requires; `[]` for authenticated routes needing none. */
     scopes?: string[];
     methodNotAllowed?: boolean;
+    /** On a 405 route: the `Allow` header, the methods its path declares. */
+    allow?: string;
   }
   interface FastifyRequest {
     principal?: Principal;

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors.js';
 import { buildCoercer, type ObjectCoercer } from '../validation/coerce.js';
 
@@ -9,6 +9,20 @@ declare module 'fastify' {
     coerceQuery?: ObjectCoercer;
     coerceParams?: ObjectCoercer;
   }
+}
+
+/**
+ * A trailing or doubled slash matches a route with an empty id, whose own answer (405 on the
+ * detail route, `must be an integer`) would not say what is wrong with the path: the 404
+ * naming the segment, or null.
+ */
+export function emptySegment(request: FastifyRequest): ApiError | null {
+  const params = (request.params ?? {}) as Record<string, unknown>;
+  const empty = request.url.startsWith('/api/') && Object.keys(params).find((k) => params[k] === '');
+  if (!empty) return null;
+  const path = request.url.split('?')[0];
+  const detail = `No route for ${request.method} ${path}: the ${empty} segment is empty (a trailing or doubled slash)`;
+  return new ApiError('not_found', detail);
 }
 
 /**
@@ -28,15 +42,8 @@ export function registerStrictInputs(app: FastifyInstance): void {
     };
   });
   app.addHook('preValidation', (request, _reply, done) => {
-    // A trailing or doubled slash matches a route with an empty id, whose own answer (405 on
-    // the detail route, `must be an integer`) would not say what is wrong with the path.
-    const params = (request.params ?? {}) as Record<string, unknown>;
-    const empty = request.url.startsWith('/api/') && Object.keys(params).find((k) => params[k] === '');
-    if (empty) {
-      const path = request.url.split('?')[0];
-      const detail = `No route for ${request.method} ${path}: the ${empty} segment is empty (a trailing or doubled slash)`;
-      return done(new ApiError('not_found', detail));
-    }
+    const empty = emptySegment(request);
+    if (empty) return done(empty);
     const { coerceQuery, coerceParams } = request.routeOptions.config;
     if (coerceQuery) request.query = coerceQuery(request.query as Record<string, unknown>);
     if (coerceParams) request.params = coerceParams(request.params as Record<string, unknown>);

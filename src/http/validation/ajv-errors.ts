@@ -91,11 +91,15 @@ function toFieldError(e: ErrorObject, part: HttpPart): FieldError {
       }
       const expected = expectedRaw.map((t) => (t === 'integer' ? 'number' : t));
       const nullable = parent?.nullable === true;
+      // A field of listed values (tag_type) lists them whatever was sent instead: API-SPEC Tag,
+      // "Any other value returns 400, code invalid_value, with params.allowed_values".
+      const listed = Array.isArray(parent?.enum) ? { allowed_values: parent.enum } : {};
       return field(
         'invalid_value',
         name,
         `${name} must be ${describeType(p.type)}${nullable ? ' or null' : ''}`,
         {
+          ...listed,
           expected_type: expected.length === 1 ? expected[0] : expected,
           received_type: received,
         },
