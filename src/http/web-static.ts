@@ -205,10 +205,15 @@ export function notFoundPage(web: WebApp): (request: FastifyRequest, reply: Fast
   const index = Buffer.from(web.indexHtml, 'utf8');
   return (request, reply) => {
     if (!isPageLoad(request)) return false;
-    securityHeaders(reply, web.csp);
-    reply.code(404).header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(index);
+    sendIndex(reply.code(404), web, index);
     return true;
   };
+}
+
+/** The app's one page (index.html), from which the browser routes. */
+function sendIndex(reply: FastifyReply, web: WebApp, index: Buffer): FastifyReply {
+  securityHeaders(reply, web.csp);
+  return reply.header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(index);
 }
 
 const notFound = (request: FastifyRequest, reply: FastifyReply) =>
@@ -249,8 +254,7 @@ export function webAppRoutes(options: WebAppOptions = {}): FastifyPluginAsync {
 
     const page = (request: FastifyRequest, reply: FastifyReply) => {
       if (!isClientRoute(request.url.split('?')[0]!)) return missing(request, reply);
-      securityHeaders(reply, web.csp);
-      return reply.header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(index);
+      return sendIndex(reply, web, index);
     };
 
     app.get('/assets/*', (request, reply) => {

@@ -22,6 +22,8 @@ export interface ReportQueryInput extends Page {
 }
 
 const HISTORY_SORTS = ['event_observed_at'] as const;
+/** History's sort is one of these, one field with one direction. */
+const HISTORY_SORT_VALUES = HISTORY_SORTS.flatMap((field) => [field, `-${field}`]);
 const REPORT_SORTS = ['asset_last_seen', 'asset_external_key', 'location_external_key'] as const;
 
 /**
@@ -53,9 +55,9 @@ export class TrackingService {
       throw fieldError(
         'sort',
         'invalid_value',
-        'sort takes one value here: event_observed_at or -event_observed_at',
+        `sort takes one value here: ${HISTORY_SORT_VALUES.join(' or ')}`,
         {
-          allowed_values: ['event_observed_at', '-event_observed_at'],
+          allowed_values: HISTORY_SORT_VALUES,
         },
       );
     }
