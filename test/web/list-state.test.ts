@@ -102,6 +102,37 @@ describe('list state in the URL', { timeout: 90_000 }, () => {
     expect(await page.getByRole('columnheader', { name: 'Last seen' }).getAttribute('aria-sort')).toBe(
       'descending',
     );
+    // A refresh of the page shown (the live stream's, after an edit elsewhere) leaves Previous
+    // and Next working: one that disabled them swallowed a click landing as it started (CI
+    // saw the stream's first refresh eat a click on Next).
+    let releaseRefresh!: () => void;
+    const refreshHeld = new Promise<void>((resolve) => {
+      releaseRefresh = resolve;
+    });
+    let refreshing = false;
+    let refreshed = false;
+    const thisPage = (url: URL) =>
+      url.pathname === '/internal/assets' && url.searchParams.get('offset') === '0';
+    await page.route(thisPage, async (route) => {
+      refreshing = true;
+      await refreshHeld;
+      await route.continue();
+      refreshed = true;
+    });
+    const edited = (
+      await database.db.pool.query<{ id: string }>(
+        `SELECT id FROM assets WHERE org_id = $1 AND external_key = 'A-10'`,
+        [site.session!.orgId],
+      )
+    ).rows[0]!.id;
+    const patched = await site.internal('PATCH', `/internal/assets/${edited}`, { description: 'moved' });
+    expect(patched.status).toBe(200);
+    await expect.poll(() => refreshing).toBe(true);
+    expect(await page.getByRole('button', { name: 'Next' }).isDisabled()).toBe(false);
+    releaseRefresh();
+    await expect.poll(() => refreshed).toBe(true);
+    await page.unroute(thisPage);
+
     // The next page's answer held: meanwhile the status numbers the rows still shown (it
     // used to say "26–50 of 30", the new page's offset with the old page's rows).
     let release!: () => void;

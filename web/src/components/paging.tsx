@@ -109,13 +109,18 @@ export function Pager({ paged, label }: { paged: Paged<unknown>; label: string }
   // rows are still there, and "26–50 of 30" (the new offset with the old rows) is wrong.
   const first = total === 0 ? 0 : rowsOffset + 1;
   const last = rowsOffset + rows.length;
+  // Held only while a step to another page loads (so a second click does not step from the
+  // page still shown). A refresh of the page shown (the live stream's, a reload()) leaves
+  // them alone: one starting under the pointer swallowed the click (a disabled button takes
+  // no click), and after a failed step they must work to step again.
+  const stepping = loading && offset !== rowsOffset;
   if (total === 0 && offset === 0) return null;
   return (
     <nav class="pager" aria-label={`${label} pages`}>
       <button
         type="button"
         class="button secondary"
-        disabled={loading || offset === 0}
+        disabled={stepping || offset === 0}
         onClick={() => paged.setOffset(Math.max(0, offset - limit))}
       >
         Previous
@@ -126,7 +131,7 @@ export function Pager({ paged, label }: { paged: Paged<unknown>; label: string }
       <button
         type="button"
         class="button secondary"
-        disabled={loading || offset + limit >= total}
+        disabled={stepping || offset + limit >= total}
         onClick={() => paged.setOffset(offset + limit)}
       >
         Next
