@@ -68,6 +68,9 @@ const ConfigSchema = Type.Object({
   TAGTRAIL_HEADERS_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 300, default: 10 }),
   TAGTRAIL_REQUEST_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 60 }),
   TAGTRAIL_KEEP_ALIVE_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 65 }),
+  // A large site behind one NAT address may need more than the default (about six per browser);
+  // the same default as DEFAULT_CONNECTION_LIMITS (src/http/connections.ts).
+  TAGTRAIL_HTTP_MAX_CONNECTIONS_PER_ADDRESS: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1024 }),
   // Lame duck before stopping (docs/operations.md "Stopping"): seconds /readyz answers 503 and
   // responses close their connections before the stop. 0: stop at once (a laptop's Ctrl-C).
   TAGTRAIL_SHUTDOWN_DRAIN_SECONDS: Type.Integer({

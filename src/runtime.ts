@@ -198,6 +198,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
         headersTimeoutMs: config.TAGTRAIL_HEADERS_TIMEOUT_SECONDS * 1000,
         requestTimeoutMs: config.TAGTRAIL_REQUEST_TIMEOUT_SECONDS * 1000,
         keepAliveTimeoutMs: config.TAGTRAIL_KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
+        maxConnectionsPerAddress: config.TAGTRAIL_HTTP_MAX_CONNECTIONS_PER_ADDRESS,
       },
       logger: { level: config.LOG_LEVEL },
       tls: config.httpTls,

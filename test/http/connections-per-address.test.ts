@@ -1,8 +1,10 @@
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { RunningService } from '../../src/runtime.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { listenOnLoopback } from '../helpers/listening.js';
 import { openSocket, parseResponses, requestBytes } from '../helpers/raw-http.js';
+import { startTestService } from '../helpers/service.js';
 
 /**
  * One client address cannot hold the server's file descriptors: its connections past the
@@ -64,6 +66,29 @@ describe('connections per client address', () => {
         held.push(next);
         expect(await statusOn(next)).toBe(200);
       });
+    } finally {
+      for (const socket of held) socket.destroy();
+    }
+  });
+});
+
+describe('TAGTRAIL_HTTP_MAX_CONNECTIONS_PER_ADDRESS', () => {
+  let running: RunningService | undefined;
+  afterAll(() => running?.stop());
+
+  it('sets the bound of the running service', async () => {
+    running = await startTestService({
+      DATABASE_URL: t.database.url,
+      TAGTRAIL_HTTP_MAX_CONNECTIONS_PER_ADDRESS: '2',
+    });
+    const servicePort = Number(new URL(running.url).port);
+    const held = await Promise.all([openSocket(servicePort), openSocket(servicePort)]);
+    try {
+      for (const socket of held) expect(await statusOn(socket)).toBe(200);
+      const extra = await openSocket(servicePort);
+      const closed = untilClosed(extra);
+      extra.write(requestBytes('GET /healthz HTTP/1.1'));
+      expect((await closed).length).toBe(0);
     } finally {
       for (const socket of held) socket.destroy();
     }
