@@ -4,8 +4,8 @@ import type { BucketPolicy, RateDecision, RateLimitStore } from '../http/rate-li
 import { normalEmail } from './device-cookies.js';
 
 /**
- * 10 password attempts per 15 minutes, per client address and per email or device cookie
- * (docs/web-app.md "Sessions and CSRF").
+ * 10 password attempts per 15 minutes, per client address and per email, device cookie or
+ * session (docs/web-app.md "Sessions and CSRF").
  */
 export const SIGN_IN_POLICY: BucketPolicy = { limit: 10, windowSeconds: 15 * 60 };
 
@@ -32,7 +32,8 @@ export const INVITATION_POLICY: BucketPolicy = { limit: 50, windowSeconds: 3600 
  * Every attempt draws on its client address's bucket. A sign-in also draws on the email's
  * bucket, unless the browser shows a device cookie of that email (DeviceCookies): then on
  * the device's own bucket instead, so a stranger spending the email's budget from elsewhere
- * does not lock out a browser that has signed in before.
+ * does not lock out a browser that has signed in before. A password or code checked for a
+ * signed-in person draws on the session's bucket: the session already proves a sign-in.
  */
 export class SignInLimiter {
   constructor(
@@ -51,6 +52,11 @@ export class SignInLimiter {
    */
   take(address: string, email: string, device: string | null = null): Promise<void> {
     return this.takeAll([`ip:${address}`, device ? `device:${device}` : `email:${normalEmail(email)}`]);
+  }
+
+  /** A password or code checked for a signed-in person: the address's and the session's buckets. */
+  takeSignedIn(address: string, sessionId: string): Promise<void> {
+    return this.takeAll([`ip:${address}`, `session:${sessionId}`]);
   }
 
   private async takeAll(buckets: string[]): Promise<void> {

@@ -169,4 +169,20 @@ describe('sign-in with a device cookie', () => {
       type: 'rate_limited',
     });
   });
+
+  it('a signed-in password change is limited per session, not by the email a stranger spent', async () => {
+    const me = await t.signUp({ password: PASSWORD });
+    await exhaustEmail(me.email);
+    const change = (current: string) =>
+      me.request({
+        method: 'POST',
+        url: '/internal/auth/password',
+        remoteAddress: freshAddress(),
+        headers: json,
+        payload: JSON.stringify({ current_password: current, new_password: 'a new password' }),
+      });
+    for (let i = 0; i < 9; i++) expect((await change('not it at all')).statusCode).toBe(400);
+    expect((await change(PASSWORD)).statusCode).toBe(204);
+    expectInternalError(await change('a new password'), { status: 429, type: 'rate_limited' });
+  });
 });

@@ -171,7 +171,7 @@ export const authRoutes =
       },
       async (request, reply) => {
         const session = sessionOf(request);
-        await s.signInLimiter.take(request.ip, session.user.email);
+        await s.signInLimiter.takeSignedIn(request.ip, session.sessionId);
         await s.accounts.changePassword(
           callerOf(request),
           session.userId,
