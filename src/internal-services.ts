@@ -1,5 +1,6 @@
 import { AccountService, type SignupMode } from './accounts/account-service.js';
 import { CsrfTokens } from './accounts/csrf.js';
+import { DeviceCookies } from './accounts/device-cookies.js';
 import { PasswordResetService } from './accounts/password-resets.js';
 import { SessionService } from './accounts/session-service.js';
 import { INVITATION_POLICY, SIGN_UP_POLICY, SignInLimiter } from './accounts/sign-in-limiter.js';
@@ -42,6 +43,8 @@ export interface InternalServices {
   /** Two-factor sign-in with authenticator app codes (RFC 6238). */
   totp: TotpService;
   signInLimiter: SignInLimiter;
+  /** Device cookies: which browsers signed in as an email before (SignInLimiter). */
+  deviceCookies: DeviceCookies;
   /** Sign-ups per client address (SIGN_UP_POLICY): each is an argon2 hash and a new organization. */
   signUpLimiter: RateLimitStore;
   /** Invitations issued or resent per organization (INVITATION_POLICY): each may mail a link. */
@@ -107,7 +110,7 @@ export type InternalConfig = Partial<
 export async function createInternalServices(
   db: Database,
   tokens: TokenCodec,
-  /** The signing key (CSRF tokens are derived from it) and the box sealing stored secrets. */
+  /** The signing key (CSRF tokens and device cookies are derived from it) and the box sealing stored secrets. */
   keys: { signing: SigningKey; secrets: SecretBox },
   config: InternalConfig,
 ): Promise<InternalServices> {
@@ -140,6 +143,7 @@ export async function createInternalServices(
     sessions: new SessionService(db, tokens, csrf),
     totp: new TotpService(db, keys.secrets),
     signInLimiter,
+    deviceCookies: DeviceCookies.fromSecret(keys.signing.secret),
     signUpLimiter,
     invitationLimiter,
     keys: new KeyService(db, tokens),

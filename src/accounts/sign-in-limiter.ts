@@ -1,8 +1,12 @@
 import { ApiError } from '../errors.js';
 import { createBucketStore } from '../http/rate-limit/create.js';
 import type { BucketPolicy, RateDecision, RateLimitStore } from '../http/rate-limit/types.js';
+import { normalEmail } from './device-cookies.js';
 
-/** 10 sign-in attempts per 15 minutes, per client address and per email (docs/web-app.md). */
+/**
+ * 10 password attempts per 15 minutes, per client address and per email, device cookie or
+ * session (docs/web-app.md "Sessions and CSRF").
+ */
 export const SIGN_IN_POLICY: BucketPolicy = { limit: 10, windowSeconds: 15 * 60 };
 
 /**
@@ -24,6 +28,12 @@ export const INVITATION_POLICY: BucketPolicy = { limit: 50, windowSeconds: 3600 
  * Token buckets for password attempts (sign-in, password change), separate from the API's:
  * in memory, or in Redis under their own prefix when REDIS_URL is set, so every instance
  * counts the same attempts. A store outage lets the attempt through, as the API does.
+ *
+ * Every attempt draws on its client address's bucket. A sign-in also draws on the email's
+ * bucket, unless the browser shows a device cookie of that email (DeviceCookies): then on
+ * the device's own bucket instead, so a stranger spending the email's budget from elsewhere
+ * does not lock out a browser that has signed in before. A password or code checked for a
+ * signed-in person draws on the session's bucket: the session already proves a sign-in.
  */
 export class SignInLimiter {
   constructor(
@@ -35,14 +45,24 @@ export class SignInLimiter {
     return new SignInLimiter(createBucketStore(redisUrl, policy, 'tagtrail:signin:'));
   }
 
-  /** Takes one attempt from both buckets; 429 `rate_limited` with Retry-After when either is empty. */
-  async take(address: string, email: string): Promise<void> {
+  /**
+   * A sign-in attempt: the address's bucket, and the device's (`device`: the id of a device
+   * cookie verified for this email) or else the email's. 429 `rate_limited` with Retry-After
+   * when either is empty.
+   */
+  take(address: string, email: string, device: string | null = null): Promise<void> {
+    return this.takeAll([`ip:${address}`, device ? `device:${device}` : `email:${normalEmail(email)}`]);
+  }
+
+  /** A password or code checked for a signed-in person: the address's and the session's buckets. */
+  takeSignedIn(address: string, sessionId: string): Promise<void> {
+    return this.takeAll([`ip:${address}`, `session:${sessionId}`]);
+  }
+
+  private async takeAll(buckets: string[]): Promise<void> {
     let decisions: RateDecision[];
     try {
-      decisions = await Promise.all([
-        this.store.take(`ip:${address}`),
-        this.store.take(`email:${email.trim().toLowerCase()}`),
-      ]);
+      decisions = await Promise.all(buckets.map((bucket) => this.store.take(bucket)));
     } catch (err) {
       this.onStoreError(err);
       return;

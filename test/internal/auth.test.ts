@@ -324,7 +324,11 @@ describe('behind a TLS-terminating proxy (TAGTRAIL_TRUST_PROXY=true)', () => {
         },
         payload: JSON.stringify({ email: uniqueEmail(), password: 'long enough', organization_name: 'P' }),
       });
-    expect(setCookieOf(await send('https'))!.split('; ')).toContain('Secure');
+    const secure = await send('https');
+    expect(setCookieOf(secure)!.split('; ')).toContain('Secure');
+    // The device cookie too (test/internal/device-cookie.test.ts).
+    const device = [secure.headers['set-cookie']].flat().find((c) => c?.startsWith('tagtrail_device='));
+    expect(device?.split('; ')).toContain('Secure');
     expect(setCookieOf(await send('http'))!.split('; ')).not.toContain('Secure');
     expect(setCookieOf(await send())!.split('; ')).not.toContain('Secure');
   });

@@ -36,7 +36,14 @@ describe('TOTP two-factor sign-in', () => {
     expect(otpauth_uri).toMatch(/^otpauth:\/\/totp\/tagtrail:/);
     const pending = await b.get('/internal/account/totp');
     expect(pending.json().data).toMatchObject({ enabled: false, enabled_at: null });
-    const confirmed = await b.post('/internal/account/totp/confirm', { code: await confirmingCode(secret) });
+    // From an address of its own: the tests' 127.0.0.1 would spend one bucket between them.
+    const confirmed = await b.request({
+      method: 'POST',
+      url: '/internal/account/totp/confirm',
+      remoteAddress: freshAddress(),
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ code: await confirmingCode(secret) }),
+    });
     expect(confirmed.statusCode, confirmed.body).toBe(200);
     expect(confirmed.json().data).toMatchObject({ enabled: true, enabled_at: expect.any(String) });
     return secret;
@@ -120,13 +127,37 @@ describe('TOTP two-factor sign-in', () => {
   it('wrong codes count as failed sign-ins', async () => {
     const me = await t.signUp({ password: PASSWORD });
     const secret = await enrol(me);
-    // Confirming enrolment took one attempt; nine wrong codes use up the other nine.
-    for (let i = 0; i < 9; i++) {
+    // Confirming enrolment drew on the session's bucket, not the email's: ten wrong codes
+    // (from ten addresses) use up the email's ten.
+    for (let i = 0; i < 10; i++) {
       const res = await signIn({ email: me.email, password: PASSWORD, totp_code: '000000' });
       expect(res.statusCode).toBe(401);
     }
     const limited = await signIn({ email: me.email, password: PASSWORD, totp_code: await codeAt(secret, 1) });
     expectInternalError(limited, { status: 429, type: 'rate_limited' });
+  });
+
+  it('a signed-in person’s code checks are limited per session, whoever spent the email’s budget', async () => {
+    const me = await t.signUp({ password: PASSWORD });
+    const secret = await enrol(me);
+    // A stranger spends the email's budget: the session's checks are not refused for it.
+    let spent = 0;
+    while ((await signIn({ email: me.email, password: 'a guess' })).statusCode !== 429) spent++;
+    expect(spent).toBe(10);
+    const regenerate = (code: string) =>
+      me.request({
+        method: 'POST',
+        url: '/internal/account/totp/recovery-codes',
+        remoteAddress: freshAddress(),
+        headers: { 'content-type': 'application/json' },
+        payload: JSON.stringify({ code }),
+      });
+    // Confirming enrolment took one of the session's ten; nine wrong codes the rest.
+    for (let i = 0; i < 9; i++) expect((await regenerate('000000')).statusCode).toBe(400);
+    expectInternalError(await regenerate(await codeAfterConfirming(secret, 1)), {
+      status: 429,
+      type: 'rate_limited',
+    });
   });
 
   it('disable needs the current password and a code; then the password alone signs in', async () => {

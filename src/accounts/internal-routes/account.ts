@@ -52,7 +52,7 @@ export const accountRoutes =
       },
       async (request) => {
         const session = sessionOf(request);
-        await s.signInLimiter.take(request.ip, session.user.email);
+        await s.signInLimiter.takeSignedIn(request.ip, session.sessionId);
         const user = await s.accounts.changeEmail(
           callerOf(request),
           session.userId,

@@ -3,7 +3,9 @@ import { Type } from '@sinclair/typebox';
 import {
   callerOf,
   clearedSessionCookie,
+  deviceCookieOf,
   sessionOf,
+  setDeviceCookie,
   setSessionCookie,
 } from '../../http/plugins/internal-auth.js';
 import { takeToken } from '../../http/rate-limit/gate.js';
@@ -91,6 +93,7 @@ export const authRoutes =
         });
         const issued = await s.sessions.create(organization.id, user.id);
         setSessionCookie(request, reply, issued);
+        setDeviceCookie(request, reply, s.deviceCookies.issue(user.email));
         reply.code(201);
         return {
           data: {
@@ -123,8 +126,11 @@ export const authRoutes =
         schema: { body: SignInBody, response: { 200: DataEnvelope(SessionSchema) } },
       },
       async (request, reply) => {
-        await s.signInLimiter.take(request.ip, request.body.email);
-        const user = await s.accounts.signIn(request.body.email, request.body.password);
+        const { email } = request.body;
+        // A browser that signed in as this email before has a budget of its own (SignInLimiter).
+        const device = s.deviceCookies.deviceFor(deviceCookieOf(request), email);
+        await s.signInLimiter.take(request.ip, email, device);
+        const user = await s.accounts.signIn(email, request.body.password);
         // Every attempt, wrong code or not, took a token above: codes are limited like passwords.
         await s.totp.checkSignIn(user.orgId, user, {
           code: request.body.totp_code,
@@ -134,6 +140,8 @@ export const authRoutes =
         const session = await s.sessions.authenticate(issued.token);
         if (!session) throw new Error('a session just created did not authenticate');
         setSessionCookie(request, reply, issued);
+        // A new one each time: a fresh bucket, earned with the password (and code).
+        setDeviceCookie(request, reply, s.deviceCookies.issue(email));
         return { data: s.sessions.view(session) };
       },
     );
@@ -163,7 +171,7 @@ export const authRoutes =
       },
       async (request, reply) => {
         const session = sessionOf(request);
-        await s.signInLimiter.take(request.ip, session.user.email);
+        await s.signInLimiter.takeSignedIn(request.ip, session.sessionId);
         await s.accounts.changePassword(
           callerOf(request),
           session.userId,

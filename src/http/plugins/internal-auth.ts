@@ -40,6 +40,9 @@ declare module 'fastify' {
 }
 
 export const SESSION_COOKIE = 'tagtrail_session';
+/** The device cookie (src/accounts/device-cookies.ts), sent only to sign-in. */
+export const DEVICE_COOKIE = 'tagtrail_device';
+const DEVICE_COOKIE_PATH = '/internal/auth/sign-in';
 export const CSRF_HEADER = 'x-csrf-token';
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -69,13 +72,20 @@ export function readCookie(header: string | undefined, name: string): string | u
 }
 
 /**
- * The session cookie: HttpOnly, SameSite=Strict, Path=/, Secure when the request came over
- * TLS (Fastify's `request.protocol`: X-Forwarded-Proto counts only with TAGTRAIL_TRUST_PROXY).
+ * The session cookie (and the device cookie, by name and path): HttpOnly, SameSite=Strict,
+ * Path=/, Secure when the request came over TLS (Fastify's `request.protocol`:
+ * X-Forwarded-Proto counts only with TAGTRAIL_TRUST_PROXY).
  */
-function cookie(request: FastifyRequest, value: string, maxAgeSeconds: number): string {
+function cookie(
+  request: FastifyRequest,
+  value: string,
+  maxAgeSeconds: number,
+  name = SESSION_COOKIE,
+  path = '/',
+): string {
   const parts = [
-    `${SESSION_COOKIE}=${value}`,
-    'Path=/',
+    `${name}=${value}`,
+    `Path=${path}`,
     `Max-Age=${maxAgeSeconds}`,
     'HttpOnly',
     'SameSite=Strict',
@@ -90,6 +100,25 @@ export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, i
 }
 
 export const clearedSessionCookie = (request: FastifyRequest) => cookie(request, '', 0);
+
+/**
+ * Adds the device cookie after the session cookie: the same flags, but a year long and only
+ * sent to sign-in, the one place that reads it. Sign-out leaves it: it is what keeps this
+ * browser able to sign in while a stranger spends the email's sign-in budget.
+ */
+export function setDeviceCookie(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  device: { value: string; maxAgeSeconds: number },
+): void {
+  reply.header(
+    'set-cookie',
+    cookie(request, device.value, device.maxAgeSeconds, DEVICE_COOKIE, DEVICE_COOKIE_PATH),
+  );
+}
+
+/** The device cookie a request carries, if any. */
+export const deviceCookieOf = (request: FastifyRequest) => readCookie(request.headers.cookie, DEVICE_COOKIE);
 
 const article = (role: UserRole) => (/^[aeiou]/.test(role) ? `an ${role}` : `a ${role}`);
 

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Email } from '../../accounts/internal-routes/auth.js';
 import { SessionSchema } from '../../accounts/internal-routes/session.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../accounts/passwords.js';
-import { callerOf, sessionOf, setSessionCookie } from '../../http/plugins/internal-auth.js';
+import { callerOf, sessionOf, setDeviceCookie, setSessionCookie } from '../../http/plugins/internal-auth.js';
 import { takeToken } from '../../http/rate-limit/gate.js';
 import {
   DataEnvelope,
@@ -219,6 +219,7 @@ export const invitationRoutes =
         const session = await s.sessions.authenticate(created.token);
         if (!session) throw new Error('a session just created did not authenticate');
         setSessionCookie(request, reply, created);
+        setDeviceCookie(request, reply, s.deviceCookies.issue(user.email));
         reply.code(201);
         return { data: s.sessions.view(session) };
       },
