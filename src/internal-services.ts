@@ -25,6 +25,7 @@ import { LocationService } from './locations/service.js';
 import { InvitationMailer } from './members/invitation-mail.js';
 import { InvitationService } from './members/invitations.js';
 import { MemberService } from './members/service.js';
+import { PublicAddress } from './public-address.js';
 import type { SecretBox } from './secrets/secret-box.js';
 import { SpreadsheetService } from './spreadsheet/service.js';
 import { TagService } from './tags/service.js';
@@ -68,6 +69,8 @@ export interface InternalServices {
   events: EventsRuntime;
   /** The live views' change notices (SSE, /internal/live). */
   live: LiveHub;
+  /** Where mailed and shown links point (TAGTRAIL_PUBLIC_URL), never a request's Host header. */
+  publicAddress: PublicAddress;
   /** TAGTRAIL_TRUST_PROXY: take the client address and protocol from X-Forwarded-* headers. */
   trustProxy: boolean;
   /** Where readers publish (the readers page shows it); null outside the running service. */
@@ -87,6 +90,7 @@ export type InternalConfig = Partial<
     Config,
     | 'TAGTRAIL_SIGNUP'
     | 'TAGTRAIL_TRUST_PROXY'
+    | 'TAGTRAIL_PUBLIC_URL'
     | 'TAGTRAIL_SMTP_URL'
     | 'TAGTRAIL_SMTP_FROM'
     | 'REDIS_URL'
@@ -156,6 +160,7 @@ export async function createInternalServices(
     webhooks: new WebhookService(db, keys.secrets, { allowPrivate, wake: () => events.wake() }),
     events,
     live,
+    publicAddress: new PublicAddress(config.TAGTRAIL_PUBLIC_URL),
     trustProxy: config.TAGTRAIL_TRUST_PROXY ?? false,
     broker: config.broker ?? null,
     readerPresence: config.readerPresence ?? null,
