@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value, type ValueError } from '@sinclair/typebox/value';
+import { parsePublicUrl } from './public-address.js';
 import { parseSecretKeys } from './secrets/key-ring.js';
 import { readTlsPair, type TlsFiles, type TlsPair } from './tls/tls-files.js';
 import { hideUserInfo } from './url-user-info.js';
@@ -85,6 +86,9 @@ const ConfigSchema = Type.Object({
     },
   ),
   TAGTRAIL_TRUST_PROXY: Type.Boolean({ default: false }),
+  // The address people reach the service at, the start of every mailed or shown link (reset,
+  // invitation); never read from a request's Host header. Checked below (parsePublicUrl).
+  TAGTRAIL_PUBLIC_URL: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
   // Invitation mail (docs/web-app.md "Roles and members"): smtp:// (STARTTLS when offered) or
   // smtps://, credentials in the URL. Unset, the link is only shown to the admin to pass on.
   TAGTRAIL_SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://' })),
@@ -165,6 +169,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `invalid configuration:\n  TAGTRAIL_REQUEST_TIMEOUT_SECONDS=${config.TAGTRAIL_REQUEST_TIMEOUT_SECONDS} must be at least TAGTRAIL_HEADERS_TIMEOUT_SECONDS=${config.TAGTRAIL_HEADERS_TIMEOUT_SECONDS}: the whole request includes its headers`,
     );
   }
+  if (config.TAGTRAIL_PUBLIC_URL !== undefined) {
+    const parsed = parsePublicUrl(config.TAGTRAIL_PUBLIC_URL);
+    if ('error' in parsed) {
+      throw new ConfigError(
+        `invalid configuration:\n  TAGTRAIL_PUBLIC_URL=${JSON.stringify(hideUserInfo(config.TAGTRAIL_PUBLIC_URL))}: ${parsed.error}`,
+      );
+    }
+    config.TAGTRAIL_PUBLIC_URL = parsed.origin;
+  }
   const files = tlsFiles(config);
   return {
     ...config,
@@ -230,7 +243,13 @@ function wholeNumberRange(name: string): string | undefined {
 }
 
 /** Settings whose values may carry a password in their user information. */
-const URL_SETTINGS = new Set(['DATABASE_URL', 'MQTT_URL', 'REDIS_URL', 'TAGTRAIL_SMTP_URL']);
+const URL_SETTINGS = new Set([
+  'DATABASE_URL',
+  'MQTT_URL',
+  'REDIS_URL',
+  'TAGTRAIL_SMTP_URL',
+  'TAGTRAIL_PUBLIC_URL',
+]);
 
 /** Settings whose values are secrets. */
 const SECRET_SETTINGS = new Set(['TAGTRAIL_METRICS_TOKEN', 'TAGTRAIL_MQTT_PASSWORD', 'TAGTRAIL_SECRET_KEYS']);

@@ -26,6 +26,7 @@ import { LocationService } from './locations/service.js';
 import { InvitationMailer } from './members/invitation-mail.js';
 import { InvitationService } from './members/invitations.js';
 import { MemberService } from './members/service.js';
+import { PublicAddress } from './public-address.js';
 import type { SecretBox } from './secrets/secret-box.js';
 import { SpreadsheetService } from './spreadsheet/service.js';
 import { TagService } from './tags/service.js';
@@ -71,6 +72,8 @@ export interface InternalServices {
   events: EventsRuntime;
   /** The live views' change notices (SSE, /internal/live). */
   live: LiveHub;
+  /** Where mailed and shown links point (TAGTRAIL_PUBLIC_URL), never a request's Host header. */
+  publicAddress: PublicAddress;
   /** TAGTRAIL_TRUST_PROXY: take the client address and protocol from X-Forwarded-* headers. */
   trustProxy: boolean;
   /** Where readers publish (the readers page shows it); null outside the running service. */
@@ -90,6 +93,7 @@ export type InternalConfig = Partial<
     Config,
     | 'TAGTRAIL_SIGNUP'
     | 'TAGTRAIL_TRUST_PROXY'
+    | 'TAGTRAIL_PUBLIC_URL'
     | 'TAGTRAIL_SMTP_URL'
     | 'TAGTRAIL_SMTP_FROM'
     | 'REDIS_URL'
@@ -160,6 +164,7 @@ export async function createInternalServices(
     webhooks: new WebhookService(db, keys.secrets, { allowPrivate, wake: () => events.wake() }),
     events,
     live,
+    publicAddress: new PublicAddress(config.TAGTRAIL_PUBLIC_URL),
     trustProxy: config.TAGTRAIL_TRUST_PROXY ?? false,
     broker: config.broker ?? null,
     readerPresence: config.readerPresence ?? null,

@@ -289,6 +289,17 @@ export async function startService(config: Config, options: StartOptions = {}): 
         'serving plain HTTP beyond this machine: API keys and session cookies cross the network in clear; set TAGTRAIL_TLS_CERT and TAGTRAIL_TLS_KEY, or put a TLS proxy in front and set TAGTRAIL_TRUST_PROXY=true (docs/operations.md, "HTTPS and renewing certificates")',
       );
     }
+    const url = `${config.httpTls ? 'https' : 'http'}://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`;
+    const publicAddress = services.internal.publicAddress;
+    publicAddress.listening(url);
+    // Reachable from elsewhere, or behind a proxy (whose address people use): links to this
+    // machine's own address would lead nowhere for them.
+    if (!publicAddress.isConfigured && (config.TAGTRAIL_TRUST_PROXY || !isLoopbackHost(config.HOST))) {
+      app.log.warn(
+        { host: config.HOST, links: publicAddress.base },
+        'TAGTRAIL_PUBLIC_URL is not set: password reset and invitation links point at this service\'s own address, which people on other machines or behind the proxy may not reach; set it to the address they use (docs/operations.md, "Public address")',
+      );
+    }
     const certificates = certificateReloader(config, app, broker);
     if (certificates.active) metrics.watchCertificates(() => certificates.served());
     certificates.start();
@@ -297,7 +308,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     let draining: Promise<void> | undefined;
     let endDrain: (() => void) | undefined;
     return {
-      url: `${config.httpTls ? 'https' : 'http'}://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`,
+      url,
       mqttUrl: broker?.url ?? (config.MQTT_URL as string),
       broker: brokerAddress,
       brokerLogin: brokerAccess && { username: SERVICE_USERNAME, password: brokerAccess.servicePassword },

@@ -41,6 +41,7 @@ export type ServiceConfig = Pick<
       Config,
       | 'TAGTRAIL_SIGNUP'
       | 'TAGTRAIL_TRUST_PROXY'
+      | 'TAGTRAIL_PUBLIC_URL'
       | 'TAGTRAIL_SMTP_URL'
       | 'TAGTRAIL_SMTP_FROM'
       | 'TAGTRAIL_WEBHOOK_RATE_LIMIT'

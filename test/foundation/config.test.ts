@@ -159,6 +159,44 @@ describe('URL settings with a password', () => {
   });
 });
 
+describe('TAGTRAIL_PUBLIC_URL', () => {
+  it('is unset unless given (links then point at the address the service announces)', () => {
+    expect(loadConfig({}).TAGTRAIL_PUBLIC_URL).toBeUndefined();
+  });
+
+  it('takes an absolute http or https address and keeps its origin', () => {
+    expect(loadConfig({ TAGTRAIL_PUBLIC_URL: 'https://Tagtrail.Example.com/' }).TAGTRAIL_PUBLIC_URL).toBe(
+      'https://tagtrail.example.com',
+    );
+    expect(loadConfig({ TAGTRAIL_PUBLIC_URL: 'http://10.0.0.5:8080' }).TAGTRAIL_PUBLIC_URL).toBe(
+      'http://10.0.0.5:8080',
+    );
+    expect(loadConfig({ TAGTRAIL_PUBLIC_URL: 'https://tagtrail.example.com:443' }).TAGTRAIL_PUBLIC_URL).toBe(
+      'https://tagtrail.example.com',
+    );
+  });
+
+  it.each([
+    ['tagtrail.example.com', 'must be an absolute http or https URL'],
+    ['/reset', 'must be an absolute http or https URL'],
+    ['ftp://tagtrail.example.com', 'must be an absolute http or https URL'],
+    ['https://tagtrail.example.com/?a=1', 'must not have a query or fragment'],
+    ['https://tagtrail.example.com/#top', 'must not have a query or fragment'],
+    ['https://tagtrail.example.com/?', 'must not have a query or fragment'],
+    ['https://example.com/tagtrail', 'must not have a path: the web app is served at the root'],
+  ])('refuses %j, saying why', (value, why) => {
+    expect(configError({ TAGTRAIL_PUBLIC_URL: value })).toContain(
+      `TAGTRAIL_PUBLIC_URL=${JSON.stringify(value)}: ${why}`,
+    );
+  });
+
+  it('refuses a user name or password, without showing it', () => {
+    const message = configError({ TAGTRAIL_PUBLIC_URL: 'https://admin:Passw0rd@tagtrail.example.com' });
+    expect(message).toContain('TAGTRAIL_PUBLIC_URL="https://(hidden)@tagtrail.example.com": must not carry');
+    expect(message).not.toMatch(/Passw0rd/);
+  });
+});
+
 describe('TAGTRAIL_SECRET_KEYS', () => {
   const key = Buffer.alloc(32, 5).toString('base64');
 

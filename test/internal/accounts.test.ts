@@ -93,6 +93,22 @@ describe('accounts: email change and password reset links', () => {
     expectInternalError(bad, { status: 400, type: 'validation_error' });
   });
 
+  it('a forged Host or X-Forwarded-Host header does not change the reset link', async () => {
+    const m = await member();
+    const issued = await admin.request({
+      method: 'POST',
+      url: `/internal/members/${m.id}/password-reset`,
+      headers: {
+        host: 'attacker.example',
+        'x-forwarded-host': 'attacker.example',
+        'x-forwarded-proto': 'https',
+      },
+    });
+    expect(issued.statusCode, issued.body).toBe(201);
+    const { token, url } = issued.json();
+    expect(url).toBe(`http://localhost/reset-password#${token}`);
+  });
+
   it('an admin issues a reset link; it sets a new password once and ends the member’s sessions', async () => {
     const m = await member();
     const issued = await admin.post(`/internal/members/${m.id}/password-reset`);

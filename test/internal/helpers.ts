@@ -14,6 +14,8 @@ export interface InternalTestOptions {
   trustProxy?: boolean;
   /** TAGTRAIL_SMTP_URL: invitations are mailed through it. */
   smtpUrl?: string;
+  /** TAGTRAIL_PUBLIC_URL: where mailed and shown links point. */
+  publicUrl?: string;
   /** TAGTRAIL_SESSION_RATE_LIMIT; default: out of reach (the fuzz suite sends thousands on one session). */
   sessionRateLimit?: number;
   /** The server's logger (none by default). */
@@ -107,6 +109,7 @@ export async function buildInternalApp(options: InternalTestOptions = {}): Promi
       TAGTRAIL_SIGNUP: options.signup ?? 'open',
       TAGTRAIL_TRUST_PROXY: options.trustProxy ?? false,
       TAGTRAIL_SMTP_URL: options.smtpUrl,
+      TAGTRAIL_PUBLIC_URL: options.publicUrl,
       TAGTRAIL_SMTP_FROM: 'tagtrail <no-reply@depot.test>',
       TAGTRAIL_SESSION_RATE_LIMIT: options.sessionRateLimit ?? 1_000_000,
     },

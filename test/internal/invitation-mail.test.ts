@@ -47,7 +47,10 @@ describe('invitations mailed by SMTP (TAGTRAIL_SMTP_URL)', () => {
     smtp.listen(0, '127.0.0.1');
     await once(smtp.server, 'listening');
     port = (smtp.server.address() as AddressInfo).port;
-    t = await buildInternalApp({ smtpUrl: `smtp://127.0.0.1:${port}` });
+    t = await buildInternalApp({
+      smtpUrl: `smtp://127.0.0.1:${port}`,
+      publicUrl: 'https://tagtrail.depot.test',
+    });
     admin = await t.signUp({ organization: 'Depot' });
   });
   afterAll(async () => {
@@ -86,6 +89,23 @@ describe('invitations mailed by SMTP (TAGTRAIL_SMTP_URL)', () => {
       payload: JSON.stringify({ token: resent.token, password: 'mailed person pass' }),
     });
     expect(accepted.statusCode, accepted.body).toBe(201);
+  });
+
+  it('mails and shows a link at TAGTRAIL_PUBLIC_URL, whatever Host header the request carried', async () => {
+    const email = uniqueEmail('dee');
+    const res = await admin.request({
+      method: 'POST',
+      url: '/internal/invitations',
+      payload: JSON.stringify({ email, role: 'viewer' }),
+      headers: { 'content-type': 'application/json', host: 'attacker.example' },
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    const sent = res.json();
+    const link = `https://tagtrail.depot.test/invitation#${sent.token}`;
+    expect(sent).toMatchObject({ emailed: true, url: link });
+    const body = inbox.find((m) => m.to.includes(email))!.body.replace(/=\r?\n/g, '');
+    expect(body).toContain(link);
+    expect(body).not.toContain('attacker.example');
   });
 
   it('when the mail cannot go, the invitation stands and the admin is told why, with the link', async () => {

@@ -48,6 +48,29 @@ describe('invitations and members', () => {
     return accept(sent.token, sent.email);
   }
 
+  it('a forged Host or X-Forwarded-Host header does not change the invitation link', async () => {
+    const res = await admin.request({
+      method: 'POST',
+      url: '/internal/invitations',
+      payload: JSON.stringify({ email: uniqueEmail('forged'), role: 'viewer' }),
+      headers: {
+        'content-type': 'application/json',
+        host: 'attacker.example',
+        'x-forwarded-host': 'attacker.example',
+        'x-forwarded-proto': 'https',
+      },
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    const sent = res.json();
+    expect(sent.url).toBe(`http://localhost/invitation#${sent.token}`);
+    const resent = await admin.request({
+      method: 'POST',
+      url: `/internal/invitations/${sent.data.id}/resend`,
+      headers: { host: 'attacker.example' },
+    });
+    expect(resent.json().url).toBe(`http://localhost/invitation#${resent.json().token}`);
+  });
+
   it('an admin invites with a role; the link creates the account in the organization with that role', async () => {
     const sent = await invite(admin, 'editor', 'New.Person@Example.test');
     expect(sent.data).toMatchObject({

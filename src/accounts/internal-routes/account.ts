@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { FastifyRequest } from 'fastify';
 import { callerOf, sessionOf } from '../../http/plugins/internal-auth.js';
 import { takeToken } from '../../http/rate-limit/gate.js';
 import { DataEnvelope, Id, NoContent, TimestampOut } from '../../http/schemas/common.js';
@@ -32,13 +31,6 @@ const IssuedReset = Type.Object({
   token: Type.String(),
   url: Type.String(),
 });
-
-/**
- * The reset page (web: /reset-password). The token is in the fragment, which browsers never
- * send, so it stays out of access logs and Referer headers.
- */
-const linkOf = (request: FastifyRequest, token: string) =>
-  `${request.protocol}://${request.host}/reset-password#${token}`;
 
 /** A person's own account (email) and admin-issued password reset links (docs/web-app.md "Accounts"). */
 export const accountRoutes =
@@ -78,7 +70,8 @@ export const accountRoutes =
         return {
           data: { email: issued.email, expires_at: toWire(issued.expiresAt) },
           token: issued.token,
-          url: linkOf(request, issued.token),
+          // The reset page (web: /reset-password), at the configured address, never the request's Host.
+          url: s.publicAddress.link('/reset-password', issued.token),
         };
       },
     );

@@ -65,13 +65,6 @@ const InvitationPreview = Type.Object({
   expires_at: TimestampOut(),
 });
 
-/**
- * The page that accepts a link (web: /invitation). The token is in the fragment, which
- * browsers never send, so it stays out of access logs and Referer headers.
- */
-const linkOf = (request: FastifyRequest, token: string) =>
-  `${request.protocol}://${request.host}/invitation#${token}`;
-
 /** Invitations: admins invite, list, resend and revoke; the link's holder looks and accepts. */
 export const invitationRoutes =
   (s: InternalServices): FastifyPluginAsyncTypebox =>
@@ -87,7 +80,8 @@ export const invitationRoutes =
       status: s.invitations.isExpired(i) ? ('expired' as const) : ('pending' as const),
     });
     const issued = async (request: FastifyRequest, { invitation, token }: IssuedInvitation) => {
-      const url = linkOf(request, token);
+      // The page that accepts a link (web: /invitation); never built from the request's Host.
+      const url = s.publicAddress.link('/invitation', token);
       const session = sessionOf(request);
       const mail = s.invitationMailer
         ? await s.invitationMailer.send({
