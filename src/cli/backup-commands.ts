@@ -1,8 +1,10 @@
 import { type FileHandle, open, rename, rm } from 'node:fs/promises';
 import { getPriority, setPriority } from 'node:os';
+import { dirname, resolve } from 'node:path';
+import type { Writable } from 'node:stream';
 import type { Command } from 'commander';
-import { loadConfig } from '../config.js';
-import { writeBackup } from '../db/backup.js';
+import { type Config, loadConfig } from '../config.js';
+import { BackupOutputError, writeBackup } from '../db/backup.js';
 import { startEmbeddedPostgres } from '../db/embedded.js';
 import { openArchive, restoreBackup } from '../db/restore.js';
 import { oneOf } from './args.js';
@@ -27,7 +29,9 @@ export function registerBackupCommands(program: Command): void {
       'low',
     )
     .option('--json', 'print JSON')
-    .action((opts: { out: string; priority: string; json?: boolean }) => settledBeforeExit(backup(opts)));
+    .action((opts: { out: string; priority: string; json?: boolean }) =>
+      settledBeforeExit(runBackup(opts, loadConfig())),
+    );
 
   program
     .command('restore')
@@ -50,8 +54,12 @@ export function registerBackupCommands(program: Command): void {
  * failure, a signal: interrupt.ts), the partial file is removed and a server it started
  * for the backup is stopped.
  */
-async function backup(opts: { out: string; priority: string; json?: boolean }): Promise<void> {
-  const config = loadConfig();
+export async function runBackup(
+  opts: { out: string; priority: string; json?: boolean },
+  config: Pick<Config, 'dataDir' | 'DATABASE_URL'>,
+  /** A seam for tests: the stream the archive goes to (a full disk is simulated there). */
+  archiveStream: (output: FileHandle) => Writable = (output) => output.createWriteStream(),
+): Promise<void> {
   if (config.DATABASE_URL) throw new Error(EXTERNAL);
   const partial = `${opts.out}.partial`;
   const output = await openOutput(partial);
@@ -67,7 +75,7 @@ async function backup(opts: { out: string; priority: string; json?: boolean }): 
       // Lowered after the server started, so one started for the backup runs as usual; the
       // copy and the compression (most of a backup's CPU) run in this process.
       if (opts.priority === 'low') yieldCpu();
-      const summary = await writeBackup(embedded, config.dataDir, output.createWriteStream(), interruption);
+      const summary = await writeBackup(embedded, config.dataDir, archiveStream(output), interruption);
       await rename(partial, opts.out);
       print(Boolean(opts.json), { file: opts.out, ...summary, nice: getPriority() });
     } finally {
@@ -77,8 +85,22 @@ async function backup(opts: { out: string; priority: string; json?: boolean }): 
     // Closed here when the backup never got to write to it (the stream closes it otherwise).
     await output.close().catch(() => undefined);
     await rm(partial, { force: true });
-    throw err;
+    throw err instanceof BackupOutputError ? new Error(outputFailed(err, partial)) : err;
   }
+}
+
+/**
+ * What an operator is told when the archive could not be written. The stream's error names
+ * no file (`ENOSPC: no space left on device, write`): this names the file and its directory,
+ * says the partial file is gone, and what to do.
+ */
+export function outputFailed(err: BackupOutputError, partial: string): string {
+  const dir = dirname(resolve(partial));
+  const advice =
+    err.code === 'ENOSPC' || err.code === 'EDQUOT'
+      ? `the file system holding ${dir} is full (or the quota there is used up): free space there, or give --out a file on another disk, and run the backup again`
+      : `check the disk holding ${dir}, or give --out a file on another disk, and run the backup again`;
+  return `cannot write the backup ${partial}: ${err.message} (the partial file is removed); ${advice}`;
 }
 
 /**

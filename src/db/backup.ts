@@ -25,6 +25,19 @@ export class BackupConnectionLostError extends Error {
   }
 }
 
+/**
+ * The archive could not be written: its output failed (a full disk: ENOSPC, an I/O error).
+ * Told apart from the other failures so the command can name the file and what to do; the
+ * stream's own error names neither (a write to an open file has no path).
+ */
+export class BackupOutputError extends Error {
+  readonly code: string | undefined;
+  constructor(override readonly cause: Error) {
+    super(cause.message);
+    this.code = (cause as NodeJS.ErrnoException).code;
+  }
+}
+
 /** A query failed because the session ended: the server shut down, crashed, or ended the backend. */
 function sessionEnded(err: unknown): boolean {
   const { code, message } = err as { code?: unknown; message?: unknown };
@@ -101,10 +114,16 @@ export async function writeBackup(
   // 5.3 s against 10.5 s, 138.2 MB against 136.5 MB), and the backup shares the cores with
   // the service.
   const written = pipeline(pack, createGzip({ level: 1 }), out);
+  // The output's own failure; not one this function caused by destroying the pack.
+  let outputFailure: BackupOutputError | undefined;
+  let destroyedWith: unknown;
+  written.catch((err: Error) => {
+    if (err !== destroyedWith) outputFailure ??= new BackupOutputError(err);
+  });
   // A failure of the writing side (a full disk) or of the session fails the backup, without
   // a wait that never ends.
   const broken = new Promise<never>((_, reject) => {
-    written.catch(reject);
+    written.catch((err: Error) => reject(outputFailure ?? err));
     lost.catch(reject);
     const onAbort = () => reject(signal?.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
@@ -144,10 +163,12 @@ export async function writeBackup(
     return { ...summary, startLsn: start.lsn, stopLsn: stop.lsn };
   } catch (err) {
     const failure = connectionLost ?? (sessionEnded(err) ? new BackupConnectionLostError(err as Error) : err);
+    destroyedWith = failure;
     pack.destroy(failure as Error);
     // The output closed before the caller removes it.
     await written.catch(() => undefined);
-    throw failure;
+    // A full disk may surface first as the pack's or an entry's error: the output's is the cause.
+    throw connectionLost ?? outputFailure ?? failure;
   } finally {
     // Ends a backup left open by a failure and drops the temporary slot with the session.
     await client.end().catch(() => undefined);

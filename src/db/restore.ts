@@ -45,6 +45,8 @@ export async function restoreBackup(
   dataDir: string,
   /** Aborted, the restore stops reading, removes what it made and fails with the reason. */
   signal?: AbortSignal,
+  /** Flushes one restored file or directory to disk; a seam for tests. */
+  sync: (path: string) => Promise<void> = fsyncPath,
 ): Promise<{ files: number }> {
   const pgDir = join(dataDir, 'postgres');
   if (existsSync(join(dataDir, RESTORE_MARKER))) throw new RestoreError(unfinishedRestore(dataDir));
@@ -64,9 +66,17 @@ export async function restoreBackup(
       },
     );
     made.file(marker);
-    const restored = await unpackInto(input, dataDir, made, signal);
+    const { files, unpacked } = await unpackInto(input, dataDir, made, signal);
+    // On disk before the marker goes: a power cut after "restored" must not leave a cluster
+    // whose files were still in the page cache, with nothing saying it is incomplete.
+    for (const name of unpacked) await syncTree(join(dataDir, name), sync);
+    await sync(dataDir);
+    // The data directory's own name, when the restore made it.
+    await sync(dirname(dataDir));
     await rm(marker);
-    return restored;
+    // The marker's removal made durable too, so the restore is not reported unfinished later.
+    await sync(dataDir);
+    return { files };
   } catch (err) {
     await made.remove();
     throw err;
@@ -97,7 +107,7 @@ async function unpackInto(
   dataDir: string,
   made: Made,
   signal: AbortSignal | undefined,
-): Promise<{ files: number }> {
+): Promise<{ files: number; unpacked: Set<string> }> {
   const pgDir = join(dataDir, 'postgres');
   let files = 0;
   let sawLabel = false;
@@ -176,7 +186,7 @@ async function unpackInto(
   // PostgreSQL starts only on a data directory of its own user, readable by it alone.
   await chmod(pgDir, 0o700);
   await giveToServer(dataDir, unpacked);
-  return { files };
+  return { files, unpacked };
 }
 
 /**
@@ -229,4 +239,25 @@ async function chownTree(path: string, user: RunAs): Promise<void> {
   await chown(path, user.uid as number, user.gid ?? (user.uid as number));
   if (!(await lstat(path)).isDirectory()) return;
   for (const child of await readdir(path)) await chownTree(join(path, child), user);
+}
+
+/** fsync of a file or a directory (opened read-only: a directory cannot be opened to write). */
+export async function fsyncPath(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Every file under `path`, then each directory after its entries (a new name is durable once its directory is). */
+async function syncTree(path: string, sync: (path: string) => Promise<void>): Promise<void> {
+  const stat = await lstat(path);
+  if (stat.isDirectory()) {
+    for (const child of (await readdir(path)).sort()) await syncTree(join(path, child), sync);
+  } else if (!stat.isFile()) {
+    return;
+  }
+  await sync(path);
 }

@@ -34,13 +34,65 @@ describe('parseRfc3339', () => {
     }
   });
 
-  it('takes a leap second where one is inserted, 23:59:60 UTC, as the first second of the next day', () => {
+  it('takes a leap second where one is inserted, 23:59:60 UTC at the end of June or December, as the next second', () => {
     expect(parseRfc3339('2016-12-31T23:59:60Z')).toBe(Date.parse('2017-01-01T00:00:00Z'));
     expect(parseRfc3339('2016-12-31T18:59:60-05:00')).toBe(Date.parse('2017-01-01T00:00:00Z'));
+    expect(parseRfc3339('2017-01-01T05:29:60+05:30')).toBe(Date.parse('2017-01-01T00:00:00Z'));
     expect(parseRfc3339('2015-06-30T23:59:60.25Z')).toBe(Date.parse('2015-07-01T00:00:00.250Z'));
-    for (const bad of ['2024-05-05T10:10:60Z', '2016-12-31T23:59:60+01:00', '2016-12-31T23:59:61Z']) {
+    expect(parseRfc3339('2030-06-30T23:59:60Z')).toBe(Date.parse('2030-07-01T00:00:00Z'));
+    for (const bad of [
+      '2024-05-05T10:10:60Z',
+      '2016-12-31T23:59:60+01:00',
+      '2016-12-31T23:59:61Z',
+      // The end of a UTC day, and of a month, but not where leap seconds are inserted.
+      '2024-05-05T23:59:60Z',
+      '2024-03-31T23:59:60Z',
+      '2024-09-30T23:59:60Z',
+      '2024-06-29T23:59:60Z',
+      // 10000-01-01 has no RFC 3339 form.
+      '9999-12-31T23:59:60Z',
+    ]) {
       expect(parseRfc3339(bad), bad).toBeNull();
     }
+  });
+
+  it('takes :60 exactly where it is 23:59:60 UTC on 30 June or 31 December, in any offset', () => {
+    const DAY = 86_400_000;
+    const YEAR_MS = { min: Date.UTC(2000, 0, 1) - 730119 * DAY, max: Date.UTC(9999, 11, 31) };
+    // The instant the :60 would map to: mostly the start of a month (1 July and 1 January
+    // among them, where it is taken), else any minute.
+    const monthStart = fc
+      .record({ year: fc.integer({ min: 1, max: 9999 }), month: fc.integer({ min: 0, max: 11 }) })
+      .map(({ year, month }) => {
+        const date = new Date(0);
+        date.setUTCFullYear(year, month, 1);
+        return date.getTime();
+      });
+    const anyMinute = fc
+      .integer({ min: YEAR_MS.min / 60_000, max: YEAR_MS.max / 60_000 })
+      .map((minute) => minute * 60_000);
+    const offsetMinutes = fc.oneof(fc.constant(0), fc.integer({ min: -(23 * 60 + 59), max: 23 * 60 + 59 }));
+    fc.assert(
+      fc.property(
+        fc.oneof(monthStart, anyMinute),
+        fc.integer({ min: 0, max: 999 }),
+        offsetMinutes,
+        (next, millis, offset) => {
+          const local = new Date(next - 1000 + millis + offset * 60_000).toISOString();
+          fc.pre(/^\d{4}-/.test(local));
+          const sign = offset < 0 ? '-' : '+';
+          const zone = `${sign}${pad(Math.floor(Math.abs(offset) / 60))}:${pad(Math.abs(offset) % 60)}`;
+          const text = `${local.slice(0, 17)}60${local.slice(19, 23)}${zone}`;
+          const date = new Date(next);
+          const leap =
+            date.getUTCDate() === 1 &&
+            (date.getUTCMonth() === 0 || date.getUTCMonth() === 6) &&
+            next % DAY === 0 &&
+            next + millis <= Date.parse('9999-12-31T23:59:59.999Z');
+          expect(parseRfc3339(text), text).toBe(leap ? next + millis : null);
+        },
+      ),
+    );
   });
 
   it('tells an instant out of range from a bad form', () => {
@@ -68,3 +120,5 @@ describe('parseRfc3339', () => {
     );
   });
 });
+
+const pad = (n: number) => String(n).padStart(2, '0');

@@ -16,15 +16,18 @@ export function daysInMonth(year: number, month: number): number {
   return [4, 6, 9, 11].includes(month) ? 30 : 31;
 }
 
-/** Where a leap second (:60) is taken: anywhere, at the end of a UTC day only, or nowhere. */
-export type LeapSeconds = boolean | 'utc-day-end';
+/**
+ * Where a leap second (:60) is taken: anywhere, only where one can be inserted (23:59:60 UTC
+ * on 30 June or 31 December, every leap second there has been), or nowhere.
+ */
+export type LeapSeconds = boolean | 'june-december-end';
 
 /**
  * Epoch milliseconds of an RFC 3339 string, or null when it is not one, with no limit on the
  * year. Shared with the reader adapters, which rewrite their laxer forms into this one first. RFC
  * 3339 allows a leap second (:60), taken as the next minute's first second (the instant POSIX
- * time gives it): the adapters accept one anywhere; the API where leap seconds are inserted,
- * at 23:59:60 UTC.
+ * time gives it): the adapters accept one anywhere; the API only where leap seconds are
+ * inserted, at 23:59:60 UTC at the end of June or December (docs/api-decisions.md).
  */
 export function rfc3339Instant(text: string, { leapSecond }: { leapSecond: LeapSeconds }): number | null {
   const m = RFC3339.exec(text);
@@ -52,16 +55,26 @@ export function rfc3339Instant(text: string, { leapSecond }: { leapSecond: LeapS
   date.setUTCFullYear(year, month - 1, day);
   date.setUTCHours(hour, minute, second, millis);
   const instant = date.getTime() - offsetMinutes * 60000;
-  if (second === 60 && leapSecond === 'utc-day-end' && !startsUtcDay(instant - millis)) return null;
+  if (second === 60 && leapSecond === 'june-december-end' && !followsLeapSecond(instant - millis))
+    return null;
   return instant;
 }
 
 const DAY_MS = 86_400_000;
-const startsUtcDay = (instant: number) => ((instant % DAY_MS) + DAY_MS) % DAY_MS === 0;
+/**
+ * Whether a leap second can come just before `instant` (the one :60 maps to): it starts a UTC
+ * day that is 1 July or 1 January. RFC 3339 (5.7) allows :60 only at the end of a month where
+ * one is inserted; they have all been, and are announced only, at the end of June and December.
+ */
+function followsLeapSecond(instant: number): boolean {
+  if (((instant % DAY_MS) + DAY_MS) % DAY_MS !== 0) return false;
+  const date = new Date(instant);
+  return date.getUTCDate() === 1 && (date.getUTCMonth() === 0 || date.getUTCMonth() === 6);
+}
 
 /** Epoch milliseconds of an RFC 3339 string, or null when it is not one or is out of range. */
 export function parseRfc3339(text: string): number | null {
-  const instant = rfc3339Instant(text, { leapSecond: 'utc-day-end' });
+  const instant = rfc3339Instant(text, { leapSecond: 'june-december-end' });
   return instant === null || !inRange(instant) ? null : instant;
 }
 
@@ -74,7 +87,7 @@ const inRange = (instant: number) => instant >= MIN_INSTANT && instant <= MAX_IN
 
 /** Whether the text is RFC 3339 whose instant is outside INSTANT_RANGE (not a bad form). */
 export function outOfRange(text: string): boolean {
-  const instant = rfc3339Instant(text, { leapSecond: 'utc-day-end' });
+  const instant = rfc3339Instant(text, { leapSecond: 'june-december-end' });
   return instant !== null && !inRange(instant);
 }
 

@@ -15,6 +15,7 @@ import pg from 'pg';
 import { pack } from 'tar-stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliCaller } from '../../src/caller.js';
+import { runBackup } from '../../src/cli/backup-commands.js';
 import { writeBackup } from '../../src/db/backup.js';
 import { type OpenedDatabase, openDatabase } from '../../src/db/connect.js';
 import { startEmbeddedPostgres } from '../../src/db/embedded.js';
@@ -168,6 +169,47 @@ describe('a backup whose output fails', () => {
     const archive = join(root, 'after-full.tar.gz');
     const summary = await writeBackup(embedded, dataDir, createWriteStream(archive));
     expect(summary.files).toBeGreaterThan(100);
+    await running.stop();
+  }, 120_000);
+
+  it('tells the operator which file a full disk stopped and what to do, and removes it', async () => {
+    const dataDir = join(root, 'full-disk-cli');
+    const running = await serve(dataDir);
+    started.push(running);
+    const out = join(root, 'full', 'tagtrail.tar.gz');
+    await mkdir(join(root, 'full'), { recursive: true });
+    // Fails as a write to a file on a full disk does: the error names no file.
+    const full = () =>
+      new Writable({
+        write(_chunk, _encoding, done) {
+          done(
+            Object.assign(new Error('ENOSPC: no space left on device, write'), {
+              code: 'ENOSPC',
+              errno: -28,
+              syscall: 'write',
+            }),
+          );
+        },
+      });
+    const failed = await runBackup(
+      { out, priority: 'normal' },
+      { dataDir, DATABASE_URL: undefined },
+      full,
+    ).then(
+      () => null,
+      (err: Error) => err,
+    );
+    expect(failed).toBeInstanceOf(Error);
+    const message = (failed as Error).message;
+    expect(message).toContain(
+      `cannot write the backup ${out}.partial: ENOSPC: no space left on device, write`,
+    );
+    expect(message).toContain(`the file system holding ${join(root, 'full')} is full`);
+    expect(message).toContain(
+      'free space there, or give --out a file on another disk, and run the backup again',
+    );
+    expect(message).not.toMatch(/\n\s+at /);
+    expect(await readdir(join(root, 'full'))).toEqual([]);
     await running.stop();
   }, 120_000);
 });

@@ -3,8 +3,9 @@
  * seconds anywhere, 0 to 10 fractional digits, lower-case t and z, every offset RFC 3339
  * can write. PostgreSQL's own parser is the oracle for what a valid instant is: a body's
  * `valid_from` and history's `from` take exactly the instants it takes (digits below the
- * millisecond cut, a :60 only at 23:59:60 UTC, the API's range and sentinels), answer
- * them in the wire form, and refuse everything else with 400, never a 5xx.
+ * millisecond cut, a :60 only at 23:59:60 UTC on 30 June or 31 December, the API's range
+ * and sentinels), answer them in the wire form, and refuse everything else with 400,
+ * never a 5xx.
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -83,6 +84,9 @@ async function oracle(s: Stamp): Promise<number | null> {
   if (instant <= MIN_INSTANT || instant > MAX_INSTANT || instant === 0) return null;
   const wholeSecond = Math.floor(instant / 1000) * 1000;
   if (s.second === 60 && ((wholeSecond % DAY_MS) + DAY_MS) % DAY_MS !== 0) return null;
+  // ... and only at the end of June or December, where leap seconds are inserted.
+  const next = new Date(wholeSecond);
+  if (s.second === 60 && !(next.getUTCDate() === 1 && [0, 6].includes(next.getUTCMonth()))) return null;
   return instant;
 }
 
