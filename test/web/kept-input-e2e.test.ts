@@ -1,0 +1,47 @@
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seriousAxeViolations } from './axe.js';
+import { hasChromium } from './browser.js';
+import { PASSWORD, startWebSite, type WebSite } from './site.js';
+
+/**
+ * A session that ends mid-form (deleted server-side here, as an expiry or a sign-out
+ * elsewhere would) sends the person to sign-in; signed in again, they are back at the form
+ * with what they typed still in it.
+ */
+describe.skipIf(!hasChromium)('typed input kept across a sign-in', { timeout: 120_000 }, () => {
+  let site: WebSite;
+  let page: Page;
+  const EMAIL = 'kept@example.test';
+
+  beforeAll(async () => {
+    site = await startWebSite({
+      name: 'kept-input',
+      expectedFailures: ['/internal/webhooks', '/internal/locations'],
+      signUp: { email: EMAIL, organization_name: 'Kept' },
+    });
+    page = site.page;
+  }, 120_000);
+  afterAll(() => site?.close());
+
+  it('the webhook form keeps its URL and events when the session ends before Add', async () => {
+    await page.goto(`${site.base}/webhooks`);
+    await page.getByLabel('URL').fill('https://erp.example.test/kept');
+    await site.database.db.pool.query('DELETE FROM web_sessions');
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await page.waitForURL(/\/sign-in\?next=%2Fwebhooks$/);
+    await page.getByLabel('Email').fill(EMAIL);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(/\/webhooks$/);
+    await expect.poll(() => page.getByLabel('URL').inputValue()).toBe('https://erp.example.test/kept');
+    expect(await seriousAxeViolations(page), 'axe on the kept form').toEqual([]);
+
+    // Once added, the form starts empty again (nothing kept after the save).
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await page.getByRole('button', { name: 'I have stored the secret' }).click();
+    await expect.poll(() => page.getByLabel('URL').inputValue()).toBe('');
+    await page.reload();
+    await expect.poll(() => page.getByLabel('URL').inputValue()).toBe('');
+  });
+});
