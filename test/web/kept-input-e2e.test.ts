@@ -24,8 +24,18 @@ describe.skipIf(!hasChromium)('typed input kept across a sign-in', { timeout: 12
   }, 120_000);
   afterAll(() => site?.close());
 
+  /**
+   * Opens a page and waits for its reads, so none of them is the request that meets the
+   * ended session: the form's submit must be.
+   */
+  const open = async (path: string, reads: string[]) => {
+    const answered = reads.map((read) => page.waitForResponse((r) => r.url().includes(read)));
+    await page.goto(`${site.base}${path}`);
+    await Promise.all(answered);
+  };
+
   it('the webhook form keeps its URL and events when the session ends before Add', async () => {
-    await page.goto(`${site.base}/webhooks`);
+    await open('/webhooks', ['/internal/webhooks', '/internal/locations?']);
     await page.getByLabel('URL').fill('https://erp.example.test/kept');
     await site.database.db.pool.query('DELETE FROM web_sessions');
     await page.getByRole('button', { name: 'Add endpoint' }).click();
@@ -43,5 +53,21 @@ describe.skipIf(!hasChromium)('typed input kept across a sign-in', { timeout: 12
     await expect.poll(() => page.getByLabel('URL').inputValue()).toBe('');
     await page.reload();
     await expect.poll(() => page.getByLabel('URL').inputValue()).toBe('');
+  });
+
+  it('the location create form keeps name, key and description when the session ends before Create', async () => {
+    await open('/locations', ['/internal/locations/tree']);
+    await page.getByLabel('Name', { exact: true }).first().fill('Kept hall');
+    await page.getByLabel('External key', { exact: true }).fill('KEPT-HALL');
+    await site.database.db.pool.query('DELETE FROM web_sessions');
+    await page.getByRole('button', { name: 'Create location' }).click();
+    await page.waitForURL(/\/sign-in\?next=%2Flocations/);
+    await page.getByLabel('Email').fill(EMAIL);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(/\/locations/);
+    await expect.poll(() => page.getByLabel('Name', { exact: true }).first().inputValue()).toBe('Kept hall');
+    expect(await page.getByLabel('External key', { exact: true }).inputValue()).toBe('KEPT-HALL');
+    expect(await seriousAxeViolations(page), 'axe on the kept location form').toEqual([]);
   });
 });
