@@ -70,4 +70,19 @@ describe.skipIf(!hasChromium)('typed input kept across a sign-in', { timeout: 12
     expect(await page.getByLabel('External key', { exact: true }).inputValue()).toBe('KEPT-HALL');
     expect(await seriousAxeViolations(page), 'axe on the kept location form').toEqual([]);
   });
+
+  it('the reader form keeps name and identity when the session ends before Add', async () => {
+    await open('/readers', ['/internal/readers']);
+    await page.locator('#reader-name').fill('Kept reader');
+    await page.locator('#reader-identity').fill('kept-r700');
+    await site.database.db.pool.query('DELETE FROM web_sessions');
+    await page.locator('#reader-name').press('Enter');
+    await page.waitForURL(/\/sign-in\?next=%2Freaders/);
+    await page.getByLabel('Email').fill(EMAIL);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(/\/readers/);
+    await expect.poll(() => page.locator('#reader-name').inputValue()).toBe('Kept reader');
+    expect(await page.locator('#reader-identity').inputValue()).toBe('kept-r700');
+  });
 });
