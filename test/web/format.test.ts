@@ -36,3 +36,19 @@ describe('web app duration formatting', () => {
     expect(describeStay(stay, new Date('2026-01-02T09:00:00Z'))).toMatch(/· 1 d 1 h so far$/);
   });
 });
+
+describe('formatDateTime', () => {
+  it("names the time zone the time is shown in (the browser's own)", () => {
+    const iso = '2026-12-04T10:15:00Z';
+    const zone = new Intl.DateTimeFormat(undefined, { timeZoneName: 'short' })
+      .formatToParts(new Date(iso))
+      .find((p) => p.type === 'timeZoneName')?.value;
+    expect(zone).toBeTruthy();
+    expect(formatDateTime(iso).endsWith(` ${zone}`)).toBe(true);
+  });
+
+  it('leaves what is not a time as it is, and an empty one as the placeholder', () => {
+    expect(formatDateTime('soon')).toBe('soon');
+    expect(formatDateTime(null)).toBe('—');
+  });
+});

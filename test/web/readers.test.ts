@@ -120,6 +120,15 @@ describe.skipIf(!hasChromium)('readers page in Chromium', { timeout: 60_000 }, (
     await point.getByLabel('Antenna', { exact: true }).fill('2');
     await point.getByRole('button', { name: 'Save scan point' }).click();
     await card.getByText('Antenna 2 → Dock 1 (DOCK-1)').waitFor();
+    // Removing a scan point asks first, as every other destructive action does.
+    await card.getByRole('button', { name: 'Remove Antenna 2 of Dock door reader' }).click();
+    const question = card.getByRole('group', { name: 'Remove Antenna 2 of Dock door reader?' });
+    await question.waitFor();
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel');
+    expect(await seriousAxeViolations(page), 'axe on the scan point question').toEqual([]);
+    await question.getByRole('button', { name: 'Cancel' }).click();
+    await card.getByRole('button', { name: 'Remove Antenna 2 of Dock door reader' }).waitFor();
+    expect(await card.getByText('Antenna 2 → Dock 1 (DOCK-1)').count()).toBe(1);
 
     // Behind the counters: which tag, what error (a message as the ingest logs it).
     const { rows } = await database.db.pool.query<{ id: number; org_id: number }>(
@@ -155,7 +164,16 @@ describe.skipIf(!hasChromium)('readers page in Chromium', { timeout: 60_000 }, (
       Number(await reloaded.getByText(label, { exact: true }).locator('xpath=../dd').textContent());
     expect(await figure('Reads per minute')).toBeGreaterThan(1);
     expect(await figure('Errors per minute')).toBeGreaterThan(0);
-    expect(await reloaded.getByText('Last error').locator('xpath=..').textContent()).not.toContain('none');
+    const lastError = await reloaded.getByText('Last error').locator('xpath=../dd').textContent();
+    expect(lastError).not.toContain('none');
+    // A time names its zone (the browser's), so nobody has to guess whether it is UTC.
+    const zone = await page.evaluate(
+      () =>
+        new Intl.DateTimeFormat(undefined, { timeZoneName: 'short' })
+          .formatToParts(new Date())
+          .find((p) => p.type === 'timeZoneName')?.value,
+    );
+    expect(lastError?.endsWith(` ${zone}`)).toBe(true);
   });
 
   it('made no request outside the service and logged no console error', () => {

@@ -260,6 +260,8 @@ export interface LocationOption {
   name: string;
   /** Ancestors' names, root first (the picker's list has them). */
   path?: string[];
+  /** Ancestors' ids, root first (the picker's list has them). */
+  path_ids?: number[];
 }
 
 export interface AssetRow {

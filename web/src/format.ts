@@ -1,4 +1,16 @@
-const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+/**
+ * A time carries its zone's short name ("Dec 4, 2026, 10:15 AM UTC"): without it nobody can
+ * tell the browser's local time from UTC. dateStyle/timeStyle refuse timeZoneName, hence the
+ * fields spelled out (the same as medium date, short time).
+ */
+const dateTime = new Intl.DateTimeFormat(undefined, {
+  year: 'numeric',
+  month: 'short',
+  day: 'numeric',
+  hour: 'numeric',
+  minute: '2-digit',
+  timeZoneName: 'short',
+});
 const dateOnly = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
 
 export function formatDateTime(iso: string | null | undefined, empty = '—'): string {

@@ -34,6 +34,9 @@ export const LocationOptionSchema = Type.Object({
   path: Type.Array(Type.String(), {
     description: 'Names of its ancestors, root first, so same-named rooms in different buildings differ',
   }),
+  path_ids: Type.Array(Type.Integer(), {
+    description: 'Ids of its ancestors, root first, so a Move picker can leave out a subtree',
+  }),
 });
 
 type Page = { limit: number; offset: number };
@@ -51,17 +54,25 @@ const NODE_COUNTS = `(SELECT count(*) FROM locations c
     WHERE p.org_id = l.org_id AND p.location_id = l.id AND a.deleted_at IS NULL)::int AS asset_count`;
 
 /**
- * `path` of a hit `h` (with its `parent_id`; `$1` the organization): its ancestors' names,
- * root first. `seen` stops the walk at a cycle.
+ * The ancestors of a hit `h` (with its `parent_id`; `$1` the organization), root first:
+ * `agg` of `name` gives `path`, of `id` gives `path_ids`. `seen` stops the walk at a cycle.
  */
-const ANCESTOR_NAMES = `COALESCE((WITH RECURSIVE up (id, name, parent_id, depth, seen) AS (
+const ancestors = (
+  column: 'name' | 'id',
+  empty: string,
+  as: string,
+) => `COALESCE((WITH RECURSIVE up (id, name, parent_id, depth, seen) AS (
     SELECT p.id, p.name, p.parent_id, 1, ARRAY[h.id, p.id] FROM locations p
     WHERE p.org_id = $1 AND p.id = h.parent_id
     UNION ALL
     SELECT a.id, a.name, a.parent_id, u.depth + 1, u.seen || a.id
     FROM up u JOIN locations a ON a.org_id = $1 AND a.id = u.parent_id
     WHERE NOT a.id = ANY(u.seen)
-  ) SELECT array_agg(name ORDER BY depth DESC) FROM up), '{}') AS path`;
+  ) SELECT array_agg(${column} ORDER BY depth DESC) FROM up), ${empty}) AS ${as}`;
+
+const ANCESTOR_NAMES = ancestors('name', "'{}'", 'path');
+/** Ids as well as names: the Move picker marks the moved location's own subtree with them. */
+const ANCESTOR_IDS = ancestors('id', "'{}'::int[]", 'path_ids');
 
 /** One level of the location tree: the live children of `parentId`, or the roots. */
 async function treeLevel(tx: Tx, orgId: number, parentId: number | undefined, page: Page) {
@@ -153,12 +164,12 @@ async function pickerPage(tx: Tx, orgId: number, q: string | undefined, page: Pa
   const where = `org_id = $1 AND deleted_at IS NULL${search}`;
   const n = args.length;
   const [rows, count] = await Promise.all([
-    tx.query<{ id: number; external_key: string; name: string; path: string[] }>(
+    tx.query<{ id: number; external_key: string; name: string; path: string[]; path_ids: number[] }>(
       `WITH hits AS (
          SELECT id, external_key, name, parent_id FROM locations WHERE ${where}
          ORDER BY name, id LIMIT $${n + 1} OFFSET $${n + 2}
        )
-       SELECT h.id, h.external_key, h.name, ${ANCESTOR_NAMES}
+       SELECT h.id, h.external_key, h.name, ${ANCESTOR_NAMES}, ${ANCESTOR_IDS}
        FROM hits h ORDER BY h.name, h.id`,
       [...args, page.limit, page.offset],
     ),

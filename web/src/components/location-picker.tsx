@@ -30,11 +30,14 @@ export function LocationPicker({
   label,
   value,
   onChange,
+  unavailable,
 }: {
   id: string;
   label: string;
   value: LocationOption | null;
   onChange(location: LocationOption | null): void;
+  /** Why an option cannot be chosen (it is shown disabled with the reason), or null. */
+  unavailable?(location: LocationOption): string | null;
 }) {
   const [q, setQ] = useState('');
   const query = useDebounced(q.trim());
@@ -90,11 +93,14 @@ export function LocationPicker({
           }}
         >
           <option value="">Choose a location…</option>
-          {shown.map((o) => (
-            <option key={o.id} value={String(o.id)}>
-              {locationPathLabel(o)}
-            </option>
-          ))}
+          {shown.map((o) => {
+            const why = unavailable?.(o) ?? null;
+            return (
+              <option key={o.id} value={String(o.id)} disabled={why !== null}>
+                {why === null ? locationPathLabel(o) : `${locationPathLabel(o)} (${why})`}
+              </option>
+            );
+          })}
         </select>
       </div>
       <ErrorAlert error={error} />

@@ -1,6 +1,7 @@
 import { useRef, useState } from 'preact/hooks';
 import { api, type LocationOption, type Reader, type ScanPoint } from '../api.js';
 import { useCan } from '../session.js';
+import { ConfirmedAction } from './confirm.js';
 import { ErrorAlert } from './errors.js';
 import { LocationPicker, locationLabel } from './location-picker.js';
 import { submitting, useAction } from './use-action.js';
@@ -40,16 +41,20 @@ export function ScanPointRow({
   onChanged(): void;
 }) {
   const [editing, setEditing] = useState(false);
+  const [confirming, setConfirming] = useState(false);
   const editToggle = useRef<HTMLButtonElement>(null);
   const admin = useCan()('admin');
   const {
     run: remove,
     busy,
     error,
-  } = useAction(async () => {
-    await api(`/internal/readers/${reader.id}/scan-points/${point.id}`, { method: 'DELETE' });
-    onChanged();
-  });
+  } = useAction(
+    async () => {
+      await api(`/internal/readers/${reader.id}/scan-points/${point.id}`, { method: 'DELETE' });
+      onChanged();
+    },
+    { onError: () => setConfirming(false) },
+  );
   const antenna = point.antenna === null ? 'Any antenna' : `Antenna ${point.antenna}`;
   return (
     <li>
@@ -68,15 +73,16 @@ export function ScanPointRow({
           >
             Edit
           </button>
-          <button
-            type="button"
-            class="button link"
-            aria-label={`Remove ${antenna} of ${reader.name}`}
-            disabled={busy}
-            onClick={remove}
-          >
-            Remove
-          </button>
+          <ConfirmedAction
+            label="Remove"
+            ariaLabel={`Remove ${antenna} of ${reader.name}`}
+            asking={confirming}
+            onAsking={setConfirming}
+            question={`Remove ${antenna} of ${reader.name}?`}
+            yes="Yes, remove"
+            busy={busy}
+            onYes={remove}
+          />
         </>
       )}
       <ErrorAlert error={error} />

@@ -102,6 +102,13 @@ export function RenameKey({ details, onChanged }: ActionProps) {
   );
 }
 
+/** A location cannot go under itself or anything below it: the API would refuse the cycle. */
+export function cycleReason(movingId: number, option: LocationOption): string | null {
+  if (option.id === movingId) return 'this location itself';
+  if (option.path_ids?.includes(movingId)) return 'inside this location';
+  return null;
+}
+
 export function MoveLocation({ details, onChanged }: ActionProps) {
   const location = details.data;
   const [parent, setParent] = useState<LocationOption | null>(null);
@@ -129,7 +136,13 @@ export function MoveLocation({ details, onChanged }: ActionProps) {
       <p>
         Now under: <strong>{where}</strong>
       </p>
-      <LocationPicker id={id} label="New parent" value={parent} onChange={setParent} />
+      <LocationPicker
+        id={id}
+        label="New parent"
+        value={parent}
+        onChange={setParent}
+        unavailable={(o) => cycleReason(location.id, o)}
+      />
       <div class="card-actions">
         <button
           type="button"

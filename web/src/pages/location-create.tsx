@@ -1,6 +1,7 @@
 import { useRef, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { FieldMessage, FormAlert, FormErrors } from '../components/form-errors.js';
+import { useKeptInput } from '../components/kept-input.js';
 import { submitting, useAction } from '../components/use-action.js';
 import type { LocationRecord } from './location-api.js';
 
@@ -32,9 +33,9 @@ export function CreateLocation({
   selected: Place | null;
   onCreated(l: LocationRecord): void;
 }) {
-  const [name, setName] = useState('');
-  const [key, setKey] = useState('');
-  const [description, setDescription] = useState('');
+  const [name, setName, clearName] = useKeptInput('location.name', '');
+  const [key, setKey, clearKey] = useKeptInput('location.key', '');
+  const [description, setDescription, clearDescription] = useKeptInput('location.description', '');
   const [last, setLast] = useState<Created | null>(null);
   // The person's own choice: a parent's id or 'top'; null until they pick one.
   const [chosen, setChosen] = useState<number | 'top' | null>(null);
@@ -57,9 +58,9 @@ export function CreateLocation({
     const parent = place === 'top' ? null : place === selected?.id ? selected : (besideLast?.parent ?? null);
     if (parent) body.parent_id = parent.id;
     const res = await api<{ data: LocationRecord }>('/internal/locations', { method: 'POST', body });
-    setName('');
-    setKey('');
-    setDescription('');
+    clearName();
+    clearKey();
+    clearDescription();
     setLast({ id: res.data.id, parent: parent && { id: parent.id, name: parent.name } });
     setChosen(null);
     onCreated(res.data);

@@ -3,6 +3,7 @@ import { api, type Reader } from '../api.js';
 import { BrokerAddress } from '../components/broker-address.js';
 import { useQuestionFocus } from '../components/confirm.js';
 import { ErrorAlert } from '../components/errors.js';
+import { useKeptInput } from '../components/kept-input.js';
 import { ListSection } from '../components/list-layout.js';
 import { PageHeader } from '../components/page.js';
 import { isEmpty, usePaged } from '../components/paging.js';
@@ -20,10 +21,10 @@ import { useCan } from '../session.js';
 const HEALTH_REFRESH_MS = 15_000;
 
 function AddReader({ onAdded }: { onAdded(shown: ShownSecrets): void }) {
-  const [name, setName] = useState('');
+  const [name, setName, clearName] = useKeptInput('reader.name', '');
   const [family, setFamily] = useState('impinj-r700');
-  const [identity, setIdentity] = useState('');
-  const [topic, setTopic] = useState('');
+  const [identity, setIdentity, clearIdentity] = useKeptInput('reader.identity', '');
+  const [topic, setTopic, clearTopic] = useKeptInput('reader.topic', '');
   const [webhook, setWebhook] = useState(false);
 
   const { run, busy, error } = useAction(async () => {
@@ -34,9 +35,9 @@ function AddReader({ onAdded }: { onAdded(shown: ShownSecrets): void }) {
         body: { name, family, identity, topic, webhook },
       },
     );
-    setName('');
-    setIdentity('');
-    setTopic('');
+    clearName();
+    clearIdentity();
+    clearTopic();
     setWebhook(false);
     onAdded({
       reader: res.data,

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, type LocationOption } from '../api.js';
 import { CopyField } from '../components/copy-field.js';
 import { ErrorAlert } from '../components/errors.js';
+import { useKeptInput } from '../components/kept-input.js';
 import { EmptyRow, ListSection, TableHead } from '../components/list-layout.js';
 import { LocationPicker } from '../components/location-picker.js';
 import { PageHeader } from '../components/page.js';
@@ -71,16 +72,21 @@ function Secret({ url, secret, onDone }: { url: string; secret: string; onDone()
 }
 
 function AddEndpoint({ onAdded }: { onAdded(url: string, secret: string): void }) {
-  const [url, setUrl] = useState('');
-  const [types, setTypes] = useState<string[]>(['asset.moved']);
-  const [location, setLocation] = useState<LocationOption | null>(null);
+  const [url, setUrl, clearUrl] = useKeptInput('webhook.url', '');
+  const [types, setTypes, clearTypes] = useKeptInput<string[]>('webhook.types', ['asset.moved']);
+  const [location, setLocation, clearLocation] = useKeptInput<LocationOption | null>(
+    'webhook.location',
+    null,
+  );
   const { run, busy, error } = useAction(async () => {
     const res = await api<{ data: Endpoint; secret: string }>('/internal/webhooks', {
       method: 'POST',
       body: { url, event_types: types, location_id: location?.id ?? null },
     });
     onAdded(res.data.url, res.secret);
-    setUrl('');
+    clearUrl();
+    clearTypes();
+    clearLocation();
   });
   return (
     <form class="card" onSubmit={submitting(run)} aria-labelledby="add-webhook-title">
