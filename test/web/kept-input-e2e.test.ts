@@ -85,4 +85,22 @@ describe.skipIf(!hasChromium)('typed input kept across a sign-in', { timeout: 12
     await expect.poll(() => page.locator('#reader-name').inputValue()).toBe('Kept reader');
     expect(await page.locator('#reader-identity').inputValue()).toBe('kept-r700');
   });
+
+  it('a sign-out forgets kept input: the next person at the tab does not see it', async () => {
+    await open('/readers', ['/internal/readers']);
+    await page.locator('#reader-name').fill('Left behind');
+    const toggle = page.getByRole('button', { name: /Account/ });
+    await toggle.click();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/sign-in$/);
+    await page.getByLabel('Email').fill(EMAIL);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL((url) => url.pathname !== '/sign-in');
+    await open('/readers', ['/internal/readers']);
+    expect(await page.locator('#reader-name').inputValue()).toBe('');
+    expect(
+      await page.evaluate(() => Object.keys(sessionStorage).filter((k) => k.startsWith('tagtrail.form.'))),
+    ).toEqual([]);
+  });
 });

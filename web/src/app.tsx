@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api, type Role, type Session, setCsrfToken, setUnauthorizedHandler } from './api.js';
 import { ErrorAlert } from './components/errors.js';
+import { forgetKeptInput, keepInputFor } from './components/kept-input.js';
 import { ActivityPage } from './pages/activity.js';
 import { AssetPage, NewAssetPage } from './pages/asset-page.js';
 import { AssetsPage, ReportPage } from './pages/assets.js';
@@ -84,6 +85,7 @@ function AccountMenu() {
         return;
       }
     }
+    forgetKeptInput();
     setSession(null);
     navigate('/sign-in', { replace: true });
   };
@@ -242,6 +244,7 @@ export function App() {
 
   const setSession = (next: Session | null) => {
     setCsrfToken(next?.csrf_token ?? null);
+    if (next) keepInputFor(`${next.user.id}@${next.organization.id}`);
     setSessionState(next);
   };
 

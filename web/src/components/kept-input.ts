@@ -33,3 +33,31 @@ export function useKeptInput<T>(key: string, initial: T): [T, (value: T) => void
   };
   return [value, set, clear];
 }
+
+const OWNER_KEY = 'tagtrail.form-owner';
+
+/** Removes every form's kept input (sign-out: the next person at this tab must not see it). */
+export function forgetKeptInput(): void {
+  try {
+    for (const key of Object.keys(sessionStorage)) {
+      if (key.startsWith('tagtrail.form.')) sessionStorage.removeItem(key);
+    }
+    sessionStorage.removeItem(OWNER_KEY);
+  } catch {
+    // Storage refused: nothing was kept either.
+  }
+}
+
+/**
+ * Kept input belongs to whoever typed it: a sign-in as another person (or organization) at
+ * the same tab forgets it, so nobody sees text someone else left unsent.
+ */
+export function keepInputFor(owner: string): void {
+  try {
+    if (sessionStorage.getItem(OWNER_KEY) === owner) return;
+    forgetKeptInput();
+    sessionStorage.setItem(OWNER_KEY, owner);
+  } catch {
+    // As above.
+  }
+}
