@@ -143,15 +143,16 @@ describe('handheld submissions and the views', () => {
   it("the locations picker searches key, name and description, and names each one's ancestors", async () => {
     const all = (await me.get('/internal/locations')).json();
     expect(all.total_count).toBe(4);
-    expect(Object.keys(all.data[0]).sort()).toEqual(['external_key', 'id', 'name', 'path']);
+    expect(Object.keys(all.data[0]).sort()).toEqual(['external_key', 'id', 'name', 'path', 'path_ids']);
     expect((await me.get('/internal/locations?q=bay')).json().data).toEqual([
-      { id: bay, external_key: 'BAY-1', name: 'Bay one', path: ['Site', 'Hall'] },
+      { id: bay, external_key: 'BAY-1', name: 'Bay one', path: ['Site', 'Hall'], path_ids: [site, hall] },
     ]);
     expect((await me.get('/internal/locations?q=SITE')).json().data).toContainEqual({
       id: site,
       external_key: 'SITE',
       name: 'Site',
       path: [],
+      path_ids: [],
     });
     expect(
       (await me.get('/internal/locations?q=OUTDOOR')).json().data.map((l: { id: number }) => l.id),
