@@ -1,9 +1,12 @@
 /**
  * What the benches that run the compiled service as an operator does share (bench/soak.mjs,
- * bench/create-burst.mjs): its environment, a child process started and awaited, and a load
- * from bench/api-load.mjs in a process of its own.
+ * bench/create-burst.mjs, bench/restore-drill.mjs): its environment, a child process started
+ * and awaited, its embedded database's URL, and a load from bench/api-load.mjs in a process
+ * of its own.
  */
 import { execFile, spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -59,4 +62,11 @@ export function runLoad(job) {
   return run(process.execPath, [LOAD, JSON.stringify(job)], { maxBuffer: 16 * 1024 * 1024 }).then(
     ({ stdout }) => JSON.parse(stdout.trim().split('\n').at(-1)),
   );
+}
+
+/** The URL of the embedded PostgreSQL that a service on `dataDir` runs, as its superuser. */
+export async function embeddedUrl(dataDir) {
+  const password = (await readFile(join(dataDir, 'postgres.password'), 'utf8')).trim();
+  const port = (await readFile(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[3];
+  return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/tagtrail`;
 }

@@ -9,7 +9,23 @@ import { epc } from './soak-site.mjs';
 
 const TICK_MS = 100;
 
-export async function startReaders({ mqttUrl, logins, antennas, assets, readsPerSecond, readsPerMessage }) {
+/**
+ * With `onAck`, every message carries a unique `drill` field (stored with it in the raw log)
+ * and `onAck(id, ackedAt)` hears each one the broker acknowledged (bench/restore-drill.mjs).
+ * `extraZones` are zones of other readers (the drill's HTTP readers) that reads may land in,
+ * and `sendElsewhere(zone, read)` takes those reads.
+ */
+export async function startReaders({
+  mqttUrl,
+  logins,
+  antennas,
+  assets,
+  readsPerSecond,
+  readsPerMessage,
+  onAck,
+  extraZones = 0,
+  sendElsewhere,
+}) {
   const clients = await Promise.all(
     logins.map((l) =>
       connectAsync(mqttUrl, {
@@ -20,7 +36,7 @@ export async function startReaders({ mqttUrl, logins, antennas, assets, readsPer
       }),
     ),
   );
-  const zones = logins.length * antennas;
+  const zones = logins.length * antennas + extraZones;
   const counts = { published: 0, acked: 0, failed: 0, reads: 0 };
   const buckets = logins.map(() => []);
   const start = Date.now();
@@ -31,10 +47,17 @@ export async function startReaders({ mqttUrl, logins, antennas, assets, readsPer
     buckets[r] = [];
     counts.published++;
     counts.reads += reads.length;
-    clients[r].publish(logins[r].topic, JSON.stringify({ reads }), { qos: 1 }, (err) => {
-      if (err) counts.failed++;
-      else counts.acked++;
-    });
+    const id = onAck && `${logins[r].topic}#${counts.published}`;
+    clients[r].publish(
+      logins[r].topic,
+      JSON.stringify(id ? { drill: id, reads } : { reads }),
+      { qos: 1 },
+      (err) => {
+        if (err) counts.failed++;
+        else counts.acked++;
+        if (!err && onAck) onAck(id, Date.now());
+      },
+    );
   };
 
   let due = 0;
@@ -46,7 +69,12 @@ export async function startReaders({ mqttUrl, logins, antennas, assets, readsPer
       const a = Math.floor(Math.random() * assets);
       const zone = zoneOf(a, now);
       const r = Math.floor(zone / antennas);
-      buckets[r].push({ tag: epc(a), antenna: (zone % antennas) + 1, time });
+      const read = { tag: epc(a), antenna: (zone % antennas) + 1, time };
+      if (r >= logins.length) {
+        sendElsewhere(zone - logins.length * antennas, read);
+        continue;
+      }
+      buckets[r].push(read);
       if (buckets[r].length >= readsPerMessage) flush(r);
     }
   }, TICK_MS);

@@ -47,9 +47,23 @@ async function inParallel(jobs, width) {
  * `readers` generic-json readers with `antennas` scan points each, one location per scan
  * point under a root; `assets` assets with one RFID tag each; a webhook endpoint at
  * `webhookUrl` for moves and asset changes; the locations and assets alone without
- * `devices` (the baseline's organization). Returns what the load needs.
+ * `devices` (the baseline's organization); `httpReaders` more readers that push over the
+ * reader webhook, their zones after the MQTT readers' (`hooks`: their ids and secrets);
+ * `topicPrefix` for the readers' topics, which are unique across organizations.
+ * Returns what the load needs.
  */
-export async function setUpSite({ url, env, name, readers, antennas, assets, webhookUrl, devices = true }) {
+export async function setUpSite({
+  url,
+  env,
+  name,
+  readers,
+  antennas,
+  assets,
+  webhookUrl,
+  devices = true,
+  httpReaders = 0,
+  topicPrefix = 'soak',
+}) {
   const org = await cli(env, ['org', 'create', '--name', name]);
   const key = await cli(env, [
     'key',
@@ -75,7 +89,7 @@ export async function setUpSite({ url, env, name, readers, antennas, assets, web
   ).data;
   const zones = await inParallel(
     Array.from(
-      { length: readers * antennas },
+      { length: (readers + httpReaders) * antennas },
       (_, z) => () =>
         publicApi('/api/v1/locations', {
           method: 'POST',
@@ -103,16 +117,18 @@ export async function setUpSite({ url, env, name, readers, antennas, assets, web
   );
 
   const logins = [];
-  if (!devices) return { orgId: org.id, token: key.token, root: root.id, assetIds, logins };
-  for (let r = 0; r < readers; r++) {
+  const hooks = [];
+  if (!devices) return { orgId: org.id, token: key.token, root: root.id, assetIds, logins, hooks };
+  for (let r = 0; r < readers + httpReaders; r++) {
+    const http = r >= readers;
     const created = await internalApi('/internal/readers', {
       method: 'POST',
       body: {
         family: 'generic-json',
         identity: `soak-reader-${r}`,
         name: `Dock ${r}`,
-        topic: `soak/reader-${r}`,
-        webhook: false,
+        topic: `${topicPrefix}/reader-${r}`,
+        webhook: http,
       },
     });
     for (let antenna = 1; antenna <= antennas; antenna++) {
@@ -121,8 +137,12 @@ export async function setUpSite({ url, env, name, readers, antennas, assets, web
         body: { antenna, location_id: zones[r * antennas + antenna - 1].data.id },
       });
     }
+    if (http) {
+      hooks.push({ id: created.data.id, secret: created.webhook_secret });
+      continue;
+    }
     logins.push({
-      topic: `soak/reader-${r}`,
+      topic: `${topicPrefix}/reader-${r}`,
       username: created.data.mqtt_username,
       password: created.mqtt_password,
     });
@@ -131,5 +151,5 @@ export async function setUpSite({ url, env, name, readers, antennas, assets, web
     method: 'POST',
     body: { url: webhookUrl, event_types: ['asset.moved', 'asset.created', 'asset.updated'] },
   });
-  return { orgId: org.id, token: key.token, root: root.id, assetIds, logins };
+  return { orgId: org.id, token: key.token, root: root.id, assetIds, logins, hooks };
 }

@@ -45,7 +45,7 @@ import {
   toMiB,
 } from '../dist/bench/soak-sampling.js';
 import { apiRequests } from './api-cases.mjs';
-import { runLoad, serviceEnv, startChild, startService } from './served.mjs';
+import { embeddedUrl, runLoad, serviceEnv, startChild, startService } from './served.mjs';
 import { startReaders } from './soak-readers.mjs';
 import { setUpSite } from './soak-site.mjs';
 
@@ -108,12 +108,6 @@ function apiLoad(url, token, mix) {
     headers: { authorization: `Bearer ${token}` },
     requests: mix,
   });
-}
-
-async function embeddedUrl(dataDir) {
-  const password = (await readFile(join(dataDir, 'postgres.password'), 'utf8')).trim();
-  const port = (await readFile(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[3];
-  return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/tagtrail`;
 }
 
 const dataDir = await mkdtemp(join(tmpdir(), 'tagtrail-soak-'));
