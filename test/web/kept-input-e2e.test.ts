@@ -109,7 +109,21 @@ describe.skipIf(!hasChromium)('typed input kept across a sign-in', { timeout: 12
     await page.getByRole('heading', { name: 'History' }).waitFor();
   };
   const createdId = () => Number(new URL(page.url()).pathname.split('/').pop());
-  let keptAsset = 0;
+  /** Creates an asset through the form (nothing kept about it); its page is shown after. */
+  const createAsset = async (name: string) => {
+    await open('/assets/new', ['/internal/session']);
+    await page.getByLabel('Name', { exact: true }).fill(name);
+    await page.getByRole('button', { name: 'Add a metadata key' }).click();
+    await page.getByLabel('Key 1').fill('colour');
+    await page.getByLabel('Value 1').fill('"blue"');
+    await page.getByRole('button', { name: 'Create asset' }).click();
+    await page.waitForURL(/\/assets\/\d+$/);
+    const id = createdId();
+    expectedFailures.push(`/internal/assets/${id}`);
+    return id;
+  };
+  /** The asset the edit tests type into. */
+  let edited = 0;
 
   it('the new asset form keeps its fields, metadata and tags when the session ends before Create', async () => {
     await open('/assets/new', ['/internal/session']);
@@ -145,11 +159,11 @@ describe.skipIf(!hasChromium)('typed input kept across a sign-in', { timeout: 12
     // Created as typed; the form starts empty again, and nothing is kept.
     await page.getByRole('button', { name: 'Create asset' }).click();
     await page.waitForURL(/\/assets\/\d+$/);
-    keptAsset = createdId();
-    expectedFailures.push(`/internal/assets/${keptAsset}`);
+    const created = createdId();
+    expectedFailures.push(`/internal/assets/${created}`);
     const { rows } = await site.database.db.pool.query(
       'SELECT external_key, description, is_active, metadata, tag_values FROM assets WHERE id = $1',
-      [keptAsset],
+      [created],
     );
     expect(rows[0]).toMatchObject({
       external_key: 'KEPT-PALLET',
@@ -167,22 +181,19 @@ describe.skipIf(!hasChromium)('typed input kept across a sign-in', { timeout: 12
   });
 
   it('the asset edit form keeps what was typed for that asset only, and forgets it once saved', async () => {
+    edited = await createAsset('Edited pallet');
     // A second asset, whose form must not show the first one's draft.
-    await page.getByLabel('Name', { exact: true }).fill('Other pallet');
-    await page.getByRole('button', { name: 'Create asset' }).click();
-    await page.waitForURL(/\/assets\/\d+$/);
-    const other = createdId();
-    expectedFailures.push(`/internal/assets/${other}`);
+    const other = await createAsset('Other pallet');
 
-    await openAsset(keptAsset);
+    await openAsset(edited);
     await page.getByRole('button', { name: 'Edit details' }).click();
-    const prefix = `#asset-${keptAsset}`;
+    const prefix = `#asset-${edited}`;
     await page.locator(`${prefix}-description`).fill('Edited before the session ended');
     await page.locator(`${prefix}-meta-0-value`).fill('"green"');
     await page.getByRole('button', { name: 'Add a metadata key' }).click();
     await page.getByLabel('Key 2').fill('shelf');
     await page.getByLabel('Value 2').fill('3');
-    await endSessionThenSignIn(`/assets/${keptAsset}`, () =>
+    await endSessionThenSignIn(`/assets/${edited}`, () =>
       page.getByRole('button', { name: 'Save changes' }).click(),
     );
 
@@ -194,7 +205,7 @@ describe.skipIf(!hasChromium)('typed input kept across a sign-in', { timeout: 12
     expect(await page.getByLabel('Value 2').inputValue()).toBe('3');
     expect(await page.locator(`${prefix}-restored`).textContent()).toContain('Restored what you typed');
     expect(await seriousAxeViolations(page), 'axe on the kept edit form').toEqual([]);
-    expect(await keptAssetKeys()).toEqual([`tagtrail.form.asset.edit.${keptAsset}`]);
+    expect(await keptAssetKeys()).toEqual([`tagtrail.form.asset.edit.${edited}`]);
 
     // The other asset's page: its form is not opened, and opened, shows its own details.
     await openAsset(other);
@@ -205,27 +216,28 @@ describe.skipIf(!hasChromium)('typed input kept across a sign-in', { timeout: 12
     await page.getByRole('button', { name: 'Cancel' }).click();
 
     // Saved, the draft is gone: the page shows the asset, and a reload no form.
-    await openAsset(keptAsset);
+    await openAsset(edited);
     await expect.poll(() => description.inputValue()).toBe('Edited before the session ended');
     await page.getByRole('button', { name: 'Save changes' }).click();
     const metadata = page.getByRole('table', { name: 'Metadata' });
     await expect.poll(() => metadata.textContent()).toContain('shelf3');
     expect(await metadata.textContent()).toContain('colour"green"');
     expect(await keptAssetKeys()).toEqual([]);
-    await openAsset(keptAsset);
+    await openAsset(edited);
     await page.getByRole('button', { name: 'Edit details' }).waitFor();
     expect(await description.count()).toBe(0);
   });
 
   it('a kept edit does not overwrite a change made meanwhile: the conflict shows, Cancel forgets it', async () => {
-    const prefix = `#asset-${keptAsset}`;
+    const prefix = `#asset-${edited}`;
+    await openAsset(edited);
     await page.getByRole('button', { name: 'Edit details' }).click();
     await page.locator(`${prefix}-description`).fill('Mine, typed before the session ended');
-    await endSessionThenSignIn(`/assets/${keptAsset}`, async () => {
+    await endSessionThenSignIn(`/assets/${edited}`, async () => {
       // Someone else renames it while this person is signed out.
       await site.database.db.pool.query(
         "UPDATE assets SET name = 'Renamed elsewhere', updated_at = now_ms() WHERE id = $1",
-        [keptAsset],
+        [edited],
       );
       await page.getByRole('button', { name: 'Save changes' }).click();
     });
@@ -233,11 +245,11 @@ describe.skipIf(!hasChromium)('typed input kept across a sign-in', { timeout: 12
     await expect.poll(() => description.inputValue()).toBe('Mine, typed before the session ended');
     expect(await page.locator(`${prefix}-conflict`).textContent()).toContain('changed by someone else');
     expect(await page.getByRole('button', { name: 'Save changes' }).isDisabled()).toBe(true);
-    expect(await page.locator(`${prefix}-name`).inputValue()).toBe('Kept pallet');
+    expect(await page.locator(`${prefix}-name`).inputValue()).toBe('Edited pallet');
 
     await page.getByRole('button', { name: 'Cancel' }).click();
     expect(await keptAssetKeys()).toEqual([]);
-    await openAsset(keptAsset);
+    await openAsset(edited);
     await page.getByRole('heading', { name: 'Renamed elsewhere', level: 1 }).waitFor();
     expect(await description.count()).toBe(0);
   });
