@@ -88,10 +88,19 @@ describe.skipIf(!hasChromium)('typed input kept across a sign-in', { timeout: 12
     expect(await page.locator('#reader-identity').inputValue()).toBe('kept-r700');
   });
 
-  /** Ends the session server-side, then `act` meets it and the app asks for a sign-in; back at `path`. */
-  const endSessionThenSignIn = async (path: string, act: () => Promise<void>) => {
+  /**
+   * Ends the session server-side (then `meanwhile`), presses `button`, and signs in again
+   * at the sign-in page that asks; back at `path`. The press does not wait for its button:
+   * a read of the asset page (the live stream's first refresh) may meet the ended session
+   * first and go to sign-in the same way, and a click waiting for a button gone would hang.
+   */
+  const endSessionThenSignIn = async (path: string, button: string, meanwhile?: () => Promise<unknown>) => {
     await site.database.db.pool.query('DELETE FROM web_sessions');
-    await act();
+    await meanwhile?.();
+    await page.evaluate((name) => {
+      for (const b of Array.from(document.querySelectorAll('button')))
+        if (b.textContent?.trim() === name) b.click();
+    }, button);
     await page.waitForURL((url) => url.pathname === '/sign-in' && url.searchParams.get('next') === path);
     await page.getByLabel('Email').fill(EMAIL);
     await page.getByLabel('Password').fill(PASSWORD);
@@ -139,9 +148,7 @@ describe.skipIf(!hasChromium)('typed input kept across a sign-in', { timeout: 12
     await page.getByRole('button', { name: 'Add a metadata key' }).click();
     await page.getByLabel('Key 1').fill('colour');
     await page.getByLabel('Value 1').fill('"blue"');
-    await endSessionThenSignIn('/assets/new', () =>
-      page.getByRole('button', { name: 'Create asset' }).click(),
-    );
+    await endSessionThenSignIn('/assets/new', 'Create asset');
 
     await expect.poll(() => page.getByLabel('Name', { exact: true }).inputValue()).toBe('Kept pallet');
     expect(await page.getByLabel('External key').inputValue()).toBe('KEPT-PALLET');
@@ -155,6 +162,7 @@ describe.skipIf(!hasChromium)('typed input kept across a sign-in', { timeout: 12
     expect(await page.getByLabel('Value 1').inputValue()).toBe('"blue"');
     expect(await page.locator('#new-asset-restored').textContent()).toContain('Restored what you typed');
     expect(await seriousAxeViolations(page), 'axe on the kept asset form').toEqual([]);
+    await site.browser.screenshot('asset-new-restored');
 
     // Created as typed; the form starts empty again, and nothing is kept.
     await page.getByRole('button', { name: 'Create asset' }).click();
@@ -193,9 +201,7 @@ describe.skipIf(!hasChromium)('typed input kept across a sign-in', { timeout: 12
     await page.getByRole('button', { name: 'Add a metadata key' }).click();
     await page.getByLabel('Key 2').fill('shelf');
     await page.getByLabel('Value 2').fill('3');
-    await endSessionThenSignIn(`/assets/${edited}`, () =>
-      page.getByRole('button', { name: 'Save changes' }).click(),
-    );
+    await endSessionThenSignIn(`/assets/${edited}`, 'Save changes');
 
     // Back on the asset's page, the form is open again with what was typed, and says so.
     const description = page.locator(`${prefix}-description`);
@@ -205,6 +211,7 @@ describe.skipIf(!hasChromium)('typed input kept across a sign-in', { timeout: 12
     expect(await page.getByLabel('Value 2').inputValue()).toBe('3');
     expect(await page.locator(`${prefix}-restored`).textContent()).toContain('Restored what you typed');
     expect(await seriousAxeViolations(page), 'axe on the kept edit form').toEqual([]);
+    await site.browser.screenshot('asset-edit-restored');
     expect(await keptAssetKeys()).toEqual([`tagtrail.form.asset.edit.${edited}`]);
 
     // The other asset's page: its form is not opened, and opened, shows its own details.
@@ -233,14 +240,13 @@ describe.skipIf(!hasChromium)('typed input kept across a sign-in', { timeout: 12
     await openAsset(edited);
     await page.getByRole('button', { name: 'Edit details' }).click();
     await page.locator(`${prefix}-description`).fill('Mine, typed before the session ended');
-    await endSessionThenSignIn(`/assets/${edited}`, async () => {
-      // Someone else renames it while this person is signed out.
-      await site.database.db.pool.query(
+    // Someone else renames it while this person is signed out.
+    await endSessionThenSignIn(`/assets/${edited}`, 'Save changes', () =>
+      site.database.db.pool.query(
         "UPDATE assets SET name = 'Renamed elsewhere', updated_at = now_ms() WHERE id = $1",
         [edited],
-      );
-      await page.getByRole('button', { name: 'Save changes' }).click();
-    });
+      ),
+    );
     const description = page.locator(`${prefix}-description`);
     await expect.poll(() => description.inputValue()).toBe('Mine, typed before the session ended');
     expect(await page.locator(`${prefix}-conflict`).textContent()).toContain('changed by someone else');
