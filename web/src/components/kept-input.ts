@@ -1,35 +1,52 @@
 import { useState } from 'preact/hooks';
 
-/**
- * Form state kept in sessionStorage, so what was typed survives a session that ended
+/*
+ * Form input kept in sessionStorage, so what was typed survives a session that ended
  * mid-form: the 401 sends the person to sign-in and, signed in again, back to the form,
- * which mounts afresh. Never for passwords or secrets. `clear` forgets it (after a save).
+ * which mounts afresh. This tab only, gone when it closes. Never for passwords or secrets.
  */
+
+const PREFIX = 'tagtrail.form.';
+
+/** What is kept under `key`, as stored (the caller checks its shape); undefined when nothing. */
+export function readKept(key: string): unknown {
+  try {
+    const stored = sessionStorage.getItem(PREFIX + key);
+    return stored === null ? undefined : JSON.parse(stored);
+  } catch {
+    return undefined;
+  }
+}
+
+export function writeKept(key: string, value: unknown): void {
+  try {
+    sessionStorage.setItem(PREFIX + key, JSON.stringify(value));
+  } catch {
+    // Storage full or refused: the form still works, it just is not kept.
+  }
+}
+
+export function forgetKept(key: string): void {
+  try {
+    sessionStorage.removeItem(PREFIX + key);
+  } catch {
+    // As above.
+  }
+}
+
+/** One field's state, kept as it is typed. `clear` forgets it (after a save). */
 export function useKeptInput<T>(key: string, initial: T): [T, (value: T) => void, () => void] {
-  const storageKey = `tagtrail.form.${key}`;
   const [value, setValue] = useState<T>(() => {
-    try {
-      const stored = sessionStorage.getItem(storageKey);
-      return stored === null ? initial : (JSON.parse(stored) as T);
-    } catch {
-      return initial;
-    }
+    const stored = readKept(key);
+    return stored === undefined ? initial : (stored as T);
   });
   const set = (next: T) => {
     setValue(next);
-    try {
-      sessionStorage.setItem(storageKey, JSON.stringify(next));
-    } catch {
-      // Storage full or refused: the form still works, it just is not kept.
-    }
+    writeKept(key, next);
   };
   const clear = () => {
     setValue(initial);
-    try {
-      sessionStorage.removeItem(storageKey);
-    } catch {
-      // As above.
-    }
+    forgetKept(key);
   };
   return [value, set, clear];
 }
@@ -40,7 +57,7 @@ const OWNER_KEY = 'tagtrail.form-owner';
 export function forgetKeptInput(): void {
   try {
     for (const key of Object.keys(sessionStorage)) {
-      if (key.startsWith('tagtrail.form.')) sessionStorage.removeItem(key);
+      if (key.startsWith(PREFIX)) sessionStorage.removeItem(key);
     }
     sessionStorage.removeItem(OWNER_KEY);
   } catch {

@@ -66,6 +66,8 @@ export function useDraft<R extends { updated_at: string }, D extends object>(
   record: R,
   fieldsOf: (record: R) => D,
   comparable: (draft: D) => Record<string, unknown> = (d) => d as Record<string, unknown>,
+  /** A draft kept from an earlier mount (kept input), with the version it started from. */
+  restored?: DraftState<R, D>,
 ): Draft<R, D> {
   // One draft per record object: the same rows (and row ids) every render, so an input
   // keeps its focus while the page re-renders around it.
@@ -78,7 +80,9 @@ export function useDraft<R extends { updated_at: string }, D extends object>(
     }
     return d;
   };
-  const [state, setState] = useState<DraftState<R, D>>(() => ({ base: record, draft: fields(record) }));
+  const [state, setState] = useState<DraftState<R, D>>(
+    () => restored ?? { base: record, draft: fields(record) },
+  );
   const latest = useRef(record);
   latest.current = record;
 

@@ -1,4 +1,4 @@
-import { useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { type Asset, api } from '../api.js';
 import { DraftConflict, saveAttributes } from '../components/draft-conflict.js';
 import { FieldMessage, FormAlert, FormErrors } from '../components/form-errors.js';
@@ -19,6 +19,7 @@ import {
   rowId,
   type TagRow,
 } from './asset-fields.js';
+import { firstTags, forgetKeptAsset, keepAsset, restoreKeptAsset } from './asset-kept.js';
 
 /**
  * Creating and editing an asset. The rules are the API's (the same service runs behind
@@ -42,14 +43,25 @@ export function AssetForm({
   onCancel?(): void;
 }) {
   const editing = asset !== undefined;
+  // What was typed here before a sign-in or a reload (asset-kept.ts), read once.
+  const [kept] = useState(() => restoreKeptAsset(asset?.id));
   // An edit keeps what was typed when the asset changes meanwhile (the live stream, a tag
   // attached on the page); a change to these fields made elsewhere is a conflict to resolve.
-  const draft = useDraft<Editable, AssetFields>(asset ?? BLANK, fieldsOf, comparable);
+  const draft = useDraft<Editable, AssetFields>(
+    asset ?? BLANK,
+    fieldsOf,
+    comparable,
+    kept && { base: kept.base, draft: kept.fields },
+  );
   const { name, description, active, validFrom, validTo, meta } = draft.value;
   const setMeta = (rows: MetaRow[]) => draft.update({ meta: rows });
   const nameField = useRef<HTMLInputElement>(null);
-  const [key, setKey] = useState('');
-  const [tags, setTags] = useState<TagRow[]>(editing ? [] : [{ uid: rowId(), type: 'rfid', value: '' }]);
+  const [key, setKey] = useState(kept?.key ?? '');
+  const [tags, setTags] = useState<TagRow[]>(() => kept?.tags ?? (editing ? [] : firstTags()));
+  useEffect(
+    () => keepAsset(asset?.id, { base: draft.base, fields: draft.value, key, tags }),
+    [asset?.id, draft.base, draft.value, key, tags],
+  );
   const [metaProblems, setMetaProblems] = useState(new Map<number, string>());
   const { run, busy, error } = useAction(() => save());
   const errors = new FormErrors(error, (field) => INLINE.test(field));
@@ -88,6 +100,7 @@ export function AssetForm({
     const res = asset
       ? await api<{ data: Asset }>(`/internal/assets/${asset.id}`, { method: 'PATCH', body })
       : await api<{ data: Asset }>('/internal/assets', { method: 'POST', body });
+    forgetKeptAsset(asset?.id);
     onSaved(res.data);
   }
 
@@ -101,6 +114,12 @@ export function AssetForm({
   return (
     <form class="card asset-form" onSubmit={submitting(run)} aria-labelledby={`${prefix}-title`} noValidate>
       <h2 id={`${prefix}-title`}>{editing ? 'Edit details' : 'What it is'}</h2>
+      {kept && (
+        <p class="alert alert-warning" role="status" id={`${prefix}-restored`}>
+          Restored what you typed here earlier in this tab (before a sign-in or a reload). It is not saved
+          yet; Cancel discards it.
+        </p>
+      )}
       <div class="row">
         <div class="field">
           <label for={`${prefix}-name`}>Name</label>
@@ -286,7 +305,14 @@ export function AssetForm({
           {editing ? 'Save changes' : 'Create asset'}
         </button>
         {onCancel && (
-          <button type="button" class="button secondary" onClick={onCancel}>
+          <button
+            type="button"
+            class="button secondary"
+            onClick={() => {
+              forgetKeptAsset(asset?.id);
+              onCancel();
+            }}
+          >
             Cancel
           </button>
         )}

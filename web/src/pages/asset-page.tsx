@@ -13,6 +13,7 @@ import { useLiveRefresh } from '../live.js';
 import { Link, navigate } from '../router.js';
 import { useCan } from '../session.js';
 import { AssetForm } from './asset-form.js';
+import { restoreKeptAsset } from './asset-kept.js';
 import { Timeline } from './asset-timeline.js';
 
 /** An asset's own page (`/assets/:id`): what it is, its tags, where it is now and where it has been. */
@@ -141,8 +142,10 @@ function TagList({ asset, onChanged }: { asset: AssetDetail; onChanged(): void }
 }
 
 function Details({ asset, onSaved }: { asset: AssetDetail; onSaved(asset: Asset): void }) {
-  const [editing, setEditing] = useState(false);
   const can = useCan();
+  // Open when changes typed here were kept (the session ended mid-edit, or a reload): the
+  // form shows them with a notice, and the draft rules guard what changed meanwhile.
+  const [editing, setEditing] = useState(() => can('editor') && restoreKeptAsset(asset.id) !== undefined);
   if (editing) {
     return (
       <AssetForm
