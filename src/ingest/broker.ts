@@ -5,7 +5,6 @@ import { hostUnusable } from '../listen-errors.js';
 import { type BrokerAccess, SERVICE_USERNAME } from './broker-access.js';
 import { BROKER_CONNECTION_LIMITS, type BrokerConnectionLimits, ConnectionGate } from './connection-gate.js';
 import { limitPacketSize, MQTT_PACKET_LIMITS, type MqttPacketLimits } from './packet-limit.js';
-import { readWithoutSlices } from './parser-reads.js';
 import { SocketBudget, type SocketBufferPolicy } from './socket-budget.js';
 
 /**
@@ -194,9 +193,7 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
       return;
     }
     budget.add(socket);
-    const client = aedes.handle(socket);
-    limitPacketSize(client, options.packetLimits ?? MQTT_PACKET_LIMITS);
-    readWithoutSlices(client);
+    limitPacketSize(aedes.handle(socket), options.packetLimits ?? MQTT_PACKET_LIMITS);
   };
   // Set by Node on each TCP connection as it is accepted (on the TLS listener too, before its handshake).
   const tcp = { keepAlive: true, keepAliveInitialDelay: BROKER_TCP_KEEPALIVE_MS };
