@@ -41,8 +41,13 @@ export class SignInLimiter {
     private readonly onStoreError: (err: unknown) => void = () => undefined,
   ) {}
 
-  static create(redisUrl: string | undefined, policy: BucketPolicy = SIGN_IN_POLICY): SignInLimiter {
-    return new SignInLimiter(createBucketStore(redisUrl, policy, 'tagtrail:signin:'));
+  /** `prefix`: the Redis keys' (tests give each run its own). */
+  static create(
+    redisUrl: string | undefined,
+    policy: BucketPolicy = SIGN_IN_POLICY,
+    prefix = 'tagtrail:signin:',
+  ): SignInLimiter {
+    return new SignInLimiter(createBucketStore(redisUrl, policy, prefix));
   }
 
   /**
@@ -59,23 +64,31 @@ export class SignInLimiter {
     return this.takeAll([`ip:${address}`, `session:${sessionId}`]);
   }
 
+  /**
+   * One token from each bucket in turn, the client address's first, stopping at the first
+   * that is empty: an address past its limit spends nothing of the emails, devices or
+   * sessions it names, or one address spraying every email would drain all their buckets
+   * while its own limit held it.
+   */
   private async takeAll(buckets: string[]): Promise<void> {
-    let decisions: RateDecision[];
-    try {
-      decisions = await Promise.all(buckets.map((bucket) => this.store.take(bucket)));
-    } catch (err) {
-      this.onStoreError(err);
-      return;
+    for (const bucket of buckets) {
+      let decision: RateDecision;
+      try {
+        decision = await this.store.take(bucket);
+      } catch (err) {
+        this.onStoreError(err);
+        return;
+      }
+      if (!decision.allowed) {
+        const retryAfter = decision.retryAfterSeconds;
+        throw new ApiError(
+          'rate_limited',
+          `Too many sign-in attempts; try again in ${retryAfter} seconds`,
+          undefined,
+          { 'retry-after': String(retryAfter) },
+        );
+      }
     }
-    const denied = decisions.filter((d) => !d.allowed);
-    if (denied.length === 0) return;
-    const retryAfter = Math.max(...denied.map((d) => d.retryAfterSeconds));
-    throw new ApiError(
-      'rate_limited',
-      `Too many sign-in attempts; try again in ${retryAfter} seconds`,
-      undefined,
-      { 'retry-after': String(retryAfter) },
-    );
   }
 
   close(): Promise<void> {
