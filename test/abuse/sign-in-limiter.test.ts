@@ -6,11 +6,17 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SIGN_IN_POLICY, SignInLimiter } from '../../src/accounts/sign-in-limiter.js';
+import { type Attempt, SIGN_IN_POLICY, SignInLimiter } from '../../src/accounts/sign-in-limiter.js';
+import { buildServer } from '../../src/app.js';
 import { ApiError } from '../../src/errors.js';
+import { createServices } from '../../src/services.js';
+import { createTestDatabase } from '../helpers/database.js';
+import { closedPort } from '../helpers/listening.js';
+import { TEST_SECRETS } from '../helpers/secrets.js';
 import { freshAddress, uniqueEmail } from '../internal/helpers.js';
 
 const LIMIT = SIGN_IN_POLICY.limit;
+const PASSWORD = 'correct horse battery';
 /** One attempt back every window / limit seconds: the longest wait a refused attempt is told. */
 const TOKEN_SECONDS = SIGN_IN_POLICY.windowSeconds / LIMIT;
 
@@ -32,6 +38,16 @@ async function refused(attempt: Promise<void>): Promise<number> {
   expect(apiError.detail).toBe(`Too many sign-in attempts; try again in ${retryAfter} seconds`);
   return retryAfter;
 }
+
+/** An attempt from `ip`; a store outage, not expected here, fails the test through its log. */
+const at = (ip: string): Attempt => ({
+  ip,
+  log: {
+    warn: ({ err }) => {
+      throw err;
+    },
+  },
+});
 
 /** A device id as DeviceCookies.deviceFor gives it (the cookie's nonce). */
 const deviceId = () => randomBytes(16).toString('base64url');
@@ -56,12 +72,12 @@ function behaviour(backend: Backend) {
   it(`allows ${LIMIT} attempts per client address, then refuses any email from it`, async () => {
     const on = pair();
     const address = freshAddress();
-    for (let i = 0; i < LIMIT; i++) await on(i).take(address, uniqueEmail('spray'));
-    await refused(on(LIMIT).take(address, uniqueEmail('spray')));
-    await refused(on(LIMIT + 1).take(address, uniqueEmail('spray'), deviceId()));
-    await refused(on(LIMIT + 1).takeSignedIn(address, sessionId()));
+    for (let i = 0; i < LIMIT; i++) await on(i).take(at(address), uniqueEmail('spray'));
+    await refused(on(LIMIT).take(at(address), uniqueEmail('spray')));
+    await refused(on(LIMIT + 1).take(at(address), uniqueEmail('spray'), deviceId()));
+    await refused(on(LIMIT + 1).takeSignedIn(at(address), sessionId()));
     // Another address is not affected.
-    await on(0).take(freshAddress(), uniqueEmail('spray'));
+    await on(0).take(at(freshAddress()), uniqueEmail('spray'));
   });
 
   it(`allows ${LIMIT} attempts per email from any address, its case and surrounding space ignored`, async () => {
@@ -73,59 +89,59 @@ function behaviour(backend: Backend) {
       `  ${email} `,
       `\t${email[0]!.toUpperCase()}${email.slice(1)}`,
     ];
-    for (let i = 0; i < LIMIT; i++) await on(i).take(freshAddress(), spellings[i % spellings.length]!);
-    await refused(on(LIMIT).take(freshAddress(), email));
-    await refused(on(LIMIT).take(freshAddress(), email.toUpperCase()));
+    for (let i = 0; i < LIMIT; i++) await on(i).take(at(freshAddress()), spellings[i % spellings.length]!);
+    await refused(on(LIMIT).take(at(freshAddress()), email));
+    await refused(on(LIMIT).take(at(freshAddress()), email.toUpperCase()));
     // Another email is not affected, and neither is a signed-in check from any address.
-    await on(0).take(freshAddress(), uniqueEmail('target'));
-    await on(1).takeSignedIn(freshAddress(), sessionId());
+    await on(0).take(at(freshAddress()), uniqueEmail('target'));
+    await on(1).takeSignedIn(at(freshAddress()), sessionId());
   });
 
   it('a device cookie holder is not locked out by a stranger who spent the email’s attempts', async () => {
     const on = pair();
     const email = uniqueEmail('holder');
-    for (let i = 0; i < LIMIT; i++) await on(i).take(freshAddress(), email);
-    await refused(on(LIMIT).take(freshAddress(), email));
+    for (let i = 0; i < LIMIT; i++) await on(i).take(at(freshAddress()), email);
+    await refused(on(LIMIT).take(at(freshAddress()), email));
     const device = deviceId();
-    await on(1).take(freshAddress(), email, device);
+    await on(1).take(at(freshAddress()), email, device);
     // A device has a bucket of its own: the same limit, from any address.
-    for (let i = 1; i < LIMIT; i++) await on(i).take(freshAddress(), email, device);
-    await refused(on(0).take(freshAddress(), email, device));
-    await refused(on(1).take(freshAddress(), email, device));
+    for (let i = 1; i < LIMIT; i++) await on(i).take(at(freshAddress()), email, device);
+    await refused(on(0).take(at(freshAddress()), email, device));
+    await refused(on(1).take(at(freshAddress()), email, device));
     // Another device of the same person still has its own.
-    await on(0).take(freshAddress(), email, deviceId());
+    await on(0).take(at(freshAddress()), email, deviceId());
   });
 
   it('a device’s attempts are not the email’s', async () => {
     const on = pair();
     const email = uniqueEmail('own');
     const device = deviceId();
-    for (let i = 0; i < LIMIT; i++) await on(i).take(freshAddress(), email, device);
-    await refused(on(LIMIT).take(freshAddress(), email, device));
-    for (let i = 0; i < LIMIT; i++) await on(i).take(freshAddress(), email);
-    await refused(on(LIMIT).take(freshAddress(), email));
+    for (let i = 0; i < LIMIT; i++) await on(i).take(at(freshAddress()), email, device);
+    await refused(on(LIMIT).take(at(freshAddress()), email, device));
+    for (let i = 0; i < LIMIT; i++) await on(i).take(at(freshAddress()), email);
+    await refused(on(LIMIT).take(at(freshAddress()), email));
   });
 
   it(`allows ${LIMIT} signed-in checks per session, whatever the email’s state`, async () => {
     const on = pair();
     const session = sessionId();
-    for (let i = 0; i < LIMIT; i++) await on(i).takeSignedIn(freshAddress(), session);
-    await refused(on(LIMIT).takeSignedIn(freshAddress(), session));
-    await refused(on(LIMIT + 1).takeSignedIn(freshAddress(), session));
+    for (let i = 0; i < LIMIT; i++) await on(i).takeSignedIn(at(freshAddress()), session);
+    await refused(on(LIMIT).takeSignedIn(at(freshAddress()), session));
+    await refused(on(LIMIT + 1).takeSignedIn(at(freshAddress()), session));
     // A colleague's session has its own.
-    await on(0).takeSignedIn(freshAddress(), sessionId());
+    await on(0).takeSignedIn(at(freshAddress()), sessionId());
   });
 
   it('a refused attempt takes nothing from the other bucket it names', async () => {
     const on = pair();
     const address = freshAddress();
-    for (let i = 0; i < LIMIT; i++) await on(i).take(address, uniqueEmail('spray'));
+    for (let i = 0; i < LIMIT; i++) await on(i).take(at(address), uniqueEmail('spray'));
     const email = uniqueEmail('bystander');
     // Refused for the address; the email still has all its attempts elsewhere.
-    await refused(on(0).take(address, email));
-    for (let i = 0; i < LIMIT - 1; i++) await on(i).take(freshAddress(), email);
-    await on(1).take(freshAddress(), email);
-    await refused(on(0).take(freshAddress(), email));
+    await refused(on(0).take(at(address), email));
+    for (let i = 0; i < LIMIT - 1; i++) await on(i).take(at(freshAddress()), email);
+    await on(1).take(at(freshAddress()), email);
+    await refused(on(0).take(at(freshAddress()), email));
   });
 }
 
@@ -180,10 +196,10 @@ describe.skipIf(!redisUrl)('sign-in limiter shared through Redis (TEST_REDIS_URL
   it('two instances count one email’s attempts together', async () => {
     const [a, b] = pair();
     const email = uniqueEmail('shared');
-    for (let i = 0; i < LIMIT / 2; i++) await a.take(freshAddress(), email);
-    for (let i = 0; i < LIMIT / 2; i++) await b.take(freshAddress(), email);
-    await refused(a.take(freshAddress(), email));
-    await refused(b.take(freshAddress(), email));
+    for (let i = 0; i < LIMIT / 2; i++) await a.take(at(freshAddress()), email);
+    for (let i = 0; i < LIMIT / 2; i++) await b.take(at(freshAddress()), email);
+    await refused(a.take(at(freshAddress()), email));
+    await refused(b.take(at(freshAddress()), email));
   });
 
   it('keeps each bucket under the prefix, by normalised email, until it would be full again', async () => {
@@ -194,9 +210,9 @@ describe.skipIf(!redisUrl)('sign-in limiter shared through Redis (TEST_REDIS_URL
     const address = freshAddress();
     const device = deviceId();
     const session = sessionId();
-    await limiter.take(address, `  ${email.toUpperCase()} `);
-    await limiter.take(address, email, device);
-    await limiter.takeSignedIn(address, session);
+    await limiter.take(at(address), `  ${email.toUpperCase()} `);
+    await limiter.take(at(address), email, device);
+    await limiter.takeSignedIn(at(address), session);
     const redis = new Redis(redisUrl!);
     try {
       expect((await redis.keys(`${p}*`)).sort()).toEqual(
@@ -212,6 +228,73 @@ describe.skipIf(!redisUrl)('sign-in limiter shared through Redis (TEST_REDIS_URL
       expect(addressTtl).toBeLessThanOrEqual(3 * TOKEN_SECONDS * 1000 + 1000);
     } finally {
       redis.disconnect();
+    }
+  });
+});
+
+describe('a sign-in limiter store that cannot answer', () => {
+  it('lets the attempt through and logs a warning on the request’s log', async () => {
+    const limiter = new SignInLimiter({
+      take: async () => {
+        throw new Error('connection refused');
+      },
+      peek: async () => {
+        throw new Error('connection refused');
+      },
+      close: async () => undefined,
+    });
+    const warnings: { err: unknown; msg: string }[] = [];
+    const from = {
+      ip: freshAddress(),
+      log: { warn: (obj: { err: unknown }, msg: string) => warnings.push({ ...obj, msg }) },
+    };
+    for (let i = 0; i <= LIMIT; i++) await limiter.take(from, 'ann@example.test');
+    await limiter.takeSignedIn(from, sessionId());
+    expect(warnings).toHaveLength(LIMIT + 2);
+    expect(warnings[0]).toEqual({
+      err: expect.objectContaining({ message: 'connection refused' }),
+      msg: 'sign-in limiter store unavailable; attempt let through',
+    });
+  });
+
+  it('with REDIS_URL unreachable, sign-in answers as without a limiter: 401 then 200, never 500', async () => {
+    const database = await createTestDatabase();
+    const services = await createServices(database.db, {
+      TAGTRAIL_ENV: 'production',
+      secrets: TEST_SECRETS,
+      REDIS_URL: `redis://127.0.0.1:${await closedPort()}`,
+      TAGTRAIL_RATE_LIMIT: 1_000_000,
+      TAGTRAIL_RATE_WINDOW_SECONDS: 60,
+      TAGTRAIL_SIGNUP: 'open',
+    });
+    const app = await buildServer(services, { bodyLimit: 1048576 });
+    try {
+      const email = uniqueEmail('outage');
+      const address = freshAddress();
+      const post = (url: string, body: unknown) =>
+        app.inject({
+          method: 'POST',
+          url,
+          remoteAddress: address,
+          headers: { 'content-type': 'application/json' },
+          payload: JSON.stringify(body),
+        });
+      const signUp = await post('/internal/auth/sign-up', {
+        email,
+        password: PASSWORD,
+        organization_name: 'Outage',
+      });
+      expect(signUp.statusCode, signUp.body).toBe(201);
+      for (let i = 0; i <= LIMIT; i++) {
+        const res = await post('/internal/auth/sign-in', { email, password: 'a guess' });
+        expect(res.statusCode, res.body).toBe(401);
+      }
+      const res = await post('/internal/auth/sign-in', { email, password: PASSWORD });
+      expect(res.statusCode, res.body).toBe(200);
+    } finally {
+      await app.close();
+      await services.close();
+      await database.drop();
     }
   });
 });
