@@ -7,9 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type Attempt, SIGN_IN_POLICY, SignInLimiter } from '../../src/accounts/sign-in-limiter.js';
-import { buildServer } from '../../src/app.js';
+import { type App, buildServer } from '../../src/app.js';
 import { ApiError } from '../../src/errors.js';
-import { createServices } from '../../src/services.js';
+import { createServices, type Services } from '../../src/services.js';
 import { createTestDatabase } from '../helpers/database.js';
 import { closedPort } from '../helpers/listening.js';
 import { TEST_SECRETS } from '../helpers/secrets.js';
@@ -228,6 +228,84 @@ describe.skipIf(!redisUrl)('sign-in limiter shared through Redis (TEST_REDIS_URL
       expect(addressTtl).toBeLessThanOrEqual(3 * TOKEN_SECONDS * 1000 + 1000);
     } finally {
       redis.disconnect();
+    }
+  });
+});
+
+describe.skipIf(!redisUrl)('sign-in limit of two servers sharing Redis (REDIS_URL)', () => {
+  it('locks an email after its attempts on either server; the device cookie of one signs in on the other', async () => {
+    const database = await createTestDatabase();
+    const servers: { app: App; services: Services }[] = [];
+    /** The keys this test makes under the service's own prefixes, deleted at the end. */
+    const keys = new Set<string>();
+    try {
+      for (let i = 0; i < 2; i++) {
+        const services = await createServices(database.db, {
+          TAGTRAIL_ENV: 'production',
+          secrets: TEST_SECRETS,
+          REDIS_URL: redisUrl,
+          TAGTRAIL_RATE_LIMIT: 1_000_000,
+          TAGTRAIL_RATE_WINDOW_SECONDS: 60,
+          TAGTRAIL_SIGNUP: 'open',
+        });
+        const app = await buildServer(services, { bodyLimit: 1048576 });
+        servers.push({ app, services });
+      }
+      const email = uniqueEmail('twoservers');
+      keys.add(`tagtrail:signin:email:${email}`);
+      const post = (server: number, url: string, body: unknown, cookie?: string) => {
+        const address = freshAddress();
+        keys.add(`tagtrail:signin:ip:${address}`).add(`tagtrail:signup:ip:${address}`);
+        return servers[server % 2]!.app.inject({
+          method: 'POST',
+          url,
+          remoteAddress: address,
+          headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) },
+          payload: JSON.stringify(body),
+        });
+      };
+      const signUp = await post(0, '/internal/auth/sign-up', {
+        email,
+        password: PASSWORD,
+        organization_name: 'Two servers',
+      });
+      expect(signUp.statusCode, signUp.body).toBe(201);
+      const device = /tagtrail_device=([^;]*)/.exec(String(signUp.headers['set-cookie']))?.[1];
+      expect(device).toBeDefined();
+      keys.add(`tagtrail:signin:device:${device!.split('.')[0]}`);
+
+      for (let i = 0; i < LIMIT; i++) {
+        expect((await post(i, '/internal/auth/sign-in', { email, password: 'a guess' })).statusCode).toBe(
+          401,
+        );
+      }
+      for (const server of [0, 1]) {
+        const res = await post(server, '/internal/auth/sign-in', {
+          email: email.toUpperCase(),
+          password: PASSWORD,
+        });
+        expect(res.statusCode, res.body).toBe(429);
+        expect(Number(res.headers['retry-after'])).toBeLessThanOrEqual(TOKEN_SECONDS);
+      }
+      const own = await post(
+        1,
+        '/internal/auth/sign-in',
+        { email, password: PASSWORD },
+        `tagtrail_device=${device}`,
+      );
+      expect(own.statusCode, own.body).toBe(200);
+    } finally {
+      for (const { app, services } of servers) {
+        await app.close();
+        await services.close();
+      }
+      await database.drop();
+      const redis = new Redis(redisUrl!);
+      try {
+        if (keys.size > 0) await redis.del(...keys);
+      } finally {
+        redis.disconnect();
+      }
     }
   });
 });
