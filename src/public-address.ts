@@ -23,6 +23,14 @@ export class PublicAddress {
     return this.configured !== undefined;
   }
 
+  /**
+   * The host name of TAGTRAIL_PUBLIC_URL (an IPv6 literal in brackets, as URLs carry it), or
+   * null when unset: then only a request can tell what name people reach this machine by.
+   */
+  get configuredHostname(): string | null {
+    return this.configured ? new URL(this.configured).hostname : null;
+  }
+
   /** Once listening, unset: the address the service announces, localhost for a wildcard host. */
   listening(announced: string): void {
     if (this.configured) return;

@@ -24,6 +24,12 @@ export const SIGN_UP_POLICY: BucketPolicy = { limit: 5, windowSeconds: 3600 };
  */
 export const INVITATION_POLICY: BucketPolicy = { limit: 50, windowSeconds: 3600 };
 
+/** Who makes an attempt: the client address, and where a store outage is logged (the request). */
+export interface Attempt {
+  ip: string;
+  log: { warn(obj: { err: unknown }, msg: string): void };
+}
+
 /**
  * Token buckets for password attempts (sign-in, password change), separate from the API's:
  * in memory, or in Redis under their own prefix when REDIS_URL is set, so every instance
@@ -36,13 +42,15 @@ export const INVITATION_POLICY: BucketPolicy = { limit: 50, windowSeconds: 3600 
  * signed-in person draws on the session's bucket: the session already proves a sign-in.
  */
 export class SignInLimiter {
-  constructor(
-    private readonly store: RateLimitStore,
-    private readonly onStoreError: (err: unknown) => void = () => undefined,
-  ) {}
+  constructor(private readonly store: RateLimitStore) {}
 
-  static create(redisUrl: string | undefined, policy: BucketPolicy = SIGN_IN_POLICY): SignInLimiter {
-    return new SignInLimiter(createBucketStore(redisUrl, policy, 'tagtrail:signin:'));
+  /** `prefix`: the Redis keys' (tests give each run its own). */
+  static create(
+    redisUrl: string | undefined,
+    policy: BucketPolicy = SIGN_IN_POLICY,
+    prefix = 'tagtrail:signin:',
+  ): SignInLimiter {
+    return new SignInLimiter(createBucketStore(redisUrl, policy, prefix));
   }
 
   /**
@@ -50,32 +58,41 @@ export class SignInLimiter {
    * cookie verified for this email) or else the email's. 429 `rate_limited` with Retry-After
    * when either is empty.
    */
-  take(address: string, email: string, device: string | null = null): Promise<void> {
-    return this.takeAll([`ip:${address}`, device ? `device:${device}` : `email:${normalEmail(email)}`]);
+  take(from: Attempt, email: string, device: string | null = null): Promise<void> {
+    return this.takeAll(from, [`ip:${from.ip}`, device ? `device:${device}` : `email:${normalEmail(email)}`]);
   }
 
   /** A password or code checked for a signed-in person: the address's and the session's buckets. */
-  takeSignedIn(address: string, sessionId: string): Promise<void> {
-    return this.takeAll([`ip:${address}`, `session:${sessionId}`]);
+  takeSignedIn(from: Attempt, sessionId: string): Promise<void> {
+    return this.takeAll(from, [`ip:${from.ip}`, `session:${sessionId}`]);
   }
 
-  private async takeAll(buckets: string[]): Promise<void> {
-    let decisions: RateDecision[];
-    try {
-      decisions = await Promise.all(buckets.map((bucket) => this.store.take(bucket)));
-    } catch (err) {
-      this.onStoreError(err);
-      return;
+  /**
+   * One token from each bucket in turn, the client address's first, stopping at the first
+   * that is empty: an address past its limit spends nothing of the emails, devices or
+   * sessions it names, or one address spraying every email would drain all their buckets
+   * while its own limit held it.
+   */
+  private async takeAll(from: Attempt, buckets: string[]): Promise<void> {
+    for (const bucket of buckets) {
+      let decision: RateDecision;
+      try {
+        decision = await this.store.take(bucket);
+      } catch (err) {
+        // Logged, as the API's limiter does: while it lasts, guessing is not limited.
+        from.log.warn({ err }, 'sign-in limiter store unavailable; attempt let through');
+        return;
+      }
+      if (!decision.allowed) {
+        const retryAfter = decision.retryAfterSeconds;
+        throw new ApiError(
+          'rate_limited',
+          `Too many sign-in attempts; try again in ${retryAfter} seconds`,
+          undefined,
+          { 'retry-after': String(retryAfter) },
+        );
+      }
     }
-    const denied = decisions.filter((d) => !d.allowed);
-    if (denied.length === 0) return;
-    const retryAfter = Math.max(...denied.map((d) => d.retryAfterSeconds));
-    throw new ApiError(
-      'rate_limited',
-      `Too many sign-in attempts; try again in ${retryAfter} seconds`,
-      undefined,
-      { 'retry-after': String(retryAfter) },
-    );
   }
 
   close(): Promise<void> {

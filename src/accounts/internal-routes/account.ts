@@ -44,7 +44,7 @@ export const accountRoutes =
       },
       async (request) => {
         const session = sessionOf(request);
-        await s.signInLimiter.takeSignedIn(request.ip, session.sessionId);
+        await s.signInLimiter.takeSignedIn(request, session.sessionId);
         const user = await s.accounts.changeEmail(
           callerOf(request),
           session.userId,

@@ -129,7 +129,7 @@ export const authRoutes =
         const { email } = request.body;
         // A browser that signed in as this email before has a budget of its own (SignInLimiter).
         const device = s.deviceCookies.deviceFor(deviceCookieOf(request), email);
-        await s.signInLimiter.take(request.ip, email, device);
+        await s.signInLimiter.take(request, email, device);
         const user = await s.accounts.signIn(email, request.body.password);
         // Every attempt, wrong code or not, took a token above: codes are limited like passwords.
         await s.totp.checkSignIn(user.orgId, user, {
@@ -171,7 +171,7 @@ export const authRoutes =
       },
       async (request, reply) => {
         const session = sessionOf(request);
-        await s.signInLimiter.takeSignedIn(request.ip, session.sessionId);
+        await s.signInLimiter.takeSignedIn(request, session.sessionId);
         await s.accounts.changePassword(
           callerOf(request),
           session.userId,

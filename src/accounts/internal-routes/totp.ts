@@ -97,7 +97,7 @@ export const totpRoutes =
       async (request) => {
         const session = sessionOf(request);
         // A guessed code is a guessed password: the same limit.
-        await s.signInLimiter.takeSignedIn(request.ip, session.sessionId);
+        await s.signInLimiter.takeSignedIn(request, session.sessionId);
         const codes = await s.totp.confirmEnrolment(callerOf(request), session.userId, request.body.code);
         // As after a password change: a session signed in with the password alone, perhaps by
         // whoever the second factor is meant to keep out, does not outlive it.
@@ -118,7 +118,7 @@ export const totpRoutes =
       },
       async (request, reply) => {
         const session = sessionOf(request);
-        await s.signInLimiter.takeSignedIn(request.ip, session.sessionId);
+        await s.signInLimiter.takeSignedIn(request, session.sessionId);
         const codes = await s.totp.regenerateRecoveryCodes(
           callerOf(request),
           session.userId,
@@ -140,7 +140,7 @@ export const totpRoutes =
       },
       async (request, reply) => {
         const session = sessionOf(request);
-        await s.signInLimiter.takeSignedIn(request.ip, session.sessionId);
+        await s.signInLimiter.takeSignedIn(request, session.sessionId);
         await s.totp.disable(
           callerOf(request),
           session.userId,

@@ -22,10 +22,10 @@ export const BrokerSchema = Type.Object({
 const WILDCARD_HOSTS = new Set(['0.0.0.0', '[::]', '::']);
 const DEFAULT_PORTS: Record<string, number> = { 'mqtt:': 1883, 'tcp:': 1883, 'mqtts:': 8883 };
 
-/** One listener's address; a wildcard host of the embedded broker replaced by the page's. */
-function listenerView(address: string, embedded: boolean, requestHostname: string) {
+/** One listener's address; a wildcard host of the embedded broker replaced by `hostname`. */
+function listenerView(address: string, embedded: boolean, hostname: string) {
   const url = new URL(address);
-  if (embedded && WILDCARD_HOSTS.has(url.hostname)) url.hostname = requestHostname;
+  if (embedded && WILDCARD_HOSTS.has(url.hostname)) url.hostname = hostname;
   const port = url.port ? Number(url.port) : (DEFAULT_PORTS[url.protocol] ?? 0);
   return {
     url: url.toString().replace(/\/$/, ''),
@@ -36,14 +36,14 @@ function listenerView(address: string, embedded: boolean, requestHostname: strin
 
 /**
  * The broker address for the readers page. A broker bound to every interface
- * (HOST=0.0.0.0) is reached at whatever name the browser reached this service by, which is
- * more use to whoever configures a reader than `0.0.0.0`.
+ * (HOST=0.0.0.0) is named by `hostname`, the name this machine is reached by, which is more
+ * use to whoever configures a reader than `0.0.0.0`.
  */
-export function brokerView(address: BrokerAddress, requestHostname: string) {
+export function brokerView(address: BrokerAddress, hostname: string) {
   return {
-    ...listenerView(address.url, address.embedded, requestHostname),
+    ...listenerView(address.url, address.embedded, hostname),
     embedded: address.embedded,
-    tls: address.tlsUrl ? listenerView(address.tlsUrl, address.embedded, requestHostname) : null,
+    tls: address.tlsUrl ? listenerView(address.tlsUrl, address.embedded, hostname) : null,
   };
 }
 
@@ -54,6 +54,10 @@ export const brokerRoutes =
     app.get(
       '/internal/broker',
       { config: { role: 'viewer' }, schema: { response: { 200: DataEnvelope(Nullable(BrokerSchema)) } } },
-      async (request) => ({ data: s.broker ? brokerView(s.broker, request.hostname) : null }),
+      // The operator's TAGTRAIL_PUBLIC_URL names the machine; behind a proxy the Host header
+      // may be an internal name. Unset, the name the browser used is the best guess there is.
+      async (request) => ({
+        data: s.broker ? brokerView(s.broker, s.publicAddress.configuredHostname ?? request.hostname) : null,
+      }),
     );
   };
