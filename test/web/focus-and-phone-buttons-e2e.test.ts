@@ -116,6 +116,35 @@ describe.skipIf(!hasChromium)(
       await expect.poll(() => focused(page)).toBe('button: Edit');
     });
 
+    it('a location moved and renamed says so, and the focus stays in the card', async () => {
+      const top = await site.internal('POST', '/internal/locations', {
+        name: 'Warehouse',
+        external_key: 'WH',
+      });
+      expect(top.status, JSON.stringify(top.body)).toBe(201);
+      const office = await site.internal('POST', '/internal/locations', {
+        name: 'Office',
+        external_key: 'OFF',
+        parent_id: top.body.data.id,
+      });
+      expect(office.status, JSON.stringify(office.body)).toBe(201);
+      const id = office.body.data.id;
+      await page.goto(`${site.base}/locations?selected=${id}`);
+      await page.getByRole('button', { name: 'Move to the top level' }).press('Enter');
+      await page.getByRole('status').filter({ hasText: 'Moved to the top level.' }).waitFor();
+      await expect.poll(() => focused(page)).toBe('p: Moved to the top level.');
+
+      await page.getByLabel('New external key').fill('OFFICE');
+      await page.getByRole('button', { name: 'Rename…' }).press('Enter');
+      await expect.poll(() => focused(page)).toBe('button: Cancel');
+      await page.getByRole('button', { name: 'Confirm rename' }).press('Enter');
+      // Once the reloaded location shows its new key, the form's own message is still there:
+      // the form was remounted for the new key, which threw the message (and the focus) away.
+      await page.locator('.facts dd', { hasText: /^OFFICE$/ }).waitFor();
+      await page.getByRole('status').filter({ hasText: 'Key changed to OFFICE' }).waitFor({ timeout: 2000 });
+      await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe(`rename-${id}-key`);
+    });
+
     it('a password changed from the keyboard leaves the focus on its button', async () => {
       await page.goto(`${site.base}/password`);
       await page.getByLabel('Current password').first().fill(PASSWORD);
