@@ -22,7 +22,7 @@ const brokenWords = (page: Page, name: string) =>
         const range = document.createRange();
         range.setStart(node, word.index);
         range.setEnd(node, word.index + word[0].length);
-        const lines = [...range.getClientRects()].filter((r) => r.width > 0).length;
+        const lines = Array.from(range.getClientRects()).filter((r) => r.width > 0).length;
         if (lines > 1 && !(node.parentElement?.closest('.visually-hidden') ?? null)) broken.push(word[0]);
       }
     }
