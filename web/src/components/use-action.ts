@@ -99,8 +99,32 @@ export function useAction<A extends unknown[]>(
     [],
   );
   useEffect(() => runner.dispose, [runner]);
-  return { ...state, run: runner.run, setError: runner.setError };
+  // A focused button disabled while its request runs drops the focus to the page body, and
+  // enabled again it does not get it back: a keyboard user pressing Enter on "Change
+  // password" had to find their place again from the top. When the run ends with the focus
+  // still lost, it goes back to where it was (unless that is gone or still disabled).
+  const focusedAtStart = useRef<Element | null>(null);
+  const run = useMemo(
+    () =>
+      (...args: A): Promise<boolean> => {
+        if (!focusLost()) focusedAtStart.current = document.activeElement;
+        return runner.run(...args);
+      },
+    [runner],
+  );
+  useEffect(() => {
+    if (state.busy) return;
+    const before = focusedAtStart.current;
+    focusedAtStart.current = null;
+    if (focusLost() && before instanceof HTMLElement && before.isConnected && !before.matches(':disabled'))
+      before.focus();
+  }, [state.busy]);
+  return { ...state, run, setError: runner.setError };
 }
+
+/** True when nothing has the focus but the page itself (the focused control was disabled or removed). */
+export const focusLost = (): boolean =>
+  document.activeElement === null || document.activeElement === document.body;
 
 /**
  * Between a change's answer and the reload it asked for, the page still shows the record

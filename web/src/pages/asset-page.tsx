@@ -146,15 +146,30 @@ function Details({ asset, onSaved }: { asset: AssetDetail; onSaved(asset: Asset)
   // Open when changes typed here were kept (the session ended mid-edit, or a reload): the
   // form shows them with a notice, and the draft rules guard what changed meanwhile.
   const [editing, setEditing] = useState(() => can('editor') && restoreKeptAsset(asset.id) !== undefined);
+  // The button that opens the form, and the form that replaces it, each go away with the
+  // focus in them: it fell to the page body. Opened, the focus goes to the form's first
+  // field; closed (saved or cancelled), back to Edit details.
+  const toggled = useRef(false);
+  const editButton = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (!toggled.current) return;
+    toggled.current = false;
+    if (editing) document.getElementById(`asset-${asset.id}-name`)?.focus();
+    else editButton.current?.focus();
+  }, [editing, asset.id]);
+  const toggle = (open: boolean) => {
+    toggled.current = true;
+    setEditing(open);
+  };
   if (editing) {
     return (
       <AssetForm
         asset={asset}
         onSaved={(saved) => {
-          setEditing(false);
+          toggle(false);
           onSaved(saved);
         }}
-        onCancel={() => setEditing(false)}
+        onCancel={() => toggle(false)}
       />
     );
   }
@@ -208,7 +223,7 @@ function Details({ asset, onSaved }: { asset: AssetDetail; onSaved(asset: Asset)
         </TableWrap>
       )}
       {can('editor') && (
-        <button type="button" class="button secondary" onClick={() => setEditing(true)}>
+        <button type="button" class="button secondary" ref={editButton} onClick={() => toggle(true)}>
           Edit details
         </button>
       )}

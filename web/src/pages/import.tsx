@@ -1,7 +1,8 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, withQuery } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
 import { PageHeader } from '../components/page.js';
+import { focusLost } from '../components/use-action.js';
 import { plural } from '../format.js';
 import { navigate, useLocation } from '../router.js';
 import { useCan, useSession } from '../session.js';
@@ -218,6 +219,16 @@ function ImportCard({ kind }: { kind: Kind }) {
     setResult(null);
     setError(null);
   }, [kind, file]);
+  // The pressed button is disabled while the file is sent (and "Import N rows" is gone
+  // after it), which drops the focus to the page body: a keyboard user is taken to the
+  // outcome instead of the top of the page.
+  const summaryRef = useRef<HTMLParagraphElement>(null);
+  const checkRef = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (progress !== null || !focusLost()) return;
+    if (result) summaryRef.current?.focus();
+    else if (error) checkRef.current?.focus();
+  }, [progress, result, error]);
 
   const run = async (dryRun: boolean) => {
     if (!file) return;
@@ -234,7 +245,7 @@ function ImportCard({ kind }: { kind: Kind }) {
   };
 
   const summary = result && (
-    <p role="status">
+    <p role="status" ref={summaryRef} tabIndex={-1}>
       {result.dry_run ? 'Checked' : result.applied ? 'Imported' : 'Nothing imported'}:{' '}
       {plural(result.rows, 'row')} — {result.created} {result.dry_run ? 'to create' : 'created'},{' '}
       {result.changed} {result.dry_run ? 'to change' : 'changed'}, {result.unchanged} unchanged,{' '}
@@ -276,6 +287,7 @@ function ImportCard({ kind }: { kind: Kind }) {
         <button
           type="button"
           class="button secondary"
+          ref={checkRef}
           disabled={!file || progress !== null}
           onClick={() => run(true)}
         >

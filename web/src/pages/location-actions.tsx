@@ -1,9 +1,9 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, type LocationOption } from '../api.js';
 import { useQuestionFocus } from '../components/confirm.js';
 import { ErrorAlert } from '../components/errors.js';
 import { LocationPicker, locationLabel } from '../components/location-picker.js';
-import { useAction } from '../components/use-action.js';
+import { focusLost, useAction } from '../components/use-action.js';
 import { plural } from '../format.js';
 import type { LocationDetails, LocationRecord } from './location-api.js';
 
@@ -22,8 +22,16 @@ export function RenameKey({ details, onChanged }: ActionProps) {
   const location = details.data;
   const [key, setKey] = useState(location.external_key);
   const [confirming, setConfirming] = useState(false);
+  // The question takes Rename…'s place, and goes away with the focus in it: the focus goes
+  // to its Cancel, and back to Rename… (or, renamed, to the key field, Rename… then being
+  // disabled) instead of the page body.
+  const focus = useQuestionFocus(confirming);
   const [done, setDone] = useState<string | null>(null);
   const id = `rename-${location.id}`;
+  // The key changed (here, or elsewhere and reloaded): the field shows it. The form used to
+  // be remounted for that, which also threw away its own "Key changed to …" message the
+  // moment it was set, and the focus with it.
+  useEffect(() => setKey(location.external_key), [location.external_key]);
   const descendants = plural(details.descendant_count, 'sub-location');
 
   const {
@@ -37,6 +45,7 @@ export function RenameKey({ details, onChanged }: ActionProps) {
         { method: 'POST', body: { external_key: key.trim() } },
       );
       setConfirming(false);
+      document.getElementById(`${id}-key`)?.focus();
       setDone(
         `Key changed to ${res.data.external_key}; ${plural(res.descendant_count_affected, 'sub-location')} kept their own keys.`,
       );
@@ -75,20 +84,31 @@ export function RenameKey({ details, onChanged }: ActionProps) {
         </p>
       </div>
       {confirming ? (
-        <div class="confirm">
-          <p>
+        // biome-ignore lint/a11y/useSemanticElements: as in ConfirmedAction, the question names the group the focus lands in
+        <div class="confirm" role="group" aria-labelledby={`${id}-question`}>
+          <p id={`${id}-question`}>
             Change <span class="mono">{location.external_key}</span> to <span class="mono">{key.trim()}</span>
             ? This affects {descendants} below it, whose parent key changes.
           </p>
           <button type="button" class="button primary" disabled={busy} onClick={rename}>
             Confirm rename
           </button>
-          <button type="button" class="button secondary" onClick={() => setConfirming(false)}>
+          <button
+            type="button"
+            ref={focus.cancel}
+            class="button secondary"
+            onClick={() => setConfirming(false)}
+          >
             Cancel
           </button>
         </div>
       ) : (
-        <button type="submit" class="button secondary" disabled={key.trim() === location.external_key}>
+        <button
+          type="submit"
+          ref={focus.ask}
+          class="button secondary"
+          disabled={key.trim() === location.external_key}
+        >
           Rename…
         </button>
       )}
@@ -113,6 +133,14 @@ export function MoveLocation({ details, onChanged }: ActionProps) {
   const location = details.data;
   const [parent, setParent] = useState<LocationOption | null>(null);
   const id = `move-${location.id}`;
+  // A move said nothing but the changed "Now under" line, and its button, disabled again
+  // once the choice is cleared, dropped the focus to the page body: a status says where the
+  // location went and takes the focus when it was lost.
+  const [moved, setMoved] = useState<string | null>(null);
+  const movedRef = useRef<HTMLParagraphElement>(null);
+  useEffect(() => {
+    if (moved && focusLost()) movedRef.current?.focus();
+  }, [moved]);
 
   const {
     run: move,
@@ -123,6 +151,9 @@ export function MoveLocation({ details, onChanged }: ActionProps) {
       method: 'PATCH',
       body: { parent_id: parentId },
     });
+    setMoved(
+      parentId === null ? 'Moved to the top level.' : `Moved under ${parent ? locationLabel(parent) : ''}.`,
+    );
     setParent(null);
     onChanged(res.data);
   });
@@ -140,7 +171,10 @@ export function MoveLocation({ details, onChanged }: ActionProps) {
         id={id}
         label="New parent"
         value={parent}
-        onChange={setParent}
+        onChange={(p) => {
+          setParent(p);
+          setMoved(null);
+        }}
         unavailable={(o) => cycleReason(location.id, o)}
       />
       <div class="card-actions">
@@ -159,6 +193,11 @@ export function MoveLocation({ details, onChanged }: ActionProps) {
         )}
       </div>
       <ErrorAlert error={error} />
+      {moved && (
+        <p class="alert alert-success" role="status" tabIndex={-1} ref={movedRef}>
+          {moved}
+        </p>
+      )}
     </section>
   );
 }

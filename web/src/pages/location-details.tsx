@@ -117,7 +117,7 @@ export function LocationPanel({
       <RecordActivity type="location" id={l.id} version={version} heading="h3" />
       {editor && (
         <>
-          <RenameKey key={`rename-${l.id}-${l.external_key}`} details={details} onChanged={changed} />
+          <RenameKey key={`rename-${l.id}`} details={details} onChanged={changed} />
           <MoveLocation key={`move-${l.id}`} details={details} onChanged={changed} />
           <DeleteLocation key={`delete-${l.id}`} details={details} onDeleted={onDeleted} />
         </>

@@ -104,6 +104,13 @@ function ReaderCard({
   const [mapping, setMapping] = useState(false);
   const mapToggle = useRef<HTMLButtonElement>(null);
   const [editing, setEditing] = useState(false);
+  const editToggle = useRef<HTMLButtonElement>(null);
+  // The form goes away with the focus in it (Save reader, Cancel): back to the Edit that
+  // opened it, as scan points do, instead of the page body.
+  const closeEdit = () => {
+    setEditing(false);
+    editToggle.current?.focus();
+  };
   const [confirming, setConfirming] = useState(false);
   const deleteFocus = useQuestionFocus(confirming);
   // Readers and their credentials are administered; others see them and their counters.
@@ -126,6 +133,7 @@ function ReaderCard({
             type="button"
             class="button link"
             aria-label={`Edit reader ${reader.name}`}
+            ref={editToggle}
             aria-expanded={editing}
             onClick={() => setEditing(!editing)}
           >
@@ -137,11 +145,11 @@ function ReaderCard({
         <EditReader
           reader={reader}
           onSaved={(shown) => {
-            setEditing(false);
+            closeEdit();
             if (shown) onRotated(shown);
             else onChanged();
           }}
-          onCancel={() => setEditing(false)}
+          onCancel={closeEdit}
         />
       )}
       <dl class="facts">
