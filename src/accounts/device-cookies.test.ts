@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEVICE_COOKIE_LIFETIME_SECONDS, DeviceCookies } from './device-cookies.js';
+import { DEVICE_COOKIE_LIFETIME_SECONDS, DeviceCookies, normalEmail } from './device-cookies.js';
 
 const SECRET = new Uint8Array(32).fill(7);
 
@@ -26,5 +26,19 @@ describe('DeviceCookies', () => {
     const other = DeviceCookies.fromSecret(new Uint8Array(32).fill(8));
     const fresh = DeviceCookies.fromSecret(SECRET).issue('ann@example.test').value;
     expect(other.deviceFor(fresh, 'ann@example.test')).toBeNull();
+  });
+});
+
+describe('normalEmail', () => {
+  // Spellings PostgreSQL's lower() (glibc, C.UTF-8) takes for one address, so one account:
+  // test/abuse/email-key.test.ts checks every character against the test server itself.
+  it.each([
+    ['KİM@example.test', 'kim@example.test'],
+    ['\u212Aim@example.test', 'kim@example.test'],
+    ['ΣΑΣ@example.test', 'σασ@example.test'],
+    ['ΜΑΡΙΑΣ@example.test', 'μαριασ@example.test'],
+    ['  Ann@Example.TEST ', 'ann@example.test'],
+  ])('keys %s as %s', (typed, same) => {
+    expect(normalEmail(typed)).toBe(normalEmail(same));
   });
 });

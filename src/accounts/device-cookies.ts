@@ -6,8 +6,18 @@ export const DEVICE_COOKIE_LIFETIME_SECONDS = 365 * 24 * 3600;
 const NONCE = /^[A-Za-z0-9_-]{22}$/;
 const EXPIRY = /^[0-9]{1,12}$/;
 
-/** The email as the sign-in limiter keys it: case and surrounding space do not matter. */
-export const normalEmail = (email: string) => email.trim().toLowerCase();
+/**
+ * The email as the sign-in limiter keys it: every spelling that signs in to one account
+ * (users are found by PostgreSQL's `lower(email)`) must share one key, or each would bring
+ * its own budget of guesses. JavaScript's lower case is not the database's: under a
+ * glibc locale `lower('İ')` is `i` where JavaScript gives `i` and a combining dot, and a
+ * capital sigma is always `σ` where JavaScript makes a word's last one `ς`. So the key is
+ * coarser than either: compatibility forms folded (NFKC), lower case, final sigma as `σ`,
+ * accents dropped (NFD, marks removed). Spellings that are distinct accounts may share a
+ * budget; that errs toward fewer guesses.
+ */
+export const normalEmail = (email: string) =>
+  email.trim().normalize('NFKC').toLowerCase().replace(/ς/g, 'σ').normalize('NFD').replace(/\p{M}/gu, '');
 
 /**
  * Device cookies (OWASP "Slow down online guessing attacks with device cookies"): proof
