@@ -1,4 +1,5 @@
 import { ApiError } from '../errors.js';
+import { addressBucket } from '../http/rate-limit/address-bucket.js';
 import { createBucketStore } from '../http/rate-limit/create.js';
 import type { BucketPolicy, RateDecision, RateLimitStore } from '../http/rate-limit/types.js';
 import { normalEmail } from './device-cookies.js';
@@ -59,12 +60,15 @@ export class SignInLimiter {
    * when either is empty.
    */
   take(from: Attempt, email: string, device: string | null = null): Promise<void> {
-    return this.takeAll(from, [`ip:${from.ip}`, device ? `device:${device}` : `email:${normalEmail(email)}`]);
+    return this.takeAll(from, [
+      addressBucket(from.ip),
+      device ? `device:${device}` : `email:${normalEmail(email)}`,
+    ]);
   }
 
   /** A password or code checked for a signed-in person: the address's and the session's buckets. */
   takeSignedIn(from: Attempt, sessionId: string): Promise<void> {
-    return this.takeAll(from, [`ip:${from.ip}`, `session:${sessionId}`]);
+    return this.takeAll(from, [addressBucket(from.ip), `session:${sessionId}`]);
   }
 
   /**

@@ -69,6 +69,16 @@ function behaviour(backend: Backend) {
     return (i: number) => (i % 2 === 0 ? a : b);
   };
 
+  it('counts an IPv6 client by its /64: another address of the same network is the same client', async () => {
+    const on = pair();
+    const network = `2001:db8:${randomBytes(2).toString('hex')}:${randomBytes(2).toString('hex')}`;
+    const host = () => `${network}:${[0, 0, 0, 0].map(() => randomBytes(2).toString('hex')).join(':')}`;
+    for (let i = 0; i < LIMIT; i++) await on(i).take(at(host()), uniqueEmail('v6'));
+    await refused(on(LIMIT).take(at(host()), uniqueEmail('v6')));
+    // The next /64 is another client.
+    await on(0).take(at(`2001:db9:${randomBytes(2).toString('hex')}::1`), uniqueEmail('v6'));
+  });
+
   it(`allows ${LIMIT} attempts per client address, then refuses any email from it`, async () => {
     const on = pair();
     const address = freshAddress();

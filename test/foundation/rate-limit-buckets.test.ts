@@ -99,6 +99,18 @@ describe('rate limiting per API key (memory store)', () => {
     expect(elsewhere.headers['x-ratelimit-remaining']).toBe('2');
   });
 
+  it('limits an IPv6 client without a key by its /64, and an IPv4-mapped address as the IPv4 one', async () => {
+    const network = `2001:db8:${++addressCounter}:7`;
+    for (let i = 0; i < LIMIT; i++)
+      expect((await me(undefined, `${network}::${i + 1}`)).statusCode).toBe(401);
+    expectRateLimited(await me(undefined, `${network}:ffff:1:2:3`));
+    expect((await me(undefined, `2001:db8:${++addressCounter}:7::1`)).statusCode).toBe(401);
+
+    const v4 = nextAddress();
+    for (let i = 0; i < LIMIT; i++) await me(undefined, i % 2 === 0 ? v4 : `::ffff:${v4}`);
+    expectRateLimited(await me(undefined, `::ffff:${v4}`));
+  });
+
   it('limits requests with an invalid key per client address, all invalid keys together', async () => {
     const address = nextAddress();
     const garbage = ['not-a-jwt', 'eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.', 'still-not-a-jwt'];

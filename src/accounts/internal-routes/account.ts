@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { callerOf, sessionOf } from '../../http/plugins/internal-auth.js';
+import { addressBucket } from '../../http/rate-limit/address-bucket.js';
 import { takeToken } from '../../http/rate-limit/gate.js';
 import { DataEnvelope, Id, NoContent, TimestampOut } from '../../http/schemas/common.js';
 import { toWire } from '../../http/timestamps.js';
@@ -87,7 +88,7 @@ export const accountRoutes =
       },
       async (request, reply) => {
         // Each attempt costs an argon2 hash: bounded per client address like sign-ups.
-        await takeToken(s.signUpLimiter, `ip:${request.ip}`, request, reply, {
+        await takeToken(s.signUpLimiter, addressBucket(request.ip), request, reply, {
           headers: false,
           what: 'password resets per hour from one address',
         });

@@ -8,6 +8,7 @@ import {
   setDeviceCookie,
   setSessionCookie,
 } from '../../http/plugins/internal-auth.js';
+import { addressBucket } from '../../http/rate-limit/address-bucket.js';
 import { takeToken } from '../../http/rate-limit/gate.js';
 import { DataEnvelope, NoContent } from '../../http/schemas/common.js';
 import type { InternalServices } from '../../internal-services.js';
@@ -82,7 +83,7 @@ export const authRoutes =
         schema: { body: SignUpBody, response: { 201: DataEnvelope(SessionSchema) } },
       },
       async (request, reply) => {
-        await takeToken(s.signUpLimiter, `ip:${request.ip}`, request, reply, {
+        await takeToken(s.signUpLimiter, addressBucket(request.ip), request, reply, {
           headers: false,
           what: 'sign-ups per hour from one address',
         });

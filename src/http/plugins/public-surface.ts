@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type ApiCaller, type Principal, type PublicAuthenticator, StaleKeyError } from '../../auth-types.js';
 import type { Caller } from '../../caller.js';
 import { ApiError } from '../../errors.js';
+import { addressBucket } from '../rate-limit/address-bucket.js';
 import { takeToken } from '../rate-limit/gate.js';
 import type { RateDecision, RateLimitStore } from '../rate-limit/types.js';
 import { isBareDescriptionPath, onPublicApi } from '../request-target.js';
@@ -52,7 +53,7 @@ export async function rateLimitPublic(
     authorization: header(request.headers.authorization),
     xApiKey: header(request.headers['x-api-key']),
   });
-  await takeToken(deps.rateLimit, caller.bucket ?? `ip:${request.ip}`, request, reply);
+  await takeToken(deps.rateLimit, caller.bucket ?? addressBucket(request.ip), request, reply);
   return caller;
 }
 
@@ -79,7 +80,7 @@ export async function rawRateLimitPublic(
       authorization: caller.authorization,
       xApiKey: caller.xApiKey,
     });
-    const bucket = identified.bucket ?? `ip:${caller.address}`;
+    const bucket = identified.bucket ?? addressBucket(caller.address);
     return await (mode === 'take' ? deps.rateLimit.take(bucket) : deps.rateLimit.peek(bucket));
   } catch {
     return undefined;

@@ -5,6 +5,7 @@ import { Email } from '../../accounts/internal-routes/auth.js';
 import { SessionSchema } from '../../accounts/internal-routes/session.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../accounts/passwords.js';
 import { callerOf, sessionOf, setDeviceCookie, setSessionCookie } from '../../http/plugins/internal-auth.js';
+import { addressBucket } from '../../http/rate-limit/address-bucket.js';
 import { takeToken } from '../../http/rate-limit/gate.js';
 import {
   DataEnvelope,
@@ -204,7 +205,7 @@ export const invitationRoutes =
       },
       async (request, reply) => {
         // Accepting makes an account and hashes a password, as a sign-up does: same budget.
-        await takeToken(s.signUpLimiter, `ip:${request.ip}`, request, reply, {
+        await takeToken(s.signUpLimiter, addressBucket(request.ip), request, reply, {
           headers: false,
           what: 'sign-ups per hour from one address',
         });
