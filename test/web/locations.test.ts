@@ -216,7 +216,7 @@ describe('locations in the web app', { timeout: 90_000 }, () => {
     await tags.getByLabel('Tag type').selectOption('barcode');
     await tags.getByLabel('Tag value').fill('SITE-GATE');
     await tags.getByRole('button', { name: 'Attach tag' }).click();
-    const detach = tags.getByRole('button', { name: 'Detach barcode tag SITE-GATE' });
+    const detach = tags.getByRole('button', { name: 'Detach Barcode tag SITE-GATE' });
     await detach.waitFor();
     // A double click detaches once: Detach is disabled while its DELETE runs.
     const detaches: string[] = [];
@@ -238,7 +238,7 @@ describe('locations in the web app', { timeout: 90_000 }, () => {
     await tags.getByLabel('Tag type').selectOption('barcode');
     await tags.getByLabel('Tag value').fill('SITE-HOLD');
     await tags.getByRole('button', { name: 'Attach tag' }).click();
-    const detach = tags.getByRole('button', { name: 'Detach barcode tag SITE-HOLD' });
+    const detach = tags.getByRole('button', { name: 'Detach Barcode tag SITE-HOLD' });
     await detach.waitFor();
     await expect.poll(() => detach.isEnabled()).toBe(true);
     // The reload the detach asks for is held: the page still shows the tag meanwhile.
@@ -279,7 +279,7 @@ describe('locations in the web app', { timeout: 90_000 }, () => {
     await tags.getByLabel('Tag type').selectOption('barcode');
     await tags.getByLabel('Tag value').fill('SITE-DOOR');
     await tags.getByRole('button', { name: 'Attach tag' }).click();
-    await tags.getByRole('button', { name: 'Detach barcode tag SITE-DOOR' }).waitFor();
+    await tags.getByRole('button', { name: 'Detach Barcode tag SITE-DOOR' }).waitFor();
     expect(await description.inputValue()).toBe('main gate');
     await details.getByRole('button', { name: 'Save details' }).click();
     await expect.poll(() => panel().locator('p', { hasText: 'main gate' }).count()).toBe(1);

@@ -151,7 +151,7 @@ describe.skipIf(!hasChromium)('readers page in Chromium', { timeout: 60_000 }, (
     const unknown = reloaded.getByRole('table', { name: 'Unknown tags of Dock door reader' });
     await unknown.waitFor();
     const cells = await unknown.getByRole('row').nth(1).getByRole('cell').allTextContents();
-    expect(cells.slice(0, 3)).toEqual(['E200000000000000000B0B0B', 'rfid', '2']);
+    expect(cells.slice(0, 3)).toEqual(['E200000000000000000B0B0B', 'RFID', '2']);
     const bad = reloaded.getByRole('list', { name: 'Bad reads of Dock door reader' });
     expect(await bad.textContent()).toContain('no scan point for antenna 7');
     await reloaded.getByText('Messages as received').click();

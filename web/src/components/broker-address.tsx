@@ -37,7 +37,7 @@ export function BrokerAddress() {
           " Prefer the TLS address: the reader's MQTT password then never crosses the network in clear. Give the reader the broker's certificate, or the certificate of the authority that signed it."}
       </p>
       <dl class="facts">
-        <div>
+        <div class="fact-whole">
           <dt>Address</dt>
           <dd class="mono" id="broker-url">
             {broker.url}
@@ -55,7 +55,7 @@ export function BrokerAddress() {
         </div>
         {broker.tls && (
           <>
-            <div>
+            <div class="fact-whole">
               <dt>TLS address</dt>
               <dd class="mono" id="broker-tls-url">
                 {broker.tls.url}

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type LocationOption, type Page } from '../api.js';
 import { plural } from '../format.js';
+import { useLiveRefresh } from '../live.js';
 import { ErrorAlert } from './errors.js';
 
 const PICKER_LIMIT = 20;
@@ -44,6 +45,14 @@ export function LocationPicker({
   const [options, setOptions] = useState<LocationOption[]>([]);
   const [total, setTotal] = useState(0);
   const [error, setError] = useState<unknown>(null);
+  // Options carry each location's key and path: a rename or move (here or in another
+  // tab) must reach them without the user retyping the search. useLiveRefresh makes a
+  // burst of changes one reload; a page's own edit comes back on the stream too.
+  const [generation, setGeneration] = useState(0);
+  useLiveRefresh(
+    () => setGeneration((g) => g + 1),
+    (c) => c.types.some((t) => t.startsWith('location.')),
+  );
 
   useEffect(() => {
     let live = true;
@@ -58,7 +67,7 @@ export function LocationPicker({
     return () => {
       live = false;
     };
-  }, [query]);
+  }, [query, generation]);
 
   const shown = value && !options.some((o) => o.id === value.id) ? [value, ...options] : options;
   return (

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, type Reader } from '../api.js';
 import { ErrorAlert } from './errors.js';
 import type { ShownSecrets } from './reader-credentials.js';
-import { TextField } from './text-field.js';
+import { ReaderTopicField, TextField } from './text-field.js';
 import { submitting, useAction } from './use-action.js';
 
 export const FAMILIES: { id: string; label: string }[] = [
@@ -83,14 +83,7 @@ export function EditReader({
       </div>
       <div class="row">
         <TextField id={`${id}-identity`} label="Identity" required value={identity} onValue={setIdentity} />
-        <TextField
-          id={`${id}-topic`}
-          label="MQTT topic"
-          required
-          class="mono"
-          value={topic}
-          onValue={setTopic}
-        />
+        <ReaderTopicField id={`${id}-topic`} label="MQTT topic" value={topic} onValue={setTopic} />
       </div>
       <label class="checkbox">
         <input type="checkbox" checked={webhook} onChange={(e) => setWebhook(e.currentTarget.checked)} />

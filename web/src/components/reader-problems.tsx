@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, type ReaderProblems as Problems } from '../api.js';
 import { formatDateTime } from '../format.js';
 import { ErrorAlert } from './errors.js';
+import { tagTypeLabel } from './tag-capture.js';
 
 /**
  * Which tag, what error: the tags the reader reported that match no asset and its latest
@@ -46,7 +47,7 @@ export function ReaderProblems({ readerId, readerName }: { readerId: number; rea
               {problems.unknown_tags.map((t) => (
                 <tr key={`${t.tag_type}:${t.value}`}>
                   <td class="mono">{t.value}</td>
-                  <td>{t.tag_type}</td>
+                  <td>{tagTypeLabel(t.tag_type)}</td>
                   <td>{t.antenna ?? 'not given'}</td>
                   <td>{formatDateTime(t.seen_at, '')}</td>
                   <td class="num">{t.reads}</td>

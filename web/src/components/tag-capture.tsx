@@ -7,6 +7,9 @@ export const TAG_TYPES: { id: TagType; label: string }[] = [
   { id: 'barcode', label: 'Barcode' },
 ];
 
+/** The one label of a tag type, wherever tags are shown (an unknown type shows as sent). */
+export const tagTypeLabel = (type: string) => TAG_TYPES.find((t) => t.id === type)?.label ?? type;
+
 /** The Shape Detection API's barcode detector (Chromium on Android, and others); not in TS's DOM types. */
 interface BarcodeDetectorLike {
   detect(source: CanvasImageSource): Promise<{ rawValue: string }[]>;

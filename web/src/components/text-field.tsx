@@ -32,6 +32,38 @@ export function TextField({ id, label, value, onValue, ...input }: TextFieldProp
   );
 }
 
+/**
+ * A reader's MQTT topic, with what the service asks of it said in a hint
+ * (docs/ingest.md, "Readers and scan points"), not only shown by example.
+ */
+export function ReaderTopicField({
+  id,
+  label,
+  value,
+  onValue,
+  placeholder,
+}: FixedFieldProps & { placeholder?: string }) {
+  const hintId = `${id}-hint`;
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <input
+        id={id}
+        class="mono"
+        required
+        maxLength={512}
+        aria-describedby={hintId}
+        placeholder={placeholder}
+        value={value}
+        onInput={(e) => onValue(e.currentTarget.value)}
+      />
+      <p class="hint" id={hintId}>
+        The MQTT topic this reader publishes to; unique across the broker, without + or #.
+      </p>
+    </div>
+  );
+}
+
 /** A field whose input attributes are fixed by what it asks for: only its name and value vary. */
 type FixedFieldProps = Pick<TextFieldProps, 'id' | 'label' | 'value' | 'onValue'>;
 

@@ -6,7 +6,7 @@ import { ErrorAlert } from '../components/errors.js';
 import { FieldMessage, FormAlert, FormErrors } from '../components/form-errors.js';
 import { PageHeader } from '../components/page.js';
 import { TableWrap } from '../components/table-wrap.js';
-import { TAG_TYPES, TagFields } from '../components/tag-capture.js';
+import { TagFields, tagTypeLabel } from '../components/tag-capture.js';
 import { submitting, useAction, useUntilReloaded } from '../components/use-action.js';
 import { formatDateTime } from '../format.js';
 import { useLiveRefresh } from '../live.js';
@@ -17,8 +17,6 @@ import { restoreKeptAsset } from './asset-kept.js';
 import { Timeline } from './asset-timeline.js';
 
 /** An asset's own page (`/assets/:id`): what it is, its tags, where it is now and where it has been. */
-
-const tagTypeLabel = (type: string) => TAG_TYPES.find((t) => t.id === type)?.label ?? type;
 
 function WhereNow({ asset }: { asset: AssetDetail }) {
   if (asset.location_id === null) {

@@ -8,8 +8,6 @@ export interface Tag {
   value: string;
 }
 
-export const TAG_TYPES = ['rfid', 'barcode', 'ble'] as const;
-
 /** The public API's Location read shape. */
 export interface LocationRecord {
   id: number;

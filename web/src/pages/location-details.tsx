@@ -6,6 +6,7 @@ import { ErrorAlert } from '../components/errors.js';
 import { FieldMessage, FormAlert, FormErrors } from '../components/form-errors.js';
 import { isEmpty, Pager, usePaged } from '../components/paging.js';
 import { ActiveCheckbox, DescriptionField } from '../components/record-fields.js';
+import { TAG_TYPES, tagTypeLabel } from '../components/tag-capture.js';
 import { submitting, useAction, useRequestThenReload } from '../components/use-action.js';
 import { useDraft } from '../components/use-draft.js';
 import { formatDateTime } from '../format.js';
@@ -19,7 +20,6 @@ import {
   fromLocalInput,
   type LocationDetails,
   type LocationRecord,
-  TAG_TYPES,
   type Tag,
   toLocalInput,
 } from './location-api.js';
@@ -282,12 +282,13 @@ function Tags({
         <ul class="tag-list">
           {location.tags.map((t) => (
             <li key={t.id}>
-              <span class="badge">{t.tag_type}</span> <span class="mono">{t.value}</span>
+              <span class="badge tag-kind">{tagTypeLabel(t.tag_type)}</span>{' '}
+              <span class="mono">{t.value}</span>
               {editor && (
                 <button
                   type="button"
                   class="button link"
-                  aria-label={`Detach ${t.tag_type} tag ${t.value}`}
+                  aria-label={`Detach ${tagTypeLabel(t.tag_type)} tag ${t.value}`}
                   disabled={busy}
                   onClick={() => detach(t)}
                 >
@@ -304,8 +305,8 @@ function Tags({
             <label for={`${id}-type`}>Tag type</label>
             <select id={`${id}-type`} value={type} onChange={(e) => setType(e.currentTarget.value)}>
               {TAG_TYPES.map((t) => (
-                <option key={t} value={t}>
-                  {t}
+                <option key={t.id} value={t.id}>
+                  {t.label}
                 </option>
               ))}
             </select>

@@ -12,7 +12,7 @@ import { EditReader, FamilyField, familyLabel } from '../components/reader-edit.
 import { ReaderHealth } from '../components/reader-health.js';
 import { ReaderProblems } from '../components/reader-problems.js';
 import { AddScanPoint, ScanPointRow } from '../components/scan-points.js';
-import { TextField } from '../components/text-field.js';
+import { ReaderTopicField } from '../components/text-field.js';
 import { submitting, useAction } from '../components/use-action.js';
 import { formatDateTime } from '../format.js';
 import { useCan } from '../session.js';
@@ -70,11 +70,9 @@ function AddReader({ onAdded }: { onAdded(shown: ShownSecrets): void }) {
             The reader's own name or serial, as it appears in its messages.
           </p>
         </div>
-        <TextField
+        <ReaderTopicField
           id="reader-topic"
           label="MQTT topic"
-          required
-          class="mono"
           placeholder="site/dock-1/reads"
           value={topic}
           onValue={setTopic}
