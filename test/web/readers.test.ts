@@ -124,7 +124,8 @@ describe.skipIf(!hasChromium)('readers page in Chromium', { timeout: 60_000 }, (
     await card.getByRole('button', { name: 'Remove Antenna 2 of Dock door reader' }).click();
     const question = card.getByRole('group', { name: 'Remove Antenna 2 of Dock door reader?' });
     await question.waitFor();
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel');
+    // The question takes the focus in an effect after it renders: poll, as elsewhere.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel');
     expect(await seriousAxeViolations(page), 'axe on the scan point question').toEqual([]);
     await question.getByRole('button', { name: 'Cancel' }).click();
     await card.getByRole('button', { name: 'Remove Antenna 2 of Dock door reader' }).waitFor();
