@@ -1,5 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
+import { mappedIPv4 } from '../ip-address.js';
 
 /**
  * Request forgery guard for webhook URLs (docs/events.md "Where deliveries may go"): only
@@ -51,8 +52,8 @@ export function isPrivateAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 4) return forbidden.check(address, 'ipv4');
   if (family !== 6) return true;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return forbidden.check(mapped[1]!, 'ipv4');
+  const ipv4 = mappedIPv4(address);
+  if (ipv4 !== null) return forbidden.check(ipv4, 'ipv4');
   return forbidden.check(address, 'ipv6');
 }
 

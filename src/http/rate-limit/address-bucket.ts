@@ -1,4 +1,5 @@
 import { isIPv6 } from 'node:net';
+import { mappedIPv4 } from '../../ip-address.js';
 
 /**
  * The rate-limit bucket of a client address. An IPv6 client is limited by its /64: one
@@ -8,8 +9,8 @@ import { isIPv6 } from 'node:net';
  * address's bucket, whichever way it arrived.
  */
 export function addressBucket(address: string): string {
-  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
-  if (mapped) return `ip:${mapped[1]}`;
+  const ipv4 = mappedIPv4(address);
+  if (ipv4 !== null) return `ip:${ipv4}`;
   if (!isIPv6(address)) return `ip:${address}`;
   return `ip6:${network64(address)}/64`;
 }
