@@ -9,25 +9,35 @@ interface TextFieldProps {
   autocomplete?: string;
   required?: boolean;
   minLength?: number;
+  maxLength?: number;
   min?: string;
   placeholder?: string;
   class?: string;
+  /** What the field asks for, said under it and tied to it by aria-describedby. */
+  hint?: string;
 }
 
 /** A single-line input with its own label, so every form field is named for screen readers. */
-export function TextField({ id, label, value, onValue, ...input }: TextFieldProps) {
+export function TextField({ id, label, value, onValue, hint, ...input }: TextFieldProps) {
+  const hintId = `${id}-hint`;
   // Preact types <input> as a union keyed on a literal `type`; ours is one of the text-like
   // types above, which every member of that union accepts.
   const attributes = {
     id,
     value,
     onInput: (e: Event) => onValue((e.currentTarget as HTMLInputElement).value),
+    ...(hint === undefined ? {} : { 'aria-describedby': hintId }),
     ...input,
   } as InputHTMLAttributes<HTMLInputElement>;
   return (
     <div class="field">
       <label for={id}>{label}</label>
       <input {...attributes} />
+      {hint !== undefined && (
+        <p class="hint" id={hintId}>
+          {hint}
+        </p>
+      )}
     </div>
   );
 }
@@ -36,31 +46,16 @@ export function TextField({ id, label, value, onValue, ...input }: TextFieldProp
  * A reader's MQTT topic, with what the service asks of it said in a hint
  * (docs/ingest.md, "Readers and scan points"), not only shown by example.
  */
-export function ReaderTopicField({
-  id,
-  label,
-  value,
-  onValue,
-  placeholder,
-}: FixedFieldProps & { placeholder?: string }) {
-  const hintId = `${id}-hint`;
+export function ReaderTopicField({ placeholder, ...field }: FixedFieldProps & { placeholder?: string }) {
   return (
-    <div class="field">
-      <label for={id}>{label}</label>
-      <input
-        id={id}
-        class="mono"
-        required
-        maxLength={512}
-        aria-describedby={hintId}
-        placeholder={placeholder}
-        value={value}
-        onInput={(e) => onValue(e.currentTarget.value)}
-      />
-      <p class="hint" id={hintId}>
-        The MQTT topic this reader publishes to; unique across the broker, without + or #.
-      </p>
-    </div>
+    <TextField
+      {...field}
+      class="mono"
+      required
+      maxLength={512}
+      placeholder={placeholder}
+      hint="The MQTT topic this reader publishes to; unique across the broker, without + or #."
+    />
   );
 }
 
@@ -72,25 +67,16 @@ type FixedFieldProps = Pick<TextFieldProps, 'id' | 'label' | 'value' | 'onValue'
  * the service enforces, said in a hint, and marked as new so a password manager offers
  * to generate and store it.
  */
-export function NewPasswordField({ id, label, value, onValue }: FixedFieldProps) {
-  const hintId = `${id}-hint`;
+export function NewPasswordField(field: FixedFieldProps) {
   return (
-    <div class="field">
-      <label for={id}>{label}</label>
-      <input
-        id={id}
-        type="password"
-        autocomplete="new-password"
-        required
-        minLength={8}
-        aria-describedby={hintId}
-        value={value}
-        onInput={(e) => onValue(e.currentTarget.value)}
-      />
-      <p class="hint" id={hintId}>
-        At least 8 characters; a few unrelated words make a good one.
-      </p>
-    </div>
+    <TextField
+      {...field}
+      type="password"
+      autocomplete="new-password"
+      required
+      minLength={8}
+      hint="At least 8 characters; a few unrelated words make a good one."
+    />
   );
 }
 
