@@ -116,6 +116,39 @@ describe.skipIf(!hasChromium)(
       await expect.poll(() => focused(page)).toBe('button: Edit');
     });
 
+    it('an edit form opened before the page ran its effects still takes the focus', async () => {
+      // CI pressed Edit details in the frame the page drew it, before the page's effects ran:
+      // the form opened with the focus on the page body. A click from the DOM mutation's own
+      // microtask reproduces that moment every time.
+      const asset = await site.internal('POST', '/internal/assets', {
+        name: 'Pallet jack',
+        external_key: 'PJ-1',
+      });
+      expect(asset.status, JSON.stringify(asset.body)).toBe(201);
+      const early = await page.context().newPage();
+      try {
+        await early.addInitScript(() => {
+          const observer = new MutationObserver(() => {
+            const button = Array.from(document.querySelectorAll('button')).find(
+              (b) => b.textContent?.trim() === 'Edit details',
+            );
+            if (!button) return;
+            observer.disconnect();
+            button.focus();
+            button.click();
+          });
+          observer.observe(document, { childList: true, subtree: true });
+        });
+        await early.goto(`${site.base}/assets/${asset.body.data.id}`);
+        await early.getByRole('heading', { name: 'Edit details' }).waitFor();
+        await expect
+          .poll(() => early.evaluate(() => document.activeElement?.id))
+          .toBe(`asset-${asset.body.data.id}-name`);
+      } finally {
+        await early.close();
+      }
+    });
+
     it('a location moved and renamed says so, and the focus stays in the card', async () => {
       const top = await site.internal('POST', '/internal/locations', {
         name: 'Warehouse',

@@ -146,28 +146,27 @@ function Details({ asset, onSaved }: { asset: AssetDetail; onSaved(asset: Asset)
   const [editing, setEditing] = useState(() => can('editor') && restoreKeptAsset(asset.id) !== undefined);
   // The button that opens the form, and the form that replaces it, each go away with the
   // focus in them: it fell to the page body. Opened, the focus goes to the form's first
-  // field; closed (saved or cancelled), back to Edit details.
-  const toggled = useRef(false);
+  // field; closed (saved or cancelled), back to Edit details. Compared with the last value
+  // the effect saw, not a flag set on click: a click before the first render's effect ran
+  // (a fast keyboard, a loaded machine) had that effect take the flag and focus the
+  // departing button, and the form opened with the focus on the page body.
+  const shown = useRef(editing);
   const editButton = useRef<HTMLButtonElement>(null);
   useEffect(() => {
-    if (!toggled.current) return;
-    toggled.current = false;
+    if (shown.current === editing) return;
+    shown.current = editing;
     if (editing) document.getElementById(`asset-${asset.id}-name`)?.focus();
     else editButton.current?.focus();
   }, [editing, asset.id]);
-  const toggle = (open: boolean) => {
-    toggled.current = true;
-    setEditing(open);
-  };
   if (editing) {
     return (
       <AssetForm
         asset={asset}
         onSaved={(saved) => {
-          toggle(false);
+          setEditing(false);
           onSaved(saved);
         }}
-        onCancel={() => toggle(false)}
+        onCancel={() => setEditing(false)}
       />
     );
   }
@@ -221,7 +220,7 @@ function Details({ asset, onSaved }: { asset: AssetDetail; onSaved(asset: Asset)
         </TableWrap>
       )}
       {can('editor') && (
-        <button type="button" class="button secondary" ref={editButton} onClick={() => toggle(true)}>
+        <button type="button" class="button secondary" ref={editButton} onClick={() => setEditing(true)}>
           Edit details
         </button>
       )}
