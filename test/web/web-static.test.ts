@@ -65,9 +65,9 @@ describe('index.html and the client routes (the real server)', () => {
     );
     expect(res.body).toMatch(/<script type="module" src="\/assets\/[0-9a-f]{12}\/main\.js"><\/script>/);
     const sheets = [...res.body.matchAll(/<link rel="stylesheet" href="([^"]+)" \/>/g)].map((m) => m[1]);
-    expect(sheets).toHaveLength(4);
+    expect(sheets).toHaveLength(5);
     for (const sheet of sheets) {
-      expect(sheet).toMatch(/^\/assets\/[0-9a-f]{12}\/styles\/[1-4]-[a-z-]+\.css$/);
+      expect(sheet).toMatch(/^\/assets\/[0-9a-f]{12}\/styles\/[1-5]-[a-z-]+\.css$/);
       const css = await t.app.inject({ method: 'GET', url: sheet });
       expect(css.statusCode, sheet).toBe(200);
       expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
