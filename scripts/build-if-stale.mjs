@@ -5,7 +5,15 @@
 // to dist/.build-stamp after a successful build. A fresh clone has no stamp and builds.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -38,6 +46,20 @@ function fingerprint() {
     hash.update(`${file.slice(root.length)}\0${s.size}\0${s.mtimeMs}\n`);
   }
   return hash.digest('hex');
+}
+
+// `npm run build` by hand counts as a build too: its prebuild notes the fingerprint
+// (`--pending`), taken before compiling as below, and its postbuild makes that the stamp
+// (`--built`) once tsc succeeded. Without them a start after `npm run build` compiled again.
+const PENDING = `${STAMP}.pending`;
+if (process.argv[2] === '--pending') {
+  mkdirSync(join(root, 'dist'), { recursive: true });
+  writeFileSync(PENDING, `${fingerprint()}\n`);
+  process.exit(0);
+}
+if (process.argv[2] === '--built') {
+  if (existsSync(PENDING)) renameSync(PENDING, STAMP);
+  process.exit(0);
 }
 
 const current = fingerprint();

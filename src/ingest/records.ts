@@ -72,7 +72,8 @@ export function parseScanRecord(input: unknown, now = Date.now()): ScanRecord | 
   if (isSentinelInstant(at)) return 'observed_at must not be the zero instant or the Unix epoch';
   const latest = now + DEFAULT_CLOCK_POLICY.maxFutureSkewMs;
   if (at > latest) {
-    return `observed_at ${obj.observed_at} is in the future: at most ${DEFAULT_CLOCK_POLICY.maxFutureSkewMs / 60_000} minutes ahead of the service's clock (${toWire(latest)})`;
+    // Both instants named: the bound alone, put where the clock's reading goes, read as a service clock 5 minutes fast.
+    return `observed_at ${obj.observed_at} is in the future: at most ${DEFAULT_CLOCK_POLICY.maxFutureSkewMs / 60_000} minutes ahead of the service's clock (now ${toWire(now)}), so not after ${toWire(latest)}`;
   }
   const asset = ref(obj, ['asset_id', 'asset_external_key', 'tag'], 'asset');
   if (typeof asset === 'string') return asset;

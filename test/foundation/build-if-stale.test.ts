@@ -53,3 +53,50 @@ describe('prestart builds only when the sources changed', () => {
     expect(prestart()).toBe(5);
   }, 120_000);
 });
+
+/**
+ * `npm run build` by hand (what a checkout is told to run before starting) is a build too:
+ * the project's prebuild and postbuild record it, so the `npm start` after it does not
+ * compile the unchanged sources again (README, Quick start). The scratch project takes those
+ * two scripts from the real package.json, with the counting build between them.
+ */
+describe('a build by hand counts as the last build', () => {
+  const project = mkdtempSync(join(tmpdir(), 'tagtrail-build-by-hand-'));
+  afterAll(() => rmSync(project, { recursive: true, force: true }));
+
+  mkdirSync(join(project, 'scripts'));
+  mkdirSync(join(project, 'src'));
+  copyFileSync(join(ROOT, 'scripts/build-if-stale.mjs'), join(project, 'scripts/build-if-stale.mjs'));
+  writeFileSync(
+    join(project, 'fake-build.mjs'),
+    "import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';\n" +
+      "mkdirSync('dist/src/cli', { recursive: true }); mkdirSync('dist/web', { recursive: true });\n" +
+      "writeFileSync('dist/src/cli/main.js', ''); appendFileSync('builds', 'x');\n",
+  );
+  const real = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  const scripts = {
+    prebuild: real.scripts.prebuild,
+    build: 'node fake-build.mjs',
+    postbuild: real.scripts.postbuild,
+  };
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ scripts }));
+  writeFileSync(join(project, 'src/a.ts'), 'export const a = 1;\n');
+
+  const builds = () => readFileSync(join(project, 'builds'), 'utf8').length;
+  const buildByHand = () => execFileSync('npm', ['run', 'build'], { cwd: project, stdio: 'ignore' });
+  const prestart = () =>
+    execFileSync(process.execPath, ['scripts/build-if-stale.mjs'], { cwd: project, stdio: 'ignore' });
+
+  it('starts without compiling after npm run build, and compiles once a source changed since', () => {
+    buildByHand();
+    expect(builds()).toBe(1);
+    prestart();
+    expect(builds()).toBe(1);
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(join(project, 'src/a.ts'), later, later);
+    prestart();
+    expect(builds()).toBe(2);
+  }, 120_000);
+});

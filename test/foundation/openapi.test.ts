@@ -137,6 +137,17 @@ describe('OpenAPI description', () => {
     expect(doc.paths['/api/v1/orgs/me']?.get?.['x-required-scopes']).toEqual([]);
   });
 
+  it('gives the tag operations summaries a generated client can show as they are', () => {
+    // Built from the owner's kind: "Attach a tag to a asset" was what SDK docs printed.
+    expect(doc.paths['/api/v1/assets/{asset_id}/tags']?.post?.summary).toBe('Attach a tag to an asset');
+    expect(doc.paths['/api/v1/assets/{asset_id}/tags/{tag_id}']?.delete?.summary).toBe(
+      'Detach a tag from an asset',
+    );
+    expect(doc.paths['/api/v1/locations/{location_id}/tags']?.post?.summary).toBe(
+      'Attach a tag to a location',
+    );
+  });
+
   it('has a unique operationId on every operation and declares every path parameter', () => {
     const ids = operationsOf(doc).map(({ method, path, op }) => {
       expect(typeof op.operationId, `${method} ${path} operationId`).toBe('string');

@@ -142,6 +142,19 @@ describe('POST /ingest/v1/readers/:reader_id/messages', () => {
     expect(await f.rawMessages(reader.id)).toEqual([]);
   });
 
+  it('answers another method 405 with Allow: POST, as every path of the service does', async () => {
+    for (const method of ['GET', 'PUT', 'DELETE', 'OPTIONS'] as const) {
+      const res = await t.app.inject({
+        method,
+        url: '/ingest/v1/readers/1/messages',
+        headers: { 'content-type': 'application/json' },
+        payload: method === 'PUT' ? '{}' : undefined,
+      });
+      expectErrorEnvelope(res, 405, '405');
+      expect(res.headers.allow, method).toBe('POST');
+    }
+  });
+
   it('answers 404 for an unknown, deleted or malformed reader id', async () => {
     const f = await ingestFixture(t);
     const dock = await f.location();

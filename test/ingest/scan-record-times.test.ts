@@ -62,6 +62,23 @@ describe('scan record times', () => {
     expect((await positionOf(asset))?.location_id).toBe(shelf);
   });
 
+  it("names the service's clock as it reads and the latest instant taken, not the bound as the clock", async () => {
+    const asset = await insertAsset(t, me.orgId, { external_key: 'IMP-2', name: 'Imported 2' });
+    const before = Date.now();
+    const summary = await importScanRecords(
+      t.services.ingest,
+      me.orgId,
+      ndjson([{ observed_at: '2099-01-01T00:00:00Z', asset_id: asset, location_id: dock }]),
+    );
+    const after = Date.now();
+    const m = /service's clock \(now (\S+)\), so not after (\S+)$/.exec(summary.errors[0] ?? '');
+    expect(m, summary.errors[0]).not.toBeNull();
+    const clock = Date.parse(m![1]!);
+    expect(clock).toBeGreaterThanOrEqual(before);
+    expect(clock).toBeLessThanOrEqual(after);
+    expect(Date.parse(m![2]!) - clock).toBe(5 * minute);
+  });
+
   it('a handheld submission dated an hour ahead stores nothing, and later reads still move the asset', async () => {
     const asset = await insertAsset(t, me.orgId, { external_key: 'HH-1', name: 'Handheld' });
     const ahead = await me.post('/internal/handheld', {

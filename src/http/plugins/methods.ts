@@ -139,6 +139,8 @@ export function registerMethodNotAllowed(app: FastifyInstance, byUrl: Map<string
     const answered =
       url.startsWith('/api/') ||
       url.startsWith('/internal/') ||
+      // The reader webhook: a reader set to the wrong method is told POST, not that no such path exists.
+      url.startsWith('/ingest/') ||
       url.startsWith('/openapi') ||
       HEALTH_PATHS.includes(url) ||
       url === METRICS_PATH;

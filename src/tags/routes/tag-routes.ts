@@ -9,9 +9,18 @@ import type { TagService } from '../service.js';
 const OWNER_TOUCHED = (kind: string) =>
   `Advances the ${kind}'s updated_at, as every accepted write does: a PATCH carrying the updated_at read before this is refused as stale (read_only); use the one the ${kind} has now.`;
 
-const RESOURCE: Record<OwnerKind, { plural: string; param: string; scope: string; tag: string }> = {
-  asset: { plural: 'assets', param: 'asset_id', scope: 'assets:write', tag: 'assets' },
-  location: { plural: 'locations', param: 'location_id', scope: 'locations:write', tag: 'locations' },
+const RESOURCE: Record<
+  OwnerKind,
+  { plural: string; param: string; scope: string; tag: string; aKind: string }
+> = {
+  asset: { plural: 'assets', param: 'asset_id', scope: 'assets:write', tag: 'assets', aKind: 'an asset' },
+  location: {
+    plural: 'locations',
+    param: 'location_id',
+    scope: 'locations:write',
+    tag: 'locations',
+    aKind: 'a location',
+  },
 };
 
 /** POST and DELETE of the tags sub-resource, for assets or for locations. */
@@ -31,7 +40,7 @@ export const tagRoutes =
         schema: {
           operationId: `attach${title}Tag`,
           tags: [r.tag],
-          summary: `Attach a tag to a ${kind}`,
+          summary: `Attach a tag to ${r.aKind}`,
           description:
             '(tag_type, value) is unique within the organization across assets and locations: a duplicate is 409. ' +
             'For rfid and ble, values that differ only in case, separators (space, colon, hyphen) or leading zeros are one tag, as ingest matches them. ' +
@@ -59,7 +68,7 @@ export const tagRoutes =
         schema: {
           operationId: `detach${title}Tag`,
           tags: [r.tag],
-          summary: `Detach a tag from a ${kind}`,
+          summary: `Detach a tag from ${r.aKind}`,
           description: `204 the first time; 404 when repeated, unattached or another organization's. ${OWNER_TOUCHED(kind)}`,
           params: TagParams,
           response: { 204: NoContent('Detached'), ...errorResponses() },
