@@ -7,7 +7,7 @@ import { listenOnLoopback } from '../helpers/listening.js';
 import { rawRequest, requestBytes } from '../helpers/raw-http.js';
 import { genericJson, ingestFixture } from './helpers.js';
 
-/** The error envelope of the service (the webhook is outside /api/, so no rate-limit headers). */
+/** The error envelope of the service (outside /api/; the reader's X-RateLimit-* headers come only once its secret is checked). */
 function expectErrorEnvelope(res: LightMyRequestResponse, status: number, type: string): void {
   expect(res.statusCode, res.body).toBe(status);
   const body = res.json();
