@@ -152,6 +152,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration:\n${describeErrors(errors, raw).join('\n')}`);
   }
   const config = withDefaults as Static<typeof ConfigSchema>;
+  // The patterns check the scheme only: "postgres://u:p@[db" passes them, and the driver's
+  // own parse then stopped the start with a bare "Invalid URL" that named no setting.
+  const unparsable = CLIENT_URL_SETTINGS.filter(
+    (name) => typeof raw[name] === 'string' && !URL.canParse(raw[name] as string),
+  );
+  if (unparsable.length > 0) {
+    throw new ConfigError(
+      `invalid configuration:\n${unparsable
+        .map((name) => `  ${name}=${JSON.stringify(hideUserInfo(raw[name] as string))}: not a valid URL`)
+        .join('\n')}`,
+    );
+  }
   if (config.TAGTRAIL_SECRET_KEYS) {
     try {
       parseSecretKeys(config.TAGTRAIL_SECRET_KEYS, 'TAGTRAIL_SECRET_KEYS');
@@ -250,6 +262,9 @@ const URL_SETTINGS = new Set([
   'TAGTRAIL_SMTP_URL',
   'TAGTRAIL_PUBLIC_URL',
 ]);
+
+/** URL settings handed to a client library (TAGTRAIL_PUBLIC_URL has a check of its own). */
+const CLIENT_URL_SETTINGS = ['DATABASE_URL', 'MQTT_URL', 'REDIS_URL', 'TAGTRAIL_SMTP_URL'] as const;
 
 /** Settings whose values are secrets. */
 const SECRET_SETTINGS = new Set(['TAGTRAIL_METRICS_TOKEN', 'TAGTRAIL_MQTT_PASSWORD', 'TAGTRAIL_SECRET_KEYS']);

@@ -36,3 +36,22 @@ export async function makeDirectories(path: string, mode?: number): Promise<stri
     return first ?? target;
   }
 }
+
+/**
+ * makeDirectories for the data directory, failing with a message that names the setting:
+ * `serve` on an unusable TAGTRAIL_DATA_DIR stopped with only mkdir's errno line
+ * (`ENOENT: no such file or directory, mkdir '/proc/x'`), which says nothing of where the
+ * path came from.
+ */
+export async function makeDataDirectory(dataDir: string): Promise<string | undefined> {
+  try {
+    return await makeDirectories(dataDir);
+  } catch (err) {
+    throw new Error(
+      `cannot make the data directory ${resolve(dataDir)} (TAGTRAIL_DATA_DIR): ${(err as Error).message}`,
+      {
+        cause: err,
+      },
+    );
+  }
+}

@@ -27,7 +27,7 @@ import { ServiceMetrics } from './metrics/index.js';
 import { loadSecretBox } from './secrets/key-ring.js';
 import { createServices } from './services.js';
 import { CertificateReloader, type ReloadOutcome, type TlsListener } from './tls/reloader.js';
-import { describeCertificate, EXPIRY_WARNING_DAYS, isLoopbackHost } from './tls/tls-files.js';
+import { describeCertificate, expiryNote, isLoopbackHost } from './tls/tls-files.js';
 
 /** The embedded server's supervision in the service log: an operator sees each crash and restart. */
 function watchEmbeddedDatabase(embedded: EmbeddedPostgres, log: FastifyBaseLogger): void {
@@ -82,8 +82,9 @@ function certificateReloader(
   const log = app.log.child({ component: 'tls' });
   for (const listener of listeners) {
     const certificate = describeCertificate(listener.current.cert);
-    if (certificate.expires_in_days < EXPIRY_WARNING_DAYS) {
-      log.warn({ listener: listener.name, ...certificate }, 'TLS certificate expires soon; renew it');
+    const note = expiryNote(certificate.expires_in_days);
+    if (note) {
+      log.warn({ listener: listener.name, ...certificate }, `TLS certificate ${note}; renew it`);
     } else {
       log.info({ listener: listener.name, ...certificate }, 'TLS certificate');
     }

@@ -6,7 +6,7 @@ import { platform } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
-import { makeDirectories } from '../make-directories.js';
+import { makeDataDirectory } from '../make-directories.js';
 import {
   binaries,
   clusterUser,
@@ -119,7 +119,7 @@ export async function startEmbeddedPostgres(
   if (existsSync(join(dataDir, RESTORE_MARKER))) throw new Error(unfinishedRestore(dataDir));
   // A CLI run from the wrong directory would otherwise quietly get a new, empty database.
   if (options.create === false && !(await holdsCluster(pgDir))) throw new NoEmbeddedDatabaseError(dataDir);
-  await makeDirectories(dataDir);
+  await makeDataDirectory(dataDir);
   await chmod(dataDir, 0o755).catch(() => undefined);
   const user = await clusterUser(pgDir);
   // Read when a server is found or started: a first start's initialiser writes it meanwhile.

@@ -5,7 +5,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { extract } from 'tar-stream';
-import { makeDirectories } from '../make-directories.js';
+import { makeDataDirectory } from '../make-directories.js';
 import { type RunAs, runAsUser } from './embedded-init.js';
 
 /**
@@ -58,7 +58,7 @@ export async function restoreBackup(
   const onAbort = () => input.destroy(signal?.reason as Error);
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    made.directory(await makeDirectories(dataDir));
+    made.directory(await makeDataDirectory(dataDir));
     const marker = join(dataDir, RESTORE_MARKER);
     await writeFile(marker, `${process.pid}\n`, { flag: 'wx', mode: 0o600 }).catch(
       (err: NodeJS.ErrnoException) => {

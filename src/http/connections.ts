@@ -149,6 +149,15 @@ function requestTarget(raw: Buffer | undefined): { path: string | undefined; lin
   return { path, lineBytes: eol < 0 ? raw.length : eol };
 }
 
+/**
+ * The bound on the whole request: never shorter than the headers' (a request timeout left at
+ * its default follows a longer headers timeout, src/config.ts), so the 408 names the bound
+ * that applies, not the setting's default.
+ */
+function wholeRequestMs(limits: ConnectionLimits): number {
+  return Math.max(limits.requestTimeoutMs, limits.headersTimeoutMs);
+}
+
 /** What Node's HTTP parser (and its timeouts) raise, as our categories. */
 function fromClientError(
   err: NodeJS.ErrnoException,
@@ -159,7 +168,7 @@ function fromClientError(
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return new ApiError(
         'request_timeout',
-        `The request did not arrive in time (headers within ${limits.headersTimeoutMs / 1000} s, the whole request within ${limits.requestTimeoutMs / 1000} s)`,
+        `The request did not arrive in time (headers within ${limits.headersTimeoutMs / 1000} s, the whole request within ${wholeRequestMs(limits) / 1000} s)`,
       );
     case 'HPE_HEADER_OVERFLOW': {
       const target = requestTarget(head);
@@ -268,7 +277,7 @@ export function connectionOptions(
   limits: ConnectionLimits,
   rateLimit: PublicRateLimit,
 ): Partial<FastifyHttpOptions<Server>> {
-  const requestTimeoutMs = Math.max(limits.requestTimeoutMs, limits.headersTimeoutMs);
+  const requestTimeoutMs = wholeRequestMs(limits);
   return {
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     requestTimeout: requestTimeoutMs,

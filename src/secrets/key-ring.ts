@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { link, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { makeDirectories } from '../make-directories.js';
+import { makeDataDirectory } from '../make-directories.js';
 import { SECRET_KEY_BYTES, SecretBox } from './secret-box.js';
 
 /** The key file of a deployment on the embedded database, in its data directory. */
@@ -55,7 +55,7 @@ export async function loadSecretBox(settings: KeyRingSettings): Promise<{ box: S
   }
   if (settings.DATABASE_URL) return { box: new SecretBox([]), source: 'none' };
   const file = join(settings.dataDir, KEY_FILE);
-  await makeDirectories(settings.dataDir);
+  await makeDataDirectory(settings.dataDir);
   // Written whole under another name, then linked into place: a start racing this one
   // sees either no file or a whole one, and link refuses to replace a key already there.
   const draft = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import {
   describeCertificate,
-  EXPIRY_WARNING_DAYS,
+  expiryNote,
   notAfter,
   readTlsPair,
   samePair,
@@ -91,8 +91,9 @@ export class CertificateReloader {
     this.refused.delete(listener.name);
     const certificate = { listener: listener.name, ...describeCertificate(listener.current.cert) };
     // A renewal that brought a certificate as close to its end says so, as a start does.
-    if (certificate.expires_in_days < EXPIRY_WARNING_DAYS) {
-      this.log.warn(certificate, 'TLS certificate reloaded; it expires soon: renew it');
+    const note = expiryNote(certificate.expires_in_days);
+    if (note) {
+      this.log.warn(certificate, `TLS certificate reloaded; it ${note}: renew it`);
     } else {
       this.log.info(certificate, 'TLS certificate reloaded');
     }

@@ -73,6 +73,15 @@ export function describeCertificate(cert: Buffer): {
   };
 }
 
+/**
+ * What a warning says of a certificate's end, or undefined when it is not near: one already
+ * past its end was said to expire "soon", which reads as time left to renew it.
+ */
+export function expiryNote(expiresInDays: number): 'has expired' | 'expires soon' | undefined {
+  if (expiresInDays < 0) return 'has expired';
+  return expiresInDays < EXPIRY_WARNING_DAYS ? 'expires soon' : undefined;
+}
+
 export function samePair(a: TlsPair, b: TlsPair): boolean {
   return a.cert.equals(b.cert) && a.key.equals(b.key);
 }

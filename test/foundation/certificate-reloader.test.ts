@@ -97,6 +97,25 @@ describe('CertificateReloader', () => {
     ]);
   });
 
+  it('says a certificate a renewal brought has expired, not that it expires soon, once past its end', async () => {
+    const { listener, files } = await listenerOn('expired');
+    const log = recordingLog();
+    const reloader = new CertificateReloader([listener], log);
+    await copyFile(second.cert, files.cert);
+    await copyFile(second.key, files.key);
+    const end = new X509Certificate(await readFile(second.cert)).validTo;
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date(end).getTime() + 60_000);
+    expect(reloader.reload()).toEqual([{ listener: 'expired', outcome: 'reloaded' }]);
+    expect(log.lines).toEqual([
+      {
+        level: 'warn',
+        fields: expect.objectContaining({ listener: 'expired', subject: 'CN=second', expires_in_days: -1 }),
+        message: 'TLS certificate reloaded; it has expired: renew it',
+      },
+    ]);
+  });
+
   it('refuses a pair that does not match, saying so once per content, and applies the mended one', async () => {
     const { listener, applied, files } = await listenerOn('refuse');
     const log = recordingLog();

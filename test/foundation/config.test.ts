@@ -159,6 +159,31 @@ describe('URL settings with a password', () => {
   });
 });
 
+describe('URL settings that do not parse', () => {
+  it.each([
+    ['DATABASE_URL', 'postgres://tagtrail:Passw0rd-db@[db.example.com/tagtrail'],
+    ['MQTT_URL', 'mqtt://svc:MqttPassw0rd@[broker'],
+    ['REDIS_URL', 'redis://:RedisPassw0rd@[127.0.0.1:6379'],
+    ['TAGTRAIL_SMTP_URL', 'smtp://mailer:SmtpPassw0rd@mail example.com'],
+  ])('refuses %s at start, naming it, without its password', (name, value) => {
+    const message = configError({ [name]: value });
+    expect(message).toContain(`${name}=`);
+    expect(message).toContain(': not a valid URL');
+    expect(message).toContain('(hidden)@');
+    expect(message).not.toMatch(/Passw0rd/);
+  });
+
+  it('takes URLs that parse', () => {
+    const env = {
+      DATABASE_URL: 'postgres://tagtrail:pw@[::1]:5432/tagtrail',
+      MQTT_URL: 'mqtts://broker.example.com:8883',
+      REDIS_URL: 'rediss://:pw@redis.example.com:6380/2',
+      TAGTRAIL_SMTP_URL: 'smtp://mailer:pw@mail.example.com:587',
+    };
+    expect(loadConfig(env)).toMatchObject(env);
+  });
+});
+
 describe('TAGTRAIL_PUBLIC_URL', () => {
   it('is unset unless given (links then point at the address the service announces)', () => {
     expect(loadConfig({}).TAGTRAIL_PUBLIC_URL).toBeUndefined();

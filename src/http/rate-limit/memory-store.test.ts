@@ -1,5 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { MemoryRateLimitStore } from './memory-store.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { MAX_SWEEP_MS, MemoryRateLimitStore } from './memory-store.js';
 import { decide } from './types.js';
 
 /** A clock the test moves by hand. */
@@ -183,6 +183,31 @@ describe('peek', () => {
       });
       expect((await s.take('k')).allowed).toBe(false);
     } finally {
+      await s.close();
+    }
+  });
+
+  it('sweeps at most hourly, so a window of 30 days does not overflow the timer into a sweep each millisecond', async () => {
+    const setIntervalSpy = vi.spyOn(globalThis, 'setInterval');
+    const s = new MemoryRateLimitStore({ limit: 10, windowSeconds: 30 * 86_400 });
+    try {
+      const delay = setIntervalSpy.mock.calls.at(-1)?.[1];
+      // Node turns a delay past 2^31 - 1 ms into 1 ms (TimeoutOverflowWarning).
+      expect(delay).toBeLessThanOrEqual(2 ** 31 - 1);
+      expect(delay).toBe(MAX_SWEEP_MS);
+    } finally {
+      setIntervalSpy.mockRestore();
+      await s.close();
+    }
+  });
+
+  it('sweeps once a window for a window shorter than an hour', async () => {
+    const setIntervalSpy = vi.spyOn(globalThis, 'setInterval');
+    const s = new MemoryRateLimitStore({ limit: 10, windowSeconds: 60 });
+    try {
+      expect(setIntervalSpy.mock.calls.at(-1)?.[1]).toBe(60_000);
+    } finally {
+      setIntervalSpy.mockRestore();
       await s.close();
     }
   });

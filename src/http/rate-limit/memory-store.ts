@@ -1,5 +1,8 @@
 import { type BucketPolicy, decide, peekDecision, type RateDecision, type RateLimitStore } from './types.js';
 
+/** The longest time between sweeps. */
+export const MAX_SWEEP_MS = 3_600_000;
+
 interface Bucket {
   tokens: number;
   at: number;
@@ -14,8 +17,10 @@ export class MemoryRateLimitStore implements RateLimitStore {
     private readonly policy: BucketPolicy,
     private readonly now: () => number = Date.now,
   ) {
-    // A bucket that has refilled completely carries no information: drop it.
-    this.sweeper = setInterval(() => this.sweep(), policy.windowSeconds * 1000);
+    // A bucket that has refilled completely carries no information: drop it. At most hourly:
+    // a window past 24.8 days (TAGTRAIL_RATE_WINDOW_SECONDS has no maximum) overflows a
+    // timer's 32 bits, which Node turns into 1 ms, a sweep of every bucket each millisecond.
+    this.sweeper = setInterval(() => this.sweep(), Math.min(policy.windowSeconds * 1000, MAX_SWEEP_MS));
     this.sweeper.unref();
   }
 
