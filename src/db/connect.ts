@@ -9,7 +9,7 @@ import {
 } from './embedded.js';
 import { migrate } from './migrate.js';
 import { createDatabase, type Database } from './pool.js';
-import { defaultPoolSize } from './pool-size.js';
+import { defaultPoolSize, embeddedMaxConnections } from './pool-size.js';
 import { isDatabaseUnavailable } from './unavailable.js';
 
 export const EMBEDDED_DATABASE = 'tagtrail';
@@ -58,9 +58,13 @@ export async function openDatabase(
 ): Promise<OpenedDatabase> {
   let embedded: EmbeddedPostgres | undefined;
   let url = config.DATABASE_URL;
+  const poolSize = options.poolSize ?? config.DATABASE_POOL_SIZE ?? defaultPoolSize();
   if (!url) {
     const { migrate: _, poolSize: __, ...start } = options;
-    const server = await startEmbeddedPostgres(config.dataDir, start);
+    const server = await startEmbeddedPostgres(config.dataDir, {
+      maxConnections: embeddedMaxConnections(poolSize),
+      ...start,
+    });
     embedded = server;
     await ensureDatabase(server.adminUrl, EMBEDDED_DATABASE).catch(async (err) => {
       await server.stop();
@@ -68,9 +72,7 @@ export async function openDatabase(
     });
     url = embedded.urlFor(EMBEDDED_DATABASE);
   }
-  const db = createDatabase(url, {
-    max: options.poolSize ?? config.DATABASE_POOL_SIZE ?? defaultPoolSize(),
-  });
+  const db = createDatabase(url, { max: poolSize });
   try {
     if (options.migrate !== false) {
       await migrate(db.pool);

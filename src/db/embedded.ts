@@ -87,6 +87,8 @@ export class NoEmbeddedDatabaseError extends Error {
 export interface EmbeddedStartOptions {
   /** false: refuse a data directory without a database instead of initialising one. */
   create?: boolean;
+  /** The server's `max_connections` when this start runs it (embeddedMaxConnections); 200 otherwise. */
+  maxConnections?: number;
   role?: EmbeddedRole;
   /** Said once when the start waits for another live process's server (`waitsFor`). */
   onWait?: (owner: EmbeddedOwner) => void;
@@ -160,7 +162,7 @@ export async function startEmbeddedPostgres(
         '-c',
         'lc_messages=C',
         '-c',
-        'max_connections=200',
+        `max_connections=${options.maxConnections ?? 200}`,
         // After a crash the server makes its data directory durable before recovery: file by
         // file that took ~3 s of the restart on a busy disk, one syncfs() takes ~0.3 s (Linux only).
         ...(platform() === 'linux' ? ['-c', 'recovery_init_sync_method=syncfs'] : []),

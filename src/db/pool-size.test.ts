@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultPoolSize } from './pool-size.js';
+import { defaultPoolSize, embeddedMaxConnections } from './pool-size.js';
 
 describe('defaultPoolSize', () => {
   it('is twice the cores and two more, at least 6', () => {
@@ -11,5 +11,15 @@ describe('defaultPoolSize', () => {
 
   it("counts this machine's cores when not told", () => {
     expect(defaultPoolSize()).toBeGreaterThanOrEqual(6);
+  });
+});
+
+describe('embeddedMaxConnections', () => {
+  it('holds both pools and spare slots, and never less than 200', () => {
+    expect(embeddedMaxConnections(6)).toBe(200);
+    expect(embeddedMaxConnections(100)).toBe(250);
+    expect(embeddedMaxConnections(1000)).toBe(2050);
+    // The default pools of a 64-core machine (130 each) fit.
+    expect(embeddedMaxConnections(defaultPoolSize(64))).toBeGreaterThan(2 * defaultPoolSize(64));
   });
 });

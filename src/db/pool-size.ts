@@ -14,3 +14,18 @@ import { availableParallelism } from 'node:os';
 export function defaultPoolSize(cores: number = availableParallelism()): number {
   return Math.max(6, 2 * cores + 2);
 }
+
+/** What the embedded server was given before it followed the pools (and its floor). */
+const EMBEDDED_MIN_CONNECTIONS = 200;
+/** The listener, a backup's replication connection, commands that join, psql: spare slots. */
+const EMBEDDED_SPARE_CONNECTIONS = 50;
+
+/**
+ * `max_connections` of the embedded server the service starts: its two pools at
+ * `poolSize` each and spare slots, at least 200. A fixed 200 refused connections under load
+ * once the pools outgrew it (DATABASE_POOL_SIZE past about 90, or the default on a
+ * machine of 48 cores or more), and the requests that needed them failed.
+ */
+export function embeddedMaxConnections(poolSize: number): number {
+  return Math.max(EMBEDDED_MIN_CONNECTIONS, 2 * poolSize + EMBEDDED_SPARE_CONNECTIONS);
+}

@@ -1,6 +1,9 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/connect.js';
-import { defaultPoolSize } from '../../src/db/pool-size.js';
+import { defaultPoolSize, embeddedMaxConnections } from '../../src/db/pool-size.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 /** How many connections each pool may open (pg.Pool keeps its options). */
@@ -57,6 +60,25 @@ describe('the pools of the service (DATABASE_POOL_SIZE)', () => {
       expect(sizes(opened)).toEqual([defaultPoolSize(), defaultPoolSize()]);
     } finally {
       await opened.close();
+    }
+  });
+
+  it('the embedded server started for them takes both pools at once, with room to spare', {
+    timeout: 120_000,
+  }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tagtrail-pool-size-'));
+    try {
+      const opened = await openDatabase({ dataDir: dir, DATABASE_POOL_SIZE: 100 }, { migrate: false });
+      try {
+        expect(sizes(opened)).toEqual([100, 100]);
+        const shown = await opened.db.pool.query<{ max_connections: string }>('SHOW max_connections');
+        expect(Number(shown.rows[0]!.max_connections)).toBe(embeddedMaxConnections(100));
+        expect(embeddedMaxConnections(100)).toBeGreaterThanOrEqual(2 * 100 + 10);
+      } finally {
+        await opened.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });
