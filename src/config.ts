@@ -181,6 +181,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `invalid configuration:\n  TAGTRAIL_REQUEST_TIMEOUT_SECONDS=${config.TAGTRAIL_REQUEST_TIMEOUT_SECONDS} must be at least TAGTRAIL_HEADERS_TIMEOUT_SECONDS=${config.TAGTRAIL_HEADERS_TIMEOUT_SECONDS}: the whole request includes its headers`,
     );
   }
+  const clash = portClash(config);
+  if (clash) throw new ConfigError(`invalid configuration:\n  ${clash}`);
   if (config.TAGTRAIL_PUBLIC_URL !== undefined) {
     const parsed = parsePublicUrl(config.TAGTRAIL_PUBLIC_URL);
     if ('error' in parsed) {
@@ -197,6 +199,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     httpTls: loadTls(files.http),
     mqttTls: loadTls(files.mqtt),
   };
+}
+
+/**
+ * Two of the service's own listeners set to one port: the second to start met the first
+ * and said only "port … is in use; set PORT to another port", as if something else held it.
+ * 0 (any free port) never clashes; the broker's ports count only when it runs (no MQTT_URL),
+ * its MQTTS port only with its certificate.
+ */
+function portClash(config: Static<typeof ConfigSchema>): string | undefined {
+  const ports: [string, number | undefined][] = [['PORT', config.PORT]];
+  if (!config.MQTT_URL) {
+    ports.push(['TAGTRAIL_MQTT_PORT', config.TAGTRAIL_MQTT_PORT]);
+    if (config.TAGTRAIL_MQTT_TLS_CERT) ports.push(['TAGTRAIL_MQTTS_PORT', config.TAGTRAIL_MQTTS_PORT]);
+  }
+  for (const [i, [name, port]] of ports.entries()) {
+    if (!port) continue;
+    const other = ports.slice(i + 1).find(([, p]) => p === port);
+    if (other)
+      return `${name}=${port} and ${other[0]}=${port}: two of the service's listeners cannot share a port`;
+  }
+  return undefined;
 }
 
 /** The files of each TLS listener, as configured (read again when certificates are reloaded). */

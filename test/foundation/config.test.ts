@@ -104,6 +104,32 @@ describe('connection timeouts', () => {
   });
 });
 
+describe("the service's own ports", () => {
+  // The clash is told before the files are read.
+  const MQTT_TLS = {
+    TAGTRAIL_MQTT_TLS_CERT: '/nonexistent/cert.pem',
+    TAGTRAIL_MQTT_TLS_KEY: '/nonexistent/key.pem',
+  };
+  it('refuses two listeners on one port, naming both settings', () => {
+    expect(configError({ PORT: '41210', TAGTRAIL_MQTT_PORT: '41210' })).toContain(
+      "PORT=41210 and TAGTRAIL_MQTT_PORT=41210: two of the service's listeners cannot share a port",
+    );
+    expect(configError({ TAGTRAIL_MQTT_PORT: '8883', ...MQTT_TLS })).toContain(
+      'TAGTRAIL_MQTT_PORT=8883 and TAGTRAIL_MQTTS_PORT=8883',
+    );
+  });
+
+  it('takes one port for a broker that does not run here, for MQTTS without its certificate, and 0 twice', () => {
+    expect(
+      loadConfig({ PORT: '1883', MQTT_URL: 'mqtt://broker:1883', TAGTRAIL_MQTT_PORT: '1883' }),
+    ).toMatchObject({
+      PORT: 1883,
+    });
+    expect(loadConfig({ TAGTRAIL_MQTT_PORT: '8883' })).toMatchObject({ TAGTRAIL_MQTTS_PORT: 8883 });
+    expect(loadConfig({ PORT: '0', TAGTRAIL_MQTT_PORT: '0' })).toMatchObject({ PORT: 0 });
+  });
+});
+
 describe('DATABASE_POOL_SIZE', () => {
   // Its bounds and the values it refuses are the whole-number settings' table below.
   it('is unset unless given: the pools then follow the cores (src/db/pool-size.ts)', () => {
