@@ -287,7 +287,7 @@ const URL_SETTINGS = new Set([
 ]);
 
 /** URL settings handed to a client library (TAGTRAIL_PUBLIC_URL has a check of its own). */
-const CLIENT_URL_SETTINGS = ['DATABASE_URL', 'MQTT_URL', 'REDIS_URL', 'TAGTRAIL_SMTP_URL'] as const;
+const CLIENT_URL_SETTINGS = [...URL_SETTINGS].filter((name) => name !== 'TAGTRAIL_PUBLIC_URL');
 
 /** Settings whose values are secrets. */
 const SECRET_SETTINGS = new Set(['TAGTRAIL_METRICS_TOKEN', 'TAGTRAIL_MQTT_PASSWORD', 'TAGTRAIL_SECRET_KEYS']);

@@ -25,6 +25,7 @@ import {
   waitsFor,
 } from './embedded-owner.js';
 import { type SupervisionEvent, supervise, waitUntilReady } from './embedded-supervisor.js';
+import { EMBEDDED_MIN_CONNECTIONS } from './pool-size.js';
 import { RESTORE_MARKER, unfinishedRestore } from './restore.js';
 
 export type { SupervisionEvent };
@@ -87,7 +88,7 @@ export class NoEmbeddedDatabaseError extends Error {
 export interface EmbeddedStartOptions {
   /** false: refuse a data directory without a database instead of initialising one. */
   create?: boolean;
-  /** The server's `max_connections` when this start runs it (embeddedMaxConnections); 200 otherwise. */
+  /** The server's `max_connections` when this start runs it (embeddedMaxConnections); the floor otherwise. */
   maxConnections?: number;
   role?: EmbeddedRole;
   /** Said once when the start waits for another live process's server (`waitsFor`). */
@@ -162,7 +163,7 @@ export async function startEmbeddedPostgres(
         '-c',
         'lc_messages=C',
         '-c',
-        `max_connections=${options.maxConnections ?? 200}`,
+        `max_connections=${options.maxConnections ?? EMBEDDED_MIN_CONNECTIONS}`,
         // After a crash the server makes its data directory durable before recovery: file by
         // file that took ~3 s of the restart on a busy disk, one syncfs() takes ~0.3 s (Linux only).
         ...(platform() === 'linux' ? ['-c', 'recovery_init_sync_method=syncfs'] : []),

@@ -16,7 +16,7 @@ export function defaultPoolSize(cores: number = availableParallelism()): number 
 }
 
 /** What the embedded server was given before it followed the pools (and its floor). */
-const EMBEDDED_MIN_CONNECTIONS = 200;
+export const EMBEDDED_MIN_CONNECTIONS = 200;
 /** The listener, a backup's replication connection, commands that join, psql: spare slots. */
 const EMBEDDED_SPARE_CONNECTIONS = 50;
 
