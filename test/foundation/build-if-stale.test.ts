@@ -14,13 +14,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/compiled.js';
 
 /**
- * `npm start`'s prestart (scripts/build-if-stale.mjs) in a scratch project whose `build`
- * script only counts its runs, so what triggers a build is checked without compiling.
+ * A scratch project holding scripts/build-if-stale.mjs, a `build` that only counts its runs
+ * (in `builds`) and writes the file a start looks for, the given npm scripts around it, and
+ * one source file. Removed after the suite.
  */
-describe('prestart builds only when the sources changed', () => {
-  const project = mkdtempSync(join(tmpdir(), 'tagtrail-prestart-'));
+function scratchProject(prefix: string, scripts: Record<string, string | undefined>): string {
+  const project = mkdtempSync(join(tmpdir(), prefix));
   afterAll(() => rmSync(project, { recursive: true, force: true }));
-
   mkdirSync(join(project, 'scripts'));
   mkdirSync(join(project, 'src'));
   copyFileSync(join(ROOT, 'scripts/build-if-stale.mjs'), join(project, 'scripts/build-if-stale.mjs'));
@@ -30,8 +30,20 @@ describe('prestart builds only when the sources changed', () => {
       "mkdirSync('dist/src/cli', { recursive: true }); mkdirSync('dist/web', { recursive: true });\n" +
       "writeFileSync('dist/src/cli/main.js', ''); appendFileSync('builds', 'x');\n",
   );
-  writeFileSync(join(project, 'package.json'), JSON.stringify({ scripts: { build: 'node fake-build.mjs' } }));
+  writeFileSync(
+    join(project, 'package.json'),
+    JSON.stringify({ scripts: { ...scripts, build: 'node fake-build.mjs' } }),
+  );
   writeFileSync(join(project, 'src/a.ts'), 'export const a = 1;\n');
+  return project;
+}
+
+/**
+ * `npm start`'s prestart (scripts/build-if-stale.mjs) in a scratch project whose `build`
+ * script only counts its runs, so what triggers a build is checked without compiling.
+ */
+describe('prestart builds only when the sources changed', () => {
+  const project = scratchProject('tagtrail-prestart-', {});
 
   const prestart = () => {
     execFileSync(process.execPath, ['scripts/build-if-stale.mjs'], { cwd: project, stdio: 'ignore' });
@@ -61,28 +73,13 @@ describe('prestart builds only when the sources changed', () => {
  * two scripts from the real package.json, with the counting build between them.
  */
 describe('a build by hand counts as the last build', () => {
-  const project = mkdtempSync(join(tmpdir(), 'tagtrail-build-by-hand-'));
-  afterAll(() => rmSync(project, { recursive: true, force: true }));
-
-  mkdirSync(join(project, 'scripts'));
-  mkdirSync(join(project, 'src'));
-  copyFileSync(join(ROOT, 'scripts/build-if-stale.mjs'), join(project, 'scripts/build-if-stale.mjs'));
-  writeFileSync(
-    join(project, 'fake-build.mjs'),
-    "import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';\n" +
-      "mkdirSync('dist/src/cli', { recursive: true }); mkdirSync('dist/web', { recursive: true });\n" +
-      "writeFileSync('dist/src/cli/main.js', ''); appendFileSync('builds', 'x');\n",
-  );
   const real = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
     scripts: Record<string, string>;
   };
-  const scripts = {
+  const project = scratchProject('tagtrail-build-by-hand-', {
     prebuild: real.scripts.prebuild,
-    build: 'node fake-build.mjs',
     postbuild: real.scripts.postbuild,
-  };
-  writeFileSync(join(project, 'package.json'), JSON.stringify({ scripts }));
-  writeFileSync(join(project, 'src/a.ts'), 'export const a = 1;\n');
+  });
 
   const builds = () => readFileSync(join(project, 'builds'), 'utf8').length;
   const buildByHand = () => execFileSync('npm', ['run', 'build'], { cwd: project, stdio: 'ignore' });
