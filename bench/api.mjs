@@ -26,8 +26,9 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs, promisify } from 'node:util';
+import { promisify } from 'node:util';
 import pg from 'pg';
+import { benchArgs, positiveInteger, usageError } from '../dist/bench/cli-args.js';
 import { adminQuery, benchPostgres } from '../dist/bench/harness.js';
 import { printStatements } from '../dist/bench/server-stats.js';
 import { buildServer } from '../dist/src/app.js';
@@ -42,7 +43,24 @@ import { apiRequests } from './api-cases.mjs';
 import { cpu, cpuClock, fmt, roundsSummary, serverTimings, total } from './api-measure.mjs';
 import { seed, settle } from './api-seed.mjs';
 
-const { values: args } = parseArgs({
+const CASE_IDS = [...apiRequests(1, 1).cases.map(([id]) => id), 'mixed'];
+const USAGE = `npm run bench:api -- [options]   (docs/performance.md)
+  --assets N          assets seeded (10000; a million is seeded in SQL)
+  --duration S        seconds each case loads each side (10)
+  --connections C     autocannon connections (50)
+  --rounds N          each case N times, the side that goes first alternating (1)
+  --warmup S          seconds of the same load first, not counted (2; 0: none)
+  --only IDS          comma-separated cases: ${CASE_IDS.join(', ')}
+  --no-mixed          leave the mixed load out
+  --pool N            connections per pool, both sides (the service's default)
+  --compare-pool N    the mixed load: the service with pools of N against itself with --pool
+  --profile DIR       V8 CPU profiles of each measured load into DIR (bench/profile-summary.mjs)
+  --log FILE          the service's log into FILE (otherwise silent)
+  --tls               tagtrail over its own HTTPS (the baseline stays plain HTTP)
+env: BENCH_DATABASE_URL (a PostgreSQL server instead of the embedded one),
+BENCH_PG_STATS=1 (PostgreSQL's top statements per case and side)`;
+
+const { values: args } = benchArgs(USAGE, {
   options: {
     assets: { type: 'string', default: '10000' },
     duration: { type: 'string', default: '10' },
@@ -62,12 +80,16 @@ const { values: args } = parseArgs({
     tls: { type: 'boolean', default: false },
   },
 });
-const ASSETS = Number(args.assets);
-const DURATION = Number(args.duration);
-const CONNECTIONS = Number(args.connections);
-const ROUNDS = Number(args.rounds);
-const WARMUP = Number(args.warmup);
-const POOL = args.pool ? Number(args.pool) : defaultPoolSize();
+const ASSETS = positiveInteger('assets', args.assets, USAGE);
+const DURATION = positiveInteger('duration', args.duration, USAGE);
+const CONNECTIONS = positiveInteger('connections', args.connections, USAGE);
+const ROUNDS = positiveInteger('rounds', args.rounds, USAGE);
+const WARMUP = args.warmup === '0' ? 0 : positiveInteger('warmup', args.warmup, USAGE);
+for (const id of args.only?.split(',') ?? []) {
+  if (!CASE_IDS.includes(id)) usageError(`--only: no case ${JSON.stringify(id)}`, USAGE);
+}
+if (args['compare-pool'] !== undefined) positiveInteger('compare-pool', args['compare-pool'], USAGE);
+const POOL = args.pool === undefined ? defaultPoolSize() : positiveInteger('pool', args.pool, USAGE);
 const run = promisify(execFile);
 
 let cpuNow = cpuClock(undefined);

@@ -15,11 +15,19 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs, positiveInteger } from '../dist/bench/cli-args.js';
 import { runLoad, serviceEnv, startService } from './served.mjs';
 import { setUpSite } from './soak-site.mjs';
 
-const { values: args } = parseArgs({
+const USAGE = `npm run bench:create-burst [-- options]   (docs/performance.md)
+  --posts N      connections creating assets without a key (24)
+  --gets N       connections reading GET /assets/{id} (8)
+  --duration S   seconds of each load (15)
+  --rounds N     rounds of the reads alone, then beside the creates (2)
+  --assets N     assets seeded (2000)
+env: DATABASE_POOL_SIZE (the service's pool size)`;
+
+const { values: args } = benchArgs(USAGE, {
   options: {
     posts: { type: 'string', default: '24' },
     gets: { type: 'string', default: '8' },
@@ -28,6 +36,11 @@ const { values: args } = parseArgs({
     assets: { type: 'string', default: '2000' },
   },
 });
+const ASSETS = positiveInteger('assets', args.assets, USAGE);
+const DURATION = positiveInteger('duration', args.duration, USAGE);
+const GETS = positiveInteger('gets', args.gets, USAGE);
+const POSTS = positiveInteger('posts', args.posts, USAGE);
+const ROUNDS = positiveInteger('rounds', args.rounds, USAGE);
 
 const dataDir = await mkdtemp(join(tmpdir(), 'tagtrail-burst-'));
 const env = serviceEnv(dataDir);
@@ -35,13 +48,13 @@ let service;
 try {
   service = await startService(env);
   const url = service.match[1];
-  const assets = Number(args.assets);
+  const assets = ASSETS;
   const site = await setUpSite({ url, env, name: 'Burst', readers: 1, antennas: 1, assets, devices: false });
   const load = (requests, connections) =>
     runLoad({
       url,
       connections,
-      duration: Number(args.duration),
+      duration: DURATION,
       headers: { authorization: `Bearer ${site.token}` },
       requests,
     });
@@ -54,17 +67,17 @@ try {
           ids: [Math.min(...site.assetIds), Math.max(...site.assetIds)],
         },
       ],
-      Number(args.gets),
+      GETS,
     );
   const creates = () =>
-    load([{ method: 'POST', path: '/api/v1/assets', body: { name: 'Burst {n}' } }], Number(args.posts));
+    load([{ method: 'POST', path: '/api/v1/assets', body: { name: 'Burst {n}' } }], POSTS);
 
   console.log(
     `tagtrail create burst: GET /assets/{id} from ${args.gets} connections, alone and beside POST /assets ` +
       `without a key from ${args.posts}; ${assets} assets, ${args.duration} s per load; node ${process.version}\n`,
   );
   const f = (l) => `${l.rps.toFixed(0)} req/s p50 ${l.p50} ms p99 ${l.p99} ms`;
-  for (let round = 1; round <= Number(args.rounds); round++) {
+  for (let round = 1; round <= ROUNDS; round++) {
     const alone = await reads();
     const [burst, beside] = await Promise.all([creates(), reads()]);
     const failed = alone.non2xx + alone.errors + burst.non2xx + burst.errors + beside.non2xx + beside.errors;

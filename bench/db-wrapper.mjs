@@ -14,11 +14,19 @@ import { readFileSync } from 'node:fs';
  */
 import net from 'node:net';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { benchArgs } from '../dist/bench/cli-args.js';
 import { cpuClock } from './api-measure.mjs';
 
-const { values: args } = parseArgs({
+const USAGE = `usage: node bench/db-wrapper.mjs --a <checkout> [--b <checkout>] [options]
+  --a DIR           a checkout with a compiled dist/
+  --b DIR           the other (.)
+  --what W          me (GET /orgs/me's query) or get (GET /assets/{id}'s) (me)
+  --duration S      seconds of each build's loop per round (3)
+  --concurrency N   callers looping at once (50)
+  --rounds N        rounds, the builds alternated (3)`;
+
+const { values: args } = benchArgs(USAGE, {
   options: {
     a: { type: 'string' },
     b: { type: 'string', default: '.' },

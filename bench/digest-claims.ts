@@ -13,14 +13,21 @@
  *   TEST_DATABASE_URL=postgres://… npm run bench:digests     # another server
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { int8Array } from '../src/db/binary-arrays.js';
 import { migrate } from '../src/db/migrate.js';
 import { claimDigests, type DigestClaim } from '../src/ingest/message-digests.js';
+import { benchArgs, positiveInteger } from './cli-args.js';
 import { adminQuery, benchPostgres } from './harness.js';
 
-const { values: args } = parseArgs({
+const USAGE = `npm run bench:digests [-- options]
+  --rows N     claims already in each side's table, 50 readers over seven days (2000000)
+  --claims N   new claims measured per side and round (20000)
+  --batch N    claims per statement, as group commit sends them (20)
+  --rounds N   rounds, the sides taking turns (2)
+env: TEST_DATABASE_URL (a PostgreSQL server instead of the embedded one)`;
+
+const { values: args } = benchArgs(USAGE, {
   options: {
     rows: { type: 'string', default: '2000000' },
     claims: { type: 'string', default: '20000' },
@@ -28,10 +35,10 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '2' },
   },
 });
-const ROWS = Number(args.rows);
-const CLAIMS = Number(args.claims);
-const BATCH = Number(args.batch);
-const ROUNDS = Number(args.rounds);
+const ROWS = positiveInteger('rows', args.rows, USAGE);
+const CLAIMS = positiveInteger('claims', args.claims, USAGE);
+const BATCH = positiveInteger('batch', args.batch, USAGE);
+const ROUNDS = positiveInteger('rounds', args.rounds, USAGE);
 const READERS = 50;
 const WEEK_MS = 7 * 24 * 3_600_000;
 

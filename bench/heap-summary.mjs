@@ -7,16 +7,17 @@
  * With `--per n` (the reads or requests of the window) the bytes are also given per unit.
  */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { benchArgs, usageError } from '../dist/bench/cli-args.js';
 
-const { values: args, positionals } = parseArgs({
+const USAGE = `usage: node bench/heap-summary.mjs <file.heapprofile> [--top 30] [--per n]
+  --top N   functions and places listed (30)
+  --per N   the reads or requests of the window: bytes per unit too`;
+
+const { values: args, positionals } = benchArgs(USAGE, {
   allowPositionals: true,
   options: { top: { type: 'string', default: '30' }, per: { type: 'string' } },
 });
-if (positionals.length !== 1) {
-  process.stderr.write('usage: node bench/heap-summary.mjs <file.heapprofile> [--top 30] [--per n]\n');
-  process.exit(2);
-}
+if (positionals.length !== 1) usageError('one .heapprofile file, please', USAGE);
 const TOP = Number(args.top);
 const per = args.per ? Number(args.per) : undefined;
 const profile = JSON.parse(readFileSync(positionals[0], 'utf8'));

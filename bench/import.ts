@@ -17,7 +17,6 @@ import { randomBytes } from 'node:crypto';
 import { cpus } from 'node:os';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { AssetService } from '../src/assets/service.js';
@@ -28,16 +27,21 @@ import { LocationService } from '../src/locations/service.js';
 import type { Kind } from '../src/spreadsheet/columns.js';
 import { csvLine } from '../src/spreadsheet/csv.js';
 import { SpreadsheetService } from '../src/spreadsheet/service.js';
+import { benchArgs, positiveInteger } from './cli-args.js';
 import { adminQuery, benchPostgres } from './harness.js';
 
-const { values: args } = parseArgs({
+const USAGE = `npm run bench:import [-- options]   (docs/import-export.md)
+  --rows N   rows of each file (100000)
+  --json     the results as JSON on standard output
+env: TEST_DATABASE_URL (a PostgreSQL server instead of the embedded one)`;
+
+const { values: args } = benchArgs(USAGE, {
   options: {
     rows: { type: 'string', default: '100000' },
     json: { type: 'boolean', default: false },
   },
 });
-const ROWS = Number(args.rows);
-if (!Number.isInteger(ROWS) || ROWS < 1) throw new Error('--rows must be a positive integer');
+const ROWS = positiveInteger('rows', args.rows, USAGE);
 
 const log = (line: string) => {
   if (!args.json) process.stderr.write(`${line}\n`);

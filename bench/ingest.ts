@@ -17,13 +17,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
-import { parseArgs } from 'node:util';
+
 import type pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { createDatabase } from '../src/db/pool.js';
 import { connectMqtt } from '../src/ingest/mqtt-connection.js';
 import { consumerClientId } from '../src/ingest/transport.js';
 import { startService } from '../src/runtime.js';
+import { benchArgs, positiveInteger, usageError } from './cli-args.js';
 import { observeGcPauses } from './gc-pauses.js';
 import {
   adminQuery,
@@ -82,37 +83,23 @@ const options = {
   // Stays per asset already stored before the run (a site tracked for a while): 0, none.
   history: { type: 'string', default: '0' },
   json: { type: 'boolean', default: false },
-  help: { type: 'boolean', default: false },
 } as const;
-function parsedArgs() {
-  try {
-    return parseArgs({ options }).values;
-  } catch (error) {
-    process.stderr.write(`${(error as Error).message}\n${USAGE}\n`);
-    process.exit(2);
-  }
-}
-const args = parsedArgs();
-if (args.help) {
-  process.stdout.write(`${USAGE}\n`);
-  process.exit(0);
-}
-const READS = Number(args.reads);
-const ASSETS = Number(args.assets);
-const READERS = Number(args.readers);
-const BATCH = Number(args.batch);
-const HISTORY = Number(args.history);
-const WINDOW = args.window === undefined ? Number.POSITIVE_INFINITY : Number(args.window);
+const args = benchArgs(USAGE, { options }).values;
+const READS = positiveInteger('reads', args.reads, USAGE);
+const ASSETS = positiveInteger('assets', args.assets, USAGE);
+const READERS = positiveInteger('readers', args.readers, USAGE);
+const BATCH = positiveInteger('batch', args.batch, USAGE);
+const HISTORY = args.history === '0' ? 0 : positiveInteger('history', args.history, USAGE);
+const WINDOW =
+  args.window === undefined ? Number.POSITIVE_INFINITY : positiveInteger('window', args.window, USAGE);
 const ANTENNAS = 4;
 const LOCATIONS = READERS * ANTENNAS;
-for (const [name, v] of Object.entries({ READS, ASSETS, READERS, BATCH })) {
-  if (!Number.isInteger(v) || v < 1) throw new Error(`--${name.toLowerCase()} must be a positive integer`);
-}
-if (!Number.isInteger(HISTORY) || HISTORY < 0) throw new Error('--history must be a whole number');
-if (WINDOW !== Number.POSITIVE_INFINITY && !(Number.isInteger(WINDOW) && WINDOW >= 1))
-  throw new Error('--window must be a positive integer');
+const POPULATIONS = (['stationary', 'moving'] as const).filter(
+  (p) => args.population === undefined || args.population === p,
+);
+if (POPULATIONS.length === 0) usageError('--population must be stationary or moving', USAGE);
 if (READS % ASSETS !== 0)
-  throw new Error('--reads must be a multiple of --assets (every asset is read as often)');
+  usageError('--reads must be a multiple of --assets (every asset is read as often)', USAGE);
 
 const log = (line: string) => {
   if (!args.json) process.stderr.write(`${line}\n`);
@@ -305,11 +292,7 @@ async function main() {
   const dbServer = await benchPostgres();
   const results: Result[] = [];
   try {
-    const populations = (['stationary', 'moving'] as const).filter(
-      (p) => args.population === undefined || args.population === p,
-    );
-    if (populations.length === 0) throw new Error('--population must be stationary or moving');
-    for (const population of populations) results.push(await run(population, dbServer));
+    for (const population of POPULATIONS) results.push(await run(population, dbServer));
   } finally {
     await dbServer.stop();
   }

@@ -8,6 +8,7 @@
  */
 import { planLateReads, type StayRange } from '../src/tracking/late-reads.js';
 import type { Sighting } from '../src/tracking/sightings.js';
+import { benchArgs } from './cli-args.js';
 
 /** `stays` stored stays (two locations taking turns, 10 s each) and `reads` late reads at a third, spread over them. */
 function lateBatch(stays: number, reads: number): { range: StayRange; reads: Sighting[] } {
@@ -29,6 +30,8 @@ function lateBatch(stays: number, reads: number): { range: StayRange; reads: Sig
     })),
   };
 }
+
+benchArgs('usage: npm run bench:late-reads   (no options)', { options: {} });
 
 console.log('stays in range  late reads  µs per asset  µs per read');
 for (const [stays, reads] of [

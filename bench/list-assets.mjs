@@ -16,6 +16,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { benchArgs } from '../dist/bench/cli-args.js';
 import { adminQuery, benchPostgres } from '../dist/bench/harness.js';
 import { buildAssetListSql } from '../dist/src/assets/repository-list.js';
 import { AssetService } from '../dist/src/assets/service.js';
@@ -24,6 +25,11 @@ import { migrate } from '../dist/src/db/migrate.js';
 import { createDatabase } from '../dist/src/db/pool.js';
 import { containsPattern } from '../dist/src/master-data/list-query.js';
 
+benchArgs(
+  `usage: npm run bench:list   (no options; docs/performance.md)
+env: BENCH_DATABASE_URL (a PostgreSQL server instead of the embedded one), BENCH_ASSETS (1000000)`,
+  { options: {} },
+);
 const BIG = Number(process.env.BENCH_ASSETS ?? 1_000_000);
 const OTHER = Math.round(BIG / 10);
 const CHUNK = 100_000;

@@ -13,6 +13,7 @@
  * is dropped at the end.
  */
 import { randomBytes } from 'node:crypto';
+import { benchArgs } from '../dist/bench/cli-args.js';
 import { adminQuery, benchPostgres } from '../dist/bench/harness.js';
 import { buildServer } from '../dist/src/app.js';
 import { migrate } from '../dist/src/db/migrate.js';
@@ -21,6 +22,11 @@ import { MemoryRateLimitStore } from '../dist/src/http/rate-limit/memory-store.j
 import { SecretBox } from '../dist/src/secrets/secret-box.js';
 import { createServices } from '../dist/src/services.js';
 
+benchArgs(
+  `usage: npm run bench:tree   (no options)
+env: BENCH_DATABASE_URL (a PostgreSQL server instead of the embedded one), BENCH_ROUNDS (20)`,
+  { options: {} },
+);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
 
 async function main() {

@@ -17,14 +17,22 @@
  * the end-to-end bench; rounds after the first update rows that earlier rounds left dead.
  */
 import { randomBytes } from 'node:crypto';
-import { parseArgs } from 'node:util';
+import { benchArgs, positiveInteger } from '../dist/bench/cli-args.js';
 import { adminQuery, benchPostgres } from '../dist/bench/harness.js';
 import { int8Array, timestampArray } from '../dist/src/db/binary-arrays.js';
 import { migrate } from '../dist/src/db/migrate.js';
 import { createDatabase } from '../dist/src/db/pool.js';
-import { appendStays, setCurrentLocations } from '../dist/src/tracking/repository.js';
+import { setCurrentLocations } from '../dist/src/tracking/positions-repository.js';
+import { appendStays } from '../dist/src/tracking/repository.js';
 
-const { values: args } = parseArgs({
+const USAGE = `npm run bench:moves [-- options]
+  --assets N      assets moved every round (10000)
+  --rounds N      rounds; the median is printed (10)
+  --batch N       assets per transaction (2500)
+  --locations N   locations the assets move between (16)
+env: BENCH_DATABASE_URL (a PostgreSQL server instead of the embedded one)`;
+
+const { values: args } = benchArgs(USAGE, {
   options: {
     assets: { type: 'string', default: '10000' },
     rounds: { type: 'string', default: '10' },
@@ -32,13 +40,10 @@ const { values: args } = parseArgs({
     locations: { type: 'string', default: '16' },
   },
 });
-const ASSETS = Number(args.assets);
-const ROUNDS = Number(args.rounds);
-const BATCH = Number(args.batch);
-const LOCATIONS = Number(args.locations);
-for (const [name, v] of Object.entries({ ASSETS, ROUNDS, BATCH, LOCATIONS })) {
-  if (!Number.isInteger(v) || v < 1) throw new Error(`--${name.toLowerCase()} must be a positive integer`);
-}
+const ASSETS = positiveInteger('assets', args.assets, USAGE);
+const ROUNDS = positiveInteger('rounds', args.rounds, USAGE);
+const BATCH = positiveInteger('batch', args.batch, USAGE);
+const LOCATIONS = positiveInteger('locations', args.locations, USAGE);
 
 /** The bare copies: each side's positions and stays, created by the owner. */
 const BARE = {

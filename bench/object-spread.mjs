@@ -9,13 +9,17 @@
  * Prints nanoseconds per object built, per round; the ratio of each shape to the literal
  * is what counts (absolute figures drift with the machine's load).
  */
-import { parseArgs } from 'node:util';
+import { benchArgs, positiveInteger } from '../dist/bench/cli-args.js';
 
-const { values } = parseArgs({
+const USAGE = `usage: node bench/object-spread.mjs [--rounds 2] [--n 2000]
+  --rounds N   rounds of every shape (2)
+  --n N        objects built per measurement (2000)`;
+
+const { values } = benchArgs(USAGE, {
   options: { rounds: { type: 'string', default: '2' }, n: { type: 'string', default: '2000' } },
 });
-const rounds = Number(values.rounds);
-const n = Number(values.n);
+const rounds = positiveInteger('rounds', values.rounds, USAGE);
+const n = positiveInteger('n', values.n, USAGE);
 const sources = Array.from({ length: n }, (_, i) => ({ name: `tt_${i % 10}`, text: 'SELECT 1' }));
 const types = { getTypeParser: () => String };
 

@@ -15,9 +15,19 @@
  * only the samples taken in between count.
  */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { benchArgs, usageError } from '../dist/bench/cli-args.js';
 
-const { values: args, positionals } = parseArgs({
+const USAGE = `usage: node bench/profile-summary.mjs <file.cpuprofile> [options]
+  --top N          functions and places listed (40)
+  --per N          the requests (or reads) the load made: microseconds per unit too
+  --match TEXT     total time of the functions whose name or file contains TEXT (repeatable)
+  --callers TEXT   who calls the functions matching TEXT (repeatable)
+  --base FILE      another profile (the baseline's): the functions differing most come first
+  --base-per N     the requests of --base's load (with --per)
+  --from US        only samples from this instant (microseconds, the profile's clock)
+  --to US          only samples up to this instant`;
+
+const { values: args, positionals } = benchArgs(USAGE, {
   allowPositionals: true,
   options: {
     top: { type: 'string', default: '40' },
@@ -30,6 +40,7 @@ const { values: args, positionals } = parseArgs({
     to: { type: 'string' },
   },
 });
+if (positionals.length !== 1) usageError('one .cpuprofile file, please', USAGE);
 const profile = JSON.parse(readFileSync(positionals[0], 'utf8'));
 const TOP = Number(args.top);
 const per = args.per ? Number(args.per) : undefined;
@@ -130,7 +141,7 @@ for (const text of args.callers ?? []) {
 
 // `--base`: self time per request by function, this profile against another.
 if (args.base) {
-  if (!per || !args['base-per']) throw new Error('--base needs --per and --base-per');
+  if (!per || !args['base-per']) usageError('--base needs --per and --base-per', USAGE);
   const other = JSON.parse(readFileSync(args.base, 'utf8'));
   const otherNodes = new Map(other.nodes.map((n) => [n.id, n]));
   const otherFn = new Map();

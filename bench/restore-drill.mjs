@@ -28,14 +28,23 @@
 import { execFile } from 'node:child_process';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseArgs, promisify } from 'node:util';
+import { promisify } from 'node:util';
 import pg from 'pg';
+import { benchArgs, positiveInteger } from '../dist/bench/cli-args.js';
 import { Ledger, startLoad, webhookReceiver } from './drill-load.mjs';
 import { embeddedUrl, MAIN, serviceEnv, startService } from './served.mjs';
 import { setUpSite } from './soak-site.mjs';
 
 const run = promisify(execFile);
-const { values: args } = parseArgs({
+const USAGE = `node bench/restore-drill.mjs [options]   (after npm run build; docs/operations.md)
+  --seconds N   seconds of load; the backup starts at 40% of them (40)
+  --writes N    assets created through the API per second, both organizations (120)
+  --reads N     reads per second from the readers, in messages of --batch (1000)
+  --batch N     reads per message (4)
+  --assets N    tagged assets per organization (210)
+  --keep        keep the data directories and the archive under .tmp/ even when all holds`;
+
+const { values: args } = benchArgs(USAGE, {
   options: {
     seconds: { type: 'string', default: '40' },
     writes: { type: 'string', default: '120' },
@@ -43,21 +52,13 @@ const { values: args } = parseArgs({
     batch: { type: 'string', default: '4' },
     assets: { type: 'string', default: '210' },
     keep: { type: 'boolean', default: false },
-    help: { type: 'boolean', default: false },
   },
 });
-if (args.help) {
-  process.stdout.write(`node bench/restore-drill.mjs [options]   (after npm run build; docs/operations.md)
-  --seconds N   seconds of load; the backup starts at 40% of them (40)
-  --writes N    assets created through the API per second, both organizations (120)
-  --reads N     reads per second from the readers, in messages of --batch (1000)
-  --batch N     reads per message (4)
-  --assets N    tagged assets per organization (210)
-  --keep        keep the data directories and the archive under .tmp/ even when all holds
-`);
-  process.exit(0);
-}
-const SECONDS = Number(args.seconds);
+const SECONDS = positiveInteger('seconds', args.seconds, USAGE);
+const WRITES = positiveInteger('writes', args.writes, USAGE);
+const READS = positiveInteger('reads', args.reads, USAGE);
+const BATCH = positiveInteger('batch', args.batch, USAGE);
+const ASSETS = positiveInteger('assets', args.assets, USAGE);
 const PORTS = { api: 41400, mqtt: 41401, hooks: 41404, restoredApi: 41410, restoredMqtt: 41411 };
 const ANTENNAS = 4;
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
@@ -156,7 +157,7 @@ let ok = false;
 try {
   log(`data directory ${liveDir}`);
   const live = await serve(liveEnv);
-  const assets = Number(args.assets);
+  const assets = ASSETS;
   const sites = [];
   for (const [n, name] of ['Drill North', 'Drill South'].entries()) {
     sites.push(
@@ -186,9 +187,9 @@ try {
     sites,
     antennas: ANTENNAS,
     assets,
-    writes: Number(args.writes),
-    reads: Number(args.reads),
-    perMessage: Number(args.batch),
+    writes: WRITES,
+    reads: READS,
+    perMessage: BATCH,
     ledger,
   });
   log(`loading for ${SECONDS} s`);

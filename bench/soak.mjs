@@ -27,8 +27,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { benchArgs } from '../dist/bench/cli-args.js';
 import { printStatements } from '../dist/bench/server-stats.js';
 import {
   afterWarmup,
@@ -49,7 +49,19 @@ import { embeddedUrl, runLoad, serviceEnv, startChild, startService } from './se
 import { startReaders } from './soak-readers.mjs';
 import { setUpSite } from './soak-site.mjs';
 
-const { values: args } = parseArgs({
+const USAGE = `npm run bench:soak -- [options]   (docs/soak.md)
+  --minutes N       how long to load the service (10)
+  --every S         seconds between samples (15)
+  --rate R          API requests per second, to the service and to the baseline each (200; 0: none)
+  --connections C   autocannon connections per target (20)
+  --reads N         reads per second published by the readers (2000)
+  --batch N         reads per message (20)
+  --readers N       MQTT readers (4), each with --antennas scan points (4)
+  --assets N        assets with an RFID tag each, moved once a minute (2000)
+  --no-baseline     load the service alone
+  BENCH_PG_STATS=1  restart once with pg_stat_statements and print the costliest statements`;
+
+const { values: args } = benchArgs(USAGE, {
   options: {
     minutes: { type: 'string', default: '10' },
     every: { type: 'string', default: '15' },
@@ -61,24 +73,8 @@ const { values: args } = parseArgs({
     antennas: { type: 'string', default: '4' },
     assets: { type: 'string', default: '2000' },
     'no-baseline': { type: 'boolean', default: false },
-    help: { type: 'boolean', default: false },
   },
 });
-if (args.help) {
-  process.stdout.write(`npm run bench:soak -- [options]   (docs/soak.md)
-  --minutes N       how long to load the service (10)
-  --every S         seconds between samples (15)
-  --rate R          API requests per second, to the service and to the baseline each (200; 0: none)
-  --connections C   autocannon connections per target (20)
-  --reads N         reads per second published by the readers (2000)
-  --batch N         reads per message (20)
-  --readers N       MQTT readers (4), each with --antennas scan points (4)
-  --assets N        assets with an RFID tag each, moved once a minute (2000)
-  --no-baseline     load the service alone
-  BENCH_PG_STATS=1  restart once with pg_stat_statements and print the costliest statements
-`);
-  process.exit(0);
-}
 const SECONDS = Math.round(Number(args.minutes) * 60);
 const EVERY = Number(args.every);
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -18,13 +18,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import type { MqttClient } from 'mqtt';
 import { loadConfig } from '../src/config.js';
 import { createDatabase } from '../src/db/pool.js';
 import { WebhookService } from '../src/events/webhook-service.js';
 import { startService } from '../src/runtime.js';
 import { SecretBox } from '../src/secrets/secret-box.js';
+import { benchArgs, positiveInteger, usageError } from './cli-args.js';
 import {
   adminQuery,
   type BenchPostgres,
@@ -36,7 +36,16 @@ import {
   waitForStoredReads,
 } from './harness.js';
 
-const { values: args } = parseArgs({
+const USAGE = `npm run bench:webhooks [-- options]   (docs/events.md)
+  --reads N     reads in all, a multiple of --assets (60000)
+  --assets N    tagged assets, a moving population (3000)
+  --readers N   readers, one MQTT connection each (4)
+  --batch N     reads per message (100)
+  --rounds N    rounds, each ingest without and with an endpoint (2)
+  --json        the results as JSON on standard output
+env: TEST_DATABASE_URL (a PostgreSQL server instead of the embedded one)`;
+
+const { values: args } = benchArgs(USAGE, {
   options: {
     reads: { type: 'string', default: '60000' },
     assets: { type: 'string', default: '3000' },
@@ -46,17 +55,14 @@ const { values: args } = parseArgs({
     json: { type: 'boolean', default: false },
   },
 });
-const READS = Number(args.reads);
-const ASSETS = Number(args.assets);
-const READERS = Number(args.readers);
-const BATCH = Number(args.batch);
-const ROUNDS = Number(args.rounds);
+const READS = positiveInteger('reads', args.reads, USAGE);
+const ASSETS = positiveInteger('assets', args.assets, USAGE);
+const READERS = positiveInteger('readers', args.readers, USAGE);
+const BATCH = positiveInteger('batch', args.batch, USAGE);
+const ROUNDS = positiveInteger('rounds', args.rounds, USAGE);
 const ANTENNAS = 4;
 const LOCATIONS = READERS * ANTENNAS;
-for (const [name, v] of Object.entries({ READS, ASSETS, READERS, BATCH, ROUNDS })) {
-  if (!Number.isInteger(v) || v < 1) throw new Error(`--${name.toLowerCase()} must be a positive integer`);
-}
-if (READS % ASSETS !== 0) throw new Error('--reads must be a multiple of --assets');
+if (READS % ASSETS !== 0) usageError('--reads must be a multiple of --assets', USAGE);
 
 const log = (line: string) => {
   if (!args.json) process.stderr.write(`${line}\n`);
