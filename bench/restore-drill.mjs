@@ -225,7 +225,8 @@ try {
   const restoredUp = Date.now();
   log(`restored service up after ${s(restoredUp - restoreEnd)} s`);
   const db = new pg.Pool({ connectionString: await embeddedUrl(restoredDir), max: 2 });
-  // Leased: claimed by the original service's worker before the backup, sent once the lease runs out.
+  // Leased at the first look: the restored service's own claims (those of the original service's
+  // worker, taken before the backup, it released at its start: docs/operations.md).
   const { rows: first } = await db.query(
     `SELECT count(*)::int AS pending, count(*) FILTER (WHERE leased_until > now())::int AS leased
        FROM webhook_deliveries WHERE state = 'pending'`,
@@ -336,7 +337,7 @@ function report({ ledger, original, held, counters, readers, pending, times, bac
   );
   console.log(
     `webhooks    ${pending.first} deliveries pending at the first look after the restored service started ` +
-      `(${pending.leased} leased by the original service); it sent ` +
+      `(${pending.leased} leased, by the restored service's worker); it sent ` +
       `${hooks.seen.restored.size}, ${hooks.seen.again} of them sent by the original service before, the last ` +
       `${pending.lastAt ? `${s(pending.lastAt - t.restoredUp)} s after it started (${s(pending.lastAt - t.backupEnd)} s after the backup)` : '-'}; ` +
       `${pending.left} left pending or failed: ${promise(pending.left === 0, 'pending webhook deliveries were not sent after the restore')}`,

@@ -12,6 +12,7 @@ import { FirstAnalyze } from './db/first-analyze.js';
 import { DISK_FULL_ADVICE } from './db/postmaster-log.js';
 import { serverSettings, settingsWarnings } from './db/server-settings.js';
 import { eventBacklog } from './events/backlog.js';
+import type { DeliveryWorker } from './events/delivery-worker.js';
 import { EventsRetention } from './events/retention.js';
 import { LameDuck } from './http/drain.js';
 import { databaseReadiness } from './http/health.js';
@@ -28,6 +29,24 @@ import { loadSecretBox } from './secrets/key-ring.js';
 import { createServices } from './services.js';
 import { CertificateReloader, type ReloadOutcome, type TlsListener } from './tls/reloader.js';
 import { describeCertificate, expiryNote, isLoopbackHost } from './tls/tls-files.js';
+
+/** Deliveries a gone worker had claimed, sent now; a failure only leaves them to their leases. */
+async function releaseOrphanedLeases(worker: DeliveryWorker, log: FastifyBaseLogger): Promise<void> {
+  try {
+    const released = await worker.releaseOrphanedLeases();
+    if (released > 0) {
+      log.info(
+        { released },
+        'webhook deliveries claimed by an earlier run (or by the service a restored backup was taken of) are sent now, not when their leases run out',
+      );
+    }
+  } catch (err) {
+    log.warn(
+      { err },
+      'could not release the leases of earlier runs; those deliveries are sent when the leases run out',
+    );
+  }
+}
 
 /** The embedded server's supervision in the service log: an operator sees each crash and restart. */
 function watchEmbeddedDatabase(embedded: EmbeddedPostgres, log: FastifyBaseLogger): void {
@@ -256,6 +275,9 @@ export async function startService(config: Config, options: StartOptions = {}): 
     // Webhook deliveries and live notices; ingest only writes events and never waits for these.
     const events = services.internal.events;
     const eventsLog = app.log.child({ component: 'events' });
+    // On its own embedded database the service is the only one (another waits for it to
+    // exit: embedded-owner.ts), so every lease there is of a worker that is gone.
+    if (opened.embedded?.owned) await releaseOrphanedLeases(events.worker, eventsLog);
     events.start((err) => eventsLog.warn({ err }, 'events: background work failed; it is retried'));
     started.push(() => events.stop());
     const activitySweeper = new ActivitySweeper(

@@ -134,6 +134,17 @@ export async function releaseDeliveries(tx: Tx, ids: number[]): Promise<void> {
 }
 
 /**
+ * Ends every pending delivery's lease, of every organization: for a start where no worker
+ * that could hold one is left (DeliveryWorker.releaseOrphanedLeases). The number released.
+ */
+export async function releaseAllLeases(tx: Tx): Promise<number> {
+  const { rowCount } = await tx.query(
+    `UPDATE webhook_deliveries SET leased_until = NULL WHERE state = 'pending' AND leased_until >= now()`,
+  );
+  return rowCount ?? 0;
+}
+
+/**
  * Locks a worker's recorded deliveries in id order before anything else of the recording,
  * the order **Send again** locks its subject's rows in (WebhookService.redeliver): taken
  * statement by statement (the delivered ones, then each failed one and the rows behind

@@ -10,6 +10,7 @@ import {
   lockSubjectHeads,
   markDelivered,
   markFailed,
+  releaseAllLeases,
   releaseDeliveries,
 } from './deliveries-repository.js';
 import {
@@ -101,6 +102,18 @@ export class DeliveryWorker {
     this.running = true;
     this.schedule();
     this.wake();
+  }
+
+  /**
+   * Sends now, not when their leases run out (up to 91 s: timeout × (prefetch + 1) + 1 s),
+   * the deliveries a worker that is gone had claimed: the service's run before this one,
+   * stopped by a crash or `kill -9`, or the service a restored backup was taken of. Only for
+   * the composition root to call, before start(), when it knows no other worker shares the
+   * database (the service on its own embedded one): a live instance's leases released,
+   * its deliveries would be sent twice at once. The number released.
+   */
+  async releaseOrphanedLeases(): Promise<number> {
+    return this.db.system((tx) => releaseAllLeases(tx));
   }
 
   /** Stops claiming; what is claimed is sent and recorded first. */
