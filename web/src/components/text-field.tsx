@@ -11,6 +11,7 @@ interface TextFieldProps {
   minLength?: number;
   maxLength?: number;
   min?: string;
+  max?: string;
   placeholder?: string;
   class?: string;
   /** What the field asks for, said under it and tied to it by aria-describedby. */

@@ -11,9 +11,9 @@ import { TableWrap } from '../components/table-wrap.js';
 import { TextField } from '../components/text-field.js';
 import { submitting, useAction } from '../components/use-action.js';
 import { formatDate, formatDateTime } from '../format.js';
+import { type Expiry, expiresAt, lastExpiryDate, today } from './key-expiry.js';
 
 type Access = 'none' | 'read' | 'write';
-type Expiry = 'never' | '30' | '90' | '365' | 'date';
 
 const RESOURCES: { id: 'assets' | 'locations' | 'tracking'; label: string; writable: boolean }[] = [
   { id: 'assets', label: 'Assets', writable: true },
@@ -32,24 +32,6 @@ export function scopesFor(access: Record<string, Access>): string[] {
   }
   return scopes;
 }
-
-const DAY = 86_400_000;
-
-/** The expiry to send: null (never), now + N days, or the end of the chosen day (local time). */
-export function expiresAt(expiry: Expiry, date: string, now = Date.now()): string | null {
-  if (expiry === 'never') return null;
-  if (expiry === 'date') {
-    const [y, m, d] = date.split('-').map(Number);
-    if (!y || !m || !d) throw new Error('Choose the date the key expires.');
-    return new Date(y, m - 1, d, 23, 59, 59, 999).toISOString();
-  }
-  return new Date(now + Number(expiry) * DAY).toISOString();
-}
-
-const today = () => {
-  const d = new Date(Date.now() + DAY);
-  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
-};
 
 function MintedKey({ name, token, onDone }: { name: string; token: string; onDone(): void }) {
   return (
@@ -77,6 +59,7 @@ function MintForm({ onMinted }: { onMinted(name: string, token: string): void })
   });
   const [expiry, setExpiry] = useState<Expiry>('90');
   const [date, setDate] = useState('');
+  const last = lastExpiryDate();
 
   const { run, busy, error } = useAction(async () => {
     const res = await api<{ data: ApiKey; token: string }>('/internal/keys', {
@@ -140,6 +123,8 @@ function MintForm({ onMinted }: { onMinted(name: string, token: string): void })
             type="date"
             required
             min={today()}
+            max={last}
+            hint={`The key stops working at the end of that day (your time zone); ${formatDate(expiresAt('date', last))} at the latest, ten years (3650 days) from now.`}
             value={date}
             onValue={setDate}
           />
