@@ -8,7 +8,8 @@ import { startWebSite, type WebSite } from './site.js';
  * Keyboard only: a tag's Attach stays disabled until the reload shows the tag, a tag's
  * Detach goes away with it, and an asset's Rename remounted its card; each dropped the
  * focus to the page body, so a keyboard user attaching tags one after another, or renaming
- * a key, started again from the top of the page.
+ * a key, started again from the top of the page. So did removing a reader's scan point,
+ * whose row went with the focus on its "Yes, remove".
  */
 
 /** The id of the element with the focus, or null while only the page body has it. */
@@ -75,6 +76,31 @@ describe.skipIf(!hasChromium)('the focus after tag and key changes', { timeout: 
     await expect.poll(() => focusedId(page)).toBe('rename-key');
     expect(await page.locator('#rename-key').inputValue()).toBe('FORK-2');
     expect(await seriousAxeViolations(page), 'asset page after the changes').toEqual([]);
+    expect(site.browser.consoleErrors).toEqual([]);
+  });
+
+  it("a reader's scan point removed: the reader's Scan points heading", async () => {
+    const reader = await site.internal('POST', '/internal/readers', {
+      name: 'Gate',
+      family: 'generic-json',
+      identity: 'gate-1',
+      topic: 'depot/gate-1',
+      webhook: false,
+    });
+    expect(reader.status, JSON.stringify(reader.body)).toBe(201);
+    const readerId = reader.body.data.id;
+    const point = await site.internal('POST', `/internal/readers/${readerId}/scan-points`, {
+      antenna: 1,
+      location_id: locationId,
+    });
+    expect(point.status, JSON.stringify(point.body)).toBe(201);
+
+    await page.goto(`${site.base}/readers`);
+    await pressButton(page, 'Remove Antenna 1 of Gate');
+    await pressButton(page, 'Yes, remove');
+    await page.getByText('No antenna mapped yet').waitFor();
+    await expect.poll(() => focusedId(page)).toBe(`reader-${readerId}-scan-points`);
+    expect(await seriousAxeViolations(page), 'readers after a removal').toEqual([]);
     expect(site.browser.consoleErrors).toEqual([]);
   });
 
