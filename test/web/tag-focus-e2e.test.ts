@@ -9,7 +9,8 @@ import { startWebSite, type WebSite } from './site.js';
  * Detach goes away with it, and an asset's Rename remounted its card; each dropped the
  * focus to the page body, so a keyboard user attaching tags one after another, or renaming
  * a key, started again from the top of the page. So did removing a reader's scan point,
- * whose row went with the focus on its "Yes, remove".
+ * whose row went with the focus on its "Yes, remove", and revoking an API key, whose Revoke
+ * goes once the list shows it revoked.
  */
 
 /** The id of the element with the focus, or null while only the page body has it. */
@@ -101,6 +102,24 @@ describe.skipIf(!hasChromium)('the focus after tag and key changes', { timeout: 
     await page.getByText('No antenna mapped yet').waitFor();
     await expect.poll(() => focusedId(page)).toBe(`reader-${readerId}-scan-points`);
     expect(await seriousAxeViolations(page), 'readers after a removal').toEqual([]);
+    expect(site.browser.consoleErrors).toEqual([]);
+  });
+
+  it('an API key revoked: its status in its row', async () => {
+    const key = await site.internal('POST', '/internal/keys', {
+      name: 'ERP sync',
+      scopes: [],
+      expires_at: null,
+    });
+    expect(key.status, JSON.stringify(key.body)).toBe(201);
+    const keyId = key.body.data.id;
+    await page.goto(`${site.base}/keys`);
+    await pressButton(page, 'Revoke ERP sync');
+    await pressButton(page, 'Yes, revoke');
+    const status = page.locator(`#key-${keyId}-status`);
+    await status.getByText('revoked').waitFor();
+    await expect.poll(() => focusedId(page)).toBe(`key-${keyId}-status`);
+    expect(await seriousAxeViolations(page), 'keys after a revocation').toEqual([]);
     expect(site.browser.consoleErrors).toEqual([]);
   });
 

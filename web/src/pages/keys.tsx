@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { type ApiKey, api } from '../api.js';
 import { ConfirmedAction } from '../components/confirm.js';
 import { CopyField } from '../components/copy-field.js';
@@ -9,7 +9,7 @@ import { usePaged } from '../components/paging.js';
 import { ShownOncePanel } from '../components/shown-once.js';
 import { TableWrap } from '../components/table-wrap.js';
 import { TextField } from '../components/text-field.js';
-import { submitting, useAction } from '../components/use-action.js';
+import { focusLost, submitting, useAction } from '../components/use-action.js';
 import { formatDate, formatDateTime } from '../format.js';
 import { type Expiry, expiresAt, lastExpiryDate, today } from './key-expiry.js';
 
@@ -139,18 +139,32 @@ function MintForm({ onMinted }: { onMinted(name: string, token: string): void })
   );
 }
 
-function StatusBadge({ status }: { status: ApiKey['status'] }) {
-  return <span class={`badge badge-${status}`}>{status}</span>;
+function StatusBadge({ status, id }: { status: ApiKey['status']; id?: string }) {
+  return (
+    <span class={`badge badge-${status}`} id={id} tabIndex={id ? -1 : undefined}>
+      {status}
+    </span>
+  );
 }
 
 function KeyRow({ item, onRevoked }: { item: ApiKey; onRevoked(): void }) {
   const [confirming, setConfirming] = useState(false);
+  // Revoked, the row loses its Revoke (and the question), with the focus in it: it fell to
+  // the page body. Once the reload shows the key revoked, its status takes the focus.
+  const revoked = useRef(false);
+  const statusId = `key-${item.id}-status`;
+  useEffect(() => {
+    if (!revoked.current || item.status === 'active') return;
+    revoked.current = false;
+    if (focusLost()) document.getElementById(statusId)?.focus();
+  }, [item.status]);
   const {
     run: revoke,
     busy,
     error,
   } = useAction(async () => {
     await api(`/internal/keys/${encodeURIComponent(item.id)}/revoke`, { method: 'POST' });
+    revoked.current = true;
     setConfirming(false);
     onRevoked();
   });
@@ -180,7 +194,7 @@ function KeyRow({ item, onRevoked }: { item: ApiKey; onRevoked(): void }) {
       <td>{item.expires_at ? formatDate(item.expires_at) : 'never'}</td>
       <td>{formatDateTime(item.last_used_at, 'never')}</td>
       <td>
-        <StatusBadge status={item.status} />
+        <StatusBadge status={item.status} id={statusId} />
       </td>
       <td class="actions">
         {item.status === 'active' && (
