@@ -23,6 +23,16 @@ async function pressButton(page: Page, name: string | RegExp) {
   await page.keyboard.press('Enter');
 }
 
+/**
+ * Answers a question asked in place of its button with `yes`, once the question has taken
+ * the focus (its Cancel, in an effect after it renders): focused before that, the Enter
+ * would land on Cancel.
+ */
+async function answerYes(page: Page, yes: string) {
+  await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel');
+  await pressButton(page, yes);
+}
+
 describe.skipIf(!hasChromium)('the focus after tag and key changes', { timeout: 120_000 }, () => {
   let site: WebSite;
   let page: Page;
@@ -98,7 +108,7 @@ describe.skipIf(!hasChromium)('the focus after tag and key changes', { timeout: 
 
     await page.goto(`${site.base}/readers`);
     await pressButton(page, 'Remove Antenna 1 of Gate');
-    await pressButton(page, 'Yes, remove');
+    await answerYes(page, 'Yes, remove');
     await page.getByText('No antenna mapped yet').waitFor();
     await expect.poll(() => focusedId(page)).toBe(`reader-${readerId}-scan-points`);
     expect(await seriousAxeViolations(page), 'readers after a removal').toEqual([]);
@@ -115,7 +125,7 @@ describe.skipIf(!hasChromium)('the focus after tag and key changes', { timeout: 
     const keyId = key.body.data.id;
     await page.goto(`${site.base}/keys`);
     await pressButton(page, 'Revoke ERP sync');
-    await pressButton(page, 'Yes, revoke');
+    await answerYes(page, 'Yes, revoke');
     const status = page.locator(`#key-${keyId}-status`);
     await status.getByText('revoked').waitFor();
     await expect.poll(() => focusedId(page)).toBe(`key-${keyId}-status`);
