@@ -158,6 +158,44 @@ describe.skipIf(!hasChromium)('members, invitations and roles in the web app', {
     expect(await page.locator('main').textContent()).toContain('you are an editor');
   });
 
+  it('a role chosen with the arrow keys keeps the focus on its select', async () => {
+    await admin.goto(`${site.base}/members`);
+    const role = admin.getByLabel('Role of bea@example.test');
+    await role.waitFor();
+    // Cy joins behind the page's back: the People list shows him only once it has reloaded
+    // after the change below, which is when the row used to be remounted.
+    const invited = await site.internal('POST', '/internal/invitations', {
+      email: 'cy@example.test',
+      role: 'viewer',
+    });
+    expect(invited.status).toBe(201);
+    const accepted = await fetch(`${site.base}/internal/invitations/accept`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token: invited.body.token, password: 'correct horse battery staple' }),
+    });
+    expect(accepted.status).toBe(201);
+
+    const isFocused = () => role.evaluate((select) => select === document.activeElement);
+    await role.focus();
+    // Editor, one up: viewer. The row was keyed by the role, and remounted with the focus in it.
+    await admin.keyboard.press('ArrowUp');
+    await admin.getByRole('row', { name: /cy@example\.test/ }).waitFor();
+    expect(await role.inputValue()).toBe('viewer');
+    expect(await isFocused()).toBe(true);
+    // And back, still from the keyboard.
+    await admin.keyboard.press('ArrowDown');
+    await expect
+      .poll(
+        async () =>
+          (await site.internal('GET', '/internal/members')).body.data.find(
+            (m: { email: string }) => m.email === 'bea@example.test',
+          )?.role,
+      )
+      .toBe('editor');
+    await noSeriousAxe(admin, 'members after a role change');
+  });
+
   it('removing Bea ends her session at once: her open page lands on sign-in without a click', async () => {
     // Bea looks at the assets, a live view: its stream open, and nothing else to fetch.
     const page = bea.page;

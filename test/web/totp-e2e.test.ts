@@ -17,6 +17,10 @@ async function shownRecoveryCodes(page: Page): Promise<string[]> {
  * open keeps asking (its list, the live stream), and each request after the cookies went
  * would be a 401 in the console, which the tests hold to be empty.
  */
+/** The id of the element with the focus, once something has it (not the page body). */
+const focusedId = (page: Page) =>
+  page.evaluate(() => (document.activeElement === document.body ? null : (document.activeElement?.id ?? '')));
+
 async function forgetSession(page: Page): Promise<void> {
   await page.goto('about:blank');
   await page.context().clearCookies();
@@ -44,6 +48,29 @@ describe.skipIf(!hasChromium)('two-factor sign-in in the web app', { timeout: 12
 
   afterAll(async () => {
     await site?.close();
+  });
+
+  it('each step of the two-factor card puts the focus on what replaced the button pressed', async () => {
+    // Each button pressed here is replaced by the step's outcome, and the focus fell to the
+    // page body: a keyboard user started over from the top, a screen reader said nothing.
+    await page.goto(`${site.base}/password`);
+    await page.getByRole('button', { name: 'Set up two-factor sign-in' }).click();
+    await expect.poll(() => focusedId(page)).toBe('totp-enrol-intro');
+    const secret = await page.getByLabel('Secret').inputValue();
+    await page.getByLabel('Code from the app').fill(await codeAt(secret));
+    await page.getByRole('button', { name: 'Turn on' }).click();
+    await shownRecoveryCodes(page);
+    await page.getByRole('button', { name: 'I have saved them' }).click();
+    await expect.poll(() => focusedId(page)).toBe('totp-state');
+    expect(await page.locator('#totp-state').textContent()).toContain('On: signing in needs a code');
+    await page.getByLabel('Current password').last().fill(PASSWORD);
+    await page.getByLabel('Code from the app').fill(await codeAt(secret, 1));
+    await page.getByRole('button', { name: 'Turn off two-factor sign-in' }).click();
+    await page.getByRole('button', { name: 'Set up two-factor sign-in' }).waitFor();
+    await expect.poll(() => focusedId(page)).toBe('totp-state');
+    expect(await page.locator('#totp-state').textContent()).toContain('Off: your password alone');
+    expect(await seriousAxeViolations(page), 'turned off').toEqual([]);
+    expect(site.browser.consoleErrors).toEqual([]);
   });
 
   it('enrols with a code from the app, then sign-in needs a code', async () => {

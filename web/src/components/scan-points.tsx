@@ -51,6 +51,9 @@ export function ScanPointRow({
   } = useAction(
     async () => {
       await api(`/internal/readers/${reader.id}/scan-points/${point.id}`, { method: 'DELETE' });
+      // The row goes, with the focus on its "Yes, remove", which fell to the page body: the
+      // reader's Scan points heading takes it, leading into the points left.
+      document.getElementById(`reader-${reader.id}-scan-points`)?.focus();
       onChanged();
     },
     { onError: () => setConfirming(false) },

@@ -1,4 +1,5 @@
 import type { InputHTMLAttributes } from 'preact';
+import { FieldMessage, type FormErrors } from './form-errors.js';
 
 interface TextFieldProps {
   id: string;
@@ -11,22 +12,31 @@ interface TextFieldProps {
   minLength?: number;
   maxLength?: number;
   min?: string;
+  max?: string;
   placeholder?: string;
   class?: string;
   /** What the field asks for, said under it and tied to it by aria-describedby. */
   hint?: string;
+  /** The form's last error, whose messages for `field` are shown under this input. */
+  errors?: FormErrors;
+  field?: string;
 }
 
 /** A single-line input with its own label, so every form field is named for screen readers. */
-export function TextField({ id, label, value, onValue, hint, ...input }: TextFieldProps) {
+export function TextField({ id, label, value, onValue, hint, errors, field, ...input }: TextFieldProps) {
   const hintId = `${id}-hint`;
+  const hintIds = hint === undefined ? undefined : hintId;
   // Preact types <input> as a union keyed on a literal `type`; ours is one of the text-like
   // types above, which every member of that union accepts.
   const attributes = {
     id,
     value,
     onInput: (e: Event) => onValue((e.currentTarget as HTMLInputElement).value),
-    ...(hint === undefined ? {} : { 'aria-describedby': hintId }),
+    ...(errors && field
+      ? errors.input(field, id, hintIds)
+      : hint === undefined
+        ? {}
+        : { 'aria-describedby': hintId }),
     ...input,
   } as InputHTMLAttributes<HTMLInputElement>;
   return (
@@ -38,6 +48,7 @@ export function TextField({ id, label, value, onValue, hint, ...input }: TextFie
           {hint}
         </p>
       )}
+      {errors && field && <FieldMessage errors={errors} field={field} id={id} />}
     </div>
   );
 }
@@ -60,7 +71,7 @@ export function ReaderTopicField({ placeholder, ...field }: FixedFieldProps & { 
 }
 
 /** A field whose input attributes are fixed by what it asks for: only its name and value vary. */
-type FixedFieldProps = Pick<TextFieldProps, 'id' | 'label' | 'value' | 'onValue'>;
+type FixedFieldProps = Pick<TextFieldProps, 'id' | 'label' | 'value' | 'onValue' | 'errors' | 'field'>;
 
 /**
  * A password someone chooses (signing up, accepting an invitation): the same minimum of 8

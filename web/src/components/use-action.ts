@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 
 /**
  * One user action that sends a request (save, revoke, attach …) and the state a page shows
@@ -125,6 +125,27 @@ export function useAction<A extends unknown[]>(
 /** True when nothing has the focus but the page itself (the focused control was disabled or removed). */
 export const focusLost = (): boolean =>
   document.activeElement === null || document.activeElement === document.body;
+
+/**
+ * The focus after a change whose button stays disabled until the reload shows it (a tag's
+ * Attach) or goes away with it (a tag's Detach): the button drops the focus to the page
+ * body, and useAction's return of it finds the button still disabled, or gone. A keyboard
+ * user attaching tags one after another started from the top of the page each time.
+ * `focusOnceDone(target)`, called as the change starts, has `target` take the focus once
+ * `busy` ends, if the focus is still lost then (a refusal gives it back to the button).
+ */
+export function useFocusOnceDone(busy: boolean): (target: () => HTMLElement | null) => void {
+  const pending = useRef<(() => HTMLElement | null) | null>(null);
+  useEffect(() => {
+    if (busy || !pending.current) return;
+    const target = pending.current;
+    pending.current = null;
+    if (focusLost()) target()?.focus();
+  }, [busy]);
+  return useCallback((target) => {
+    pending.current = target;
+  }, []);
+}
 
 /**
  * Between a change's answer and the reload it asked for, the page still shows the record

@@ -71,7 +71,7 @@ export function AssetForm({
   async function save() {
     const { metadata, problems } = metadataOf(meta);
     setMetaProblems(problems);
-    if (problems.size > 0) throw new Error('Some metadata rows cannot be read; see the rows marked below.');
+    if (problems.size > 0) throw new Error('Some metadata rows cannot be read; see the rows marked above.');
     const body: Record<string, unknown> = { name };
     const from = validFrom === '' ? undefined : fromLocalInput(validFrom);
     const to = validTo === '' ? null : fromLocalInput(validTo);

@@ -1,19 +1,19 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, type Asset, type AssetDetail, api, type Tag, type TagType } from '../api.js';
 import { RecordActivity } from '../components/activity-list.js';
-import { ConfirmedAction } from '../components/confirm.js';
 import { ErrorAlert } from '../components/errors.js';
 import { FieldMessage, FormAlert, FormErrors } from '../components/form-errors.js';
 import { PageHeader } from '../components/page.js';
 import { TableWrap } from '../components/table-wrap.js';
 import { TagFields, tagTypeLabel } from '../components/tag-capture.js';
-import { submitting, useAction, useUntilReloaded } from '../components/use-action.js';
+import { useAction, useFocusOnceDone, useUntilReloaded } from '../components/use-action.js';
 import { formatDateTime } from '../format.js';
 import { useLiveRefresh } from '../live.js';
 import { Link, navigate } from '../router.js';
 import { useCan } from '../session.js';
 import { AssetForm } from './asset-form.js';
 import { restoreKeptAsset } from './asset-kept.js';
+import { KeyAndDelete } from './asset-key.js';
 import { Timeline } from './asset-timeline.js';
 
 /** An asset's own page (`/assets/:id`): what it is, its tags, where it is now and where it has been. */
@@ -70,9 +70,13 @@ function TagList({ asset, onChanged }: { asset: AssetDetail; onChanged(): void }
   const { run, error } = action;
   const busy = action.busy || reload.waiting;
   const errors = new FormErrors(error, (f) => f === 'tag_type' || f === 'value');
+  // Attached, the value field is ready for the next tag; detached, the heading leads into
+  // the tags left.
+  const focusOnceDone = useFocusOnceDone(busy);
 
   const attach = (event: Event) => {
     event.preventDefault();
+    focusOnceDone(() => document.getElementById('attach-tag-value'));
     void run(async () => {
       await api<{ data: Tag }>(`/internal/assets/${asset.id}/tags`, {
         method: 'POST',
@@ -83,16 +87,20 @@ function TagList({ asset, onChanged }: { asset: AssetDetail; onChanged(): void }
       onChanged();
     });
   };
-  const detach = (tag: Tag) =>
-    run(async () => {
+  const detach = (tag: Tag) => {
+    focusOnceDone(() => document.getElementById('tags-title'));
+    return run(async () => {
       await api(`/internal/assets/${asset.id}/tags/${tag.id}`, { method: 'DELETE' });
       reload.changed();
       onChanged();
     });
+  };
 
   return (
     <section class="card" aria-labelledby="tags-title">
-      <h2 id="tags-title">Tags</h2>
+      <h2 id="tags-title" tabIndex={-1}>
+        Tags
+      </h2>
       {asset.tags.length === 0 ? (
         <p class="muted">No tags attached.</p>
       ) : (
@@ -228,68 +236,6 @@ function Details({ asset, onSaved }: { asset: AssetDetail; onSaved(asset: Asset)
   );
 }
 
-function KeyAndDelete({ asset, onRenamed }: { asset: AssetDetail; onRenamed(asset: Asset): void }) {
-  const [key, setKey] = useState(asset.external_key);
-  const [confirming, setConfirming] = useState(false);
-  const rename = useAction(async () => {
-    const res = await api<{ data: Asset }>(`/internal/assets/${asset.id}/rename`, {
-      method: 'POST',
-      body: { external_key: key },
-    });
-    onRenamed(res.data);
-  });
-  // Its error is shown under the question, apart from the rename's.
-  const remove = useAction(
-    async () => {
-      await api(`/internal/assets/${asset.id}`, { method: 'DELETE' });
-      navigate('/assets', { state: { deleted: asset.name } });
-    },
-    { busyAfterSuccess: true },
-  );
-  const busy = rename.busy || remove.busy;
-  const errors = new FormErrors(rename.error, (f) => f === 'external_key');
-
-  return (
-    <section class="card" aria-labelledby="key-title">
-      <h2 id="key-title">Key and removal</h2>
-      <form onSubmit={submitting(rename.run)} noValidate class="row compact">
-        <div class="field">
-          <label for="rename-key">External key</label>
-          <input
-            id="rename-key"
-            class="mono"
-            autocapitalize="off"
-            value={key}
-            onInput={(e) => setKey(e.currentTarget.value)}
-            {...errors.input('external_key', 'rename-key', 'rename-key-hint')}
-          />
-          <p class="hint" id="rename-key-hint">
-            Integrations that use the old key must switch to the new one.
-          </p>
-          <FieldMessage errors={errors} field="external_key" id="rename-key" />
-        </div>
-        <div class="field field-button">
-          <button type="submit" class="button secondary" disabled={busy || key === asset.external_key}>
-            Rename
-          </button>
-        </div>
-      </form>
-      <FormAlert errors={errors} />
-      <ConfirmedAction
-        label="Delete asset"
-        danger
-        asking={confirming}
-        onAsking={setConfirming}
-        question={`Delete “${asset.name}”? Its tags are released and its key can be used again; it cannot be restored.`}
-        yes="Yes, delete"
-        busy={busy}
-        onYes={remove.run}
-      />
-      <ErrorAlert error={remove.error} />
-    </section>
-  );
-}
-
 export function AssetPage({ assetId }: { assetId: string }) {
   const can = useCan();
   const [asset, setAsset] = useState<AssetDetail | null>(null);
@@ -362,7 +308,7 @@ export function AssetPage({ assetId }: { assetId: string }) {
       </section>
       <TagList asset={asset} onChanged={changed} />
       <Details asset={asset} onSaved={changed} />
-      {can('editor') && <KeyAndDelete key={asset.external_key} asset={asset} onRenamed={changed} />}
+      {can('editor') && <KeyAndDelete asset={asset} onRenamed={changed} />}
       <Timeline assetId={id} version={version} />
       <RecordActivity type="asset" id={id} version={version} />
     </main>

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, type Session, type SignUpState } from '../api.js';
-import { ErrorAlert } from '../components/errors.js';
+import { ErrorAlert, MessagesAlert } from '../components/errors.js';
+import { FormErrors } from '../components/form-errors.js';
 import { PageHeader } from '../components/page.js';
 import { AppCodeField, NewPasswordField, TextField } from '../components/text-field.js';
 import { submitting, useAction } from '../components/use-action.js';
@@ -150,11 +151,18 @@ export function SignIn({ onSession }: { onSession(session: Session): void }) {
   );
 }
 
+const SIGN_UP_FIELDS = new Set(['organization_name', 'email', 'password']);
+
 export function SignUp({ onSession }: { onSession(session: Session): void }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [organization, setOrganization] = useState('');
   const { error, busy, submit } = useCredentialsForm('/internal/auth/sign-up', onSession, next);
+  // The API's message for a field under that field, as on the other forms: a blank
+  // organization name showed only in an alert under the password, naming the API's field
+  // ("organization_name must not be blank"), and no input was marked.
+  const errors = new FormErrors(error, (field) => SIGN_UP_FIELDS.has(field));
+  const rest = errors.rest();
 
   return (
     <main class="auth-card" id="main">
@@ -162,7 +170,7 @@ export function SignUp({ onSession }: { onSession(session: Session): void }) {
       <PageHeader title="Create your organization" />
       <form
         onSubmit={submit({ email, password, organization_name: organization })}
-        aria-describedby={error ? 'sign-up-error' : undefined}
+        aria-describedby={rest.length > 0 ? 'sign-up-error' : undefined}
       >
         <TextField
           id="sign-up-organization"
@@ -172,6 +180,8 @@ export function SignUp({ onSession }: { onSession(session: Session): void }) {
           required
           value={organization}
           onValue={setOrganization}
+          errors={errors}
+          field="organization_name"
         />
         <TextField
           id="sign-up-email"
@@ -181,9 +191,18 @@ export function SignUp({ onSession }: { onSession(session: Session): void }) {
           required
           value={email}
           onValue={setEmail}
+          errors={errors}
+          field="email"
         />
-        <NewPasswordField id="sign-up-password" label="Password" value={password} onValue={setPassword} />
-        <ErrorAlert error={error} id="sign-up-error" />
+        <NewPasswordField
+          id="sign-up-password"
+          label="Password"
+          value={password}
+          onValue={setPassword}
+          errors={errors}
+          field="password"
+        />
+        {rest.length > 0 && <MessagesAlert messages={rest} id="sign-up-error" />}
         <button type="submit" class="button primary" disabled={busy}>
           {busy ? 'Creating…' : 'Create organization'}
         </button>

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { type ApiKey, api } from '../api.js';
 import { ConfirmedAction } from '../components/confirm.js';
 import { CopyField } from '../components/copy-field.js';
@@ -9,11 +9,11 @@ import { usePaged } from '../components/paging.js';
 import { ShownOncePanel } from '../components/shown-once.js';
 import { TableWrap } from '../components/table-wrap.js';
 import { TextField } from '../components/text-field.js';
-import { submitting, useAction } from '../components/use-action.js';
+import { focusLost, submitting, useAction } from '../components/use-action.js';
 import { formatDate, formatDateTime } from '../format.js';
+import { type Expiry, expiresAt, lastExpiryDate, today } from './key-expiry.js';
 
 type Access = 'none' | 'read' | 'write';
-type Expiry = 'never' | '30' | '90' | '365' | 'date';
 
 const RESOURCES: { id: 'assets' | 'locations' | 'tracking'; label: string; writable: boolean }[] = [
   { id: 'assets', label: 'Assets', writable: true },
@@ -32,24 +32,6 @@ export function scopesFor(access: Record<string, Access>): string[] {
   }
   return scopes;
 }
-
-const DAY = 86_400_000;
-
-/** The expiry to send: null (never), now + N days, or the end of the chosen day (local time). */
-export function expiresAt(expiry: Expiry, date: string, now = Date.now()): string | null {
-  if (expiry === 'never') return null;
-  if (expiry === 'date') {
-    const [y, m, d] = date.split('-').map(Number);
-    if (!y || !m || !d) throw new Error('Choose the date the key expires.');
-    return new Date(y, m - 1, d, 23, 59, 59, 999).toISOString();
-  }
-  return new Date(now + Number(expiry) * DAY).toISOString();
-}
-
-const today = () => {
-  const d = new Date(Date.now() + DAY);
-  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
-};
 
 function MintedKey({ name, token, onDone }: { name: string; token: string; onDone(): void }) {
   return (
@@ -77,6 +59,7 @@ function MintForm({ onMinted }: { onMinted(name: string, token: string): void })
   });
   const [expiry, setExpiry] = useState<Expiry>('90');
   const [date, setDate] = useState('');
+  const last = lastExpiryDate();
 
   const { run, busy, error } = useAction(async () => {
     const res = await api<{ data: ApiKey; token: string }>('/internal/keys', {
@@ -140,6 +123,8 @@ function MintForm({ onMinted }: { onMinted(name: string, token: string): void })
             type="date"
             required
             min={today()}
+            max={last}
+            hint={`The key stops working at the end of that day (your time zone); ${formatDate(expiresAt('date', last))} at the latest, ten years (3650 days) from now.`}
             value={date}
             onValue={setDate}
           />
@@ -154,18 +139,32 @@ function MintForm({ onMinted }: { onMinted(name: string, token: string): void })
   );
 }
 
-function StatusBadge({ status }: { status: ApiKey['status'] }) {
-  return <span class={`badge badge-${status}`}>{status}</span>;
+function StatusBadge({ status, id }: { status: ApiKey['status']; id?: string }) {
+  return (
+    <span class={`badge badge-${status}`} id={id} tabIndex={id ? -1 : undefined}>
+      {status}
+    </span>
+  );
 }
 
 function KeyRow({ item, onRevoked }: { item: ApiKey; onRevoked(): void }) {
   const [confirming, setConfirming] = useState(false);
+  // Revoked, the row loses its Revoke (and the question), with the focus in it: it fell to
+  // the page body. Once the reload shows the key revoked, its status takes the focus.
+  const revoked = useRef(false);
+  const statusId = `key-${item.id}-status`;
+  useEffect(() => {
+    if (!revoked.current || item.status === 'active') return;
+    revoked.current = false;
+    if (focusLost()) document.getElementById(statusId)?.focus();
+  }, [item.status]);
   const {
     run: revoke,
     busy,
     error,
   } = useAction(async () => {
     await api(`/internal/keys/${encodeURIComponent(item.id)}/revoke`, { method: 'POST' });
+    revoked.current = true;
     setConfirming(false);
     onRevoked();
   });
@@ -195,7 +194,7 @@ function KeyRow({ item, onRevoked }: { item: ApiKey; onRevoked(): void }) {
       <td>{item.expires_at ? formatDate(item.expires_at) : 'never'}</td>
       <td>{formatDateTime(item.last_used_at, 'never')}</td>
       <td>
-        <StatusBadge status={item.status} />
+        <StatusBadge status={item.status} id={statusId} />
       </td>
       <td class="actions">
         {item.status === 'active' && (

@@ -7,7 +7,7 @@ import { FieldMessage, FormAlert, FormErrors } from '../components/form-errors.j
 import { isEmpty, Pager, usePaged } from '../components/paging.js';
 import { ActiveCheckbox, DescriptionField } from '../components/record-fields.js';
 import { TAG_TYPES, tagTypeLabel } from '../components/tag-capture.js';
-import { submitting, useAction, useRequestThenReload } from '../components/use-action.js';
+import { submitting, useAction, useFocusOnceDone, useRequestThenReload } from '../components/use-action.js';
 import { useDraft } from '../components/use-draft.js';
 import { formatDateTime } from '../format.js';
 import { useLiveRefresh } from '../live.js';
@@ -263,19 +263,27 @@ function Tags({
   // a second click would send it again (and show the second answer's "already attached" or 404).
   const { run, busy, error } = useRequestThenReload(onChanged, location);
   const id = `tags-${location.id}`;
+  // Attached, the value field is ready for the next tag; detached, the heading leads into
+  // the tags left.
+  const focusOnceDone = useFocusOnceDone(busy);
 
   const attach = async (event: Event) => {
     event.preventDefault();
+    focusOnceDone(() => document.getElementById(`${id}-value`));
     const body = { tag_type: type, value: value.trim() };
     if (await run(() => api(`/internal/locations/${location.id}/tags`, { method: 'POST', body })))
       setValue('');
   };
-  const detach = (tag: Tag) =>
-    run(() => api(`/internal/locations/${location.id}/tags/${tag.id}`, { method: 'DELETE' }));
+  const detach = (tag: Tag) => {
+    focusOnceDone(() => document.getElementById(`${id}-title`));
+    return run(() => api(`/internal/locations/${location.id}/tags/${tag.id}`, { method: 'DELETE' }));
+  };
 
   return (
     <section class="card" aria-labelledby={`${id}-title`}>
-      <h3 id={`${id}-title`}>Tags</h3>
+      <h3 id={`${id}-title`} tabIndex={-1}>
+        Tags
+      </h3>
       {location.tags.length === 0 ? (
         <p class="muted">No tags: readers and handhelds can name this location by its key only.</p>
       ) : (

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, type Invitation, type IssuedInvitation, type Member, type Role } from '../api.js';
 import { ConfirmedAction } from '../components/confirm.js';
 import { CopyField } from '../components/copy-field.js';
@@ -128,6 +128,11 @@ function MemberRow({ member, onChanged }: { member: Member; onChanged(): void })
   const [role, setRole] = useState<Role>(member.role);
   const you = String(member.id) === String(session.user.id);
   const { run: act, busy, error } = useRequestThenReload(onChanged);
+  // The stored role once it reloads (this change, or one made elsewhere). The row was keyed
+  // by the role to start over with it, which remounted the row after every change and
+  // dropped the focus from its select to the page body: a keyboard user choosing roles with
+  // the arrow keys lost their place at the first change.
+  useEffect(() => setRole(member.role), [member.role]);
   const changeRole = async (next: Role) => {
     setRole(next);
     const saved = await act(async () => {
@@ -262,7 +267,7 @@ export function MembersPage() {
             <TableHead columns={['Email', 'Role', 'Joined', 'Two-factor']} actions />
             <tbody>
               {members.rows.map((m) => (
-                <MemberRow key={`${m.id}-${m.role}`} member={m} onChanged={members.reload} />
+                <MemberRow key={m.id} member={m} onChanged={members.reload} />
               ))}
             </tbody>
           </table>

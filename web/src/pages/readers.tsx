@@ -194,7 +194,9 @@ function ReaderCard({
         <ReaderProblems readerId={reader.id} readerName={reader.name} />
       )}
       {admin && <MqttAccess reader={reader} onRotated={onRotated} onChanged={onChanged} />}
-      <h4>Scan points</h4>
+      <h4 id={`reader-${reader.id}-scan-points`} tabIndex={-1}>
+        Scan points
+      </h4>
       {reader.scan_points.length === 0 ? (
         <p class="muted">No antenna mapped yet: reads from this reader place nothing.</p>
       ) : (

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, type Session } from '../api.js';
 import { ErrorAlert } from '../components/errors.js';
 import { AppCodeField, TextField } from '../components/text-field.js';
@@ -34,6 +34,18 @@ export function TwoFactorCard() {
   // One action at a time (start, confirm, turn off); a failed load shows in its alert too.
   const { run, busy, error, setError } = useAction((work: () => Promise<void>) => work());
   const [shownCodes, setShownCodes] = useState<string[] | null>(null);
+  // Each step replaces the control that was pressed (Set up, Turn off, the codes panel's
+  // "I have saved them"), and the focus fell to nothing: a keyboard user started again from
+  // the top and a screen reader said nothing of the new state. The id of what takes the
+  // focus once the step's outcome has rendered: the enrolment's instructions, or the line
+  // saying whether two-factor sign-in is on.
+  const focusNext = useRef<string | null>(null);
+  useEffect(() => {
+    const target = focusNext.current && document.getElementById(focusNext.current);
+    if (!target) return;
+    focusNext.current = null;
+    target.focus();
+  });
 
   useEffect(() => {
     api<{ data: TotpStatus }>('/internal/account/totp')
@@ -45,6 +57,7 @@ export function TwoFactorCard() {
     run(async () => {
       const res = await api<{ data: Enrolment }>('/internal/account/totp/enrolment', { method: 'POST' });
       setEnrolment(res.data);
+      focusNext.current = 'totp-enrol-intro';
     });
 
   const confirm = (event: Event) => {
@@ -76,6 +89,7 @@ export function TwoFactorCard() {
       setStatus((await api<{ data: TotpStatus }>('/internal/account/totp')).data);
       setPassword('');
       setCode('');
+      focusNext.current = 'totp-state';
     });
   };
 
@@ -96,6 +110,7 @@ export function TwoFactorCard() {
           codes={shownCodes}
           onDone={() => {
             setShownCodes(null);
+            focusNext.current = 'totp-state';
             api<{ data: TotpStatus }>('/internal/account/totp')
               .then((res) => setStatus(res.data))
               .catch(setError);
@@ -104,7 +119,7 @@ export function TwoFactorCard() {
       ) : status.enabled ? (
         <>
           <form onSubmit={disable}>
-            <p>
+            <p id="totp-state" tabIndex={-1}>
               On: signing in needs a code from your authenticator app.
               {status.required && ' Your organization requires it, so it cannot be turned off.'}
             </p>
@@ -131,7 +146,7 @@ export function TwoFactorCard() {
         </>
       ) : enrolment ? (
         <form onSubmit={confirm}>
-          <p>
+          <p id="totp-enrol-intro" tabIndex={-1}>
             Add this account to an authenticator app: scan the QR code, paste the link into it, or type the
             secret. Then enter the code it shows.
           </p>
@@ -168,7 +183,9 @@ export function TwoFactorCard() {
         </form>
       ) : (
         <>
-          <p>Off: your password alone signs you in. With it on, signing in also needs a code from an app.</p>
+          <p id="totp-state" tabIndex={-1}>
+            Off: your password alone signs you in. With it on, signing in also needs a code from an app.
+          </p>
           <ErrorAlert error={error} />
           <button type="button" class="button primary" disabled={busy} onClick={start}>
             Set up two-factor sign-in
