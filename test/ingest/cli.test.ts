@@ -373,6 +373,51 @@ describe('tagtrail scans import', () => {
     ]);
   });
 
+  it('takes a file saved with a byte order mark and CRLF line ends (Windows editors, spreadsheet exports)', async () => {
+    const f = await ingestFixture(t);
+    const dock = await f.location('BOM-DOCK');
+    await f.asset('E20000000000000000040001', 'BOM-A1');
+    const lines = [0, 1].map((i) =>
+      JSON.stringify({
+        observed_at: `2026-03-02T00:00:0${i}Z`,
+        asset_external_key: 'BOM-A1',
+        location_id: dock,
+      }),
+    );
+    const file = join(dir, 'bom.ndjson');
+    await writeFile(file, `\uFEFF${lines.join('\r\n')}\r\n`);
+    const { stdout, code } = await tagtrail('scans', 'import', '--org', String(f.orgId), file, '--json');
+    expect(JSON.parse(stdout)).toEqual({ applied: 2, unknown: 0, invalid: 0, lines: 2, errors: [] });
+    expect(code).toBe(0);
+  });
+
+  it('refuses a line over 1 MiB without holding it, and applies the lines around it', async () => {
+    const f = await ingestFixture(t);
+    const dock = await f.location('HUGE-DOCK');
+    await f.asset('E20000000000000000050001', 'HUGE-A1');
+    const record = (i: number, extra = {}) =>
+      JSON.stringify({
+        observed_at: `2026-03-03T00:00:0${i}Z`,
+        asset_external_key: 'HUGE-A1',
+        location_id: dock,
+        ...extra,
+      });
+    const file = join(dir, 'huge.ndjson');
+    await writeFile(
+      file,
+      `${record(0)}\n${record(1, { note: 'x'.repeat(2 * 1024 * 1024) })}\n${record(2)}\n`,
+    );
+    const { stdout, code } = await tagtrail('scans', 'import', '--org', String(f.orgId), file, '--json');
+    expect(JSON.parse(stdout)).toEqual({
+      applied: 2,
+      unknown: 0,
+      invalid: 1,
+      lines: 3,
+      errors: ['line 2: line is longer than 1048576 bytes'],
+    });
+    expect(code).toBe(3);
+  });
+
   it('refuses an unknown organization and a missing file', async () => {
     await expect(tagtrail('scans', 'import', '--org', '2147483000', join(dir, 'none'))).rejects.toThrow(
       /organization 2147483000 not found/,
