@@ -25,7 +25,10 @@ export interface ImportOptions {
   maxErrors?: number;
   /** Longest line taken, in bytes without its line end; a longer one is refused. Default 1 MiB. */
   maxLineBytes?: number;
-  /** Called after every batch, and once more at the end. */
+  /**
+   * Called after every batch, after every `batchSize` lines that stored no batch (a run of
+   * refused lines), and once more at the end.
+   */
   onBatch?: (progress: ImportProgress) => void;
 }
 
@@ -68,6 +71,9 @@ export async function importScanRecords(
     summary.errors = first.map((p) => `line ${p.line}: ${p.reason}`);
   };
   let batch: Pending[] = [];
+  // Lines read when progress was last reported: a long run of refused lines stores no batch,
+  // and the bar would stand still through it.
+  let reportedAt = 0;
 
   const flush = async () => {
     if (batch.length === 0) return;
@@ -82,11 +88,16 @@ export async function importScanRecords(
     summary.applied += outcome.good;
     summary.unknown += outcome.unknown;
     for (const { index, reason } of outcome.rejected ?? []) problem(current[index]!.line, reason);
+    reportedAt = summary.lines;
     options.onBatch?.(progressOf(summary));
   };
 
   const maxLineBytes = options.maxLineBytes ?? MAX_LINE_BYTES;
   for await (const { text: read, bytes } of ndjsonLines(input, maxLineBytes)) {
+    if (summary.lines - reportedAt >= batchSize) {
+      reportedAt = summary.lines;
+      options.onBatch?.(progressOf(summary));
+    }
     const line = ++summary.lines;
     summary.bytes += bytes;
     if (read === null) {

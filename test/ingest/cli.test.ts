@@ -330,6 +330,24 @@ describe('tagtrail scans import', () => {
     expect(stdout).not.toContain('\r');
   });
 
+  it('moves the bar through a run of refused lines too, which store no batch', async () => {
+    const f = await ingestFixture(t);
+    const file = join(dir, 'refused-run.ndjson');
+    await writeFile(file, 'not json\n'.repeat(1200));
+    const { stderr, code } = await tagtrailOn(
+      { tty: true },
+      'scans',
+      'import',
+      '--org',
+      String(f.orgId),
+      file,
+    );
+    expect(code).toBe(3);
+    // The first drawing is never held back: it comes after the first 500 lines, not at the end.
+    const ESC = String.fromCharCode(27);
+    expect(stderr.split(`${ESC}[K`)[0]).toMatch(/^\r\[#*\.*\] 500 lines: 0 applied, 0 unknown, 500 invalid$/);
+  });
+
   it('refuses a line naming no location even when its asset is unknown too', async () => {
     const f = await ingestFixture(t);
     const dock = await f.location('LOC-DOCK');
