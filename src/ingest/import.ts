@@ -1,12 +1,12 @@
-import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
+import { ndjsonLines } from './ndjson-lines.js';
 import { parseScanRecord, type ScanRecord } from './records.js';
 import type { IngestService } from './service.js';
 
 export interface ImportProgress {
   /** Lines read so far (blank lines included). */
   lines: number;
-  /** Bytes of those lines, line ends included (as UTF-8, a CRLF counted as one byte less). */
+  /** Bytes of those lines as read, line ends included. */
   bytes: number;
   applied: number;
   unknown: number;
@@ -23,9 +23,17 @@ export interface ImportOptions {
   batchSize?: number;
   /** How many problems the summary lists. Default 20. */
   maxErrors?: number;
-  /** Called after every batch, and once more at the end. */
+  /** Longest line taken, in bytes without its line end; a longer one is refused. Default 1 MiB. */
+  maxLineBytes?: number;
+  /**
+   * Called after every batch, after every `batchSize` lines that stored no batch (a run of
+   * refused lines), and once more at the end.
+   */
   onBatch?: (progress: ImportProgress) => void;
 }
+
+/** Longest line an import takes: a scan record is a few hundred bytes. */
+export const MAX_LINE_BYTES = 1024 * 1024;
 
 interface Pending {
   record: ScanRecord;
@@ -63,6 +71,9 @@ export async function importScanRecords(
     summary.errors = first.map((p) => `line ${p.line}: ${p.reason}`);
   };
   let batch: Pending[] = [];
+  // Lines read when progress was last reported: a long run of refused lines stores no batch,
+  // and the bar would stand still through it.
+  let reportedAt = 0;
 
   const flush = async () => {
     if (batch.length === 0) return;
@@ -77,13 +88,24 @@ export async function importScanRecords(
     summary.applied += outcome.good;
     summary.unknown += outcome.unknown;
     for (const { index, reason } of outcome.rejected ?? []) problem(current[index]!.line, reason);
+    reportedAt = summary.lines;
     options.onBatch?.(progressOf(summary));
   };
 
-  const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
-  for await (const text of lines) {
+  const maxLineBytes = options.maxLineBytes ?? MAX_LINE_BYTES;
+  for await (const { text: read, bytes } of ndjsonLines(input, maxLineBytes)) {
+    if (summary.lines - reportedAt >= batchSize) {
+      reportedAt = summary.lines;
+      options.onBatch?.(progressOf(summary));
+    }
     const line = ++summary.lines;
-    summary.bytes += Buffer.byteLength(text) + 1;
+    summary.bytes += bytes;
+    if (read === null) {
+      problem(line, `line is longer than ${maxLineBytes} bytes`);
+      continue;
+    }
+    // Windows editors and spreadsheet exports start UTF-8 files with a byte order mark.
+    const text = line === 1 && read.charCodeAt(0) === 0xfeff ? read.slice(1) : read;
     if (text.trim() === '') continue;
     let value: unknown;
     try {

@@ -241,4 +241,46 @@ describe('GET /metrics', () => {
     expect(delta('tagtrail_ingest_messages_total', labels)).toBe(1);
     expect(delta('tagtrail_ingest_reads_total', { family: 'generic-json', outcome: 'ingested' })).toBe(1);
   });
+
+  it('counts a webhook message that could not be stored as failed, with its family and source', async () => {
+    const f = await ingestFixture(t);
+    const dock = await f.location();
+    await f.asset('E2000000000000000000B301');
+    const { reader, secret } = await f.reader('impinj-r700', [[null, dock]], { webhook: true });
+    // Booking the message (its reader's counters) fails as it would with a grant taken away
+    // (SQLSTATE class 42): a failure that may pass another time, so the message is refused.
+    const pool = t.database.db.pool;
+    await pool.query(`CREATE FUNCTION refuse_reader_${reader.id}() RETURNS trigger LANGUAGE plpgsql AS
+      $$ BEGIN RAISE EXCEPTION 'no booking in this test' USING ERRCODE = '42501'; END $$`);
+    await pool.query(`CREATE TRIGGER refuse_reader_${reader.id} BEFORE UPDATE ON readers FOR EACH ROW
+      WHEN (NEW.id = ${reader.id}) EXECUTE FUNCTION refuse_reader_${reader.id}()`);
+    const labels = { family: 'impinj-r700', source: 'webhook' };
+    const before = await scrape();
+    try {
+      const res = await fetch(`${running.url}/ingest/v1/readers/${reader.id}/messages`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify([
+          {
+            timestamp: new Date().toISOString(),
+            eventType: 'tagInventory',
+            tagInventoryEvent: { epcHex: 'E2000000000000000000B301', antennaPort: 1 },
+          },
+        ]),
+      });
+      expect(res.status).toBe(500);
+    } finally {
+      await pool.query(`DROP TRIGGER refuse_reader_${reader.id} ON readers`);
+      await pool.query(`DROP FUNCTION refuse_reader_${reader.id}()`);
+    }
+    const after = await scrape();
+    expect(
+      after.value('tagtrail_ingest_messages_failed_total', labels) -
+        before.value('tagtrail_ingest_messages_failed_total', labels),
+    ).toBe(1);
+    expect(after.value('tagtrail_ingest_messages_total', labels)).toBe(
+      before.value('tagtrail_ingest_messages_total', labels),
+    );
+    expect(await f.readerCounters(reader.id)).toEqual({ good: 0, bad: 0, unknown: 0 });
+  });
 });

@@ -148,4 +148,13 @@ describe('impinj-r700', () => {
     ];
     expect(parsePayload('impinj-r700', JSON.stringify(others))).toEqual({ reads: [], errors: [], failed: 0 });
   });
+
+  it('reads an event without eventType that has a tagInventoryEvent (older client code), as documented', () => {
+    const result = parsePayload(
+      'impinj-r700',
+      '{"timestamp":"2024-06-01T12:00:00Z","tagInventoryEvent":{"epcHex":"E280","antennaPort":2}}\n{"timestamp":"2024-06-01T12:00:00Z"}',
+    );
+    expect(result.reads.map((r) => [r.tagValue, r.antenna])).toEqual([['E280', 2]]);
+    expect(result.errors).toEqual(['event 2: not an Impinj IoT event: no eventType']);
+  });
 });

@@ -70,6 +70,16 @@ describe('zebra-fx', () => {
     expect(mac.reads[0]?.readerId).toBe('84:24:8D:EE:CC:A8');
   });
 
+  it('takes data.rssi when peakRssi is absent or null (null is absent, as for every field)', () => {
+    for (const peakRssi of [undefined, null]) {
+      const event = tagEvent('E280', 1, { peakRssi, rssi: -61 });
+      expect(parsePayload('zebra-fx', JSON.stringify(event)).reads[0]?.rssi).toBe(-61);
+    }
+    expect(parsePayload('zebra-fx', JSON.stringify(tagEvent('E280', 1, { rssi: -61 }))).reads[0]?.rssi).toBe(
+      -55,
+    );
+  });
+
   it('keeps the good objects around malformed ones', () => {
     const payload = [
       JSON.stringify(events[0]),

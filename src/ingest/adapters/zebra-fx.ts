@@ -43,8 +43,9 @@ function tagData(event: unknown, out: Collector): void {
     tagValue = epcOfFastId(tagValue, data.PC);
   }
   const antenna = antennaField(data.antenna, 'data.antenna');
+  // null is absent here as for every field: a reader that nulls peakRssi may still report rssi.
   const rssi =
-    data.peakRssi !== undefined
+    data.peakRssi !== undefined && data.peakRssi !== null
       ? numberField(data.peakRssi, 'data.peakRssi')
       : numberField(data.rssi, 'data.rssi');
   out.reads.push({

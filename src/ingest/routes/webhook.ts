@@ -4,6 +4,7 @@ import { takeToken } from '../../http/rate-limit/gate.js';
 import type { RateLimitStore } from '../../http/rate-limit/types.js';
 import { MAX_ID } from '../../http/schemas/common.js';
 import type { ReaderRef } from '../directory.js';
+import type { IngestOutcome } from '../outcome.js';
 import type { ReaderService } from '../readers-service.js';
 import type { IngestService } from '../service.js';
 
@@ -62,7 +63,15 @@ export const readerWebhookRoutes =
         const reader = authenticated.get(request);
         if (!reader) throw new Error('reader webhook handler reached without its onRequest authentication');
         const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-        const outcome = await ingest.readerMessage(reader, body, 'webhook', receivedAt);
+        let outcome: IngestOutcome;
+        try {
+          outcome = await ingest.readerMessage(reader, body, 'webhook', receivedAt);
+        } catch (err) {
+          // Answered 500 or 503 and left to the reader's retry, as MQTT leaves it unacknowledged:
+          // counted as the MQTT paths count theirs, or the messages-failing alert never sees it.
+          ingest.instruments.messageFailed({ family: reader.family, source: 'webhook' });
+          throw err;
+        }
         if (outcome.errors.length > 0) {
           request.log.warn(
             { readerId: reader.id, bad: outcome.bad, errors: outcome.errors.slice(0, 5) },
