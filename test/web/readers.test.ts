@@ -101,12 +101,14 @@ describe.skipIf(!hasChromium)('readers page in Chromium', { timeout: 60_000 }, (
     await card.getByText('Antenna 1 → Dock 1 (DOCK-1)').waitFor();
     await browser.screenshot('readers');
 
-    // Editing the reader: the API's refusal shown in the form, then a new identity and topic.
+    // Editing the reader: the API's refusal shown under the topic field, then a new identity and topic.
     await card.getByRole('button', { name: 'Edit reader Dock door reader' }).click();
     const edit = card.getByRole('form', { name: 'Edit reader Dock door reader' });
     await edit.getByLabel('MQTT topic').fill('acme/dock-1/#');
     await edit.getByRole('button', { name: 'Save reader' }).click();
-    await expect.poll(() => edit.getByRole('alert').textContent()).toContain('without the wildcards');
+    await expect.poll(() => edit.locator('.field-error').textContent()).toContain('without the wildcards');
+    expect(await edit.getByLabel('MQTT topic').getAttribute('aria-invalid')).toBe('true');
+    expect(await edit.getByRole('alert').textContent()).toBe('Check the field marked above.');
     await edit.getByLabel('MQTT topic').fill('acme/dock-1/r700');
     await edit.getByLabel('Identity').fill('r700-dock-1b');
     expect(await seriousAxeViolations(page), 'axe on the reader edit form').toEqual([]);

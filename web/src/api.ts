@@ -47,6 +47,13 @@ export class ApiError extends Error {
   }
 }
 
+/** A readable message for anything a call can throw. */
+export function messagesOf(error: unknown): string[] {
+  if (error instanceof ApiError) return error.messages;
+  if (error instanceof Error) return [error.message];
+  return [String(error)];
+}
+
 let csrfToken: string | null = null;
 let onUnauthorized: (() => void) | null = null;
 

@@ -1,11 +1,4 @@
-import { ApiError } from '../api.js';
-
-/** A readable message for anything a call can throw. */
-export function messagesOf(error: unknown): string[] {
-  if (error instanceof ApiError) return error.messages;
-  if (error instanceof Error) return [error.message];
-  return [String(error)];
-}
+import { messagesOf } from '../api.js';
 
 /** Errors shown next to the form or list they belong to; announced when they appear. */
 export function ErrorAlert({ error, id }: { error: unknown; id?: string }) {

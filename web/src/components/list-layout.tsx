@@ -5,7 +5,9 @@ import { isEmpty, type Paged, Pager } from './paging.js';
 /**
  * A titled section around one paged list: the list's load error above it and its pager
  * below, so every list page reports a failed load and pages the same way. `id` names the
- * heading (`<id>-title`), which labels the section.
+ * heading (`<id>-title`), which labels the section and can take the focus: an item that
+ * removes itself (a webhook deleted, an invitation revoked) hands it there, leading into
+ * the items left, instead of dropping it to the page body with its own buttons.
  */
 export function ListSection({
   id,
@@ -23,7 +25,9 @@ export function ListSection({
   const titleId = `${id}-title`;
   return (
     <section aria-labelledby={titleId}>
-      <h2 id={titleId}>{title}</h2>
+      <h2 id={titleId} tabIndex={-1}>
+        {title}
+      </h2>
       <ErrorAlert error={list.error} />
       {children}
       <Pager paged={list} label={pagerLabel} />
@@ -35,6 +39,9 @@ export function ListSection({
  * A table's header row of plain column names; `actions` adds the last column, of each
  * row's buttons, named for screen readers only (its buttons say what they do).
  */
+/** Gives the focus to a ListSection's heading (see there). */
+export const focusListTitle = (id: string): void => document.getElementById(`${id}-title`)?.focus();
+
 export function TableHead({ columns, actions = false }: { columns: string[]; actions?: boolean }) {
   return (
     <thead>

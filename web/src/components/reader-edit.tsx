@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, type Reader } from '../api.js';
-import { ErrorAlert } from './errors.js';
+import { FormAlert, useFormErrors } from './form-errors.js';
 import type { ShownSecrets } from './reader-credentials.js';
 import { ReaderTopicField, TextField } from './text-field.js';
 import { submitting, useAction } from './use-action.js';
@@ -11,6 +11,12 @@ export const FAMILIES: { id: string; label: string }[] = [
   { id: 'csl-cs463', label: 'CSL CS463' },
   { id: 'generic-json', label: 'Generic JSON' },
 ];
+
+/**
+ * The fields the reader forms show the API's messages under (a topic with `+` or `#`, a
+ * blank name): in an alert above the button they left the person to find the field.
+ */
+export const READER_FIELDS = new Set(['name', 'identity', 'topic']);
 
 export const familyLabel = (id: string) => FAMILIES.find((f) => f.id === id)?.label ?? id;
 
@@ -74,16 +80,45 @@ export function EditReader({
       res.webhook_secret ? { reader: res.data, mqttPassword: null, webhookSecret: res.webhook_secret } : null,
     );
   });
+  const errors = useFormErrors(error, (field) => READER_FIELDS.has(field));
 
   return (
-    <form class="reader-edit" onSubmit={submitting(run)} aria-label={`Edit reader ${reader.name}`}>
+    <form
+      class="reader-edit"
+      onSubmit={submitting(run)}
+      aria-label={`Edit reader ${reader.name}`}
+      {...errors.listeners}
+    >
       <div class="row">
-        <TextField id={`${id}-name`} label="Name" required value={name} onValue={setName} />
+        <TextField
+          id={`${id}-name`}
+          label="Name"
+          required
+          value={name}
+          onValue={setName}
+          errors={errors}
+          field="name"
+        />
         <FamilyField id={`${id}-family`} value={family} onValue={setFamily} />
       </div>
       <div class="row">
-        <TextField id={`${id}-identity`} label="Identity" required value={identity} onValue={setIdentity} />
-        <ReaderTopicField id={`${id}-topic`} label="MQTT topic" value={topic} onValue={setTopic} />
+        <TextField
+          id={`${id}-identity`}
+          label="Identity"
+          required
+          value={identity}
+          onValue={setIdentity}
+          errors={errors}
+          field="identity"
+        />
+        <ReaderTopicField
+          id={`${id}-topic`}
+          label="MQTT topic"
+          value={topic}
+          onValue={setTopic}
+          errors={errors}
+          field="topic"
+        />
       </div>
       <label class="checkbox">
         <input type="checkbox" checked={webhook} onChange={(e) => setWebhook(e.currentTarget.checked)} />
@@ -91,7 +126,7 @@ export function EditReader({
           ? 'Accept reads over the HTTP webhook (unticking withdraws its secret)'
           : 'Also accept reads over the HTTP webhook (issues a secret, shown once)'}
       </label>
-      <ErrorAlert error={error} />
+      <FormAlert errors={errors} />
       <div class="card-actions">
         <button type="submit" class="button primary" disabled={busy}>
           Save reader

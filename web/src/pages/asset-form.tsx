@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { type Asset, api } from '../api.js';
 import { DraftConflict, saveAttributes } from '../components/draft-conflict.js';
-import { FieldMessage, FormAlert, FormErrors } from '../components/form-errors.js';
+import { FieldMessage, FormAlert, useFormErrors } from '../components/form-errors.js';
 import { ActiveCheckbox, DescriptionField } from '../components/record-fields.js';
 import { TagFields } from '../components/tag-capture.js';
 import { submitting, useAction } from '../components/use-action.js';
@@ -64,7 +64,7 @@ export function AssetForm({
   );
   const [metaProblems, setMetaProblems] = useState(new Map<number, string>());
   const { run, busy, error } = useAction(() => save());
-  const errors = new FormErrors(error, (field) => INLINE.test(field));
+  const errors = useFormErrors(error, (field) => INLINE.test(field));
   const prefix = asset ? `asset-${asset.id}` : 'new-asset';
 
   // Declared after the hook that calls it: the action runs the latest render's save.
@@ -112,7 +112,13 @@ export function AssetForm({
   const input = (field: string, id: string, hint?: string) => errors.input(field, id, hint);
 
   return (
-    <form class="card asset-form" onSubmit={submitting(run)} aria-labelledby={`${prefix}-title`} noValidate>
+    <form
+      class="card asset-form"
+      onSubmit={submitting(run)}
+      aria-labelledby={`${prefix}-title`}
+      noValidate
+      {...errors.listeners}
+    >
       <h2 id={`${prefix}-title`}>{editing ? 'Edit details' : 'What it is'}</h2>
       {kept && (
         <p class="alert alert-warning" role="status" id={`${prefix}-restored`}>
@@ -195,7 +201,7 @@ export function AssetForm({
         </div>
       </div>
 
-      <fieldset>
+      <fieldset data-error-field="metadata">
         <legend>Metadata</legend>
         <p class="hint" id={`${prefix}-meta-hint`}>
           One key per row; each value is JSON: "text" in quotes, 12, true, ["a", "b"], {'{"k": 1}'}.

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { type Asset, type AssetDetail, api } from '../api.js';
 import { ConfirmedAction } from '../components/confirm.js';
 import { ErrorAlert } from '../components/errors.js';
-import { FieldMessage, FormAlert, FormErrors } from '../components/form-errors.js';
+import { FieldMessage, FormAlert, useFormErrors } from '../components/form-errors.js';
 import { submitting, useAction } from '../components/use-action.js';
 import { navigate } from '../router.js';
 
@@ -34,12 +34,12 @@ export function KeyAndDelete({ asset, onRenamed }: { asset: AssetDetail; onRenam
     { busyAfterSuccess: true },
   );
   const busy = rename.busy || remove.busy;
-  const errors = new FormErrors(rename.error, (f) => f === 'external_key');
+  const errors = useFormErrors(rename.error, (f) => f === 'external_key');
 
   return (
     <section class="card" aria-labelledby="key-title">
       <h2 id="key-title">Key and removal</h2>
-      <form onSubmit={submitting(rename.run)} noValidate class="row compact">
+      <form onSubmit={submitting(rename.run)} noValidate class="row compact" {...errors.listeners}>
         <div class="field">
           <label for="rename-key">External key</label>
           <input

@@ -2,7 +2,7 @@ import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, type Asset, type AssetDetail, api, type Tag, type TagType } from '../api.js';
 import { RecordActivity } from '../components/activity-list.js';
 import { ErrorAlert } from '../components/errors.js';
-import { FieldMessage, FormAlert, FormErrors } from '../components/form-errors.js';
+import { FieldMessage, FormAlert, useFormErrors } from '../components/form-errors.js';
 import { PageHeader } from '../components/page.js';
 import { TableWrap } from '../components/table-wrap.js';
 import { TagFields, tagTypeLabel } from '../components/tag-capture.js';
@@ -69,7 +69,7 @@ function TagList({ asset, onChanged }: { asset: AssetDetail; onChanged(): void }
   const action = useAction((request: () => Promise<unknown>) => request());
   const { run, error } = action;
   const busy = action.busy || reload.waiting;
-  const errors = new FormErrors(error, (f) => f === 'tag_type' || f === 'value');
+  const errors = useFormErrors(error, (f) => f === 'tag_type' || f === 'value');
   // Attached, the value field is ready for the next tag; detached, the heading leads into
   // the tags left.
   const focusOnceDone = useFocusOnceDone(busy);
@@ -125,7 +125,7 @@ function TagList({ asset, onChanged }: { asset: AssetDetail; onChanged(): void }
         </ul>
       )}
       {can('editor') && (
-        <form onSubmit={attach} aria-label="Attach a tag" noValidate>
+        <form onSubmit={attach} aria-label="Attach a tag" noValidate {...errors.listeners}>
           <TagFields
             id="attach-tag"
             label="New tag"

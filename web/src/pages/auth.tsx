@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, type Session, type SignUpState } from '../api.js';
 import { ErrorAlert, MessagesAlert } from '../components/errors.js';
-import { FormErrors } from '../components/form-errors.js';
+import { useFormErrors } from '../components/form-errors.js';
 import { PageHeader } from '../components/page.js';
 import { AppCodeField, NewPasswordField, TextField } from '../components/text-field.js';
 import { submitting, useAction } from '../components/use-action.js';
@@ -161,7 +161,7 @@ export function SignUp({ onSession }: { onSession(session: Session): void }) {
   // The API's message for a field under that field, as on the other forms: a blank
   // organization name showed only in an alert under the password, naming the API's field
   // ("organization_name must not be blank"), and no input was marked.
-  const errors = new FormErrors(error, (field) => SIGN_UP_FIELDS.has(field));
+  const errors = useFormErrors(error, (field) => SIGN_UP_FIELDS.has(field));
   const rest = errors.rest();
 
   return (
@@ -171,6 +171,7 @@ export function SignUp({ onSession }: { onSession(session: Session): void }) {
       <form
         onSubmit={submit({ email, password, organization_name: organization })}
         aria-describedby={rest.length > 0 ? 'sign-up-error' : undefined}
+        {...errors.listeners}
       >
         <TextField
           id="sign-up-organization"

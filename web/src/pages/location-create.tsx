@@ -1,6 +1,6 @@
 import { useRef, useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { FieldMessage, FormAlert, FormErrors } from '../components/form-errors.js';
+import { FieldMessage, FormAlert, useFormErrors } from '../components/form-errors.js';
 import { useKeptInput } from '../components/kept-input.js';
 import { submitting, useAction } from '../components/use-action.js';
 import type { LocationRecord } from './location-api.js';
@@ -70,10 +70,15 @@ export function CreateLocation({
   });
   // Each field's message under its field, as on the asset form (a bad key said so only
   // in an alert above the button, and the input was not marked).
-  const errors = new FormErrors(error, (field) => CREATE_FIELDS.has(field));
+  const errors = useFormErrors(error, (field) => CREATE_FIELDS.has(field));
 
   return (
-    <form class="card" onSubmit={submitting(run)} aria-labelledby="create-location-title">
+    <form
+      class="card"
+      onSubmit={submitting(run)}
+      aria-labelledby="create-location-title"
+      {...errors.listeners}
+    >
       <h2 id="create-location-title">New location</h2>
       <div class="row">
         <div class="field">

@@ -3,7 +3,7 @@ import { api } from '../api.js';
 import { RecordActivity } from '../components/activity-list.js';
 import { DraftConflict, saveAttributes } from '../components/draft-conflict.js';
 import { ErrorAlert } from '../components/errors.js';
-import { FieldMessage, FormAlert, FormErrors } from '../components/form-errors.js';
+import { FieldMessage, FormAlert, useFormErrors } from '../components/form-errors.js';
 import { isEmpty, Pager, usePaged } from '../components/paging.js';
 import { ActiveCheckbox, DescriptionField } from '../components/record-fields.js';
 import { TAG_TYPES, tagTypeLabel } from '../components/tag-capture.js';
@@ -176,10 +176,10 @@ function EditLocation({ location, onSaved }: { location: LocationRecord; onSaved
   });
   // The API's message for a field goes under that field, as on the asset form: an alert
   // above the button left the person to find which of the fields it meant.
-  const errors = new FormErrors(error, (field) => EDIT_FIELDS.has(field));
+  const errors = useFormErrors(error, (field) => EDIT_FIELDS.has(field));
 
   return (
-    <form class="card" onSubmit={submitting(run)} aria-labelledby={`${id}-title`}>
+    <form class="card" onSubmit={submitting(run)} aria-labelledby={`${id}-title`} {...errors.listeners}>
       <h3 id={`${id}-title`}>Details</h3>
       <div class="field">
         <label for={`${id}-name`}>Name</label>

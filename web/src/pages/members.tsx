@@ -3,7 +3,8 @@ import { api, type Invitation, type IssuedInvitation, type Member, type Role } f
 import { ConfirmedAction } from '../components/confirm.js';
 import { CopyField } from '../components/copy-field.js';
 import { ErrorAlert } from '../components/errors.js';
-import { EmptyRow, ListSection, TableHead } from '../components/list-layout.js';
+import { FormAlert, useFormErrors } from '../components/form-errors.js';
+import { EmptyRow, focusListTitle, ListSection, TableHead } from '../components/list-layout.js';
 import { PageHeader } from '../components/page.js';
 import { usePaged } from '../components/paging.js';
 import { ResetLinkButton } from '../components/reset-link.js';
@@ -93,10 +94,22 @@ function InviteForm({ onIssued }: { onIssued(issued: IssuedInvitation): void }) 
     onIssued(await api<IssuedInvitation>('/internal/invitations', { method: 'POST', body: { email, role } }));
     setEmail('');
   });
+  // A refused address is said under the field, and goes once the address is retyped: in an
+  // alert above the button it stayed there, saying the new address was wrong too.
+  const errors = useFormErrors(error, (field) => field === 'email');
   return (
-    <form class="card" onSubmit={submitting(run)} aria-labelledby="invite-title">
+    <form class="card" onSubmit={submitting(run)} aria-labelledby="invite-title" {...errors.listeners}>
       <h2 id="invite-title">Invite a person</h2>
-      <TextField id="invite-email" label="Email" type="email" value={email} onValue={setEmail} required />
+      <TextField
+        id="invite-email"
+        label="Email"
+        type="email"
+        value={email}
+        onValue={setEmail}
+        required
+        errors={errors}
+        field="email"
+      />
       <fieldset class="field">
         <legend>Role</legend>
         {ROLES.map((r) => (
@@ -112,7 +125,7 @@ function InviteForm({ onIssued }: { onIssued(issued: IssuedInvitation): void }) 
           </label>
         ))}
       </fieldset>
-      <ErrorAlert error={error} />
+      <FormAlert errors={errors} />
       <button type="submit" class="button primary" disabled={busy}>
         Create invitation link
       </button>
@@ -201,14 +214,30 @@ function InvitationRow({
   onChanged(): void;
   onIssued(issued: IssuedInvitation): void;
 }) {
-  const { run: act, busy, error } = useAction((call: () => Promise<void>) => call());
+  // Resend and Revoke each void the link sent before, which the person may be about to
+  // open: both ask first. Resend asked nothing, and a stray click killed the link in the
+  // person's mail. A refusal closes the question; the error shows under the buttons.
+  const [asking, setAsking] = useState<'resend' | 'revoke' | null>(null);
+  const {
+    run: act,
+    busy,
+    error,
+  } = useAction((call: () => Promise<void>) => call(), {
+    onError: () => setAsking(null),
+  });
   const resend = () =>
     act(async () => {
-      onIssued(await api<IssuedInvitation>(`/internal/invitations/${item.id}/resend`, { method: 'POST' }));
+      const issued = await api<IssuedInvitation>(`/internal/invitations/${item.id}/resend`, {
+        method: 'POST',
+      });
+      setAsking(null);
+      onIssued(issued);
     });
   const revoke = () =>
     act(async () => {
       await api(`/internal/invitations/${item.id}`, { method: 'DELETE' });
+      // The row goes, with the focus on its "Yes, revoke": the list's heading takes it.
+      focusListTitle('invitations');
       onChanged();
     });
   return (
@@ -221,24 +250,30 @@ function InvitationRow({
         {formatDateTime(item.expires_at)}
       </td>
       <td class="actions">
-        <button
-          type="button"
-          class="button secondary"
-          disabled={busy}
-          onClick={resend}
-          aria-label={`Resend to ${item.email}`}
-        >
-          Resend
-        </button>{' '}
-        <button
-          type="button"
-          class="button secondary"
-          disabled={busy}
-          onClick={revoke}
-          aria-label={`Revoke invitation of ${item.email}`}
-        >
-          Revoke
-        </button>
+        {asking !== 'revoke' && (
+          <ConfirmedAction
+            label="Resend"
+            ariaLabel={`Resend to ${item.email}`}
+            asking={asking === 'resend'}
+            onAsking={(yes) => setAsking(yes ? 'resend' : null)}
+            question={`Send ${item.email} a new link? The link sent before stops working.`}
+            yes="Yes, send a new link"
+            busy={busy}
+            onYes={resend}
+          />
+        )}{' '}
+        {asking !== 'resend' && (
+          <ConfirmedAction
+            label="Revoke"
+            ariaLabel={`Revoke invitation of ${item.email}`}
+            asking={asking === 'revoke'}
+            onAsking={(yes) => setAsking(yes ? 'revoke' : null)}
+            question={`Revoke the invitation of ${item.email}? Its link stops working.`}
+            yes="Yes, revoke"
+            busy={busy}
+            onYes={revoke}
+          />
+        )}
         <ErrorAlert error={error} />
       </td>
     </tr>

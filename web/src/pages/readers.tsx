@@ -3,16 +3,17 @@ import { api, type Reader } from '../api.js';
 import { BrokerAddress } from '../components/broker-address.js';
 import { useQuestionFocus } from '../components/confirm.js';
 import { ErrorAlert } from '../components/errors.js';
+import { FieldMessage, FormAlert, useFormErrors } from '../components/form-errors.js';
 import { useKeptInput } from '../components/kept-input.js';
 import { ListSection } from '../components/list-layout.js';
 import { PageHeader } from '../components/page.js';
 import { isEmpty, usePaged } from '../components/paging.js';
 import { MqttAccess, SecretsShown, type ShownSecrets, webhookUrl } from '../components/reader-credentials.js';
-import { EditReader, FamilyField, familyLabel } from '../components/reader-edit.js';
+import { EditReader, FamilyField, familyLabel, READER_FIELDS } from '../components/reader-edit.js';
 import { ReaderHealth } from '../components/reader-health.js';
 import { ReaderProblems } from '../components/reader-problems.js';
 import { AddScanPoint, ScanPointRow } from '../components/scan-points.js';
-import { ReaderTopicField } from '../components/text-field.js';
+import { ReaderTopicField, TextField } from '../components/text-field.js';
 import { submitting, useAction } from '../components/use-action.js';
 import { formatDateTime } from '../format.js';
 import { useCan } from '../session.js';
@@ -45,15 +46,21 @@ function AddReader({ onAdded }: { onAdded(shown: ShownSecrets): void }) {
       webhookSecret: res.webhook_secret ?? null,
     });
   });
+  const errors = useFormErrors(error, (field) => READER_FIELDS.has(field));
 
   return (
-    <form class="card" onSubmit={submitting(run)} aria-labelledby="add-reader-title">
+    <form class="card" onSubmit={submitting(run)} aria-labelledby="add-reader-title" {...errors.listeners}>
       <h2 id="add-reader-title">Add a reader</h2>
       <div class="row">
-        <div class="field">
-          <label for="reader-name">Name</label>
-          <input id="reader-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
-        </div>
+        <TextField
+          id="reader-name"
+          label="Name"
+          required
+          value={name}
+          onValue={setName}
+          errors={errors}
+          field="name"
+        />
         <FamilyField id="reader-family" value={family} onValue={setFamily} />
       </div>
       <div class="row">
@@ -62,13 +69,14 @@ function AddReader({ onAdded }: { onAdded(shown: ShownSecrets): void }) {
           <input
             id="reader-identity"
             required
-            aria-describedby="reader-identity-hint"
             value={identity}
+            {...errors.input('identity', 'reader-identity', 'reader-identity-hint')}
             onInput={(e) => setIdentity(e.currentTarget.value)}
           />
           <p class="hint" id="reader-identity-hint">
             The reader's own name or serial, as it appears in its messages.
           </p>
+          <FieldMessage errors={errors} field="identity" id="reader-identity" />
         </div>
         <ReaderTopicField
           id="reader-topic"
@@ -76,13 +84,15 @@ function AddReader({ onAdded }: { onAdded(shown: ShownSecrets): void }) {
           placeholder="site/dock-1/reads"
           value={topic}
           onValue={setTopic}
+          errors={errors}
+          field="topic"
         />
       </div>
       <label class="checkbox">
         <input type="checkbox" checked={webhook} onChange={(e) => setWebhook(e.currentTarget.checked)} />
         Also accept reads over the HTTP webhook (issues a secret, shown once)
       </label>
-      <ErrorAlert error={error} />
+      <FormAlert errors={errors} />
       <button type="submit" class="button primary" disabled={busy}>
         Add reader
       </button>

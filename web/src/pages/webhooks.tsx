@@ -1,9 +1,10 @@
 import { useState } from 'preact/hooks';
 import { api, type LocationOption } from '../api.js';
+import { ConfirmedAction } from '../components/confirm.js';
 import { CopyField } from '../components/copy-field.js';
 import { ErrorAlert } from '../components/errors.js';
 import { useKeptInput } from '../components/kept-input.js';
-import { EmptyRow, ListSection, TableHead } from '../components/list-layout.js';
+import { EmptyRow, focusListTitle, ListSection, TableHead } from '../components/list-layout.js';
 import { LocationPicker } from '../components/location-picker.js';
 import { PageHeader } from '../components/page.js';
 import { isEmpty, Pager, usePaged } from '../components/paging.js';
@@ -195,9 +196,22 @@ function DeliveryLog({ endpoint }: { endpoint: Endpoint }) {
 
 function EndpointCard({ endpoint, onChanged }: { endpoint: Endpoint; onChanged(): void }) {
   const [open, setOpen] = useState(false);
-  // Enable/Disable and Delete wait for the answer: the label changes only once the list has
-  // reloaded, and a second click meanwhile would send the same change (or a second DELETE) again.
+  // Enable/Disable waits for the answer: the label changes only once the list has reloaded,
+  // and a second click meanwhile would send the same change again.
   const { run: change, busy, error } = useRequestThenReload(onChanged);
+  // Delete cannot be undone (the endpoint's secret and deliveries go with it): it asks first,
+  // as every such action in the app does; it did not. Once deleted, the card goes with the
+  // focus on its "Yes, delete", which fell to the page body: the Endpoints heading takes it,
+  // leading into the endpoints left. A refusal closes the question, the error under it.
+  const [confirming, setConfirming] = useState(false);
+  const remove = useAction(
+    async () => {
+      await api(`/internal/webhooks/${endpoint.id}`, { method: 'DELETE' });
+      focusListTitle('endpoints');
+      onChanged();
+    },
+    { onError: () => setConfirming(false) },
+  );
   const titleId = `webhook-${endpoint.id}-title`;
   return (
     <article class="card" aria-labelledby={titleId}>
@@ -213,12 +227,12 @@ function EndpointCard({ endpoint, onChanged }: { endpoint: Endpoint; onChanged()
       {endpoint.enabled && endpoint.failing_since && (
         <p class="alert">Failing since {formatDateTime(endpoint.failing_since)}; retried with backoff.</p>
       )}
-      <ErrorAlert error={error} />
+      <ErrorAlert error={error ?? remove.error} />
       <div class="actions">
         <button
           type="button"
           class="button secondary"
-          disabled={busy}
+          disabled={busy || remove.busy}
           onClick={() =>
             change(() =>
               api(`/internal/webhooks/${endpoint.id}`, {
@@ -233,14 +247,17 @@ function EndpointCard({ endpoint, onChanged }: { endpoint: Endpoint; onChanged()
         <button type="button" class="button secondary" aria-expanded={open} onClick={() => setOpen(!open)}>
           {open ? 'Hide deliveries' : 'Show deliveries'}
         </button>
-        <button
-          type="button"
-          class="button danger"
-          disabled={busy}
-          onClick={() => change(() => api(`/internal/webhooks/${endpoint.id}`, { method: 'DELETE' }))}
-        >
-          Delete
-        </button>
+        <ConfirmedAction
+          label="Delete"
+          ariaLabel={`Delete ${endpoint.url}`}
+          danger
+          asking={confirming}
+          onAsking={setConfirming}
+          question={`Delete the endpoint ${endpoint.url}? Events stop going there, and its waiting deliveries are dropped.`}
+          yes="Yes, delete"
+          busy={remove.busy || busy}
+          onYes={remove.run}
+        />
       </div>
       {open && <DeliveryLog endpoint={endpoint} />}
     </article>
