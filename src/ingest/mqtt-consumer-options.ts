@@ -50,4 +50,9 @@ export interface ConsumerStats {
    * broker acknowledged the unsubscribe, so nothing more arrives on them.
    */
   leftoversDropped: number;
+  /**
+   * Retained messages the broker replayed on subscribing (acknowledged and dropped): an old
+   * publish handed over again, not a read a reader just made.
+   */
+  retainedDropped: number;
 }

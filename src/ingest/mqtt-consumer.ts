@@ -55,7 +55,13 @@ export class MqttConsumer {
   private readonly attemptWaiters: Array<(ok: boolean) => void> = [];
   private isReady = false;
   private takeover: SessionTakeoverWatch | undefined;
-  readonly stats: ConsumerStats = { stored: 0, failed: 0, unrouted: 0, leftoversDropped: 0 };
+  readonly stats: ConsumerStats = {
+    stored: 0,
+    failed: 0,
+    unrouted: 0,
+    leftoversDropped: 0,
+    retainedDropped: 0,
+  };
 
   constructor(private readonly options: MqttConsumerOptions) {
     this.limiter = new Limiter(
@@ -246,6 +252,23 @@ export class MqttConsumer {
 
   private async handle(packet: IPublishPacket, receivedAt: number, connection: number): Promise<void> {
     const { directory, ingest, logger } = this.options;
+    // MQTT 3.1.1 (3.3.1.3): a message forwarded to an established subscription has its
+    // retain flag cleared; set, it is a retained message the broker replays to a new
+    // subscription, that is on every reconnect of ours. Its reads were made when it was
+    // first published (and stored then, if we were listening): stored again, a message
+    // without reader times would move last-seen to now, and any message would be counted
+    // again. The embedded broker retains nothing a reader sends; an external broker might.
+    if (packet.retain) {
+      this.stats.retainedDropped++;
+      this.throttle.maybe(`retained:${packet.topic}`, (suppressed) =>
+        logger.warn(
+          { topic: packet.topic, suppressed },
+          'retained message replayed by the broker dropped (set retain_available false in mosquitto.conf)',
+        ),
+      );
+      this.ack(packet, connection);
+      return;
+    }
     const reader = directory.lookup(packet.topic);
     if (!reader) {
       // Left over in the session from a reader deleted since: nothing to store it under.

@@ -70,7 +70,7 @@ describe('the MQTT consumer', () => {
     expect(new Set(ingest.stored)).toEqual(new Set(payloads));
     expect(ingest.maxActive).toBeGreaterThan(1);
     expect(ingest.maxActive).toBeLessThanOrEqual(4);
-    expect(c.stats).toEqual({ stored: 40, failed: 0, unrouted: 0, leftoversDropped: 0 });
+    expect(c.stats).toEqual({ stored: 40, failed: 0, unrouted: 0, leftoversDropped: 0, retainedDropped: 0 });
   });
 
   it('leaves a message it could not store unacknowledged and gets it again by reconnecting', async () => {
