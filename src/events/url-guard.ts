@@ -1,6 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
-import { mappedIPv4 } from '../ip-address.js';
+import { ipv4OfGroups, ipv6Groups, mappedIPv4 } from '../ip-address.js';
 
 /**
  * Request forgery guard for webhook URLs (docs/events.md "Where deliveries may go"): only
@@ -42,6 +42,12 @@ for (const [net, prefix] of [
   ['fe80::', 10],
   // Site-local, deprecated but still routed inside some networks.
   ['fec0::', 10],
+  // IPv4-translated addresses (SIIT, RFC 2765: ::ffff:0:a.b.c.d): a translator maps them
+  // onto any IPv4 address; nothing on the internet is reached this way.
+  ['::ffff:0:0:0', 96],
+  // Teredo (RFC 4380): the IPv4 address of the server and of the client are inside, the
+  // client's obfuscated; a host with a Teredo interface tunnels to them, private ones too.
+  ['2001::', 32],
   ['ff00::', 8],
 ] as const) {
   forbidden.addSubnet(net, prefix, 'ipv6');
@@ -54,6 +60,11 @@ export function isPrivateAddress(address: string): boolean {
   if (family !== 6) return true;
   const ipv4 = mappedIPv4(address);
   if (ipv4 !== null) return forbidden.check(ipv4, 'ipv4');
+  const groups = ipv6Groups(address);
+  if (groups === null) return true;
+  // 6to4 (RFC 3056, 2002:a.b.c.d::/48): a host with a 6to4 interface, or a relay, sends
+  // it to the IPv4 address in bits 16-47; one of a private range reaches inside.
+  if (groups[0] === 0x2002) return forbidden.check(ipv4OfGroups(groups[1]!, groups[2]!), 'ipv4');
   return forbidden.check(address, 'ipv6');
 }
 

@@ -43,10 +43,26 @@ describe('request forgery guard', () => {
       '64:ff9b:1::a9fe:a9fe',
       '64:ff9b:1:ffff::a00:1',
       'fec0::1',
+      // SIIT, 6to4 around a private IPv4 address, Teredo.
+      '::ffff:0:127.0.0.1',
+      '::ffff:0:a9fe:a9fe',
+      '2002:7f00:1::1',
+      '2002:a00:1::',
+      '2002:a9fe:a9fe::1',
+      '2001:0:4136:e378:8000:63bf:3fff:fdd2',
     ]) {
       expect(isPrivateAddress(a), a).toBe(true);
     }
-    for (const a of ['8.8.8.8', '172.32.0.1', '1.1.1.1', '2606:4700:4700::1111', '64:ff9b:2::1', '1::1']) {
+    for (const a of [
+      '8.8.8.8',
+      '172.32.0.1',
+      '1.1.1.1',
+      '2606:4700:4700::1111',
+      '64:ff9b:2::1',
+      '1::1',
+      '2002:808:808::1',
+      '2001:4860:4860::8888',
+    ]) {
       expect(isPrivateAddress(a), a).toBe(false);
     }
   });
