@@ -110,6 +110,7 @@ export function buildServer(services: AppServices, options: AppOptions): Promise
       sessions: services.internal.sessions,
       sessionRateLimit: services.sessionRateLimit,
       trustProxy: services.internal.trustProxy,
+      secureCookies: services.internal.publicAddress.configuredHttps,
     },
     {
       bodyLimit: options.bodyLimit,

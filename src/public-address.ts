@@ -18,6 +18,11 @@ export class PublicAddress {
     return this.origin;
   }
 
+  /** Whether people reach the service over https by the operator's setting (a TLS proxy in front, say). */
+  get configuredHttps(): boolean {
+    return this.configured?.startsWith('https:') === true;
+  }
+
   /** Whether the operator set the address (otherwise links point at this machine). */
   get isConfigured(): boolean {
     return this.configured !== undefined;

@@ -55,6 +55,11 @@ export interface HttpDependencies {
   sessionRateLimit: RateLimitStore;
   /** TAGTRAIL_TRUST_PROXY: take the client address and protocol from X-Forwarded-* headers. */
   trustProxy: boolean;
+  /**
+   * Every cookie Secure, whatever the request's protocol: people reach the service over
+   * https (TAGTRAIL_PUBLIC_URL), through a proxy whose X-Forwarded-Proto is not trusted.
+   */
+  secureCookies: boolean;
 }
 
 export interface ServerOptions {

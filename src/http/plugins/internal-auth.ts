@@ -37,6 +37,10 @@ declare module 'fastify' {
     /** The web session of an /internal/ request; set by the internal-auth hook. */
     session?: InternalSession;
   }
+  interface FastifyInstance {
+    /** Every cookie Secure (InternalAuthDeps.secureCookies), not only those of https requests. */
+    secureCookies: boolean;
+  }
 }
 
 export const SESSION_COOKIE = 'tagtrail_session';
@@ -74,7 +78,10 @@ export function readCookie(header: string | undefined, name: string): string | u
 /**
  * The session cookie (and the device cookie, by name and path): HttpOnly, SameSite=Strict,
  * Path=/, Secure when the request came over TLS (Fastify's `request.protocol`:
- * X-Forwarded-Proto counts only with TAGTRAIL_TRUST_PROXY).
+ * X-Forwarded-Proto counts only with TAGTRAIL_TRUST_PROXY) or the public address is https:
+ * behind a TLS proxy that is not trusted every request looks like plain HTTP, and a cookie
+ * without Secure would be sent to an http:// page of the same host (a downgrade, a
+ * stripped redirect) in the clear.
  */
 function cookie(
   request: FastifyRequest,
@@ -90,7 +97,7 @@ function cookie(
     'HttpOnly',
     'SameSite=Strict',
   ];
-  if (request.protocol === 'https') parts.push('Secure');
+  if (request.server.secureCookies || request.protocol === 'https') parts.push('Secure');
   return parts.join('; ');
 }
 
@@ -129,6 +136,8 @@ export interface InternalAuthDeps {
   sessions: SessionAuthenticator;
   /** Requests per web session (TAGTRAIL_SESSION_RATE_LIMIT a minute). */
   sessionRateLimit: RateLimitStore;
+  /** Every cookie Secure, whatever the request's protocol (TAGTRAIL_PUBLIC_URL is https). */
+  secureCookies: boolean;
 }
 
 /**
@@ -142,6 +151,7 @@ export interface InternalAuthDeps {
  * X-RateLimit-* headers: /internal/ is not the public contract; the 429 carries Retry-After.
  */
 export function registerInternalAuth(app: FastifyInstance, deps: InternalAuthDeps): void {
+  app.decorate('secureCookies', deps.secureCookies);
   app.addHook('onRoute', (route) => {
     if (route.url.startsWith('/internal/')) route.config = { ...route.config, internal: true };
   });
