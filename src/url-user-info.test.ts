@@ -9,6 +9,16 @@ describe('hideUserInfo', () => {
     ['user:secret@host', '(hidden)@host'],
     ['mqtt://127.0.0.1:1883', 'mqtt://127.0.0.1:1883'],
     ['postgres://db.example.com/tagtrail', 'postgres://db.example.com/tagtrail'],
+    [
+      'postgres://db.example.com/tagtrail?user=u&password=Passw0rd-7&sslmode=require',
+      'postgres://db.example.com/tagtrail?user=u&password=(hidden)&sslmode=require',
+    ],
+    [
+      'postgres:///tagtrail?host=/run&PASSWORD=x&sslpassword=y',
+      'postgres:///tagtrail?host=/run&PASSWORD=(hidden)&sslpassword=(hidden)',
+    ],
+    ['redis://cache.example.com:6379?token=t0k3n#x', 'redis://cache.example.com:6379?token=(hidden)#x'],
+    ['postgres://u:p@db/tagtrail?password=p@ss', 'postgres://(hidden)@db/tagtrail?password=(hidden)'],
   ])('%s shows as %s', (given, shown) => {
     expect(hideUserInfo(given)).toBe(shown);
   });
