@@ -45,3 +45,41 @@ describe('storablePayloads', () => {
     same([Buffer.alloc(0), Buffer.from('{}')]);
   });
 });
+
+describe('storableText over the size limit', () => {
+  const note = (text: string) => /\n\[truncated: (\d+) bytes in all, (\d+) kept\]$/.exec(text);
+
+  it('counts UTF-8 bytes and never cuts a character in two', () => {
+    // The limit falls inside a one-, two-, three- and four-byte character, given as bytes and as text.
+    for (const char of ['x', 'é', '€', '𝄞']) {
+      for (let lead = 0; lead < 4; lead++) {
+        const text = 'a'.repeat(MAX_PAYLOAD_BYTES - 3 + lead) + char.repeat(4);
+        for (const given of [text, Buffer.from(text, 'utf8')]) {
+          const stored = storableText(given);
+          const [, all, kept] = note(stored)!;
+          expect(Number(all)).toBe(Buffer.byteLength(text));
+          expect(Number(kept)).toBeLessThanOrEqual(MAX_PAYLOAD_BYTES);
+          expect(Number(kept)).toBeGreaterThan(MAX_PAYLOAD_BYTES - Buffer.byteLength(char));
+          const body = stored.slice(0, stored.lastIndexOf('\n['));
+          expect(body).not.toContain('\uFFFD');
+          expect(Buffer.byteLength(body)).toBe(Number(kept));
+          expect(text.startsWith(body)).toBe(true);
+        }
+      }
+    }
+  });
+
+  it('keeps the limit whole when the bytes there are not UTF-8 at all', () => {
+    const bytes = Buffer.alloc(MAX_PAYLOAD_BYTES + 8, 0x80);
+    expect(note(storableText(bytes))?.slice(1)).toEqual([
+      String(MAX_PAYLOAD_BYTES + 8),
+      String(MAX_PAYLOAD_BYTES),
+    ]);
+  });
+
+  it('leaves a payload within the limit as it is, counted in bytes', () => {
+    const text = 'é'.repeat(MAX_PAYLOAD_BYTES / 2);
+    expect(storableText(text)).toBe(text);
+    expect(note(storableText(`${text}é`))?.[2]).toBe(String(MAX_PAYLOAD_BYTES));
+  });
+});

@@ -16,15 +16,23 @@ export interface LoggedMessage {
 /**
  * A payload or message as PostgreSQL can store it in text: NUL is not allowed there (a
  * payload carrying one would fail its transaction on every delivery), and a payload is
- * kept up to the adapters' size limit, with a note when it was cut.
+ * kept up to the adapters' size limit in UTF-8 bytes, with a note when it was cut. The cut
+ * falls before the character the limit is inside, whose first bytes alone would be stored
+ * as U+FFFD.
  */
 export function storableText(value: Buffer | string): string {
-  const size = typeof value === 'string' ? value.length : value.byteLength;
-  let text =
-    typeof value === 'string'
-      ? value.slice(0, MAX_PAYLOAD_BYTES)
-      : value.subarray(0, MAX_PAYLOAD_BYTES).toString('utf8');
-  if (size > MAX_PAYLOAD_BYTES) text += `\n[truncated: ${size} in all, ${MAX_PAYLOAD_BYTES} kept]`;
+  const size = typeof value === 'string' ? Buffer.byteLength(value, 'utf8') : value.byteLength;
+  let text: string;
+  if (size <= MAX_PAYLOAD_BYTES) {
+    text = typeof value === 'string' ? value : value.toString('utf8');
+  } else {
+    const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : value;
+    let kept = MAX_PAYLOAD_BYTES;
+    // A character is at most four bytes: further back the bytes were not UTF-8 anyway.
+    for (let back = 0; back < 3 && kept > 0 && continues(bytes[kept]!); back++) kept--;
+    if (continues(bytes[kept]!)) kept = MAX_PAYLOAD_BYTES;
+    text = `${bytes.subarray(0, kept).toString('utf8')}\n[truncated: ${size} bytes in all, ${kept} kept]`;
+  }
   return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
 }
 
