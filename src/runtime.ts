@@ -173,6 +173,8 @@ export async function startService(config: Config, options: StartOptions = {}): 
           host: config.HOST,
           port: config.TAGTRAIL_MQTT_PORT,
           onPublish: (topic, payload, sender, done) => brokerIngest.take(topic, payload, sender, done),
+          onRefusedPacket: (sender, err) =>
+            brokerIngest.refused(sender, `MQTT message refused, connection closed: ${err.message} bytes`),
           access: brokerAccess,
           tls: config.mqttTls && { ...config.mqttTls, port: config.TAGTRAIL_MQTTS_PORT },
           connectionLimits: {

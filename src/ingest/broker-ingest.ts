@@ -8,7 +8,7 @@ import type { IngestService } from './service.js';
 
 export interface BrokerIngestTarget {
   directory: ReaderDirectory;
-  ingest: Pick<IngestService, 'takeReaderMessage'>;
+  ingest: Pick<IngestService, 'takeReaderMessage'> & Partial<Pick<IngestService, 'refusedMessage'>>;
   logger: IngestLogger;
   /** Messages taken in and not yet stored, at most. Default IN_FLIGHT.messages. */
   concurrency?: number;
@@ -60,6 +60,8 @@ export class BrokerIngest {
   /** Failures to store come by the message in an outage: their lines once a second. */
   readonly failures = new LogThrottle(FAILURE_LOG_INTERVAL_MS);
   readonly stats = { stored: 0, failed: 0 };
+  /** Refused packets recorded per reader (refused()). */
+  private readonly refusals = new LogThrottle(60_000);
 
   /** Whether close() was called: nothing new is taken in. */
   get closed(): boolean {
@@ -139,6 +141,27 @@ export class BrokerIngest {
       return;
     }
     target.limiter.wait(new BrokerMessage(this, target, reader, topic, payload, receivedAt, done));
+  }
+
+  /**
+   * The broker refused a packet of reader `sender` (over the size limit) and closes its
+   * connection: recorded in the reader's health, once the service is attached. At most once
+   * a minute per reader: a reader resends an unacknowledged QoS 1 message at each
+   * reconnect, and each would be one more raw log row saying the same.
+   */
+  refused(sender: number, reason: string): void {
+    const target = this.target;
+    if (!target?.ingest.refusedMessage) return;
+    const { ingest, logger } = target;
+    const login = target.directory.login(sender);
+    const reader = login && target.directory.lookup(login.topic);
+    if (!reader || reader.id !== sender) return;
+    this.refusals.maybe(String(sender), (suppressed) => {
+      const again = suppressed > 0 ? ` (and ${suppressed} more since the last one recorded)` : '';
+      ingest.refusedMessage!(reader, 'mqtt', Date.now(), `${reason}${again}`).catch((err: unknown) =>
+        logger.warn({ err, readerId: sender }, 'recording a refused MQTT packet failed'),
+      );
+    });
   }
 
   /** Refuses new messages and waits for those being stored. */

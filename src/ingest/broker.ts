@@ -4,7 +4,12 @@ import { Aedes, type AedesOptions } from 'aedes';
 import { hostUnusable } from '../listen-errors.js';
 import { type BrokerAccess, SERVICE_USERNAME } from './broker-access.js';
 import { BROKER_CONNECTION_LIMITS, type BrokerConnectionLimits, ConnectionGate } from './connection-gate.js';
-import { limitPacketSize, MQTT_PACKET_LIMITS, type MqttPacketLimits } from './packet-limit.js';
+import {
+  limitPacketSize,
+  MQTT_PACKET_LIMITS,
+  type MqttPacketLimits,
+  PacketTooLargeError,
+} from './packet-limit.js';
 import { SocketBudget, type SocketBufferPolicy } from './socket-budget.js';
 
 /**
@@ -76,6 +81,11 @@ export interface EmbeddedBrokerOptions {
   socketBuffer?: SocketBufferPolicy;
   /** The largest packets taken (default MQTT_PACKET_LIMITS, ./packet-limit.ts). */
   packetLimits?: MqttPacketLimits;
+  /**
+   * A logged-in reader sent a packet over the limit, and its connection is being closed:
+   * for the reader's health, which would otherwise show a reader reconnecting for no reason.
+   */
+  onRefusedPacket?: (sender: number, error: PacketTooLargeError) => void;
   /** How many connections are held, and how long one may take to log in (./connection-gate.ts). */
   connectionLimits?: Partial<BrokerConnectionLimits>;
 }
@@ -182,6 +192,14 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
   const gate = new ConnectionGate(limits);
   const { access } = options;
   if (access) aedes.on('clientDisconnect', (client) => access.forget(client));
+  const { onRefusedPacket } = options;
+  if (access && onRefusedPacket) {
+    // Emitted before the connection closes, while the client is still known as its reader.
+    aedes.on('clientError', (client, err) => {
+      const sender = err instanceof PacketTooLargeError ? access.readerOf(client) : undefined;
+      if (sender !== undefined) onRefusedPacket(sender, err as PacketTooLargeError);
+    });
+  }
   // Each reader's read buffer, sized as it connects (./socket-budget.ts).
   const budget = new SocketBudget(options.socketBuffer);
   let closing = false;

@@ -16,6 +16,18 @@ export const MQTT_PACKET_LIMITS = { connect: 64 * 1024, other: 8 * 1024 * 1024 }
 
 export type MqttPacketLimits = typeof MQTT_PACKET_LIMITS;
 
+/** A packet refused for its size (the parse error on which the broker closes the connection). */
+export class PacketTooLargeError extends Error {
+  constructor(
+    readonly cmd: string | undefined,
+    readonly length: number,
+    readonly limit: number,
+  ) {
+    super(`${cmd} packet of ${length} bytes is over the limit of ${limit}`);
+    this.name = 'PacketTooLargeError';
+  }
+}
+
 /** What this module touches of mqtt-packet's Parser (v9), an aedes client's `_parser`. */
 interface ParserInternals {
   packet: { cmd?: string; length: number };
@@ -40,9 +52,7 @@ export function limitPacketSize(client: unknown, limits: MqttPacketLimits = MQTT
     if (!parseLength.call(this)) return false;
     const limit = this.packet.cmd === 'connect' ? limits.connect : limits.other;
     if (this.packet.length <= limit) return true;
-    this._emitError(
-      new Error(`${this.packet.cmd} packet of ${this.packet.length} bytes is over the limit of ${limit}`),
-    );
+    this._emitError(new PacketTooLargeError(this.packet.cmd, this.packet.length, limit));
     return false;
   };
 }

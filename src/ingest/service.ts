@@ -10,7 +10,7 @@ import { type IngestInstruments, type MessageSource, NO_INSTRUMENTS } from './in
 import { type LegacyClaims, loadLegacyClaims, messageKey } from './message-digests.js';
 import { AcrossLanes, OutcomeOf, WholeMessage } from './message-settles.js';
 import type { IngestOutcome } from './outcome.js';
-import { logRecords } from './raw-log.js';
+import { logMessages, logRecords } from './raw-log.js';
 import {
   type PlacedReads,
   type ReaderWork,
@@ -19,6 +19,7 @@ import {
   storeReaderMessages,
   type WorkOutcome,
 } from './reader-batch.js';
+import { bumpReaderCounters } from './reader-counters.js';
 import { type MessagePlan, planMessage, type SplitPlan } from './reader-lanes.js';
 import { resolveRefs } from './record-refs.js';
 import type { ScanRecord } from './records.js';
@@ -276,6 +277,28 @@ export class IngestService {
       return;
     }
     this.storePlanned(reader.orgId, plan, settle);
+  }
+
+  /**
+   * A reader's message refused before it could be read (a webhook body or an MQTT packet
+   * over the size limit): a raw log row with the reason and nothing of the payload, counted
+   * as one bad read, so the reader's health and its problems show why the reader gets no
+   * acknowledgement, where it would otherwise look silent or reconnecting for no reason.
+   */
+  async refusedMessage(
+    reader: ReaderRef,
+    source: 'mqtt' | 'webhook',
+    receivedAt: number,
+    reason: string,
+  ): Promise<void> {
+    const outcome: IngestOutcome = { good: 0, bad: 1, unknown: 0, errors: [reason] };
+    await this.committed(reader.orgId, reader.family, source, receivedAt, async (tx) => {
+      await logMessages(tx, reader.orgId, [{ reader, payload: '', source, receivedAt }], [outcome]);
+      await bumpReaderCounters(tx, reader.orgId, [
+        { readerId: reader.id, receivedAt, good: 0, bad: 1, unknown: 0 },
+      ]);
+      return outcome;
+    });
   }
 
   /** Calls `listener` after every reader-message transaction (batch size and latency). */

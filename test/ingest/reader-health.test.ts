@@ -199,4 +199,42 @@ describe('GET /internal/readers health over the embedded broker', () => {
     const own = (await me.get('/internal/readers')).json() as { data: Array<{ id: number; health: Health }> };
     expect(own.data.find((r) => r.id === reader.id)!.health.connected).toBeNull();
   });
+
+  it('records a packet over the size limit as an error of the reader whose connection it closed', async () => {
+    const created = await t.services.readers.create(cliCaller(me.orgId), {
+      family: 'generic-json',
+      identity: unique('reader'),
+      topic: unique('site/oversize'),
+    });
+    const reader = created.reader;
+    await running.ingest.serving(reader.topic);
+    const client = await publisher(running.mqttUrl, { login: created.mqtt });
+    clients.push(client);
+    // QoS 0: nothing to resend at the reconnect. 9 MiB, over the 8 MiB a packet may carry.
+    client.publish(reader.topic, Buffer.alloc(9 * 1024 * 1024, 'x'), { qos: 0 });
+    const rows = await waitFor(
+      async () =>
+        (
+          await t.database.db.pool.query<{ payload: string; bad_reads: number; errors: string[] }>(
+            'SELECT payload, bad_reads, errors FROM raw_messages WHERE reader_id = $1',
+            [reader.id],
+          )
+        ).rows,
+      (found) => found.length > 0,
+    );
+    expect(rows).toEqual([
+      {
+        payload: '',
+        bad_reads: 1,
+        errors: [
+          expect.stringMatching(
+            /^MQTT message refused, connection closed: publish packet of \d+ bytes is over the limit of 8388608 bytes$/,
+          ),
+        ],
+      },
+    ]);
+    const health = (await listed(reader.id)).health;
+    expect(health.last_error_at).not.toBeNull();
+    expect(health.errors_per_minute).toBeGreaterThan(0);
+  });
 });

@@ -165,12 +165,27 @@ describe('POST /ingest/v1/readers/:reader_id/messages', () => {
     }
   });
 
-  it('refuses a body over the limit with 413 and stores nothing', async () => {
+  it("refuses a body over the limit with 413, stores nothing of it and records it in the reader's health", async () => {
     const f = await ingestFixture(t);
     const dock = await f.location();
     const { reader, secret } = await f.reader('generic-json', [[null, dock]], { webhook: true });
     expectErrorEnvelope(await post(reader.id, secret!, 'x'.repeat(70 * 1024)), 413, 'payload_too_large');
-    expect(await f.rawMessages(reader.id)).toEqual([]);
+    expect(await f.rawMessages(reader.id)).toEqual([
+      {
+        source: 'webhook',
+        payload: '',
+        good_reads: 0,
+        bad_reads: 1,
+        unknown_reads: 0,
+        errors: [`webhook body refused with 413: over the limit of ${64 * 1024} bytes (TAGTRAIL_BODY_LIMIT)`],
+      },
+    ]);
+    const health = await t.services.readers.get(f.orgId, reader.id);
+    expect(health.lastErrorAt).not.toBeNull();
+    expect(health.badReads).toBe(1);
+    // Without the reader's secret nothing is recorded: anyone could fill its health otherwise.
+    expectErrorEnvelope(await post(reader.id, 'wrong', 'x'.repeat(70 * 1024)), 401, 'unauthorized');
+    expect(await f.rawMessages(reader.id)).toHaveLength(1);
   });
 
   describe('over HTTP, the secret is checked before the body is read', () => {

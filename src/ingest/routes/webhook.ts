@@ -44,6 +44,25 @@ export const readerWebhookRoutes =
     // The reader each request authenticated as, set before its body is read.
     const authenticated = new WeakMap<FastifyRequest, ReaderRef>();
 
+    // A body over the limit is answered 413 before the handler runs; the reader (whose secret
+    // was checked) gets it in its health and problems too, or its operator would see only a
+    // reader that stopped reporting. Recorded before the answer, like a stored message.
+    app.addHook('onError', async (request, _reply, error) => {
+      const reader = authenticated.get(request);
+      if (!reader || (error as { code?: string }).code !== 'FST_ERR_CTP_BODY_TOO_LARGE') return;
+      const limit = request.routeOptions.bodyLimit;
+      await ingest
+        .refusedMessage(
+          reader,
+          'webhook',
+          Date.now(),
+          `webhook body refused with 413: over the limit of ${limit} bytes (TAGTRAIL_BODY_LIMIT)`,
+        )
+        .catch((err: unknown) =>
+          request.log.warn({ err, readerId: reader.id }, 'recording a refused webhook body failed'),
+        );
+    });
+
     app.post<{ Params: { reader_id: string } }>(
       WEBHOOK_PATH,
       {
