@@ -47,13 +47,27 @@ describe('row-level security over the catalog', () => {
          JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
         WHERE c.relkind IN ('r', 'p')
           AND EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'org_id' AND NOT a.attisdropped)
-          AND has_table_privilege($1, c.oid, 'SELECT, INSERT, UPDATE, DELETE')
+          AND has_table_privilege($1, c.oid, 'SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER')
         ORDER BY 1`,
       [APP_ROLE],
     );
     // The check below must see the tables it is about, or it proves nothing.
     expect(rows.map((r) => r.name)).toEqual(expect.arrayContaining(['assets', 'raw_messages', 'stays']));
     expect(rows.filter((r) => !r.rls || r.policies === 0).map((r) => r.name)).toEqual([]);
+  });
+
+  it('the request role may truncate no relation with an org_id, since TRUNCATE is under no policy', async () => {
+    const { rows } = await database.db.pool.query<{ name: string }>(
+      `SELECT c.relname AS name
+         FROM pg_class c
+         JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
+        WHERE c.relkind IN ('r', 'p')
+          AND EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'org_id' AND NOT a.attisdropped)
+          AND has_table_privilege($1, c.oid, 'TRUNCATE')
+        ORDER BY 1`,
+      [APP_ROLE],
+    );
+    expect(rows.map((r) => r.name)).toEqual([]);
   });
 
   it('the raw log is reached through raw_messages only, one organization at a time', async () => {
