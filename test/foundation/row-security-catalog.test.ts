@@ -70,6 +70,34 @@ describe('row-level security over the catalog', () => {
     expect(rows.map((r) => r.name)).toEqual([]);
   });
 
+  it('every view the request role may read filters by the organization itself, or runs as its reader', async () => {
+    // A view runs with its owner's rights, so the tables' policies do not filter what it
+    // reads (unless security_invoker): each one granted to the request role must filter.
+    const unfiltered = async () => {
+      const { rows } = await database.db.pool.query<{ name: string; invoker: boolean; filters: boolean }>(
+        `SELECT c.relname AS name,
+                coalesce('security_invoker=true' = ANY (c.reloptions), false) AS invoker,
+                pg_get_viewdef(c.oid) LIKE '%current_org_id()%' AS filters
+           FROM pg_class c
+           JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
+          WHERE c.relkind IN ('v', 'm') AND has_table_privilege($1, c.oid, 'SELECT')
+          ORDER BY 1`,
+        [APP_ROLE],
+      );
+      expect(rows.map((r) => r.name)).toContain('assets_in_org');
+      return rows.filter((r) => !r.invoker && !r.filters).map((r) => r.name);
+    };
+    expect(await unfiltered()).toEqual([]);
+    // The check sees a view over every organization's rows.
+    await database.db.pool.query('CREATE VIEW every_asset AS SELECT id, org_id FROM assets');
+    await database.db.pool.query(`GRANT SELECT ON every_asset TO ${APP_ROLE}`);
+    try {
+      expect(await unfiltered()).toEqual(['every_asset']);
+    } finally {
+      await database.db.pool.query('DROP VIEW every_asset');
+    }
+  });
+
   it('the raw log is reached through raw_messages only, one organization at a time', async () => {
     const ofFirst = await asOrg<{ payload: string }>(1, 'SELECT payload FROM raw_messages ORDER BY 1');
     expect(ofFirst.map((r) => r.payload)).toEqual(['of the first']);
