@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../web/src/api.js';
-import { FormErrors } from '../../web/src/components/field-errors.js';
+import { FORM_CHANGED, FormErrors } from '../../web/src/components/field-errors.js';
 
 /**
  * A form's field messages go as their fields change (useFormErrors keeps which did): the
  * message was about the value sent, and beside a retyped one it said that one was wrong
- * too. What names no field stays until the next submit.
+ * too. What names no field goes once anything in the form changes.
  */
 
 const refused = (detail: string, fields: { field: string; message: string }[]) =>
@@ -60,8 +60,48 @@ describe('web app form errors (FormErrors)', () => {
     expect(new FormErrors(generic, shown).rest()).toEqual(['The request is not valid']);
     expect(new FormErrors(generic, shown, new Set(['name'])).rest()).toEqual([]);
     const conflict = new ApiError(409, 'conflict', 'dana@example.test is already invited');
-    expect(new FormErrors(conflict, shown, new Set(['email'])).rest()).toEqual([
-      'dana@example.test is already invited',
+    expect(new FormErrors(conflict, shown).rest()).toEqual(['dana@example.test is already invited']);
+  });
+
+  it('drops what names no field once anything in the form changes, keeping the pointer at fields still marked', () => {
+    const conflict = new ApiError(409, 'conflict', 'dana@example.test is already invited');
+    expect(new FormErrors(conflict, shown, new Set([FORM_CHANGED])).rest()).toEqual([]);
+    expect(
+      new FormErrors(new Error('The service could not be reached'), shown, new Set([FORM_CHANGED])).rest(),
+    ).toEqual([]);
+    const hidden = refused('The request is not valid', [
+      { field: 'name', message: 'name must not be blank' },
+      { field: 'family', message: 'family must be one of …' },
     ]);
+    expect(new FormErrors(hidden, shown, new Set([FORM_CHANGED])).rest()).toEqual([
+      'Check the field marked above.',
+    ]);
+    expect(new FormErrors(hidden, shown, new Set([FORM_CHANGED, 'name'])).rest()).toEqual([]);
+  });
+
+  it('an input anywhere in the form tells of the change once, and of a marked field by its name', () => {
+    // No DOM here: an element is what `instanceof Element` accepts, with an id and no ancestors.
+    class Element {
+      constructor(readonly id: string) {}
+      closest() {
+        return null;
+      }
+    }
+    const global = globalThis as { Element?: unknown };
+    const before = global.Element;
+    global.Element = Element;
+    try {
+      const edited: string[] = [];
+      const form = (done: ReadonlySet<string>) => new FormErrors(error, shown, done, (f) => edited.push(f));
+      const event = (id: string) => ({ target: new Element(id) }) as unknown as Event;
+      const errors = form(new Set());
+      errors.input('email', 'f-email');
+      errors.changed(event('f-email'));
+      expect(edited).toEqual(['email', FORM_CHANGED]);
+      form(new Set([FORM_CHANGED, 'email'])).changed(event('f-other'));
+      expect(edited).toEqual(['email', FORM_CHANGED]);
+    } finally {
+      global.Element = before;
+    }
   });
 });

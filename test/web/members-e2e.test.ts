@@ -27,6 +27,8 @@ describe.skipIf(!hasChromium)('members, invitations and roles in the web app', {
     site = await startWebSite({
       name: 'members',
       signUp: { email: 'ada@example.test', organization_name: 'Depot' },
+      // Inviting Bea a second time is refused (409), on purpose.
+      expectedFailures: ['/internal/invitations'],
     });
     admin = site.page;
     const created = await site.internal('POST', '/internal/assets', {
@@ -67,6 +69,18 @@ describe.skipIf(!hasChromium)('members, invitations and roles in the web app', {
     const row = admin.getByRole('row', { name: /bea@example\.test/ });
     await row.waitFor();
     expect(await row.textContent()).toContain('pending');
+  });
+
+  it("a refused invitation's message goes once the email is retyped", async () => {
+    const email = admin.getByLabel('Email');
+    await email.fill('bea@example.test');
+    await admin.getByRole('button', { name: 'Create invitation link' }).click();
+    const alert = admin.getByRole('alert').filter({ hasText: 'bea@example.test' });
+    await alert.waitFor();
+    await email.press('End');
+    await email.press('Backspace');
+    await alert.waitFor({ state: 'detached' });
+    await email.fill('');
   });
 
   it('Bea accepts the link and, as a viewer, sees everything but is offered no change', async () => {
