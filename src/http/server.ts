@@ -21,6 +21,7 @@ import { type LameDuck, registerDrain } from './drain.js';
 import { registerErrorHandler } from './error-handler.js';
 import { registerEventStreams } from './event-stream.js';
 import { healthRoutes, type ReadinessCheck } from './health.js';
+import { withRedaction } from './log-redaction.js';
 import { type MetricsEndpoint, metricsRoutes, registerRequestMetrics } from './metrics.js';
 import { registerOpenApi } from './openapi.js';
 import { registerBodyParsing } from './plugins/content-type.js';
@@ -102,7 +103,8 @@ export async function createHttpServer(deps: HttpDependencies, options: ServerOp
   const app = Fastify({
     ...connection,
     ...(tls as object),
-    logger: options.logger ?? false,
+    // Secrets in a URL's query, in headers or in fields are masked (src/http/log-redaction.ts).
+    logger: withRedaction(options.logger),
     genReqId,
     // One line per request, written by our onResponse hook with the fields we want.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),

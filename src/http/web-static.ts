@@ -174,6 +174,9 @@ export function loadWebApp(options: WebAppOptions = {}): WebApp {
 
 function securityHeaders(reply: FastifyReply, csp: string): void {
   reply.header('content-security-policy', csp);
+  // No page may be framed (clickjacking): the CSP's frame-ancestors 'none' says so to current
+  // browsers, X-Frame-Options to those that ignore frame-ancestors.
+  reply.header('x-frame-options', 'DENY');
   reply.header('x-content-type-options', 'nosniff');
   reply.header('referrer-policy', 'same-origin');
 }

@@ -49,6 +49,8 @@ describe('index.html and the client routes (the real server)', () => {
     expect(res.headers['cache-control']).toBe('no-cache');
     expect(res.headers['x-content-type-options']).toBe('nosniff');
     expect(res.headers['referrer-policy']).toBe('same-origin');
+    // Not framable (clickjacking), for browsers with and without CSP frame-ancestors.
+    expect(res.headers['x-frame-options']).toBe('DENY');
     const map = importMapOf(res.body);
     expect(map).toBeDefined();
     const hash = createHash('sha256').update(map!, 'utf8').digest('base64');
@@ -149,6 +151,8 @@ describe('index.html and the client routes (the real server)', () => {
       expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
       expect(res.headers['cache-control']).toBe('no-cache');
       expect(res.headers['content-security-policy']).toContain("default-src 'self'");
+      expect(String(res.headers['content-security-policy']).split('; ')).toContain("frame-ancestors 'none'");
+      expect(res.headers['x-frame-options']).toBe('DENY');
       expect(importMapOf(res.body)).toBeDefined();
     },
   );
