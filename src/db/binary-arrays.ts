@@ -97,10 +97,10 @@ const MAX_MS = Date.parse('9999-12-31T23:59:59.999Z');
 
 /**
  * A timestamptz[] parameter from epoch milliseconds (a fraction of a millisecond is cut
- * toward the past). The microseconds exceed a double's exact integers near the ends of the
+ * toward the past), null elements as SQL NULL. The microseconds exceed a double's exact integers near the ends of the
  * range, so they are composed from 32-bit halves.
  */
-export function timestampArray(values: ReadonlyArray<number>): Buffer {
+export function timestampArray(values: ReadonlyArray<number | null>): Buffer {
   return binaryArray(values, OID.timestamptz, EIGHT, (buf, v, at) => {
     if (!Number.isFinite(v) || v < MIN_MS || v > MAX_MS) throw new RangeError(`not an instant: ${v}`);
     const ms = Math.floor(v) - PG_EPOCH_MS;

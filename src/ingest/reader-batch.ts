@@ -9,7 +9,7 @@ import type { ReaderRef } from './directory.js';
 import { claimDigests, type LegacyClaims, type MessageKey } from './message-digests.js';
 import type { IngestOutcome } from './outcome.js';
 import { logMessages } from './raw-log.js';
-import { bumpReaderCounters } from './reader-counters.js';
+import { bumpReaderCounters, countsByReader } from './reader-counters.js';
 
 /** A reader message, parsed, waiting to be stored with others of its organization. */
 export interface ReaderMessage {
@@ -247,32 +247,15 @@ async function countOnReaders(
   messages: ReaderMessage[],
   outcomes: IngestOutcome[],
 ): Promise<void> {
-  const totals = new Map<number, { at: number; good: number; bad: number; unknown: number }>();
-  messages.forEach((m, i) => {
-    const o = outcomes[i]!;
-    const t = totals.get(m.reader.id);
-    if (t) {
-      t.at = Math.max(t.at, m.receivedAt);
-      t.good += o.good;
-      t.bad += o.bad;
-      t.unknown += o.unknown;
-    } else totals.set(m.reader.id, { at: m.receivedAt, good: o.good, bad: o.bad, unknown: o.unknown });
-  });
-  const ids = [...totals.keys()].sort((a, b) => a - b);
+  const counts = countsByReader(messages, outcomes);
+  const ids = counts.map((c) => c.readerId);
   // Both at once: the server runs the update once the locks are held.
   const locked = tx.query(
     'SELECT 1 FROM readers WHERE org_id = $1 AND id = ANY($2::bigint[]) ORDER BY id FOR UPDATE',
     [orgId, int8Array(ids)],
   );
   locked.catch(() => undefined);
-  const bumped = bumpReaderCounters(
-    tx,
-    orgId,
-    ids.map((id) => {
-      const t = totals.get(id)!;
-      return { readerId: id, receivedAt: t.at, good: t.good, bad: t.bad, unknown: t.unknown };
-    }),
-  );
+  const bumped = bumpReaderCounters(tx, orgId, counts);
   bumped.catch(() => undefined);
   await locked;
   await bumped;

@@ -4,12 +4,52 @@ import type { Tx } from '../db/pool.js';
 /** What stored messages add to one reader's row (several of one reader summed). */
 export interface ReaderCounts {
   readerId: number;
-  /** Receipt time (epoch ms); of several messages, the latest (a batch lasts milliseconds). */
+  /** Receipt time (epoch ms); of several messages, the latest. */
   receivedAt: number;
+  /**
+   * Receipt time of the latest of them with bad reads; null when none had any. Not
+   * receivedAt: a good message received after a bad one in the same batch (messages wait
+   * for their commit, behind the limiter and the batch before) would otherwise date the
+   * reader's last error at the good one.
+   */
+  errorAt: number | null;
   good: number;
   bad: number;
   unknown: number;
 }
+
+/**
+ * A batch's outcomes summed per reader, in reader id order (the order its rows are
+ * locked in): the latest receipt, and apart from it the latest receipt of a message
+ * with bad reads.
+ */
+export function countsByReader(
+  messages: ReadonlyArray<{ reader: { id: number }; receivedAt: number }>,
+  outcomes: ReadonlyArray<{ good: number; bad: number; unknown: number }>,
+): ReaderCounts[] {
+  const totals = new Map<number, ReaderCounts>();
+  messages.forEach((m, i) => {
+    const o = outcomes[i]!;
+    const errorAt = o.bad > 0 ? m.receivedAt : null;
+    const t = totals.get(m.reader.id);
+    if (!t) {
+      totals.set(m.reader.id, { readerId: m.reader.id, receivedAt: m.receivedAt, errorAt, ...pick(o) });
+      return;
+    }
+    t.receivedAt = Math.max(t.receivedAt, m.receivedAt);
+    if (errorAt !== null) t.errorAt = Math.max(t.errorAt ?? errorAt, errorAt);
+    t.good += o.good;
+    t.bad += o.bad;
+    t.unknown += o.unknown;
+  });
+  return [...totals.values()].sort((a, b) => a.readerId - b.readerId);
+}
+
+const pick = (o: { good: number; bad: number; unknown: number }) => ({
+  good: o.good,
+  bad: o.bad,
+  unknown: o.unknown,
+});
 
 /**
  * Adds stored messages' reads to their readers' counters, last message time and
@@ -18,7 +58,9 @@ export interface ReaderCounts {
  * or the one before; a newer minute rotates the buckets (the latest becomes the previous
  * one when it is the minute just before, else both start over). A message of an older
  * minute still counts in the totals. Every expression reads the row as it was before
- * this UPDATE, so the CASEs agree with one another. The caller locks the rows (in id
+ * this UPDATE, so the CASEs agree with one another. The last error time is the receipt of
+ * the latest message with bad reads (greatest ignores a NULL errorAt), never the time the
+ * batch is stored. The caller locks the rows (in id
  * order) when batches may race.
  */
 export async function bumpReaderCounters(tx: Tx, orgId: number, counts: ReaderCounts[]): Promise<void> {
@@ -28,7 +70,7 @@ export async function bumpReaderCounters(tx: Tx, orgId: number, counts: ReaderCo
        last_message_at = greatest(r.last_message_at, b.at),
        good_reads = r.good_reads + b.good, bad_reads = r.bad_reads + b.bad,
        unknown_reads = r.unknown_reads + b.unknown,
-       last_error_at = CASE WHEN b.bad > 0 THEN greatest(r.last_error_at, b.at) ELSE r.last_error_at END,
+       last_error_at = greatest(r.last_error_at, b.error_at),
        rate_minute = greatest(r.rate_minute, b.m),
        rate_reads = CASE WHEN r.rate_minute IS NULL OR b.m > r.rate_minute THEN b.n
          WHEN b.m = r.rate_minute THEN r.rate_reads + b.n ELSE r.rate_reads END,
@@ -40,9 +82,9 @@ export async function bumpReaderCounters(tx: Tx, orgId: number, counts: ReaderCo
        rate_prev_errors = CASE WHEN b.m = r.rate_minute + interval '1 minute' THEN r.rate_errors
          WHEN r.rate_minute IS NULL OR b.m > r.rate_minute THEN 0
          WHEN b.m = r.rate_minute - interval '1 minute' THEN r.rate_prev_errors + b.bad ELSE r.rate_prev_errors END
-     FROM (SELECT id, at, date_trunc('minute', at) AS m, good, bad, unknown, good + bad + unknown AS n
-           FROM unnest($2::bigint[], $3::timestamptz[], $4::integer[], $5::integer[], $6::integer[])
-             AS v(id, at, good, bad, unknown)) b
+     FROM (SELECT id, at, error_at, date_trunc('minute', at) AS m, good, bad, unknown, good + bad + unknown AS n
+           FROM unnest($2::bigint[], $3::timestamptz[], $4::integer[], $5::integer[], $6::integer[],
+             $7::timestamptz[]) AS v(id, at, good, bad, unknown, error_at)) b
      WHERE r.org_id = $1 AND r.id = b.id`,
     [
       orgId,
@@ -51,6 +93,7 @@ export async function bumpReaderCounters(tx: Tx, orgId: number, counts: ReaderCo
       int4Array(counts.map((c) => c.good)),
       int4Array(counts.map((c) => c.bad)),
       int4Array(counts.map((c) => c.unknown)),
+      timestampArray(counts.map((c) => c.errorAt)),
     ],
   );
 }

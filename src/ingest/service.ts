@@ -295,7 +295,7 @@ export class IngestService {
     await this.committed(reader.orgId, reader.family, source, receivedAt, async (tx) => {
       await logMessages(tx, reader.orgId, [{ reader, payload: '', source, receivedAt }], [outcome]);
       await bumpReaderCounters(tx, reader.orgId, [
-        { readerId: reader.id, receivedAt, good: 0, bad: 1, unknown: 0 },
+        { readerId: reader.id, receivedAt, errorAt: receivedAt, good: 0, bad: 1, unknown: 0 },
       ]);
       return outcome;
     });

@@ -6,7 +6,12 @@
 import type { MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliCaller } from '../../src/caller.js';
-import { bumpReaderCounters, perMinute, type RateBuckets } from '../../src/ingest/reader-counters.js';
+import {
+  bumpReaderCounters,
+  countsByReader,
+  perMinute,
+  type RateBuckets,
+} from '../../src/ingest/reader-counters.js';
 import type { RunningService } from '../../src/runtime.js';
 import { startTestService } from '../helpers/service.js';
 import {
@@ -46,6 +51,29 @@ describe('perMinute', () => {
   });
 });
 
+describe('countsByReader', () => {
+  const outcome = (good: number, bad: number) => ({ good, bad, unknown: 0 });
+
+  it('dates the last error at the receipt of the latest bad message, not of the batch', () => {
+    const a = { id: 7 };
+    const b = { id: 3 };
+    const counts = countsByReader(
+      [
+        { reader: a, receivedAt: M + 1_000 },
+        { reader: a, receivedAt: M + 9_000 },
+        { reader: b, receivedAt: M + 2_000 },
+        { reader: a, receivedAt: M + 4_000 },
+        { reader: a, receivedAt: M + 20_000 },
+      ],
+      [outcome(1, 1), outcome(2, 0), outcome(1, 0), outcome(0, 3), outcome(5, 0)],
+    );
+    expect(counts).toEqual([
+      { readerId: 3, receivedAt: M + 2_000, errorAt: null, good: 1, bad: 0, unknown: 0 },
+      { readerId: 7, receivedAt: M + 20_000, errorAt: M + 4_000, good: 8, bad: 4, unknown: 0 },
+    ]);
+  });
+});
+
 describe('the buckets on the reader row', () => {
   let t: InternalTestApp;
   let orgId: number;
@@ -63,7 +91,9 @@ describe('the buckets on the reader row', () => {
     });
     const bump = (at: number, good: number, bad: number, unknown = 0) =>
       t.database.db.withOrg(orgId, (tx) =>
-        bumpReaderCounters(tx, orgId, [{ readerId: reader.id, receivedAt: at, good, bad, unknown }]),
+        bumpReaderCounters(tx, orgId, [
+          { readerId: reader.id, receivedAt: at, errorAt: bad > 0 ? at : null, good, bad, unknown },
+        ]),
       );
     const state = async () => {
       const r = await t.services.readers.get(orgId, reader.id);
@@ -102,6 +132,21 @@ describe('the buckets on the reader row', () => {
       lastMessageAt: M + MINUTE + 5_000,
       lastErrorAt: M + MINUTE + 5_000,
     });
+    // A batch whose bad message came before its good ones: the error keeps its own time,
+    // and an error older than the one on the row leaves it.
+    const batch = (at: number, errorAt: number) =>
+      t.database.db.withOrg(orgId, (tx) =>
+        bumpReaderCounters(tx, orgId, [
+          { readerId: reader.id, receivedAt: at, errorAt, good: 1, bad: 1, unknown: 0 },
+        ]),
+      );
+    await batch(M + MINUTE + 40_000, M + MINUTE + 10_000);
+    expect(await state()).toMatchObject({
+      lastMessageAt: M + MINUTE + 40_000,
+      lastErrorAt: M + MINUTE + 10_000,
+    });
+    await batch(M + MINUTE + 45_000, M + MINUTE + 6_000);
+    expect(await state()).toMatchObject({ lastErrorAt: M + MINUTE + 10_000 });
     // After a quiet minute both buckets start over.
     await bump(M + 3 * MINUTE, 1, 0);
     expect(await state()).toMatchObject({ minute: M + 3 * MINUTE, now: [1, 0], prev: [0, 0] });
