@@ -30,7 +30,9 @@ for (const [net, prefix] of [
   forbidden.addSubnet(net, prefix, 'ipv4');
 }
 for (const [net, prefix] of [
-  // Unspecified, loopback and the deprecated IPv4-compatible addresses (::127.0.0.1).
+  // Unspecified, loopback and the deprecated IPv4-compatible addresses (::127.0.0.1); the
+  // rest of 0000::/8 is refused in isPrivateAddress (as a subnet here it would cover the
+  // IPv4-mapped range, against which BlockList checks every IPv4 address too).
   ['::', 96],
   ['64:ff9b::', 96],
   // NAT64's local-use prefix (RFC 8215): a site's translator maps it onto any IPv4 address,
@@ -42,9 +44,6 @@ for (const [net, prefix] of [
   ['fe80::', 10],
   // Site-local, deprecated but still routed inside some networks.
   ['fec0::', 10],
-  // IPv4-translated addresses (SIIT, RFC 2765: ::ffff:0:a.b.c.d): a translator maps them
-  // onto any IPv4 address; nothing on the internet is reached this way.
-  ['::ffff:0:0:0', 96],
   // Teredo (RFC 4380): the IPv4 address of the server and of the client are inside, the
   // client's obfuscated; a host with a Teredo interface tunnels to them, private ones too.
   ['2001::', 32],
@@ -62,6 +61,15 @@ export function isPrivateAddress(address: string): boolean {
   if (ipv4 !== null) return forbidden.check(ipv4, 'ipv4');
   const groups = ipv6Groups(address);
   if (groups === null) return true;
+  // IPv4-mapped written in hexadecimal (::ffff:7f00:1): a dual-stack socket connects to the IPv4 address.
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
+    return forbidden.check(ipv4OfGroups(groups[6]!, groups[7]!), 'ipv4');
+  }
+  // Only global unicast (2000::/3) is on the internet. Outside it: 0000::/8 with the
+  // IPv4-translated addresses (SIIT, RFC 2765: ::ffff:0:a.b.c.d, which a translator maps
+  // onto any IPv4 address) and NAT64's prefixes, unique local, link-local, multicast and
+  // space not allocated at all.
+  if (groups[0]! < 0x2000 || groups[0]! > 0x3fff) return true;
   // 6to4 (RFC 3056, 2002:a.b.c.d::/48): a host with a 6to4 interface, or a relay, sends
   // it to the IPv4 address in bits 16-47; one of a private range reaches inside.
   if (groups[0] === 0x2002) return forbidden.check(ipv4OfGroups(groups[1]!, groups[2]!), 'ipv4');

@@ -50,6 +50,16 @@ describe('request forgery guard', () => {
       '2002:a00:1::',
       '2002:a9fe:a9fe::1',
       '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+      // Elsewhere in the reserved 0000::/8, and mapped in hexadecimal.
+      '::ffff:0:0:7f00:1',
+      '::1:0:0:1',
+      '::ffff:7f00:1',
+      '::ffff:a9fe:a9fe',
+      // Past NAT64's prefixes but still in 0000::/8: not allocated, reaches nothing.
+      '64:ff9b:2::1',
+      // Outside global unicast (2000::/3): not allocated.
+      '1::1',
+      '4000::1',
     ]) {
       expect(isPrivateAddress(a), a).toBe(true);
     }
@@ -58,10 +68,10 @@ describe('request forgery guard', () => {
       '172.32.0.1',
       '1.1.1.1',
       '2606:4700:4700::1111',
-      '64:ff9b:2::1',
-      '1::1',
       '2002:808:808::1',
       '2001:4860:4860::8888',
+      '::ffff:808:808',
+      '::ffff:8.8.8.8',
     ]) {
       expect(isPrivateAddress(a), a).toBe(false);
     }
