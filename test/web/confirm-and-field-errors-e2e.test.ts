@@ -181,6 +181,26 @@ describe.skipIf(!hasChromium)(
       expect(site.browser.consoleErrors).toEqual([]);
     });
 
+    it("a location's refused tag value is said under the value field, as on the asset page", async () => {
+      const made = await site.internal('POST', '/internal/locations', { name: 'Gate', external_key: 'GATE' });
+      expect(made.status, JSON.stringify(made.body)).toBe(201);
+      const value = `tags-${made.body.data.id}-value`;
+      await page.goto(`${site.base}/locations?selected=${made.body.data.id}`);
+      const form = page.getByRole('form', { name: 'Attach a tag' });
+      await form.getByRole('button', { name: 'Attach tag' }).click();
+      await expectFieldError(page, value, /./);
+      expect(await form.getByRole('alert').textContent()).toBe('Check the field marked above.');
+      expect(await seriousAxeViolations(page), 'location tag refused').toEqual([]);
+      await page.locator(`#${value}`).fill('GATE-1');
+      await expectNoFieldError(page, value);
+      expect(await form.getByRole('alert').count()).toBe(0);
+      await form.getByRole('button', { name: 'Attach tag' }).click();
+      await page.getByRole('button', { name: 'Detach RFID tag GATE-1' }).waitFor();
+      // The refusal caused above, at a path known only now; nothing else.
+      const errors = site.browser.consoleErrors.splice(0);
+      expect(errors.filter((e) => !e.includes(`/internal/locations/${made.body.data.id}/tags`))).toEqual([]);
+    });
+
     it("an invitation's Resend asks first, saying the earlier link stops working; Revoke asks too", async () => {
       const invited = await site.internal('POST', '/internal/invitations', {
         email: 'dana@example.test',

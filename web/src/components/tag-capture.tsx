@@ -104,6 +104,8 @@ interface TagFieldsProps {
   onValue(value: string): void;
   /** aria attributes of the value input (its error). */
   valueAttributes?: Record<string, string | undefined>;
+  /** aria attributes of the type select (its error). */
+  typeAttributes?: Record<string, string | undefined>;
   /** Labels, when several rows share a form ("Tag 2 type"). */
   label?: string;
 }
@@ -116,6 +118,7 @@ export function TagFields({
   onType,
   onValue,
   valueAttributes,
+  typeAttributes,
   label = 'Tag',
 }: TagFieldsProps) {
   const [scanning, setScanning] = useState(false);
@@ -124,7 +127,12 @@ export function TagFields({
     <div class="tag-fields">
       <div class="field tag-type">
         <label for={`${id}-type`}>{label} type</label>
-        <select id={`${id}-type`} value={type} onChange={(e) => onType(e.currentTarget.value as TagType)}>
+        <select
+          id={`${id}-type`}
+          value={type}
+          onChange={(e) => onType(e.currentTarget.value as TagType)}
+          {...typeAttributes}
+        >
           {TAG_TYPES.map((t) => (
             <option key={t.id} value={t.id}>
               {t.label}
@@ -163,6 +171,10 @@ export function TagFields({
             // The type stays the person's choice: a printed code may carry an RFID EPC.
             setScanning(false);
             onValue(v);
+            // A value read by the camera is a change of the field as typing is: a form's
+            // listeners (FormErrors) take its message away. A change event, not input: the
+            // input's own handler would read the value before it is rendered.
+            document.getElementById(`${id}-value`)?.dispatchEvent(new Event('change', { bubbles: true }));
           }}
           onClose={() => setScanning(false)}
         />

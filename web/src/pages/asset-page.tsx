@@ -133,6 +133,7 @@ function TagList({ asset, onChanged }: { asset: AssetDetail; onChanged(): void }
             value={value}
             onType={setType}
             onValue={setValue}
+            typeAttributes={errors.input('tag_type', 'attach-tag-type')}
             valueAttributes={errors.input('value', 'attach-tag-value')}
           />
           <FieldMessage errors={errors} field="value" id="attach-tag-value" />

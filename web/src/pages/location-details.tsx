@@ -1,12 +1,12 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api } from '../api.js';
+import { api, type TagType } from '../api.js';
 import { RecordActivity } from '../components/activity-list.js';
 import { DraftConflict, saveAttributes } from '../components/draft-conflict.js';
 import { ErrorAlert } from '../components/errors.js';
 import { FieldMessage, FormAlert, useFormErrors } from '../components/form-errors.js';
 import { isEmpty, Pager, usePaged } from '../components/paging.js';
 import { ActiveCheckbox, DescriptionField } from '../components/record-fields.js';
-import { TAG_TYPES, tagTypeLabel } from '../components/tag-capture.js';
+import { TagFields, tagTypeLabel } from '../components/tag-capture.js';
 import { submitting, useAction, useFocusOnceDone, useRequestThenReload } from '../components/use-action.js';
 import { useDraft } from '../components/use-draft.js';
 import { formatDateTime } from '../format.js';
@@ -257,12 +257,14 @@ function Tags({
   /** Whether tags may be attached and detached here (the editor role). */
   editor: boolean;
 }) {
-  const [type, setType] = useState<string>('rfid');
+  const [type, setType] = useState<TagType>('rfid');
   const [value, setValue] = useState('');
   // Attach and Detach are disabled while one runs and until the reload it asked for shows:
   // a second click would send it again (and show the second answer's "already attached" or 404).
   const { run, busy, error } = useRequestThenReload(onChanged, location);
   const id = `tags-${location.id}`;
+  // As on the asset page: a refused value or type is said under its field.
+  const errors = useFormErrors(error, (f) => f === 'tag_type' || f === 'value');
   // Attached, the value field is ready for the next tag; detached, the heading leads into
   // the tags left.
   const focusOnceDone = useFocusOnceDone(busy);
@@ -307,36 +309,27 @@ function Tags({
           ))}
         </ul>
       )}
-      {editor && (
-        <form class="row compact" onSubmit={attach} aria-label="Attach a tag">
-          <div class="field">
-            <label for={`${id}-type`}>Tag type</label>
-            <select id={`${id}-type`} value={type} onChange={(e) => setType(e.currentTarget.value)}>
-              {TAG_TYPES.map((t) => (
-                <option key={t.id} value={t.id}>
-                  {t.label}
-                </option>
-              ))}
-            </select>
-          </div>
-          <div class="field">
-            <label for={`${id}-value`}>Tag value</label>
-            <input
-              id={`${id}-value`}
-              class="mono"
-              required
-              value={value}
-              onInput={(e) => setValue(e.currentTarget.value)}
-            />
-          </div>
-          <div class="field submit">
-            <button type="submit" class="button secondary" disabled={busy}>
-              Attach tag
-            </button>
-          </div>
+      {editor ? (
+        <form onSubmit={attach} aria-label="Attach a tag" noValidate {...errors.listeners}>
+          <TagFields
+            id={id}
+            type={type}
+            value={value}
+            onType={setType}
+            onValue={setValue}
+            typeAttributes={errors.input('tag_type', `${id}-type`)}
+            valueAttributes={errors.input('value', `${id}-value`)}
+          />
+          <FieldMessage errors={errors} field="value" id={`${id}-value`} />
+          <FieldMessage errors={errors} field="tag_type" id={`${id}-type`} />
+          <FormAlert errors={errors} />
+          <button type="submit" class="button secondary" disabled={busy}>
+            Attach tag
+          </button>
         </form>
+      ) : (
+        <ErrorAlert error={error} />
       )}
-      <ErrorAlert error={error} />
     </section>
   );
 }
