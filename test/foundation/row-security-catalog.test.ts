@@ -38,36 +38,32 @@ async function asOrg<T extends object>(org: number, sql: string): Promise<T[]> {
   }
 }
 
+/** The tables and partitions with an org_id on which the request role holds `privileges`. */
+async function orgTables(privileges: string) {
+  const { rows } = await database.db.pool.query<{ name: string; rls: boolean; policies: number }>(
+    `SELECT c.relname AS name, c.relrowsecurity AS rls,
+            (SELECT count(*)::int FROM pg_policy p WHERE p.polrelid = c.oid) AS policies
+       FROM pg_class c
+       JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
+      WHERE c.relkind IN ('r', 'p')
+        AND EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'org_id' AND NOT a.attisdropped)
+        AND has_table_privilege($1, c.oid, $2)
+      ORDER BY 1`,
+    [APP_ROLE, privileges],
+  );
+  return rows;
+}
+
 describe('row-level security over the catalog', () => {
   it('every relation with an org_id the request role may touch filters by its policy', async () => {
-    const { rows } = await database.db.pool.query<{ name: string; rls: boolean; policies: number }>(
-      `SELECT c.relname AS name, c.relrowsecurity AS rls,
-              (SELECT count(*)::int FROM pg_policy p WHERE p.polrelid = c.oid) AS policies
-         FROM pg_class c
-         JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
-        WHERE c.relkind IN ('r', 'p')
-          AND EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'org_id' AND NOT a.attisdropped)
-          AND has_table_privilege($1, c.oid, 'SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER')
-        ORDER BY 1`,
-      [APP_ROLE],
-    );
+    const rows = await orgTables('SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER');
     // The check below must see the tables it is about, or it proves nothing.
     expect(rows.map((r) => r.name)).toEqual(expect.arrayContaining(['assets', 'raw_messages', 'stays']));
     expect(rows.filter((r) => !r.rls || r.policies === 0).map((r) => r.name)).toEqual([]);
   });
 
   it('the request role may truncate no relation with an org_id, since TRUNCATE is under no policy', async () => {
-    const { rows } = await database.db.pool.query<{ name: string }>(
-      `SELECT c.relname AS name
-         FROM pg_class c
-         JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
-        WHERE c.relkind IN ('r', 'p')
-          AND EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'org_id' AND NOT a.attisdropped)
-          AND has_table_privilege($1, c.oid, 'TRUNCATE')
-        ORDER BY 1`,
-      [APP_ROLE],
-    );
-    expect(rows.map((r) => r.name)).toEqual([]);
+    expect((await orgTables('TRUNCATE')).map((r) => r.name)).toEqual([]);
   });
 
   it('every view the request role may read filters by the organization itself, or runs as its reader', async () => {
