@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, type Asset, type AssetDetail, api, type Tag, type TagType } from '../api.js';
 import { RecordActivity } from '../components/activity-list.js';
 import { ErrorAlert } from '../components/errors.js';
@@ -159,9 +159,13 @@ function Details({ asset, onSaved }: { asset: AssetDetail; onSaved(asset: Asset)
   // the effect saw, not a flag set on click: a click before the first render's effect ran
   // (a fast keyboard, a loaded machine) had that effect take the flag and focus the
   // departing button, and the form opened with the focus on the page body.
+  // A layout effect, run as the form is put in the page: a passive effect runs after the
+  // next paint, which on a loaded machine came after the person (or a test) had already
+  // clicked into another field and started typing, and the rest of the typing went into the
+  // name (a weight typed as "eighty" saved the name "Pallet jackeighty").
   const shown = useRef(editing);
   const editButton = useRef<HTMLButtonElement>(null);
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (shown.current === editing) return;
     shown.current = editing;
     if (editing) document.getElementById(`asset-${asset.id}-name`)?.focus();
