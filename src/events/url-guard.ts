@@ -1,6 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
-import { ipv4OfGroups, ipv6Groups, mappedIPv4 } from '../ip-address.js';
+import { ipv4OfGroups, ipv6Groups } from '../ip-address.js';
 
 /**
  * Request forgery guard for webhook URLs (docs/events.md "Where deliveries may go"): only
@@ -29,25 +29,14 @@ for (const [net, prefix] of [
 ] as const) {
   forbidden.addSubnet(net, prefix, 'ipv4');
 }
+// Inside global unicast (2000::/3, the only IPv6 space on the internet; isPrivateAddress
+// refuses the rest: unspecified, loopback, IPv4-compatible and -translated, NAT64, unique
+// and link-local, site-local, multicast, the discard prefix, unallocated space).
 for (const [net, prefix] of [
-  // Unspecified, loopback and the deprecated IPv4-compatible addresses (::127.0.0.1); the
-  // rest of 0000::/8 is refused in isPrivateAddress (as a subnet here it would cover the
-  // IPv4-mapped range, against which BlockList checks every IPv4 address too).
-  ['::', 96],
-  ['64:ff9b::', 96],
-  // NAT64's local-use prefix (RFC 8215): a site's translator maps it onto any IPv4 address,
-  // private and metadata ones included, as it does the well-known prefix above.
-  ['64:ff9b:1::', 48],
-  ['100::', 64],
   ['2001:db8::', 32],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  // Site-local, deprecated but still routed inside some networks.
-  ['fec0::', 10],
   // Teredo (RFC 4380): the IPv4 address of the server and of the client are inside, the
   // client's obfuscated; a host with a Teredo interface tunnels to them, private ones too.
   ['2001::', 32],
-  ['ff00::', 8],
 ] as const) {
   forbidden.addSubnet(net, prefix, 'ipv6');
 }
@@ -57,11 +46,9 @@ export function isPrivateAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 4) return forbidden.check(address, 'ipv4');
   if (family !== 6) return true;
-  const ipv4 = mappedIPv4(address);
-  if (ipv4 !== null) return forbidden.check(ipv4, 'ipv4');
   const groups = ipv6Groups(address);
   if (groups === null) return true;
-  // IPv4-mapped written in hexadecimal (::ffff:7f00:1): a dual-stack socket connects to the IPv4 address.
+  // IPv4-mapped, dotted or hexadecimal (::ffff:7f00:1): a dual-stack socket connects to the IPv4 address.
   if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
     return forbidden.check(ipv4OfGroups(groups[6]!, groups[7]!), 'ipv4');
   }
