@@ -1,9 +1,39 @@
 /**
- * Query parameters that carry a secret: libpq takes `password` (and `sslpassword`) in a
- * connection URL's query as it does in its user information, and other clients take
- * tokens there.
+ * Query parameters that carry a secret, compared without case: libpq takes `password` (and
+ * `sslpassword`) in a connection URL's query as it does in its user information, and
+ * clients and APIs take tokens and keys there.
  */
-const SECRET_PARAMETER = /([?&;](?:password|passwd|pwd|sslpassword|secret|token|access_token)=)[^&;#]*/gi;
+const SECRET_NAMES =
+  /^(?:password|passwd|pwd|sslpassword|token|access_token|refresh_token|api_key|apikey|secret|client_secret|signature)$/i;
+
+/**
+ * A URL (absolute, a request target, or text that only looks like one) with the value of
+ * each secret query parameter replaced by `shown`; the rest is kept as written. A name is
+ * judged unescaped (`pass%77ord` is `password`), or as written when its escape is malformed.
+ */
+export function hideSecretParameters(url: string, shown: string): string {
+  const at = url.indexOf('?');
+  if (at < 0) return url;
+  const hash = url.indexOf('#', at);
+  const query = url.slice(at + 1, hash < 0 ? undefined : hash);
+  // The separators kept in the list (odd places): `;` separates pairs too in some clients.
+  const masked = query
+    .split(/([&;])/)
+    .map((pair, i) => {
+      const eq = pair.indexOf('=');
+      if (i % 2 === 1 || eq < 0) return pair;
+      const raw = pair.slice(0, eq);
+      let name = raw;
+      try {
+        name = decodeURIComponent(raw.replaceAll('+', ' '));
+      } catch {
+        // A malformed escape: judge the name as written.
+      }
+      return SECRET_NAMES.test(name.trim()) ? `${raw}=${shown}` : pair;
+    })
+    .join('');
+  return `${url.slice(0, at)}?${masked}${hash < 0 ? '' : url.slice(hash)}`;
+}
 
 /**
  * A URL setting as it may be shown (logs, error messages): its user information, which
@@ -14,7 +44,7 @@ const SECRET_PARAMETER = /([?&;](?:password|passwd|pwd|sslpassword|secret|token|
  * goes.
  */
 export function hideUserInfo(value: string): string {
-  const shown = value.replace(SECRET_PARAMETER, '$1(hidden)');
+  const shown = hideSecretParameters(value, '(hidden)');
   const at = shown.lastIndexOf('@');
   if (at < 0) return shown;
   const slashes = shown.indexOf('//');

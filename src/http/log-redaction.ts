@@ -1,4 +1,5 @@
 import type { FastifyServerOptions } from 'fastify';
+import { hideSecretParameters } from '../url-user-info.js';
 
 /**
  * Secrets never reach the logs. The request line logs the path alone (its query string
@@ -8,10 +9,6 @@ import type { FastifyServerOptions } from 'fastify';
  * logger itself masks them wherever they appear under the usual names.
  */
 export const REDACTED = '[Redacted]';
-
-/** Query-string and field names whose value is a secret (compared without case). */
-const SECRET_NAMES =
-  /^(?:password|passwd|token|access_token|refresh_token|api_key|apikey|secret|client_secret|signature)$/i;
 
 /**
  * Header and field paths pino masks (its redact option). Fixed paths only: a wildcard
@@ -25,31 +22,8 @@ export const REDACT_PATHS: string[] = [
   ...SECRET_KEYS.flatMap((k) => [k, `query.${k}`, `req.query.${k}`, `body.${k}`, `req.body.${k}`]),
 ];
 
-/**
- * A URL (absolute or a request target) with the values of secret query parameters
- * masked; the rest is kept as written, so the log still shows what was asked.
- */
-export function maskUrl(url: string): string {
-  const at = url.indexOf('?');
-  if (at < 0) return url;
-  const hash = url.indexOf('#', at);
-  const query = url.slice(at + 1, hash < 0 ? undefined : hash);
-  const masked = query
-    .split('&')
-    .map((pair) => {
-      const eq = pair.indexOf('=');
-      const raw = eq < 0 ? pair : pair.slice(0, eq);
-      let name = raw;
-      try {
-        name = decodeURIComponent(raw.replaceAll('+', ' '));
-      } catch {
-        // A malformed escape: judge the name as written.
-      }
-      return eq >= 0 && SECRET_NAMES.test(name.trim()) ? `${raw}=${REDACTED}` : pair;
-    })
-    .join('&');
-  return `${url.slice(0, at)}?${masked}${hash < 0 ? '' : url.slice(hash)}`;
-}
+/** A URL with the values of secret query parameters masked, the rest as written. */
+export const maskUrl = (url: string): string => hideSecretParameters(url, REDACTED);
 
 interface LoggedRequest {
   method?: string;
