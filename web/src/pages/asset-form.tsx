@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { type Asset, api } from '../api.js';
 import { DraftConflict, saveAttributes } from '../components/draft-conflict.js';
 import { FieldMessage, FormAlert, useFormErrors } from '../components/form-errors.js';
@@ -58,7 +58,10 @@ export function AssetForm({
   const nameField = useRef<HTMLInputElement>(null);
   const [key, setKey] = useState(kept?.key ?? '');
   const [tags, setTags] = useState<TagRow[]>(() => kept?.tags ?? (editing ? [] : firstTags()));
-  useEffect(
+  // Kept as the form is put in the page, not in a passive effect, which runs after the next
+  // paint: a press of Create right after the last keystroke could otherwise meet the ended
+  // session, and leave for sign-in, before that keystroke was kept.
+  useLayoutEffect(
     () => keepAsset(asset?.id, { base: draft.base, fields: draft.value, key, tags }),
     [asset?.id, draft.base, draft.value, key, tags],
   );
