@@ -8,16 +8,19 @@ export interface Result {
   assets: number;
   seconds: number;
   readsPerSecond: number;
-  /** The same rows by COPY, and by one transaction per message (bench/ingest-ceiling.ts). */
-  copyReadsPerSecond: number;
-  transactionReadsPerSecond: number;
+  /**
+   * The same rows by COPY, and by one transaction per message (bench/ingest-ceiling.ts);
+   * null with --no-ceilings.
+   */
+  copyReadsPerSecond: number | null;
+  transactionReadsPerSecond: number | null;
   /** readsPerSecond / copyReadsPerSecond. */
-  shareOfCopy: number;
+  shareOfCopy: number | null;
   messages: number;
   /**
    * The same messages through the embedded broker alone, nothing stored
    * (bench/ingest-broker-ceiling.ts): reads/s, and CPU per message of the broker's process
-   * and of the publishers. Null with an external broker.
+   * and of the publishers. Null with an external broker, and with --no-ceilings.
    */
   brokerReadsPerSecond: number | null;
   brokerCpuMicrosPerMessage: number | null;
@@ -89,9 +92,9 @@ export function printResults(results: Result[]): void {
       r.population,
       String(r.reads),
       String(r.readsPerSecond),
-      String(r.copyReadsPerSecond),
-      String(r.transactionReadsPerSecond),
-      `${(r.shareOfCopy * 100).toFixed(1)}%`,
+      r.copyReadsPerSecond === null ? '-' : String(r.copyReadsPerSecond),
+      r.transactionReadsPerSecond === null ? '-' : String(r.transactionReadsPerSecond),
+      r.shareOfCopy === null ? '-' : `${(r.shareOfCopy * 100).toFixed(1)}%`,
       mib(r.peakRssBytes),
       mib(r.rssRiseBytes),
       String(r.cpuMicrosPerRead),

@@ -62,6 +62,8 @@ const USAGE = `usage: npm run bench:ingest [-- options]   (or node dist/bench/in
   --population P   stationary or moving alone (both by default)
   --webhook        an endpoint wants the moves: events are stored and dispatched
   --history N      stays per asset stored before the run (0)
+  --no-ceilings    skip the ceilings (COPY, a transaction per message, the broker alone):
+                   for alternating two builds, where only the service's figures count
   --json           the results as JSON on standard output
 env: TEST_DATABASE_URL (a PostgreSQL server instead of the embedded one), BENCH_MQTT_URL
 (an external broker), BENCH_PG_STATS=1 (the statements' times), BENCH_HEAP_PROFILE=<dir>
@@ -82,6 +84,9 @@ const options = {
   webhook: { type: 'boolean', default: false },
   // Stays per asset already stored before the run (a site tracked for a while): 0, none.
   history: { type: 'string', default: '0' },
+  // The ceilings take half a run and measure nothing of the service: left out when two
+  // builds are alternated and only the service's own figures are compared.
+  'no-ceilings': { type: 'boolean', default: false },
   json: { type: 'boolean', default: false },
 } as const;
 const args = benchArgs(USAGE, { options }).values;
@@ -229,21 +234,25 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
     // The ceiling, now that the service's figures are taken: the same rows straight into PostgreSQL.
     await running.stop();
     stopped = true;
-    log(`${population}: ceiling (COPY, then one transaction per message)`);
     const day = 24 * 3600_000;
-    const copySeconds = await copyCeiling({ url, orgId, messages: ceilingMessages, shiftMs: day });
-    const txSeconds = await transactionCeiling({ url, orgId, messages: ceilingMessages, shiftMs: 2 * day });
+    let copySeconds: number | null = null;
+    let txSeconds: number | null = null;
+    if (!args['no-ceilings']) {
+      log(`${population}: ceiling (COPY, then one transaction per message)`);
+      copySeconds = await copyCeiling({ url, orgId, messages: ceilingMessages, shiftMs: day });
+      txSeconds = await transactionCeiling({ url, orgId, messages: ceilingMessages, shiftMs: 2 * day });
+    }
     await publishers.end();
     publishers = undefined;
     // The embedded broker's own ceiling (an external broker runs apart from this process).
     let broker: BrokerCeiling | null = null;
-    if (!mqttUrl) {
+    if (!mqttUrl && !args['no-ceilings']) {
       log(`${population}: ceiling of the embedded broker alone (the same messages, nothing stored)`);
       broker = await brokerCeiling({ readers, messages, window: WINDOW });
     }
     const perMessage = (micros: number) => Math.round((micros / messages.length) * 10) / 10;
     const readsPerSecond = Math.round(READS / seconds);
-    const copyReadsPerSecond = Math.round(READS / copySeconds);
+    const copyReadsPerSecond = copySeconds === null ? null : Math.round(READS / copySeconds);
     return {
       population,
       reads: READS,
@@ -251,8 +260,9 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
       seconds: Math.round(seconds * 100) / 100,
       readsPerSecond,
       copyReadsPerSecond,
-      transactionReadsPerSecond: Math.round(READS / txSeconds),
-      shareOfCopy: Math.round((readsPerSecond / copyReadsPerSecond) * 1000) / 1000,
+      transactionReadsPerSecond: txSeconds === null ? null : Math.round(READS / txSeconds),
+      shareOfCopy:
+        copyReadsPerSecond === null ? null : Math.round((readsPerSecond / copyReadsPerSecond) * 1000) / 1000,
       messages: messages.length,
       brokerReadsPerSecond: broker && Math.round(READS / broker.seconds),
       brokerCpuMicrosPerMessage: broker && perMessage(broker.brokerCpuMicros),
