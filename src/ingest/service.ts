@@ -19,7 +19,7 @@ import {
   storeReaderMessages,
   type WorkOutcome,
 } from './reader-batch.js';
-import { bumpReaderCounters } from './reader-counters.js';
+import { bumpReaderCounters, messageCounts } from './reader-counters.js';
 import { type MessagePlan, planMessage, type SplitPlan } from './reader-lanes.js';
 import { resolveRefs } from './record-refs.js';
 import type { ScanRecord } from './records.js';
@@ -294,9 +294,7 @@ export class IngestService {
     const outcome: IngestOutcome = { good: 0, bad: 1, unknown: 0, errors: [reason] };
     await this.committed(reader.orgId, reader.family, source, receivedAt, async (tx) => {
       await logMessages(tx, reader.orgId, [{ reader, payload: '', source, receivedAt }], [outcome]);
-      await bumpReaderCounters(tx, reader.orgId, [
-        { readerId: reader.id, receivedAt, errorAt: receivedAt, good: 0, bad: 1, unknown: 0 },
-      ]);
+      await bumpReaderCounters(tx, reader.orgId, [messageCounts(reader.id, receivedAt, outcome)]);
       return outcome;
     });
   }

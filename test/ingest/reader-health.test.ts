@@ -9,6 +9,7 @@ import { cliCaller } from '../../src/caller.js';
 import {
   bumpReaderCounters,
   countsByReader,
+  messageCounts,
   perMinute,
   type RateBuckets,
 } from '../../src/ingest/reader-counters.js';
@@ -67,10 +68,48 @@ describe('countsByReader', () => {
       ],
       [outcome(1, 1), outcome(2, 0), outcome(1, 0), outcome(0, 3), outcome(5, 0)],
     );
-    expect(counts).toEqual([
+    expect(counts).toMatchObject([
       { readerId: 3, receivedAt: M + 2_000, errorAt: null, good: 1, bad: 0, unknown: 0 },
       { readerId: 7, receivedAt: M + 20_000, errorAt: M + 4_000, good: 8, bad: 4, unknown: 0 },
     ]);
+  });
+
+  it("puts each message's reads in its own minute's bucket, whatever order the batch holds them in", () => {
+    const a = { id: 7 };
+    const counts = countsByReader(
+      [
+        { reader: a, receivedAt: M + 59_000 },
+        { reader: a, receivedAt: M + MINUTE + 1_000 },
+        { reader: a, receivedAt: M - 2 * MINUTE },
+        { reader: a, receivedAt: M + 58_000 },
+        { reader: a, receivedAt: M + MINUTE + 2_000 },
+      ],
+      [outcome(3, 1), outcome(2, 0), outcome(10, 5), outcome(1, 1), outcome(0, 2)],
+    );
+    expect(counts).toEqual([
+      {
+        readerId: 7,
+        receivedAt: M + MINUTE + 2_000,
+        errorAt: M + MINUTE + 2_000,
+        good: 16,
+        bad: 9,
+        unknown: 0,
+        latestMinute: { reads: 4, bad: 2 },
+        minuteBefore: { reads: 6, bad: 2 },
+      },
+    ]);
+    // Two minutes apart, the older one is in neither bucket.
+    const apart = countsByReader(
+      [
+        { reader: a, receivedAt: M + 1_000 },
+        { reader: a, receivedAt: M + 2 * MINUTE },
+      ],
+      [outcome(4, 0), outcome(1, 0)],
+    );
+    expect(apart[0]).toMatchObject({
+      latestMinute: { reads: 1, bad: 0 },
+      minuteBefore: { reads: 0, bad: 0 },
+    });
   });
 });
 
@@ -91,9 +130,7 @@ describe('the buckets on the reader row', () => {
     });
     const bump = (at: number, good: number, bad: number, unknown = 0) =>
       t.database.db.withOrg(orgId, (tx) =>
-        bumpReaderCounters(tx, orgId, [
-          { readerId: reader.id, receivedAt: at, errorAt: bad > 0 ? at : null, good, bad, unknown },
-        ]),
+        bumpReaderCounters(tx, orgId, [messageCounts(reader.id, at, { good, bad, unknown })]),
       );
     const state = async () => {
       const r = await t.services.readers.get(orgId, reader.id);
@@ -137,7 +174,7 @@ describe('the buckets on the reader row', () => {
     const batch = (at: number, errorAt: number) =>
       t.database.db.withOrg(orgId, (tx) =>
         bumpReaderCounters(tx, orgId, [
-          { readerId: reader.id, receivedAt: at, errorAt, good: 1, bad: 1, unknown: 0 },
+          { ...messageCounts(reader.id, at, { good: 1, bad: 1, unknown: 0 }), errorAt },
         ]),
       );
     await batch(M + MINUTE + 40_000, M + MINUTE + 10_000);
@@ -150,6 +187,52 @@ describe('the buckets on the reader row', () => {
     // After a quiet minute both buckets start over.
     await bump(M + 3 * MINUTE, 1, 0);
     expect(await state()).toMatchObject({ minute: M + 3 * MINUTE, now: [1, 0], prev: [0, 0] });
+  });
+
+  it("a batch across a minute's end counts each message in its own minute", async () => {
+    const { reader } = await t.services.readers.create(cliCaller(orgId), {
+      family: 'generic-json',
+      identity: unique('health'),
+      topic: unique('health/topic'),
+    });
+    const store = (messages: Array<[at: number, good: number, bad: number]>) =>
+      t.database.db.withOrg(orgId, (tx) =>
+        bumpReaderCounters(
+          tx,
+          orgId,
+          countsByReader(
+            messages.map(([at]) => ({ reader, receivedAt: at })),
+            messages.map(([, good, bad]) => ({ good, bad, unknown: 0 })),
+          ),
+        ),
+      );
+    const buckets = async () => {
+      const r = await t.services.readers.get(orgId, reader.id);
+      return {
+        minute: r.rates.minute?.getTime(),
+        now: [r.rates.reads, r.rates.errors],
+        prev: [r.rates.prevReads, r.rates.prevErrors],
+      };
+    };
+    await store([[M + 30_000, 1, 0]]);
+    // The row's minute, its end and the next minute in one batch.
+    await store([
+      [M + 59_000, 3, 1],
+      [M + MINUTE + 1_000, 2, 0],
+    ]);
+    expect(await buckets()).toEqual({ minute: M + MINUTE, now: [2, 0], prev: [5, 1] });
+    // The row's minute and the one before it: each to its bucket.
+    await store([
+      [M + MINUTE + 9_000, 1, 1],
+      [M + 40_000, 5, 0],
+    ]);
+    expect(await buckets()).toEqual({ minute: M + MINUTE, now: [4, 1], prev: [10, 1] });
+    // Two minutes on, with a message of the minute before it: the row's buckets are too old.
+    await store([
+      [M + 3 * MINUTE + 1_000, 1, 0],
+      [M + 2 * MINUTE + 59_000, 6, 2],
+    ]);
+    expect(await buckets()).toEqual({ minute: M + 3 * MINUTE, now: [1, 0], prev: [8, 2] });
   });
 });
 
