@@ -45,7 +45,9 @@ export function messageCounts(
     readerId,
     receivedAt,
     errorAt: o.bad > 0 ? receivedAt : null,
-    ...pick(o),
+    good: o.good,
+    bad: o.bad,
+    unknown: o.unknown,
     latestMinute: { reads: o.good + o.bad + o.unknown, bad: o.bad },
     minuteBefore: { reads: 0, bad: 0 },
   };
@@ -101,22 +103,16 @@ function addToMinutes(
   bucket.bad += o.bad;
 }
 
-const pick = (o: { good: number; bad: number; unknown: number }) => ({
-  good: o.good,
-  bad: o.bad,
-  unknown: o.unknown,
-});
-
 /**
  * Adds stored messages' reads to their readers' counters, last message time and
  * per-minute buckets (migration 0015), one statement for every reader of a batch (one
  * entry per reader). An entry's latest minute and the minute before are added to the
  * row's buckets where they are its latest or the one before; a newer minute rotates the
  * buckets (the latest becomes the previous one when it is the minute just before, else
- * both start over). Reads of an older minute still count in the totals. Every expression reads the row as it was before
- * this UPDATE, so the CASEs agree with one another. The last error time is the receipt of
- * the latest message with bad reads (greatest ignores a NULL errorAt), never the time the
- * batch is stored. The caller locks the rows (in id
+ * both start over). Reads of an older minute still count in the totals. Every expression
+ * reads the row as it was before this UPDATE, so the CASEs agree with one another. The
+ * last error time is the receipt of the latest message with bad reads (greatest ignores a
+ * NULL errorAt), never the time the batch is stored. The caller locks the rows (in id
  * order) when batches may race.
  */
 export async function bumpReaderCounters(tx: Tx, orgId: number, counts: ReaderCounts[]): Promise<void> {

@@ -68,9 +68,28 @@ describe('countsByReader', () => {
       ],
       [outcome(1, 1), outcome(2, 0), outcome(1, 0), outcome(0, 3), outcome(5, 0)],
     );
-    expect(counts).toMatchObject([
-      { readerId: 3, receivedAt: M + 2_000, errorAt: null, good: 1, bad: 0, unknown: 0 },
-      { readerId: 7, receivedAt: M + 20_000, errorAt: M + 4_000, good: 8, bad: 4, unknown: 0 },
+    const none = { reads: 0, bad: 0 };
+    expect(counts).toEqual([
+      {
+        readerId: 3,
+        receivedAt: M + 2_000,
+        errorAt: null,
+        good: 1,
+        bad: 0,
+        unknown: 0,
+        latestMinute: { reads: 1, bad: 0 },
+        minuteBefore: none,
+      },
+      {
+        readerId: 7,
+        receivedAt: M + 20_000,
+        errorAt: M + 4_000,
+        good: 8,
+        bad: 4,
+        unknown: 0,
+        latestMinute: { reads: 12, bad: 4 },
+        minuteBefore: none,
+      },
     ]);
   });
 
