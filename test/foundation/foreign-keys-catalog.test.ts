@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { APP_ROLE } from '../../src/db/pool.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { asOrgRole, createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 // A foreign key is checked as the table's owner, under no row-level security: naming the
 // parent's id alone, it would take another organization's row as well as one's own. Every
@@ -31,19 +30,10 @@ beforeAll(async () => {
 });
 afterAll(() => database?.drop());
 
-/** Runs `sql` as the request role of organization 1, as the service's requests do. */
-async function asFirstOrg(sql: string, values: unknown[]): Promise<void> {
-  const client = await database.db.pool.connect();
-  try {
-    await client.query('BEGIN');
-    await client.query(`SET LOCAL ROLE ${APP_ROLE}`);
-    await client.query("SELECT set_config('tagtrail.org_id', '1', true)");
-    await client.query(sql, values);
-  } finally {
-    await client.query('ROLLBACK').catch(() => undefined);
-    client.release();
-  }
-}
+/** Runs `sql` as the request role of organization 1; resolves to nothing when it is taken. */
+const asFirstOrg = async (sql: string, values: unknown[]) => {
+  await asOrgRole(database, 1, sql, values);
+};
 
 describe('foreign keys within an organization', () => {
   it('every reference between two tables with an org_id pairs the org_ids', async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APP_ROLE } from '../../src/db/pool.js';
 import { ensureRawPartitions } from '../../src/ingest/retention.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { asOrgRole, createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 // Row-level security is the second wall between organizations: whatever the request role
 // can reach that holds an organization's rows must be filtered by its policy. A partition
@@ -24,19 +24,8 @@ beforeAll(async () => {
 });
 afterAll(() => database?.drop());
 
-/** Runs `sql` as the request role of organization `org`, as the service's requests do. */
-async function asOrg<T extends object>(org: number, sql: string): Promise<T[]> {
-  const client = await database.db.pool.connect();
-  try {
-    await client.query('BEGIN');
-    await client.query(`SET LOCAL ROLE ${APP_ROLE}`);
-    await client.query("SELECT set_config('tagtrail.org_id', $1, true)", [String(org)]);
-    return (await client.query<T>(sql)).rows;
-  } finally {
-    await client.query('ROLLBACK').catch(() => undefined);
-    client.release();
-  }
-}
+/** Runs `sql` as the request role of organization `org`. */
+const asOrg = <T extends object>(org: number, sql: string) => asOrgRole<T>(database, org, sql);
 
 /** The tables and partitions with an org_id on which the request role holds `privileges`. */
 async function orgTables(privileges: string) {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { migrate, migrationFiles, migrationsDir } from '../../src/db/migrate.js';
-import { createDatabase, type Database } from '../../src/db/pool.js';
+import { APP_ROLE, createDatabase, type Database } from '../../src/db/pool.js';
 
 export interface TestDatabase {
   url: string;
@@ -49,6 +49,28 @@ export async function createTestDatabase(options: { migrate?: boolean } = {}): P
       await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
     },
   };
+}
+
+/**
+ * Runs `sql` as the request role of organization `org`, as the service's requests do, in a
+ * transaction that is rolled back: what the role may see, and what it is refused.
+ */
+export async function asOrgRole<T extends object>(
+  database: TestDatabase,
+  org: number,
+  sql: string,
+  values: unknown[] = [],
+): Promise<T[]> {
+  const client = await database.db.pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query(`SET LOCAL ROLE ${APP_ROLE}`);
+    await client.query("SELECT set_config('tagtrail.org_id', $1, true)", [String(org)]);
+    return (await client.query<T>(sql, values)).rows;
+  } finally {
+    await client.query('ROLLBACK').catch(() => undefined);
+    client.release();
+  }
 }
 
 /**
