@@ -16,6 +16,7 @@
 import { fork } from 'node:child_process';
 import type { BenchReaders } from './harness.js';
 import { LeanPublisher, type PreparedPublish, preparePublish } from './lean-publisher.js';
+import { type AckLatency, publishAtRate, summarizeLatencies } from './paced-publish.js';
 
 export interface BenchMessage {
   reader: number;
@@ -23,13 +24,21 @@ export interface BenchMessage {
 }
 
 type ToChild =
-  | { type: 'start'; mqttUrl: string; readers: BenchReaders; messages: BenchMessage[]; window: number }
+  | {
+      type: 'start';
+      mqttUrl: string;
+      readers: BenchReaders;
+      messages: BenchMessage[];
+      window: number;
+      /** Messages per second in all (./paced-publish.ts); null: as fast as the window lets. */
+      rate: number | null;
+    }
   | { type: 'publish' }
   | { type: 'end' };
 
 type FromChild =
   | { type: 'connected' }
-  | { type: 'published'; cpuMicros: number }
+  | { type: 'published'; cpuMicros: number; latency: AckLatency | null }
   | { type: 'failed'; error: string };
 
 /**
@@ -62,9 +71,16 @@ export async function publishAll<M extends { reader: number }>(
   await Promise.all(workers);
 }
 
+export interface Published {
+  /** The publishers' CPU, in microseconds. */
+  cpuMicros: number;
+  /** With a rate: each message's wait from its due time to its acknowledgement. */
+  latency: AckLatency | null;
+}
+
 export interface Publishers {
-  /** Starts publishing; resolves with the publishers' CPU microseconds once all is acknowledged. */
-  publish(): Promise<number>;
+  /** Starts publishing; resolves once all is acknowledged. */
+  publish(): Promise<Published>;
   /** Disconnects the readers and waits for the child to exit. */
   end(): Promise<void>;
 }
@@ -75,6 +91,7 @@ export async function startPublishers(options: {
   readers: BenchReaders;
   messages: BenchMessage[];
   window: number;
+  rate: number | null;
 }): Promise<Publishers> {
   // No --cpu-prof or --expose-gc of the parent: the service's process is the one measured.
   const child = fork(new URL(import.meta.url), ['--child'], { serialization: 'advanced', execArgv: [] });
@@ -103,7 +120,9 @@ export async function startPublishers(options: {
       const done = next();
       send({ type: 'publish' });
       const m = await done;
-      return m.type === 'published' ? m.cpuMicros : 0;
+      return m.type === 'published'
+        ? { cpuMicros: m.cpuMicros, latency: m.latency }
+        : { cpuMicros: 0, latency: null };
     },
     async end() {
       if (child.connected) send({ type: 'end' });
@@ -138,9 +157,14 @@ function child(): void {
       }, fail);
     } else if (m.type === 'publish' && start) {
       const cpu = process.cpuUsage();
-      publishAll(prepared, start.window, (msg) => publishers[msg.reader]!.publish(msg.packet)).then(() => {
+      const send = (msg: (typeof prepared)[number]) => publishers[msg.reader]!.publish(msg.packet);
+      const published: Promise<AckLatency | null> =
+        start.rate === null
+          ? publishAll(prepared, start.window, send).then(() => null)
+          : publishAtRate(prepared, start.rate, send).then(summarizeLatencies);
+      published.then((latency) => {
         const used = process.cpuUsage(cpu);
-        reply({ type: 'published', cpuMicros: used.user + used.system });
+        reply({ type: 'published', cpuMicros: used.user + used.system, latency });
       }, fail);
     } else if (m.type === 'end') {
       Promise.all(publishers.map((p) => p.end())).finally(() => process.exit(0));

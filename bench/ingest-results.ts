@@ -1,4 +1,5 @@
 /** What one population's run of bench/ingest.ts measured, and the table it is printed as. */
+import type { AckLatency } from './paced-publish.js';
 
 export type Population = 'stationary' | 'moving';
 
@@ -8,6 +9,14 @@ export interface Result {
   assets: number;
   seconds: number;
   readsPerSecond: number;
+  /** With --rate: the reads a second published (messages a second times reads per message). */
+  offeredReadsPerSecond: number | null;
+  /**
+   * With --rate: each message's wait from its due time to its acknowledgement, that is to
+   * its commit (bench/paced-publish.ts). A service that keeps up holds it to a few group
+   * commits; one that does not lets it grow with the run.
+   */
+  ackLatencyMs: AckLatency | null;
   /**
    * The same rows by COPY, and by one transaction per message (bench/ingest-ceiling.ts);
    * null with --no-ceilings.
@@ -117,7 +126,17 @@ export function printResults(results: Result[]): void {
       `CPU µs per message: broker ${r.brokerCpuMicrosPerMessage}, publishers ${r.brokerPublishersCpuMicrosPerMessage}; ` +
       `the service reached ${((r.readsPerSecond / r.brokerReadsPerSecond!) * 100).toFixed(1)}% of it\n`,
   );
+  const paced = results.flatMap((r) =>
+    r.ackLatencyMs === null
+      ? []
+      : [
+          `steady rate, ${r.population}: ${r.offeredReadsPerSecond} reads/s offered, ${r.readsPerSecond} stored; ` +
+            `acknowledged after (ms from due) p50 ${r.ackLatencyMs.p50}, p99 ${r.ackLatencyMs.p99}, max ${r.ackLatencyMs.max}; ` +
+            `p50 of the first tenth ${r.ackLatencyMs.firstTenthP50}, of the last ${r.ackLatencyMs.lastTenthP50}\n`,
+        ],
+  );
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
   for (const row of table) process.stdout.write(`${row.map((c, i) => c.padEnd(widths[i]!)).join('  ')}\n`);
   if (brokerLines.length > 0) process.stdout.write(`\n${brokerLines.join('')}`);
+  if (paced.length > 0) process.stdout.write(`\n${paced.join('')}`);
 }

@@ -4,7 +4,7 @@
  * stationary population (every asset read again and again where it is) and a moving one
  * (every read of an asset is at another location).
  *
- *   npm run bench:ingest [-- --reads 300000 --assets 10000 --readers 4 --batch 100 --window 50
+ *   npm run bench:ingest [-- --reads 300000 --assets 10000 --readers 4 --batch 100 --window 50 --rate 400
  *                        --population stationary --webhook --history 300 --json]
  *   node --expose-gc dist/bench/ingest.js …   (after a build: adds the live-memory rise)
  *
@@ -59,6 +59,9 @@ const USAGE = `usage: npm run bench:ingest [-- options]   (or node dist/bench/in
   --readers N      readers, one MQTT connection each (4)
   --batch N        reads per message (100)
   --window N       unacknowledged messages per reader at most (unset: the whole backlog)
+  --rate N         messages per second in all, evenly (unset: as fast as --window lets;
+                   not with --window); prints each message's wait from its due time to
+                   its acknowledgement
   --population P   stationary or moving alone (both by default)
   --webhook        an endpoint wants the moves: events are stored and dispatched
   --history N      stays per asset stored before the run (0)
@@ -78,6 +81,9 @@ const options = {
   // whole backlog at once. With a window, what the publishers hold stays small, so the
   // process's memory is the service's (a real reader keeps its backlog on its own disk).
   window: { type: 'string' },
+  // A steady stream of N messages a second, as a site's readers send, instead of a backlog:
+  // whether the service keeps up, and how long a message then waits to be acknowledged.
+  rate: { type: 'string' },
   // One population alone (stationary or moving); both by default.
   population: { type: 'string' },
   // An endpoint wants the moves: stored and dispatched as events (none without one).
@@ -97,6 +103,9 @@ const BATCH = positiveInteger('batch', args.batch, USAGE);
 const HISTORY = args.history === '0' ? 0 : positiveInteger('history', args.history, USAGE);
 const WINDOW =
   args.window === undefined ? Number.POSITIVE_INFINITY : positiveInteger('window', args.window, USAGE);
+const RATE = args.rate === undefined ? null : positiveInteger('rate', args.rate, USAGE);
+if (RATE !== null && args.window !== undefined)
+  usageError('--rate and --window do not go together: a steady stream is paced by its rate', USAGE);
 const ANTENNAS = 4;
 const LOCATIONS = READERS * ANTENNAS;
 const POPULATIONS = (['stationary', 'moving'] as const).filter(
@@ -177,7 +186,13 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
       readerIds,
     });
 
-    publishers = await startPublishers({ mqttUrl: running.mqttUrl, readers, messages, window: WINDOW });
+    publishers = await startPublishers({
+      mqttUrl: running.mqttUrl,
+      readers,
+      messages,
+      window: WINDOW,
+      rate: RATE,
+    });
     const before = await sizes(db.pool);
     const pgStats = Boolean(process.env.BENCH_PG_STATS);
     const heapProfileDir = process.env.BENCH_HEAP_PROFILE;
@@ -225,7 +240,7 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
       );
     }
     const { rssAtStart, peakRss, liveRise } = memory.stop();
-    const publishersCpuMicros = await published;
+    const { cpuMicros: publishersCpuMicros, latency: ackLatency } = await published;
     // The stays table's dead row versions are reclaimed by autovacuum in a running service.
     await db.pool.query('VACUUM (ANALYZE) stays');
     const after = await sizes(db.pool);
@@ -259,6 +274,8 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
       assets: ASSETS,
       seconds: Math.round(seconds * 100) / 100,
       readsPerSecond,
+      offeredReadsPerSecond: RATE === null ? null : RATE * BATCH,
+      ackLatencyMs: ackLatency,
       copyReadsPerSecond,
       transactionReadsPerSecond: txSeconds === null ? null : Math.round(READS / txSeconds),
       shareOfCopy:
@@ -317,7 +334,7 @@ async function main() {
   process.stdout.write(
     `tagtrail ingest, publish to queryable: ${transport}, ${database}, ${cpus().length} CPUs, ` +
       `${READERS} readers, ${BATCH} reads per message, ` +
-      `${WINDOW === Number.POSITIVE_INFINITY ? 'the whole backlog published at once' : `at most ${WINDOW} unacknowledged messages per reader`}, ` +
+      `${RATE !== null ? `${RATE} messages a second in all` : WINDOW === Number.POSITIVE_INFINITY ? 'the whole backlog published at once' : `at most ${WINDOW} unacknowledged messages per reader`}, ` +
       `${args.webhook ? 'moves stored as events for a webhook endpoint' : 'no webhook endpoint (moves not stored as events)'}` +
       `${HISTORY > 0 ? `, ${HISTORY} stays per asset stored before the run` : ''}\n\n`,
   );
