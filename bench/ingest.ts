@@ -4,8 +4,9 @@
  * stationary population (every asset read again and again where it is) and a moving one
  * (every read of an asset is at another location).
  *
- *   npm run bench:ingest [-- --reads 300000 --assets 10000 --readers 4 --batch 100 --window 50 --rate 400
+ *   npm run bench:ingest [-- --reads 300000 --assets 10000 --readers 4 --batch 100 --window 50
  *                        --population stationary --webhook --history 300 --json]
+ *   npm run bench:ingest -- --reads 600000 --rate 400   (a steady 400 messages a second)
  *   node --expose-gc dist/bench/ingest.js …   (after a build: adds the live-memory rise)
  *
  * Runs the whole service in-process (startService) on a fresh database per population: the
