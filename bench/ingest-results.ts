@@ -1,4 +1,5 @@
 /** What one population's run of bench/ingest.ts measured, and the table it is printed as. */
+import type { GroupFigures } from './ingest-groups.js';
 import type { AckLatency } from './paced-publish.js';
 
 export type Population = 'stationary' | 'moving';
@@ -17,6 +18,8 @@ export interface Result {
    * commits; one that does not lets it grow with the run.
    */
   ackLatencyMs: AckLatency | null;
+  /** How the service grouped the messages into transactions over the measured window (bench/ingest-groups.ts). */
+  groups: GroupFigures;
   /**
    * The same rows by COPY, and by one transaction per message (bench/ingest-ceiling.ts);
    * null with --no-ceilings.
@@ -135,8 +138,15 @@ export function printResults(results: Result[]): void {
             `p50 of the first tenth ${r.ackLatencyMs.firstTenthP50}, of the last ${r.ackLatencyMs.lastTenthP50}\n`,
         ],
   );
+  const groupLines = results.map(
+    (r) =>
+      `groups, ${r.population}: ${r.groups.transactions} transactions, ${r.groups.readsPerTransaction} reads placed ` +
+      `and ${r.groups.messagesPerTransaction} messages booked per transaction, ${r.groups.transactionMs} ms each; ` +
+      `a message waited ${r.groups.messageWaitMs} ms on average from its receipt to its commit\n`,
+  );
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
   for (const row of table) process.stdout.write(`${row.map((c, i) => c.padEnd(widths[i]!)).join('  ')}\n`);
   if (brokerLines.length > 0) process.stdout.write(`\n${brokerLines.join('')}`);
+  process.stdout.write(`\n${groupLines.join('')}`);
   if (paced.length > 0) process.stdout.write(`\n${paced.join('')}`);
 }

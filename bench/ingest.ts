@@ -42,6 +42,7 @@ import {
 import { type HeapSampling, startHeapSampling } from './heap-sampling.js';
 import { type BrokerCeiling, brokerCeiling } from './ingest-broker-ceiling.js';
 import { copyCeiling, transactionCeiling } from './ingest-ceiling.js';
+import { groupFigures, scrapeIngestTotals } from './ingest-groups.js';
 import { benchMessages } from './ingest-messages.js';
 import { type Publishers, startPublishers } from './ingest-publishers.js';
 import { type Population, printResults, type Result } from './ingest-results.js';
@@ -108,6 +109,7 @@ const RATE = args.rate === undefined ? null : positiveInteger('rate', args.rate,
 if (RATE !== null && args.window !== undefined)
   usageError('--rate and --window do not go together: a steady stream is paced by its rate', USAGE);
 const ANTENNAS = 4;
+const METRICS_TOKEN = randomBytes(24).toString('hex');
 const LOCATIONS = READERS * ANTENNAS;
 const POPULATIONS = (['stationary', 'moving'] as const).filter(
   (p) => args.population === undefined || args.population === p,
@@ -145,6 +147,8 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
       TAGTRAIL_MQTT_MAX_CONNECTIONS_PER_ADDRESS: '100000',
       TAGTRAIL_MQTT_MAX_CONNECTIONS: '100000',
       LOG_LEVEL: 'warn',
+      // Read at both ends of the measured window: how the messages were grouped.
+      TAGTRAIL_METRICS_TOKEN: METRICS_TOKEN,
       ...(mqttUrl ? { MQTT_URL: mqttUrl, TAGTRAIL_INSTANCE: instance } : {}),
     }),
   );
@@ -209,6 +213,7 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
     const memory = startMemorySampling();
     const heapSampling: HeapSampling | null = heapProfileDir ? await startHeapSampling(heapProfileDir) : null;
     const gcPauses = observeGcPauses();
+    const totalsAtStart = await scrapeIngestTotals(running.url, METRICS_TOKEN);
     const started = process.hrtime.bigint();
     const cpuAtStart = process.cpuUsage();
     const pgCpuAtStart = pgCpu?.() ?? 0;
@@ -218,6 +223,7 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const cpu = process.cpuUsage(cpuAtStart);
     const gc = gcPauses.stop();
+    const groups = groupFigures(totalsAtStart, await scrapeIngestTotals(running.url, METRICS_TOKEN));
     const pgCpuMs = pgCpu ? pgCpu() - pgCpuAtStart : null;
     // For `node --cpu-prof`: the measured window in the profile's clock (µs), to cut it out.
     log(`${population}: measured from ${started / 1000n} to ${process.hrtime.bigint() / 1000n} µs (hrtime)`);
@@ -277,6 +283,7 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
       readsPerSecond,
       offeredReadsPerSecond: RATE === null ? null : RATE * BATCH,
       ackLatencyMs: ackLatency,
+      groups,
       copyReadsPerSecond,
       transactionReadsPerSecond: txSeconds === null ? null : Math.round(READS / txSeconds),
       shareOfCopy:

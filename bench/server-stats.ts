@@ -123,10 +123,12 @@ export async function printStatements(pool: pg.Pool, population: string): Promis
     plan_ms: number;
     calls: string;
     rows: string;
+    blocks: string;
+    wal: string;
     query: string;
   }>(
     `SELECT round(total_exec_time::numeric, 1)::float AS ms, round(total_plan_time::numeric, 1)::float AS plan_ms,
-            calls, rows, regexp_replace(left(query, 160), '\\s+', ' ', 'g') AS query
+            calls, rows, shared_blks_hit + shared_blks_read AS blocks, wal_records AS wal, regexp_replace(left(query, 160), '\\s+', ' ', 'g') AS query
      FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'
      ORDER BY total_exec_time + total_plan_time DESC LIMIT 20`,
   );
@@ -134,9 +136,12 @@ export async function printStatements(pool: pg.Pool, population: string): Promis
   process.stderr.write(
     `${population}: statements by execution time (top 20, ${total.toFixed(0)} ms in all)\n`,
   );
+  // Buffers touched and WAL records per row returned or changed: what a row costs beside its time.
+  const perRow = (n: string, r: { rows: string; calls: string }) =>
+    (Number(n) / Math.max(1, Number(r.rows) || Number(r.calls))).toFixed(1).padStart(6);
   for (const r of rows) {
     process.stderr.write(
-      `${r.ms.toFixed(0).padStart(8)} ms ${r.plan_ms.toFixed(0).padStart(6)} ms planning ${String(r.calls).padStart(7)} calls ${String(r.rows).padStart(8)} rows  ${r.query}\n`,
+      `${r.ms.toFixed(0).padStart(8)} ms ${r.plan_ms.toFixed(0).padStart(6)} ms planning ${String(r.calls).padStart(7)} calls ${String(r.rows).padStart(8)} rows ${perRow(r.blocks, r)} buffers/row ${perRow(r.wal, r)} WAL/row  ${r.query}\n`,
     );
   }
 }
