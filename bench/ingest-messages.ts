@@ -12,6 +12,11 @@ export interface MessagePlan {
   population: Population;
   reads: number;
   assets: number;
+  /**
+   * The number of the first asset read (0): a warm-up reads other assets than the measured
+   * run, by numbers from `--assets` on.
+   */
+  firstAsset?: number;
   /** Reads per message. */
   batch: number;
   antennas: number;
@@ -31,6 +36,7 @@ export function benchMessages(plan: MessagePlan): { messages: BenchMessage[]; ce
   const readers = plan.readerIds.length;
   const locations = readers * plan.antennas;
   const rounds = plan.reads / plan.assets;
+  const first = plan.firstAsset ?? 0;
   const messages: BenchMessage[] = [];
   const ceiling: CeilingMessage[] = [];
   const pendingReads: CeilingRead[][] = Array.from({ length: readers }, () => []);
@@ -50,8 +56,16 @@ export function benchMessages(plan: MessagePlan): { messages: BenchMessage[]; ce
       const loc = where(plan.population, locations, a, k);
       const r = Math.floor(loc / plan.antennas);
       const at = plan.base + k * 1000 + (a % 1000);
-      pending[r]!.push({ tag: epc(a), antenna: (loc % plan.antennas) + 1, time: new Date(at).toISOString() });
-      pendingReads[r]!.push({ assetId: plan.assetIds.get(a)!, locationId: plan.locationIds[loc]!, at });
+      pending[r]!.push({
+        tag: epc(first + a),
+        antenna: (loc % plan.antennas) + 1,
+        time: new Date(at).toISOString(),
+      });
+      pendingReads[r]!.push({
+        assetId: plan.assetIds.get(first + a)!,
+        locationId: plan.locationIds[loc]!,
+        at,
+      });
       if (pending[r]!.length === plan.batch) flush(r);
     }
   }

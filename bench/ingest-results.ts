@@ -73,7 +73,10 @@ export interface Result {
   liveRiseBytes: number | null;
   staysBytesPerMillionReads: number;
   rawLogBytesPerMillionReads: number;
+  /** Stays rows the measured run wrote (the warm-up's not counted). */
   stays: number;
+  /** Reads stored before the measured window, of other assets (--warmup); 0: none. */
+  warmupReads: number;
 }
 
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;

@@ -21,7 +21,7 @@ import { cpus, loadavg } from 'node:os';
 
 import type pg from 'pg';
 import { loadConfig } from '../src/config.js';
-import { createDatabase } from '../src/db/pool.js';
+import { createDatabase, type Database } from '../src/db/pool.js';
 import { connectMqtt } from '../src/ingest/mqtt-connection.js';
 import { consumerClientId } from '../src/ingest/transport.js';
 import { startService } from '../src/runtime.js';
@@ -30,6 +30,7 @@ import { observeGcPauses } from './gc-pauses.js';
 import {
   adminQuery,
   type BenchPostgres,
+  type BenchReaders,
   benchPostgres,
   queuedEvents,
   registerReaders,
@@ -44,7 +45,7 @@ import { type BrokerCeiling, brokerCeiling } from './ingest-broker-ceiling.js';
 import { copyCeiling, transactionCeiling } from './ingest-ceiling.js';
 import { groupFigures, scrapeIngestTotals } from './ingest-groups.js';
 import { benchMessages } from './ingest-messages.js';
-import { type Publishers, startPublishers } from './ingest-publishers.js';
+import { type BenchMessage, type Publishers, startPublishers } from './ingest-publishers.js';
 import { type Population, printResults, type Result } from './ingest-results.js';
 import { startMemorySampling } from './memory-sampling.js';
 import {
@@ -67,6 +68,9 @@ const USAGE = `usage: npm run bench:ingest [-- options]   (or node dist/bench/in
   --population P   stationary or moving alone (both by default)
   --webhook        an endpoint wants the moves: events are stored and dispatched
   --history N      stays per asset stored before the run (0)
+  --warmup N       reads stored first, outside the measured window, of as many other
+                   assets as --assets (0): the service's code compiled and its caches
+                   warm, as in a service that has been running; a multiple of --assets
   --no-ceilings    skip the ceilings (COPY, a transaction per message, the broker alone):
                    for alternating two builds, where only the service's figures count
   --json           the results as JSON on standard output
@@ -92,6 +96,9 @@ const options = {
   webhook: { type: 'boolean', default: false },
   // Stays per asset already stored before the run (a site tracked for a while): 0, none.
   history: { type: 'string', default: '0' },
+  // Reads stored before the measured window, of as many other assets: a short run of small
+  // messages otherwise measures the JIT compiling the service's code as much as the service.
+  warmup: { type: 'string', default: '0' },
   // The ceilings take half a run and measure nothing of the service: left out when two
   // builds are alternated and only the service's own figures are compared.
   'no-ceilings': { type: 'boolean', default: false },
@@ -103,6 +110,7 @@ const ASSETS = positiveInteger('assets', args.assets, USAGE);
 const READERS = positiveInteger('readers', args.readers, USAGE);
 const BATCH = positiveInteger('batch', args.batch, USAGE);
 const HISTORY = args.history === '0' ? 0 : positiveInteger('history', args.history, USAGE);
+const WARMUP = args.warmup === '0' ? 0 : positiveInteger('warmup', args.warmup, USAGE);
 const WINDOW =
   args.window === undefined ? Number.POSITIVE_INFINITY : positiveInteger('window', args.window, USAGE);
 const RATE = args.rate === undefined ? null : positiveInteger('rate', args.rate, USAGE);
@@ -117,6 +125,8 @@ const POPULATIONS = (['stationary', 'moving'] as const).filter(
 if (POPULATIONS.length === 0) usageError('--population must be stationary or moving', USAGE);
 if (READS % ASSETS !== 0)
   usageError('--reads must be a multiple of --assets (every asset is read as often)', USAGE);
+if (WARMUP % ASSETS !== 0)
+  usageError('--warmup must be a multiple of --assets (its assets are read as often)', USAGE);
 
 const log = (line: string) => {
   if (!args.json) process.stderr.write(`${line}\n`);
@@ -130,6 +140,33 @@ async function sizes(pool: pg.Pool): Promise<{ raw: number; stays: number }> {
             pg_total_relation_size('stays') AS stays`,
   );
   return { raw: Number(rows[0]!.raw), stays: Number(rows[0]!.stays) };
+}
+
+async function staysCount(pool: pg.Pool): Promise<number> {
+  const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM stays');
+  return Number(rows[0]!.n);
+}
+
+/**
+ * Publishes the warm-up's messages as a backlog from publishers of their own and waits until
+ * their reads are stored; the measured run's publishers connect after these have gone.
+ */
+async function warmUp(
+  mqttUrl: string,
+  readers: BenchReaders,
+  messages: BenchMessage[],
+  db: Database,
+  readerIds: number[],
+  reads: number,
+): Promise<void> {
+  const warm = await startPublishers({ mqttUrl, readers, messages, window: WINDOW, rate: null });
+  try {
+    const published = warm.publish();
+    await waitForStoredReads(db, readerIds, reads);
+    await published;
+  } finally {
+    await warm.end();
+  }
 }
 
 async function run(population: Population, dbServer: BenchPostgres): Promise<Result> {
@@ -157,8 +194,9 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
   let stopped = false;
   let publishers: Publishers | undefined;
   try {
-    // Master data: one organization, LOCATIONS locations, ASSETS assets with one RFID tag each.
-    const site = await seedTaggedSite(db, { locations: LOCATIONS, assets: ASSETS });
+    // Master data: one organization, LOCATIONS locations, ASSETS assets with one RFID tag each
+    // (and as many more for a warm-up).
+    const site = await seedTaggedSite(db, { locations: LOCATIONS, assets: WARMUP > 0 ? 2 * ASSETS : ASSETS });
     const { orgId, locations } = site;
     if (args.webhook) await subscribeToMoves(db, orgId);
     const readers = await registerReaders(db, running.ingest, site, {
@@ -179,7 +217,7 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
       'SELECT id, external_key FROM assets WHERE org_id = $1',
       [orgId],
     );
-    const { messages, ceiling: ceilingMessages } = benchMessages({
+    const plan = {
       population,
       reads: READS,
       assets: ASSETS,
@@ -189,7 +227,14 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
       assetIds: new Map(assetRows.rows.map((r) => [Number(r.external_key.slice(6)), r.id])),
       locationIds: locations,
       readerIds,
-    });
+    };
+    const { messages, ceiling: ceilingMessages } = benchMessages(plan);
+    if (WARMUP > 0) {
+      log(`${population}: warming up with ${WARMUP} reads of ${ASSETS} other assets`);
+      const warm = benchMessages({ ...plan, reads: WARMUP, firstAsset: ASSETS }).messages;
+      await warmUp(running.mqttUrl, readers, warm, db, readerIds, WARMUP);
+    }
+    const staysBefore = await staysCount(db.pool);
 
     publishers = await startPublishers({
       mqttUrl: running.mqttUrl,
@@ -219,8 +264,10 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
     const cpuAtStart = process.cpuUsage();
     const pgCpuAtStart = pgCpu?.() ?? 0;
     const published = publishers.publish();
-    // Done when every read is stored: the readers' counters add up.
-    await waitForStoredReads(db, readerIds, READS, (stored) => log(`  ${stored} reads stored`));
+    // Done when every read is stored: the readers' counters add up (the warm-up's included).
+    await waitForStoredReads(db, readerIds, WARMUP + READS, (stored) =>
+      log(`  ${stored - WARMUP} reads stored`),
+    );
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const cpu = process.cpuUsage(cpuAtStart);
     const gc = gcPauses.stop();
@@ -254,7 +301,7 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
     // The stays table's dead row versions are reclaimed by autovacuum in a running service.
     await db.pool.query('VACUUM (ANALYZE) stays');
     const after = await sizes(db.pool);
-    const staysCount = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM stays');
+    const stays = (await staysCount(db.pool)) - staysBefore;
     const perMillion = (bytes: number) => Math.round((bytes / READS) * 1e6);
     // The ceiling, now that the service's figures are taken: the same rows straight into PostgreSQL.
     await running.stop();
@@ -312,7 +359,8 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
             ) / 10,
       staysBytesPerMillionReads: perMillion(after.stays - before.stays),
       rawLogBytesPerMillionReads: perMillion(after.raw - before.raw),
-      stays: Number(staysCount.rows[0]!.n),
+      stays,
+      warmupReads: WARMUP,
     };
   } finally {
     await publishers?.end();
@@ -347,11 +395,12 @@ async function main() {
       `${READERS} readers, ${BATCH} reads per message, ` +
       `${RATE !== null ? `${RATE} messages a second in all` : WINDOW === Number.POSITIVE_INFINITY ? 'the whole backlog published at once' : `at most ${WINDOW} unacknowledged messages per reader`}, ` +
       `${args.webhook ? 'moves stored as events for a webhook endpoint' : 'no webhook endpoint (moves not stored as events)'}` +
-      `${HISTORY > 0 ? `, ${HISTORY} stays per asset stored before the run` : ''}\n\n`,
+      `${HISTORY > 0 ? `, ${HISTORY} stays per asset stored before the run` : ''}` +
+      `${WARMUP > 0 ? `, after a warm-up of ${WARMUP} reads of ${ASSETS} other assets` : ''}\n\n`,
   );
   printResults(results);
   process.stdout.write(
-    `\nstays rows at the end: ${results.map((r) => `${r.population} ${r.stays}`).join(', ')}; ` +
+    `\nstays rows written by the measured run: ${results.map((r) => `${r.population} ${r.stays}`).join(', ')}; ` +
       `load average at the end: ${loadavg()
         .map((l) => l.toFixed(1))
         .join(' ')}\n`,

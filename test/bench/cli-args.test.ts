@@ -61,6 +61,8 @@ describe('benchmark arguments', () => {
     ['bench/api.mjs', ['--duration', '0'], '--duration must be a positive whole number, not "0"'],
     ['dist/bench/ingest.js', ['--population', 'still'], '--population must be stationary or moving'],
     ['dist/bench/ingest.js', ['--reads', '7'], '--reads must be a multiple of --assets'],
+    ['dist/bench/ingest.js', ['--warmup', '7'], '--warmup must be a multiple of --assets'],
+    ['dist/bench/ingest.js', ['--warmup', 'two'], '--warmup must be a positive whole number, not "two"'],
     ['dist/bench/ingest.js', ['--rate', '0'], '--rate must be a positive whole number, not "0"'],
     ['dist/bench/ingest.js', ['--rate', '400', '--window', '4'], '--rate and --window do not go together'],
     ['bench/soak.mjs', ['--minutes'], "Option '--minutes <value>' argument missing"],
