@@ -1,4 +1,5 @@
 /** What one population's run of bench/ingest.ts measured, and the table it is printed as. */
+import type { ProbeFigures } from './api-probe.js';
 import type { GroupFigures } from './ingest-groups.js';
 import type { AckLatency } from './paced-publish.js';
 
@@ -20,6 +21,8 @@ export interface Result {
   ackLatencyMs: AckLatency | null;
   /** How the service grouped the messages into transactions over the measured window (bench/ingest-groups.ts). */
   groups: GroupFigures;
+  /** With --probe: the service's /healthz answer times over the measured window (bench/api-probe.ts). */
+  apiProbe: ProbeFigures | null;
   /**
    * The same rows by COPY, and by one transaction per message (bench/ingest-ceiling.ts);
    * null with --no-ceilings.
@@ -147,9 +150,19 @@ export function printResults(results: Result[]): void {
       `and ${r.groups.messagesPerTransaction} messages booked per transaction, ${r.groups.transactionMs} ms each; ` +
       `a message waited ${r.groups.messageWaitMs} ms on average from its receipt to its commit\n`,
   );
+  const probes = results.flatMap((r) =>
+    r.apiProbe === null
+      ? []
+      : [
+          `api, ${r.population}: /healthz answered ${r.apiProbe.answered} times over the measured window ` +
+            `(${r.apiProbe.failed} unanswered), in ms p50 ${r.apiProbe.p50}, p90 ${r.apiProbe.p90}, ` +
+            `p99 ${r.apiProbe.p99}, max ${r.apiProbe.max}\n`,
+        ],
+  );
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
   for (const row of table) process.stdout.write(`${row.map((c, i) => c.padEnd(widths[i]!)).join('  ')}\n`);
   if (brokerLines.length > 0) process.stdout.write(`\n${brokerLines.join('')}`);
   process.stdout.write(`\n${groupLines.join('')}`);
   if (paced.length > 0) process.stdout.write(`\n${paced.join('')}`);
+  if (probes.length > 0) process.stdout.write(`\n${probes.join('')}`);
 }

@@ -25,6 +25,7 @@ import { createDatabase, type Database } from '../src/db/pool.js';
 import { connectMqtt } from '../src/ingest/mqtt-connection.js';
 import { consumerClientId } from '../src/ingest/transport.js';
 import { startService } from '../src/runtime.js';
+import { startApiProbe } from './api-probe.js';
 import { benchArgs, positiveInteger, usageError } from './cli-args.js';
 import { observeGcPauses } from './gc-pauses.js';
 import {
@@ -71,6 +72,9 @@ const USAGE = `usage: npm run bench:ingest [-- options]   (or node dist/bench/in
   --warmup N       reads stored first, outside the measured window, of as many other
                    assets as --assets (0): the service's code compiled and its caches
                    warm, as in a service that has been running; a multiple of --assets
+  --probe          asks the service's /healthz every 10 ms over the measured window, from
+                   a process of its own, and prints its answer times: the API's wait for
+                   the event loop it shares with ingest
   --no-ceilings    skip the ceilings (COPY, a transaction per message, the broker alone):
                    for alternating two builds, where only the service's figures count
   --json           the results as JSON on standard output
@@ -102,6 +106,8 @@ const options = {
   // The ceilings take half a run and measure nothing of the service: left out when two
   // builds are alternated and only the service's own figures are compared.
   'no-ceilings': { type: 'boolean', default: false },
+  // The API's answer time while ingest works (bench/api-probe.ts).
+  probe: { type: 'boolean', default: false },
   json: { type: 'boolean', default: false },
 } as const;
 const args = benchArgs(USAGE, { options }).values;
@@ -263,6 +269,8 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
     const started = process.hrtime.bigint();
     const cpuAtStart = process.cpuUsage();
     const pgCpuAtStart = pgCpu?.() ?? 0;
+    // Started before the clock: its first answer comes before the first publish.
+    const probe = args.probe ? await startApiProbe(running.url) : null;
     const published = publishers.publish();
     // Done when every read is stored: the readers' counters add up (the warm-up's included).
     await waitForStoredReads(db, readerIds, WARMUP + READS, (stored) =>
@@ -272,6 +280,8 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
     const cpu = process.cpuUsage(cpuAtStart);
     const gc = gcPauses.stop();
     const pgCpuMs = pgCpu ? pgCpu() - pgCpuAtStart : null;
+    // After every figure of the window is read: stopping it takes the child's exit.
+    const apiProbe = probe ? await probe.stop() : null;
     // For `node --cpu-prof`: the measured window in the profile's clock (µs), to cut it out.
     log(`${population}: measured from ${started / 1000n} to ${process.hrtime.bigint() / 1000n} µs (hrtime)`);
     if (heapSampling) log(`${population}: allocations sampled in ${await heapSampling.stop(population)}`);
@@ -334,6 +344,7 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
       offeredReadsPerSecond: RATE === null ? null : RATE * BATCH,
       ackLatencyMs: ackLatency,
       groups,
+      apiProbe,
       copyReadsPerSecond,
       transactionReadsPerSecond: txSeconds === null ? null : Math.round(READS / txSeconds),
       shareOfCopy:
