@@ -49,6 +49,10 @@ const ConfigSchema = Type.Object({
   TAGTRAIL_MQTT_PASSWORD: Type.Optional(Type.String({ minLength: 1, maxLength: 65535 })),
   // Ingest: instances sharing this group split reader messages ($share/<group>/<topic>; MQTT_URL only).
   TAGTRAIL_MQTT_SHARED_GROUP: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' })),
+  // Whether this instance takes reader messages from MQTT_URL. false: it serves the API, the web
+  // app and reader webhooks only, its event loop free of a backlog's work (docs/operations.md,
+  // "Running several instances"); MQTT_URL only, since the embedded broker's readers reach no other.
+  TAGTRAIL_MQTT_CONSUME: Type.Boolean({ default: true }),
   // Suffix of this instance's MQTT client id (tagtrail-ingest-<instance>); distinct per instance.
   TAGTRAIL_INSTANCE: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' })),
   TAGTRAIL_RAW_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 7 }),
@@ -179,6 +183,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   ) {
     throw new ConfigError(
       `invalid configuration:\n  TAGTRAIL_REQUEST_TIMEOUT_SECONDS=${config.TAGTRAIL_REQUEST_TIMEOUT_SECONDS} must be at least TAGTRAIL_HEADERS_TIMEOUT_SECONDS=${config.TAGTRAIL_HEADERS_TIMEOUT_SECONDS}: the whole request includes its headers`,
+    );
+  }
+  if (!config.TAGTRAIL_MQTT_CONSUME && !config.MQTT_URL) {
+    throw new ConfigError(
+      'invalid configuration:\n  TAGTRAIL_MQTT_CONSUME=false needs MQTT_URL: the readers of the embedded broker publish to this instance alone, so it must take their messages',
     );
   }
   const clash = portClash(config);

@@ -227,11 +227,16 @@ export async function startService(config: Config, options: StartOptions = {}): 
       metricsToken: config.TAGTRAIL_METRICS_TOKEN,
       readiness: [
         databaseReadiness(opened.db),
-        {
-          // The embedded broker accepts readers; an external one has our consumer connected.
-          name: 'broker',
-          check: async () => (broker ? broker.listening : (ingest?.consumer?.connected ?? false)),
-        },
+        // The embedded broker accepts readers; an external one has our consumer connected. An
+        // instance that consumes nothing (TAGTRAIL_MQTT_CONSUME=false) needs no broker to serve.
+        ...(broker || config.TAGTRAIL_MQTT_CONSUME
+          ? [
+              {
+                name: 'broker',
+                check: async () => (broker ? broker.listening : (ingest?.consumer?.connected ?? false)),
+              },
+            ]
+          : []),
       ],
     });
     started.push(() => app.close());

@@ -100,7 +100,8 @@ export function registerCommands(program: Command): void {
           process.stderr.write(`SIGHUP: ${result.listener} certificate ${result.outcome}${detail}\n`);
         }
       });
-      for (const line of describeBroker(service.broker)) process.stderr.write(`${line}\n`);
+      const consuming = service.broker.embedded || service.ingest.consumer !== undefined;
+      for (const line of describeBroker(service.broker, consuming)) process.stderr.write(`${line}\n`);
       process.stderr.write(`tagtrail listening on ${service.url}\n`);
     });
 

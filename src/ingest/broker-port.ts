@@ -57,9 +57,18 @@ export function externalBrokerAddress(mqttUrl: string): BrokerAddress {
   return { url: url.toString().replace(/\/$/, ''), embedded: false };
 }
 
-/** The start-up lines about the broker that `serve` prints. */
-export function describeBroker(address: BrokerAddress): string[] {
-  if (!address.embedded) return [`MQTT: consuming reader messages from ${address.url} (MQTT_URL)`];
+/**
+ * The start-up lines about the broker that `serve` prints; `consuming` false: an instance
+ * that takes no reader messages from MQTT_URL (TAGTRAIL_MQTT_CONSUME=false).
+ */
+export function describeBroker(address: BrokerAddress, consuming = true): string[] {
+  if (!address.embedded) {
+    return [
+      consuming
+        ? `MQTT: consuming reader messages from ${address.url} (MQTT_URL)`
+        : `MQTT: not consuming reader messages from ${address.url} (TAGTRAIL_MQTT_CONSUME=false): the instances that consume store them`,
+    ];
+  }
   const lines = [`MQTT broker (embedded) listening on ${address.url}`];
   if (address.tlsUrl) lines.push(`MQTT broker (embedded) listening with TLS on ${address.tlsUrl}`);
   if (address.defaultPortTaken !== undefined) {

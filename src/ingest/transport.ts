@@ -14,6 +14,8 @@ export interface IngestTransportConfig {
   /** External broker; unset when the embedded broker is in use (pass `brokerIngest`). */
   MQTT_URL?: string;
   TAGTRAIL_MQTT_SHARED_GROUP?: string;
+  /** false: no consumer of MQTT_URL (an instance for the API alone); default true. */
+  TAGTRAIL_MQTT_CONSUME?: boolean;
   TAGTRAIL_INSTANCE?: string;
   TAGTRAIL_RAW_RETENTION_DAYS: number;
   /** The consumer's login on MQTT_URL, unless the URL carries one (mqtt://user:password@host). */
@@ -74,7 +76,8 @@ export function consumerLogin(config: IngestTransportConfig): {
 
 /**
  * Starts what brings reader messages in: the raw log's partition upkeep, the reader
- * directory, and either the embedded broker's hook or a consumer of MQTT_URL.
+ * directory (reader webhooks use it too), and either the embedded broker's hook or a
+ * consumer of MQTT_URL, unless TAGTRAIL_MQTT_CONSUME is false.
  */
 export async function startIngestTransport(deps: IngestTransportDeps): Promise<IngestTransport> {
   const { db, readers, ingest, config, logger, brokerIngest } = deps;
@@ -98,6 +101,11 @@ export async function startIngestTransport(deps: IngestTransportDeps): Promise<I
     }
     brokerIngest.attach({ directory, ingest, logger, instruments: ingest.instruments });
     deps.brokerAccess?.attach(directory, logger);
+  } else if (config.MQTT_URL && config.TAGTRAIL_MQTT_CONSUME === false) {
+    logger.info(
+      { url: hideUserInfo(config.MQTT_URL) },
+      'not taking reader messages from the MQTT broker (TAGTRAIL_MQTT_CONSUME=false): the instances that consume store them',
+    );
   } else if (config.MQTT_URL) {
     consumer = new MqttConsumer({
       url: config.MQTT_URL,

@@ -25,10 +25,14 @@ describe('configuration errors', () => {
     expect(configError({ [name]: value })).toContain(`${name}="${value}": must be one of ${allowed}`);
   });
 
-  it.each(['TAGTRAIL_TRUST_PROXY', 'TAGTRAIL_WEBHOOK_ALLOW_PRIVATE'])(
+  it.each([
+    ['TAGTRAIL_TRUST_PROXY', {}],
+    ['TAGTRAIL_WEBHOOK_ALLOW_PRIVATE', {}],
+    ['TAGTRAIL_MQTT_CONSUME', { MQTT_URL: 'mqtt://broker.example:1883' }],
+  ] as const)(
     'says which values the boolean %s accepts, and takes them',
-    (name) => {
-      const message = configError({ [name]: 'yes' });
+    (name, others: Record<string, string>) => {
+      const message = configError({ ...others, [name]: 'yes' });
       expect(message).toContain(`${name}="yes": must be true or false (or 1 or 0)`);
       expect(message).not.toContain('Expected boolean');
       for (const [text, value] of [
@@ -37,10 +41,20 @@ describe('configuration errors', () => {
         ['1', true],
         ['0', false],
       ] as const) {
-        expect((loadConfig({ [name]: text }) as Record<string, unknown>)[name]).toBe(value);
+        expect((loadConfig({ ...others, [name]: text }) as Record<string, unknown>)[name]).toBe(value);
       }
     },
   );
+
+  it('consumes from MQTT_URL by default, and refuses TAGTRAIL_MQTT_CONSUME=false without MQTT_URL', () => {
+    expect(loadConfig({ MQTT_URL: 'mqtt://broker.example:1883' }).TAGTRAIL_MQTT_CONSUME).toBe(true);
+    expect(loadConfig({}).TAGTRAIL_MQTT_CONSUME).toBe(true);
+    for (const off of ['false', '0']) {
+      expect(configError({ TAGTRAIL_MQTT_CONSUME: off })).toContain(
+        'TAGTRAIL_MQTT_CONSUME=false needs MQTT_URL: the readers of the embedded broker publish to this instance alone',
+      );
+    }
+  });
 
   it('takes a sender address for TAGTRAIL_SMTP_FROM, bare or after a name, and refuses anything else', () => {
     for (const value of [

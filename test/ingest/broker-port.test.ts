@@ -121,6 +121,9 @@ describe('choosing the embedded broker port', () => {
     expect(describeBroker(address)).toEqual([
       'MQTT: consuming reader messages from mqtts://broker.example:8883 (MQTT_URL)',
     ]);
+    expect(describeBroker(address, false)).toEqual([
+      'MQTT: not consuming reader messages from mqtts://broker.example:8883 (TAGTRAIL_MQTT_CONSUME=false): the instances that consume store them',
+    ]);
   });
 
   it('names a broker bound to every interface by the host the page was reached at', () => {
