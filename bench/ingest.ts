@@ -263,14 +263,15 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
     // Before the memory, heap and collector sampling start: the scrape is not the service's work.
     const totalsAtStart = await scrapeIngestTotals(running.url, METRICS_TOKEN);
     log(`${population}: publishing ${READS} reads of ${ASSETS} assets in ${messages.length} messages`);
+    // Started before the clock and the samplers (its process is forked and has its first
+    // answer before the first publish), stopped after the window's figures are read.
+    const probe = args.probe ? await startApiProbe(running.url) : null;
     const memory = startMemorySampling();
     const heapSampling: HeapSampling | null = heapProfileDir ? await startHeapSampling(heapProfileDir) : null;
     const gcPauses = observeGcPauses();
     const started = process.hrtime.bigint();
     const cpuAtStart = process.cpuUsage();
     const pgCpuAtStart = pgCpu?.() ?? 0;
-    // Started before the clock: its first answer comes before the first publish.
-    const probe = args.probe ? await startApiProbe(running.url) : null;
     const published = publishers.publish();
     // Done when every read is stored: the readers' counters add up (the warm-up's included).
     await waitForStoredReads(db, readerIds, WARMUP + READS, (stored) =>
@@ -280,7 +281,6 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
     const cpu = process.cpuUsage(cpuAtStart);
     const gc = gcPauses.stop();
     const pgCpuMs = pgCpu ? pgCpu() - pgCpuAtStart : null;
-    // After every figure of the window is read: stopping it takes the child's exit.
     const apiProbe = probe ? await probe.stop() : null;
     // For `node --cpu-prof`: the measured window in the profile's clock (µs), to cut it out.
     log(`${population}: measured from ${started / 1000n} to ${process.hrtime.bigint() / 1000n} µs (hrtime)`);
