@@ -65,7 +65,8 @@ describe('GroupCommit', () => {
     const store = gatedStore();
     const gc = new GroupCommit<string, string>({ store: store.store, maxTransactions: 1 });
     const all = [gc.submit(1, 'first'), ...Array.from({ length: 6_000 }, (_, i) => gc.submit(1, `m${i}`))];
-    for (let i = 0; i < 6 && store.transactions.length < 3; i++) {
+    // A committed batch settles in turns of the event loop (settleInTurns) before the next starts.
+    for (let i = 0; i < 200 && store.transactions.length < 3; i++) {
       await tick();
       store.open();
       await tick();
@@ -73,6 +74,41 @@ describe('GroupCommit', () => {
     store.open();
     await Promise.all(all);
     expect(store.transactions.map((t) => t.length)).toEqual([1, 5_000, 1_000]);
+  });
+
+  it('settles a committed batch in turns of the event loop, then starts the next with what they let in', async () => {
+    const store = gatedStore();
+    const gc = new GroupCommit<string, string>({ store: store.store, maxTransactions: 1 });
+    const block = gc.submit(1, 'block');
+    let settled = 0;
+    let seenMidway: number | undefined;
+    let followUp: Promise<string> | undefined;
+    const batch = Array.from({ length: 600 }, (_, i) =>
+      gc.submit(1, `m${i}`).then((outcome) => {
+        if (settled++ === 0) {
+          // Other work waiting for the event loop, and an item its settling let in.
+          setImmediate(() => {
+            seenMidway = settled;
+          });
+          followUp = gc.submit(1, 'follow-up');
+        }
+        return outcome;
+      }),
+    );
+    await tick();
+    store.open();
+    await block;
+    await tick();
+    expect(store.transactions.map((t) => t.length)).toEqual([1, 600]);
+    store.open();
+    expect(await Promise.all(batch)).toEqual(Array.from({ length: 600 }, (_, i) => `stored m${i}`));
+    expect(seenMidway).toBeGreaterThan(0);
+    expect(seenMidway).toBeLessThan(600);
+    await tick();
+    expect(store.transactions.map((t) => t.length)).toEqual([1, 600, 1]);
+    store.open();
+    expect(await followUp).toBe('stored follow-up');
+    await gc.idle();
   });
 
   it('keeps a batch to one organization and within its item and weight limits', async () => {

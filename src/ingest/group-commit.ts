@@ -1,4 +1,4 @@
-import { settleAll } from './settle-all.js';
+import { settleAll, settleInTurns } from './settle-all.js';
 
 /**
  * Group commit: messages submitted while a transaction is running wait and are stored
@@ -284,7 +284,9 @@ export class GroupCommit<I, O> {
       return;
     }
     this.report(batch, started, true);
-    settleAll(batch, (p, i) => p.settle.resolve(outcomes[i]!));
+    // In turns: the lane's next batch starts once the last item is settled, so what the
+    // settled items let in still joins it, while API requests get the event loop in between.
+    await settleInTurns(batch, (p, i) => p.settle.resolve(outcomes[i]!));
   }
 
   private report(batch: Array<Pending<I, O>>, started: number, committed: boolean): void {

@@ -15,3 +15,33 @@ export function settleAll<P>(batch: readonly P[], settle: (p: P, i: number) => v
   }
   if (thrown) throw thrown.err;
 }
+
+/** Items settled in one turn of the event loop by settleInTurns. */
+export const SETTLE_TURN = 256;
+
+/**
+ * settleAll in turns of the event loop, `perTurn` items each. A committed group of one-read
+ * messages settles thousands at once (their acknowledgements, and the waiting messages their
+ * slots let in), and in one loop that held the event loop for up to 90 ms, which every API
+ * request meanwhile waited out (docs/ingest.md, "The API while a backlog is caught up").
+ * Every item is settled whatever another throws; the first error is thrown once all are.
+ */
+export async function settleInTurns<P>(
+  batch: readonly P[],
+  settle: (p: P, i: number) => void,
+  perTurn = SETTLE_TURN,
+): Promise<void> {
+  let thrown: { err: unknown } | undefined;
+  for (let start = 0; start < batch.length; start += perTurn) {
+    if (start > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    const end = Math.min(batch.length, start + perTurn);
+    for (let i = start; i < end; i++) {
+      try {
+        settle(batch[i]!, i);
+      } catch (err) {
+        thrown ??= { err };
+      }
+    }
+  }
+  if (thrown) throw thrown.err;
+}
