@@ -11,6 +11,7 @@
  */
 import { fork } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { nextMessage } from './child-messages.js';
 
 /** Answer times of the probe's requests, in milliseconds. */
 export interface ProbeFigures {
@@ -76,15 +77,7 @@ export async function startApiProbe(url: string, everyMs = 10): Promise<ApiProbe
   // No --cpu-prof or --expose-gc of the parent: the service's process is the one measured.
   const child = fork(new URL(import.meta.url), ['--child'], { execArgv: [] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  const next = () =>
-    new Promise<FromChild>((resolve, reject) => {
-      const onExit = (code: number | null) => reject(new Error(`the API probe exited (${code})`));
-      child.once('exit', onExit);
-      child.once('message', (m: FromChild) => {
-        child.off('exit', onExit);
-        resolve(m);
-      });
-    });
+  const next = () => nextMessage<FromChild>(child, 'the API probe');
   const started = next();
   child.send({ type: 'start', url, everyMs } satisfies ToChild);
   try {

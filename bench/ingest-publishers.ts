@@ -14,6 +14,7 @@
  * spent from `publish` to the last acknowledgement; on `end` it disconnects and exits.
  */
 import { fork } from 'node:child_process';
+import { nextMessage } from './child-messages.js';
 import type { BenchReaders } from './harness.js';
 import { LeanPublisher, type PreparedPublish, preparePublish } from './lean-publisher.js';
 import { type AckLatency, publishAtRate, summarizeLatencies } from './paced-publish.js';
@@ -97,14 +98,9 @@ export async function startPublishers(options: {
   const child = fork(new URL(import.meta.url), ['--child'], { serialization: 'advanced', execArgv: [] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const next = () =>
-    new Promise<FromChild>((resolve, reject) => {
-      const onExit = (code: number | null) => reject(new Error(`publishers exited (${code})`));
-      child.once('exit', onExit);
-      child.once('message', (m: FromChild) => {
-        child.off('exit', onExit);
-        if (m.type === 'failed') reject(new Error(`publishers: ${m.error}`));
-        else resolve(m);
-      });
+    nextMessage<FromChild>(child, 'publishers').then((m) => {
+      if (m.type === 'failed') throw new Error(`publishers: ${m.error}`);
+      return m;
     });
   const send = (m: ToChild) => child.send(m);
   const connected = next();

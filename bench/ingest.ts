@@ -162,13 +162,12 @@ async function warmUp(
   readers: BenchReaders,
   messages: BenchMessage[],
   db: Database,
-  readerIds: number[],
   reads: number,
 ): Promise<void> {
   const warm = await startPublishers({ mqttUrl, readers, messages, window: WINDOW, rate: null });
   try {
     const published = warm.publish();
-    await waitForStoredReads(db, readerIds, reads);
+    await waitForStoredReads(db, readers.readerIds, reads);
     await published;
   } finally {
     await warm.end();
@@ -238,7 +237,7 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
     if (WARMUP > 0) {
       log(`${population}: warming up with ${WARMUP} reads of ${ASSETS} other assets`);
       const warm = benchMessages({ ...plan, reads: WARMUP, firstAsset: ASSETS }).messages;
-      await warmUp(running.mqttUrl, readers, warm, db, readerIds, WARMUP);
+      await warmUp(running.mqttUrl, readers, warm, db, WARMUP);
     }
     const staysBefore = await staysCount(db.pool);
 

@@ -5,15 +5,26 @@
  * it shows and the process stops rather than hang.
  */
 export function settleAll<P>(batch: readonly P[], settle: (p: P, i: number) => void): void {
+  const thrown = settleRange(batch, settle, 0, batch.length);
+  if (thrown) throw thrown.err;
+}
+
+/** Settles batch[start..end), each whatever another throws; the first error, if any. */
+function settleRange<P>(
+  batch: readonly P[],
+  settle: (p: P, i: number) => void,
+  start: number,
+  end: number,
+): { err: unknown } | undefined {
   let thrown: { err: unknown } | undefined;
-  for (let i = 0; i < batch.length; i++) {
+  for (let i = start; i < end; i++) {
     try {
       settle(batch[i]!, i);
     } catch (err) {
       thrown ??= { err };
     }
   }
-  if (thrown) throw thrown.err;
+  return thrown;
 }
 
 /** Items settled in one turn of the event loop by settleInTurns. */
@@ -34,14 +45,8 @@ export async function settleInTurns<P>(
   let thrown: { err: unknown } | undefined;
   for (let start = 0; start < batch.length; start += perTurn) {
     if (start > 0) await new Promise<void>((resolve) => setImmediate(resolve));
-    const end = Math.min(batch.length, start + perTurn);
-    for (let i = start; i < end; i++) {
-      try {
-        settle(batch[i]!, i);
-      } catch (err) {
-        thrown ??= { err };
-      }
-    }
+    const inTurn = settleRange(batch, settle, start, Math.min(batch.length, start + perTurn));
+    thrown ??= inTurn;
   }
   if (thrown) throw thrown.err;
 }
