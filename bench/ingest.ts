@@ -19,9 +19,8 @@
 import { randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 
-import type pg from 'pg';
 import { loadConfig } from '../src/config.js';
-import { createDatabase, type Database } from '../src/db/pool.js';
+import { createDatabase } from '../src/db/pool.js';
 import { connectMqtt } from '../src/ingest/mqtt-connection.js';
 import { consumerClientId } from '../src/ingest/transport.js';
 import { startService } from '../src/runtime.js';
@@ -31,7 +30,6 @@ import { observeGcPauses } from './gc-pauses.js';
 import {
   adminQuery,
   type BenchPostgres,
-  type BenchReaders,
   benchPostgres,
   queuedEvents,
   registerReaders,
@@ -46,8 +44,9 @@ import { type BrokerCeiling, brokerCeiling } from './ingest-broker-ceiling.js';
 import { copyCeiling, transactionCeiling } from './ingest-ceiling.js';
 import { groupFigures, scrapeIngestTotals } from './ingest-groups.js';
 import { benchMessages } from './ingest-messages.js';
-import { type BenchMessage, type Publishers, startPublishers } from './ingest-publishers.js';
+import { type Publishers, startPublishers } from './ingest-publishers.js';
 import { type Population, printResults, type Result } from './ingest-results.js';
+import { sizes, staysCount, warmUp } from './ingest-stored.js';
 import { startMemorySampling } from './memory-sampling.js';
 import {
   postgresCpuByProcess,
@@ -138,42 +137,6 @@ const log = (line: string) => {
   if (!args.json) process.stderr.write(`${line}\n`);
 };
 
-/** Bytes of the raw log (every partition) and of the stays table, indexes and TOAST included. */
-async function sizes(pool: pg.Pool): Promise<{ raw: number; stays: number }> {
-  const { rows } = await pool.query<{ raw: string; stays: string }>(
-    `SELECT (SELECT coalesce(sum(pg_total_relation_size(inhrelid)), 0) FROM pg_inherits
-              WHERE inhparent = 'raw_messages'::regclass) AS raw,
-            pg_total_relation_size('stays') AS stays`,
-  );
-  return { raw: Number(rows[0]!.raw), stays: Number(rows[0]!.stays) };
-}
-
-async function staysCount(pool: pg.Pool): Promise<number> {
-  const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM stays');
-  return Number(rows[0]!.n);
-}
-
-/**
- * Publishes the warm-up's messages as a backlog from publishers of their own and waits until
- * their reads are stored; the measured run's publishers connect after these have gone.
- */
-async function warmUp(
-  mqttUrl: string,
-  readers: BenchReaders,
-  messages: BenchMessage[],
-  db: Database,
-  reads: number,
-): Promise<void> {
-  const warm = await startPublishers({ mqttUrl, readers, messages, window: WINDOW, rate: null });
-  try {
-    const published = warm.publish();
-    await waitForStoredReads(db, readers.readerIds, reads);
-    await published;
-  } finally {
-    await warm.end();
-  }
-}
-
 async function run(population: Population, dbServer: BenchPostgres): Promise<Result> {
   const name = `tagtrail_bench_${population}_${randomBytes(4).toString('hex')}`;
   await adminQuery(dbServer.adminUrl, `CREATE DATABASE ${name}`);
@@ -237,7 +200,7 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
     if (WARMUP > 0) {
       log(`${population}: warming up with ${WARMUP} reads of ${ASSETS} other assets`);
       const warm = benchMessages({ ...plan, reads: WARMUP, firstAsset: ASSETS }).messages;
-      await warmUp(running.mqttUrl, readers, warm, db, WARMUP);
+      await warmUp({ mqttUrl: running.mqttUrl, readers, messages: warm, window: WINDOW, db, reads: WARMUP });
     }
     const staysBefore = await staysCount(db.pool);
 
