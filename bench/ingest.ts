@@ -44,7 +44,7 @@ import { type BrokerCeiling, brokerCeiling } from './ingest-broker-ceiling.js';
 import { copyCeiling, transactionCeiling } from './ingest-ceiling.js';
 import { groupFigures, scrapeIngestTotals } from './ingest-groups.js';
 import { benchMessages } from './ingest-messages.js';
-import { type Publishers, startPublishers } from './ingest-publishers.js';
+import { type BenchMessage, type Publishers, startPublishers } from './ingest-publishers.js';
 import { type Population, printResults, type Result } from './ingest-results.js';
 import { sizes, staysCount, warmUp } from './ingest-stored.js';
 import { startMemorySampling } from './memory-sampling.js';
@@ -196,7 +196,11 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
       locationIds: locations,
       readerIds,
     };
-    const { messages, ceiling: ceilingMessages } = benchMessages(plan);
+    // Built again for the ceilings after the window: held through it, the run's messages
+    // (and the ceiling's rows) were tens of MiB of the measured process's heap, marked by
+    // each of its full collections as if they were the service's.
+    let messages: BenchMessage[] | null = benchMessages(plan).messages;
+    const messageCount = messages.length;
     if (WARMUP > 0) {
       log(`${population}: warming up with ${WARMUP} reads of ${ASSETS} other assets`);
       const warm = benchMessages({ ...plan, reads: WARMUP, firstAsset: ASSETS }).messages;
@@ -211,6 +215,7 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
       window: WINDOW,
       rate: RATE,
     });
+    messages = null; // the publishers' process has them
     const before = await sizes(db.pool);
     const pgStats = Boolean(process.env.BENCH_PG_STATS);
     const heapProfileDir = process.env.BENCH_HEAP_PROFILE;
@@ -224,7 +229,7 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
     const countersAtStart = pgStats ? await serverCounters(db.pool) : null;
     // Before the memory, heap and collector sampling start: the scrape is not the service's work.
     const totalsAtStart = await scrapeIngestTotals(running.url, METRICS_TOKEN);
-    log(`${population}: publishing ${READS} reads of ${ASSETS} assets in ${messages.length} messages`);
+    log(`${population}: publishing ${READS} reads of ${ASSETS} assets in ${messageCount} messages`);
     // Started before the clock and the samplers (its process is forked and has its first
     // answer before the first publish), stopped after the window's figures are read.
     const probe = args.probe ? await startApiProbe(running.url) : null;
@@ -281,7 +286,9 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
     const day = 24 * 3600_000;
     let copySeconds: number | null = null;
     let txSeconds: number | null = null;
-    if (!args['no-ceilings']) {
+    const again = args['no-ceilings'] ? null : benchMessages(plan);
+    if (again) {
+      const ceilingMessages = again.ceiling;
       log(`${population}: ceiling (COPY, then one transaction per message)`);
       copySeconds = await copyCeiling({ url, orgId, messages: ceilingMessages, shiftMs: day });
       txSeconds = await transactionCeiling({ url, orgId, messages: ceilingMessages, shiftMs: 2 * day });
@@ -290,11 +297,11 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
     publishers = undefined;
     // The embedded broker's own ceiling (an external broker runs apart from this process).
     let broker: BrokerCeiling | null = null;
-    if (!mqttUrl && !args['no-ceilings']) {
+    if (!mqttUrl && again) {
       log(`${population}: ceiling of the embedded broker alone (the same messages, nothing stored)`);
-      broker = await brokerCeiling({ readers, messages, window: WINDOW });
+      broker = await brokerCeiling({ readers, messages: again.messages, window: WINDOW });
     }
-    const perMessage = (micros: number) => Math.round((micros / messages.length) * 10) / 10;
+    const perMessage = (micros: number) => Math.round((micros / messageCount) * 10) / 10;
     const readsPerSecond = Math.round(READS / seconds);
     const copyReadsPerSecond = copySeconds === null ? null : Math.round(READS / copySeconds);
     return {
@@ -311,7 +318,7 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
       transactionReadsPerSecond: txSeconds === null ? null : Math.round(READS / txSeconds),
       shareOfCopy:
         copyReadsPerSecond === null ? null : Math.round((readsPerSecond / copyReadsPerSecond) * 1000) / 1000,
-      messages: messages.length,
+      messages: messageCount,
       brokerReadsPerSecond: broker && Math.round(READS / broker.seconds),
       brokerCpuMicrosPerMessage: broker && perMessage(broker.brokerCpuMicros),
       brokerPublishersCpuMicrosPerMessage: broker && perMessage(broker.publishersCpuMicros),
