@@ -108,7 +108,7 @@ async function present(db) {
   const { rows } = await db.query(
     `SELECT DISTINCT external_key AS id FROM assets WHERE external_key LIKE 'DRILL-%'
      UNION ALL
-     SELECT substring(payload FROM '"drill":"([^"]+)"') FROM raw_messages WHERE payload LIKE '{"drill":%'`,
+     SELECT substring(payload FROM '"drill":"([^"]+)"') FROM raw_log WHERE payload LIKE '{"drill":%'`,
   );
   return new Set(rows.map((r) => r.id));
 }

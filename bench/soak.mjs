@@ -250,7 +250,7 @@ try {
   const settleBy = Date.now() + 120_000;
   let stored = 0;
   do {
-    stored = Number((await db.query('SELECT count(*) AS n FROM raw_messages')).rows[0].n);
+    stored = Number((await db.query('SELECT count(*) AS n FROM raw_log')).rows[0].n);
     if (stored >= readers.counts.acked) break;
     await pause(500);
   } while (Date.now() < settleBy);

@@ -4,6 +4,7 @@ import type { Tx } from '../db/pool.js';
 import { listErrors } from './adapters/collector.js';
 import { MAX_PAYLOAD_BYTES } from './adapters/payload.js';
 import type { IngestOutcome } from './outcome.js';
+import { rawLogRows } from './raw-log-rows.js';
 
 /** What the raw log keeps of a reader message besides its outcome. */
 export interface LoggedMessage {
@@ -86,9 +87,11 @@ function concatenated(buffers: readonly Buffer[]): { all: Buffer; lengths: numbe
 }
 
 /**
- * The raw log rows of the messages, in one statement. The payloads go as one binary
- * parameter, each cut out by its offset and length (no text[] literal to escape and build
- * per payload, nor for the server to parse); the receipt times as epoch milliseconds.
+ * The raw log rows of the messages, in one statement. Clean messages of one reader share
+ * rows (./raw-log-rows.ts, migration 0069). The rows' payloads go as one binary parameter,
+ * each cut out by its offset and length (no text[] literal to escape and build per
+ * payload, nor for the server to parse); the receipt times as epoch milliseconds; what a
+ * shared row keeps per message as flat arrays, each row taking its slice.
  */
 export async function logMessages(
   tx: Tx,
@@ -96,36 +99,118 @@ export async function logMessages(
   messages: LoggedMessage[],
   outcomes: IngestOutcome[],
 ): Promise<void> {
-  const { all, lengths } = storablePayloads(messages.map((m) => m.payload));
-  const starts: number[] = [];
+  const stored = storablePayloads(messages.map((m) => m.payload));
+  const rows = rawLogRows(
+    messages.map((m, i) => ({ reader: m.reader, source: m.source, bytes: stored.lengths[i]! })),
+    outcomes,
+  );
+  const all = inRowOrder(stored, rows);
+  const received = messages.map((m) => Math.floor(m.receivedAt));
+  const row = {
+    receivedMs: [] as number[],
+    readerIds: [] as number[],
+    sources: [] as string[],
+    starts: [] as number[],
+    lengths: [] as number[],
+    good: [] as number[],
+    bad: [] as number[],
+    unknown: [] as number[],
+    errors: [] as Array<string | null>,
+    lo: [] as Array<number | null>,
+    hi: [] as Array<number | null>,
+  };
+  const each = { bytes: [] as number[], afterMs: [] as number[], good: [] as number[] };
   let offset = 1;
-  for (const length of lengths) {
-    starts.push(offset);
-    offset += length;
+  for (const members of rows) {
+    const first = members[0]!;
+    let bytes = 0;
+    let good = 0;
+    let earliest = received[first]!;
+    for (const i of members) {
+      bytes += stored.lengths[i]!;
+      good += outcomes[i]!.good;
+      if (received[i]! < earliest) earliest = received[i]!;
+    }
+    const o = outcomes[first]!;
+    row.receivedMs.push(earliest);
+    row.readerIds.push(messages[first]!.reader.id);
+    row.sources.push(messages[first]!.source);
+    row.starts.push(offset);
+    row.lengths.push(bytes);
+    row.good.push(good);
+    row.bad.push(members.length > 1 ? 0 : o.bad);
+    row.unknown.push(members.length > 1 ? 0 : o.unknown);
+    // A ragged array of arrays does not fit text[][]; each message's errors go as JSON.
+    // Capped already (messageOutcome's listErrors): cutting again would drop the line counting the rest.
+    row.errors.push(
+      members.length === 1 && o.errors.length ? JSON.stringify(o.errors.map(storableText)) : null,
+    );
+    offset += bytes;
+    if (members.length === 1) {
+      row.lo.push(null);
+      row.hi.push(null);
+      continue;
+    }
+    row.lo.push(each.bytes.length + 1);
+    for (const i of members) {
+      each.bytes.push(stored.lengths[i]!);
+      each.afterMs.push(received[i]! - earliest);
+      each.good.push(outcomes[i]!.good);
+    }
+    row.hi.push(each.bytes.length);
   }
   await tx.query(
-    `INSERT INTO raw_messages (received_at, org_id, reader_id, source, payload, good_reads, bad_reads, unknown_reads, errors)
+    `INSERT INTO raw_messages (received_at, org_id, reader_id, source, payload, good_reads, bad_reads, unknown_reads, errors,
+       message_bytes, message_received_ms, message_good)
      SELECT timestamptz 'epoch' + v.received_ms * interval '1 millisecond', $1, v.reader_id, v.source,
        convert_from(substring($5::bytea FROM v.start FOR v.len), 'UTF8'), v.good, v.bad, v.unknown,
-       CASE WHEN v.errors IS NULL THEN NULL ELSE ARRAY(SELECT json_array_elements_text(v.errors::json)) END
-     FROM unnest($2::bigint[], $3::bigint[], $4::text[], $10::int[], $11::int[], $6::int[], $7::int[], $8::int[], $9::text[])
-       AS v(received_ms, reader_id, source, start, len, good, bad, unknown, errors)`,
+       CASE WHEN v.errors IS NULL THEN NULL ELSE ARRAY(SELECT json_array_elements_text(v.errors::json)) END,
+       CASE WHEN v.lo IS NOT NULL THEN ($12::int[])[v.lo:v.hi] END,
+       CASE WHEN v.lo IS NOT NULL THEN ($13::int[])[v.lo:v.hi] END,
+       CASE WHEN v.lo IS NOT NULL THEN ($14::int[])[v.lo:v.hi] END
+     FROM unnest($2::bigint[], $3::bigint[], $4::text[], $10::int[], $11::int[], $6::int[], $7::int[], $8::int[], $9::text[],
+       $15::int[], $16::int[])
+       AS v(received_ms, reader_id, source, start, len, good, bad, unknown, errors, lo, hi)`,
     [
       orgId,
-      int8Array(messages.map((m) => Math.floor(m.receivedAt))),
-      int8Array(messages.map((m) => m.reader.id)),
-      textArray(messages.map((m) => m.source)),
+      int8Array(row.receivedMs),
+      int8Array(row.readerIds),
+      textArray(row.sources),
       all,
-      int4Array(outcomes.map((o) => o.good)),
-      int4Array(outcomes.map((o) => o.bad)),
-      int4Array(outcomes.map((o) => o.unknown)),
-      // A ragged array of arrays does not fit text[][]; each message's errors go as JSON.
-      // Capped already (messageOutcome's listErrors): cutting again would drop the line counting the rest.
-      textArray(outcomes.map((o) => (o.errors.length ? JSON.stringify(o.errors.map(storableText)) : null))),
-      int4Array(starts),
-      int4Array(lengths),
+      int4Array(row.good),
+      int4Array(row.bad),
+      int4Array(row.unknown),
+      textArray(row.errors),
+      int4Array(row.starts),
+      int4Array(row.lengths),
+      int4Array(each.bytes),
+      int4Array(each.afterMs),
+      int4Array(each.good),
+      int4Array(row.lo),
+      int4Array(row.hi),
     ],
   );
+}
+
+/** The payloads' bytes in the order of the rows' messages (as they are when that is their order). */
+function inRowOrder(stored: { all: Buffer; lengths: number[] }, rows: number[][]): Buffer {
+  let next = 0;
+  const inOrder = rows.every((members) => members.every((i) => i === next++));
+  if (inOrder) return stored.all;
+  const starts: number[] = [];
+  let at = 0;
+  for (const length of stored.lengths) {
+    starts.push(at);
+    at += length;
+  }
+  const out = Buffer.allocUnsafe(stored.all.byteLength);
+  let to = 0;
+  for (const members of rows) {
+    for (const i of members) {
+      to += stored.all.copy(out, to, starts[i]!, starts[i]! + stored.lengths[i]!);
+    }
+  }
+  return out;
 }
 
 /**

@@ -5,7 +5,11 @@ import { parsePayload } from './adapters/index.js';
 import type { ReaderFamily, TagType } from './adapters/types.js';
 import { DEFAULT_CLOCK_POLICY, observedAt } from './clock-policy.js';
 
-/** Messages shown per reader, and how many of the organization's latest messages are looked through. */
+/**
+ * Messages shown per reader, and how many of the organization's latest raw log rows are
+ * looked through: a message with a problem has a row of its own, and the clean messages of
+ * a reader share rows (migration 0069), so they are many more messages.
+ */
 export const PROBLEMS_SHOWN = 10;
 const MESSAGES_SCANNED = 10_000;
 /** Enough of a payload to read the tag values in it, not a whole batch. */
@@ -103,7 +107,7 @@ async function unknownTags(
  * What went wrong with a reader's reads lately, from the raw messages the ingest keeps
  * anyway: its latest messages with bad reads or unknown tags, the tags that match no
  * asset, and the refused reads with their error. Bounded: only the organization's latest
- * MESSAGES_SCANNED messages are looked through (the index is by organization and time).
+ * MESSAGES_SCANNED rows are looked through (the index is by organization and time).
  */
 export async function readerProblems(tx: Tx, orgId: number, readerId: number): Promise<ReaderProblems> {
   const reader = await tx.query<{ family: ReaderFamily }>(

@@ -27,7 +27,7 @@ describe('tagtrail option values', { timeout: 300_000 }, () => {
                 (SELECT count(*) FROM readers) AS readers, (SELECT count(*) FROM scan_points) AS scan_points,
                 (SELECT count(*) FROM assets) AS assets, (SELECT count(*) FROM locations) AS locations,
                 (SELECT count(*) FROM users) AS users, (SELECT count(*) FROM web_sessions) AS web_sessions,
-                (SELECT count(*) FROM activity) AS activity, (SELECT count(*) FROM raw_messages) AS raw_messages`,
+                (SELECT count(*) FROM activity) AS activity, (SELECT count(*) FROM raw_log) AS raw_messages`,
       )
     ).rows[0];
 

@@ -76,7 +76,7 @@ describe('RunningService.drain', () => {
         qos: 1,
       });
       const stored = await t.database.db.pool.query(
-        'SELECT count(*)::int AS n FROM raw_messages WHERE org_id = $1',
+        'SELECT count(*)::int AS n FROM raw_log WHERE org_id = $1',
         [org.id],
       );
       expect(stored.rows[0].n).toBe(1);

@@ -133,7 +133,7 @@ describe('group commit of reader messages', () => {
     // Submitted at once: the first goes alone, the rest wait and share the next transaction.
     await Promise.all(payloads.map(([p], i) => ingest.readerMessage(ref, p, 'mqtt', base + i)));
     const { rows } = await t.database.db.pool.query<{ payload: string; ms: string }>(
-      `SELECT payload, (extract(epoch FROM received_at) * 1000)::bigint AS ms FROM raw_messages
+      `SELECT payload, (extract(epoch FROM received_at) * 1000)::bigint AS ms FROM raw_log
        WHERE reader_id = $1 ORDER BY received_at`,
       [r.reader.id],
     );

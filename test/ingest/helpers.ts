@@ -129,8 +129,8 @@ export async function ingestFixture(t: TestApp): Promise<IngestFixture> {
     },
     async rawMessages(readerId) {
       const { rows } = await pool.query<RawRow>(
-        `SELECT source, payload, good_reads, bad_reads, unknown_reads, errors FROM raw_messages
-         WHERE reader_id = $1 ORDER BY id`,
+        `SELECT source, payload, good_reads, bad_reads, unknown_reads, errors FROM raw_log
+         WHERE reader_id = $1 ORDER BY received_at, id, message`,
         [readerId],
       );
       return rows;

@@ -365,7 +365,7 @@ describe.each(TRANSPORTS.filter((x) => x.enabled))('reads over $name', (transpor
 
     const distinct = async () => {
       const { rows } = await t.database.db.pool.query<{ n: number }>(
-        'SELECT count(DISTINCT payload)::int AS n FROM raw_messages WHERE reader_id = $1',
+        'SELECT count(DISTINCT payload)::int AS n FROM raw_log WHERE reader_id = $1',
         [r.id],
       );
       return rows[0]!.n;

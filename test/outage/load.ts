@@ -63,7 +63,7 @@ export const readerMessage = (n: string) => JSON.stringify({ reads: [{ tag: `OUT
 /** The raw-log payloads stored for a reader. */
 export async function storedMessages(db: Database, readerId: number): Promise<Set<string>> {
   const { rows } = await db.pool.query<{ payload: string }>(
-    'SELECT payload FROM raw_messages WHERE reader_id = $1',
+    'SELECT payload FROM raw_log WHERE reader_id = $1',
     [readerId],
   );
   return new Set(rows.map((r) => r.payload));

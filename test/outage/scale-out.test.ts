@@ -202,10 +202,10 @@ async function startReaders(url: string, site: Site, payloads: string[][], login
   };
 }
 
-/** Raw log rows of the site's readers. */
+/** The raw log of the site's readers, a message a row. */
 async function rawRows(database: TestDatabase, site: Site) {
   const { rows } = await database.db.pool.query<{ n: number; distinct: number }>(
-    'SELECT count(*)::int AS n, count(DISTINCT payload)::int AS distinct FROM raw_messages WHERE reader_id = ANY($1)',
+    'SELECT count(*)::int AS n, count(DISTINCT payload)::int AS distinct FROM raw_log WHERE reader_id = ANY($1)',
     [site.readers.map((r) => r.id)],
   );
   return rows[0]!;
