@@ -4,18 +4,16 @@ import type { IngestOutcome } from './outcome.js';
 import { type RowMessage, rawLogRows } from './raw-log-rows.js';
 
 const clean = (good = 1): IngestOutcome => ({ good, bad: 0, unknown: 0, errors: [] });
-const msg = (reader: number, bytes = 100, source = 'mqtt'): RowMessage => ({
-  reader: { id: reader },
-  source,
-  bytes,
-});
+const msg = (reader: number, source = 'mqtt'): RowMessage => ({ reader: { id: reader }, source });
+const hundreds = (n: number) => Array.from({ length: n }, () => 100);
 
 describe('rawLogRows', () => {
   it('puts the clean messages of a reader and source in one row, in their order', () => {
-    const messages = [msg(1), msg(2), msg(1), msg(1, 100, 'webhook'), msg(2), msg(1)];
+    const messages = [msg(1), msg(2), msg(1), msg(1, 'webhook'), msg(2), msg(1)];
     expect(
       rawLogRows(
         messages,
+        hundreds(6),
         messages.map(() => clean()),
       ),
     ).toEqual([[0, 2, 5], [1, 4], [3]]);
@@ -30,14 +28,15 @@ describe('rawLogRows', () => {
       { good: 0, bad: 0, unknown: 0, errors: ['not JSON'] },
       clean(),
     ];
-    expect(rawLogRows(messages, outcomes)).toEqual([[0, 4], [1], [2], [3]]);
+    expect(rawLogRows(messages, hundreds(5), outcomes)).toEqual([[0, 4], [1], [2], [3]]);
   });
 
   it('starts another row once a row would pass its size', () => {
-    const messages = [msg(1, 400), msg(1, 400), msg(1, 400), msg(1, 1500), msg(1, 10)];
+    const messages = [msg(1), msg(1), msg(1), msg(1), msg(1)];
     expect(
       rawLogRows(
         messages,
+        [400, 400, 400, 1500, 10],
         messages.map(() => clean()),
         1000,
       ),
@@ -53,14 +52,19 @@ describe('rawLogRows', () => {
     });
     fc.assert(
       fc.property(fc.array(message, { maxLength: 40 }), fc.integer({ min: 1, max: 2000 }), (given, max) => {
-        const messages = given.map((m) => msg(m.reader, m.bytes, m.source));
+        const messages = given.map((m) => msg(m.reader, m.source));
         const outcomes = given.map((m) => ({
           good: 1,
           bad: m.problem === 'bad' ? 1 : 0,
           unknown: m.problem === 'unknown' ? 1 : 0,
           errors: m.problem === 'error' ? ['x'] : [],
         }));
-        const rows = rawLogRows(messages, outcomes, max);
+        const rows = rawLogRows(
+          messages,
+          given.map((m) => m.bytes),
+          outcomes,
+          max,
+        );
         expect(rows.flat().sort((a, b) => a - b)).toEqual(given.map((_, i) => i));
         for (const row of rows) {
           expect(row).toEqual([...row].sort((a, b) => a - b));

@@ -6,22 +6,22 @@ import type { IngestOutcome } from './outcome.js';
  */
 export const RAW_ROW_BYTES = 1024 * 1024;
 
-/** What rawLogRows needs of a message. */
+/** What rawLogRows needs of a message besides its stored size. */
 export interface RowMessage {
   reader: { id: number };
   source: string;
-  /** Its payload's size as stored (bytes). */
-  bytes: number;
 }
 
 /**
  * The raw log's rows for messages stored together (migration 0069): the messages of one
  * reader and source without a bad read, an unknown tag or an error share rows, up to
- * `maxBytes` of payload each; any other message, or one left alone, has a row of its own.
- * Each row lists the messages' indexes, in the order they were given.
+ * `maxBytes` of payload each (`bytes`: each payload's size as stored); any other message,
+ * or one left alone, has a row of its own. Each row lists the messages' indexes, in the
+ * order they were given.
  */
 export function rawLogRows(
   messages: readonly RowMessage[],
+  bytes: readonly number[],
   outcomes: readonly IngestOutcome[],
   maxBytes = RAW_ROW_BYTES,
 ): number[][] {
@@ -35,14 +35,14 @@ export function rawLogRows(
     }
     const key = `${m.reader.id}:${m.source}`;
     const current = open.get(key);
-    if (current && current.bytes + m.bytes <= maxBytes) {
+    if (current && current.bytes + bytes[i]! <= maxBytes) {
       current.row.push(i);
-      current.bytes += m.bytes;
+      current.bytes += bytes[i]!;
       return;
     }
     const row = [i];
     rows.push(row);
-    open.set(key, { row, bytes: m.bytes });
+    open.set(key, { row, bytes: bytes[i]! });
   });
   return rows;
 }

@@ -100,10 +100,7 @@ export async function logMessages(
   outcomes: IngestOutcome[],
 ): Promise<void> {
   const stored = storablePayloads(messages.map((m) => m.payload));
-  const rows = rawLogRows(
-    messages.map((m, i) => ({ reader: m.reader, source: m.source, bytes: stored.lengths[i]! })),
-    outcomes,
-  );
+  const rows = rawLogRows(messages, stored.lengths, outcomes);
   const all = inRowOrder(stored, rows);
   const received = messages.map((m) => Math.floor(m.receivedAt));
   const row = {
@@ -131,6 +128,7 @@ export async function logMessages(
       good += outcomes[i]!.good;
       if (received[i]! < earliest) earliest = received[i]!;
     }
+    // A shared row's messages are clean (rawLogRows): its first one's problems are the row's.
     const o = outcomes[first]!;
     row.receivedMs.push(earliest);
     row.readerIds.push(messages[first]!.reader.id);
@@ -138,13 +136,11 @@ export async function logMessages(
     row.starts.push(offset);
     row.lengths.push(bytes);
     row.good.push(good);
-    row.bad.push(members.length > 1 ? 0 : o.bad);
-    row.unknown.push(members.length > 1 ? 0 : o.unknown);
+    row.bad.push(o.bad);
+    row.unknown.push(o.unknown);
     // A ragged array of arrays does not fit text[][]; each message's errors go as JSON.
     // Capped already (messageOutcome's listErrors): cutting again would drop the line counting the rest.
-    row.errors.push(
-      members.length === 1 && o.errors.length ? JSON.stringify(o.errors.map(storableText)) : null,
-    );
+    row.errors.push(o.errors.length ? JSON.stringify(o.errors.map(storableText)) : null);
     offset += bytes;
     if (members.length === 1) {
       row.lo.push(null);

@@ -90,10 +90,7 @@ describe('the raw log, a message a row', () => {
           [f.orgId],
         );
         const sizes = given.map((m) => Buffer.byteLength(storableText(m.payload)));
-        const plan = rawLogRows(
-          messages.map((m, i) => ({ reader: m.reader, source: m.source, bytes: sizes[i]! })),
-          outcomes,
-        );
+        const plan = rawLogRows(messages, sizes, outcomes);
         expect(stored.rows[0]!.n).toBe(plan.length);
         if (plan.length < given.length) shared++;
         // A message is never received before its row says (the row's time prunes a search).
