@@ -76,6 +76,8 @@ export interface Result {
   liveRiseBytes: number | null;
   staysBytesPerMillionReads: number;
   rawLogBytesPerMillionReads: number;
+  /** Once its rows are merged (src/ingest/raw-compaction.ts); null after a warm-up. */
+  rawLogMergedBytesPerMillionReads: number | null;
   /** Stays rows the measured run wrote (the warm-up's not counted). */
   stays: number;
   /** Reads stored before the measured window, of other assets (--warmup); 0: none. */
@@ -105,6 +107,7 @@ export function printResults(results: Result[]): void {
       'live rise',
       'stays per 1M reads',
       'raw log per 1M reads',
+      'merged',
     ],
     ...results.map((r) => [
       r.population,
@@ -126,6 +129,7 @@ export function printResults(results: Result[]): void {
       r.liveRiseBytes === null ? '-' : mib(r.liveRiseBytes),
       mib(r.staysBytesPerMillionReads),
       mib(r.rawLogBytesPerMillionReads),
+      r.rawLogMergedBytesPerMillionReads === null ? '-' : mib(r.rawLogMergedBytesPerMillionReads),
     ]),
   ];
   const brokers = results.filter((r) => r.brokerReadsPerSecond !== null);

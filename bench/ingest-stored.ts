@@ -4,6 +4,7 @@
  */
 import type pg from 'pg';
 import type { Database } from '../src/db/pool.js';
+import { COMPACTION, compactRawLog } from '../src/ingest/raw-compaction.js';
 import { type BenchReaders, waitForStoredReads } from './harness.js';
 import { type BenchMessage, startPublishers } from './ingest-publishers.js';
 
@@ -15,6 +16,20 @@ export async function sizes(pool: pg.Pool): Promise<{ raw: number; stays: number
             pg_total_relation_size('stays') AS stays`,
   );
   return { raw: Number(rows[0]!.raw), stays: Number(rows[0]!.stays) };
+}
+
+/**
+ * The raw log's bytes once its rows are merged as the service merges them when their time
+ * has passed (src/ingest/raw-compaction.ts): every bucket taken as settled now, then the
+ * table rewritten without the merged rows' space, which a running service reuses for the
+ * rows that come after.
+ */
+export async function mergedRawBytes(db: Database, log: (line: string) => void): Promise<number> {
+  const start = performance.now();
+  const { merged, written } = await compactRawLog(db, Date.now() + COMPACTION.bucketMs + COMPACTION.settleMs);
+  log(`raw log: ${merged} rows merged into ${written} in ${Math.round(performance.now() - start)} ms`);
+  await db.pool.query('VACUUM FULL raw_messages');
+  return (await sizes(db.pool)).raw;
 }
 
 export async function staysCount(pool: pg.Pool): Promise<number> {

@@ -46,7 +46,7 @@ import { groupFigures, scrapeIngestTotals } from './ingest-groups.js';
 import { benchMessages } from './ingest-messages.js';
 import { type BenchMessage, type Publishers, startPublishers } from './ingest-publishers.js';
 import { type Population, printResults, type Result } from './ingest-results.js';
-import { sizes, staysCount, warmUp } from './ingest-stored.js';
+import { mergedRawBytes, sizes, staysCount, warmUp } from './ingest-stored.js';
 import { startMemorySampling } from './memory-sampling.js';
 import {
   postgresCpuByProcess,
@@ -279,6 +279,8 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
     await db.pool.query('VACUUM (ANALYZE) stays');
     const after = await sizes(db.pool);
     const stays = (await staysCount(db.pool)) - staysBefore;
+    // After a warm-up its rows would be merged and rewritten too: only without one.
+    const merged = WARMUP === 0 ? await mergedRawBytes(db, (line) => log(`${population}: ${line}`)) : null;
     const perMillion = (bytes: number) => Math.round((bytes / READS) * 1e6);
     // The ceiling, now that the service's figures are taken: the same rows straight into PostgreSQL.
     await running.stop();
@@ -339,6 +341,7 @@ async function run(population: Population, dbServer: BenchPostgres): Promise<Res
             ) / 10,
       staysBytesPerMillionReads: perMillion(after.stays - before.stays),
       rawLogBytesPerMillionReads: perMillion(after.raw - before.raw),
+      rawLogMergedBytesPerMillionReads: merged === null ? null : perMillion(merged - before.raw),
       stays,
       warmupReads: WARMUP,
     };

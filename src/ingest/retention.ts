@@ -20,7 +20,8 @@ export function partitionDay(name: string): number | null {
   return utcDay(day) === `${m[1]}-${m[2]}-${m[3]}` ? day : null;
 }
 
-async function maintenance<T>(db: Database, fn: (tx: Tx) => Promise<T>): Promise<T> {
+/** A system transaction holding the raw log's maintenance lock, in UTC. */
+export async function rawMaintenance<T>(db: Database, fn: (tx: Tx) => Promise<T>): Promise<T> {
   return db.system(async (tx) => {
     // Partition bounds are computed from `day::timestamptz`: days are UTC days.
     await tx.query("SET LOCAL TimeZone = 'UTC'");
@@ -40,7 +41,7 @@ export async function ensureRawPartitions(db: Database, now = Date.now(), daysAh
   for (let d = 0; d <= daysAhead; d++) {
     const day = utcDay(now + d * DAY_MS);
     const name = `raw_messages_${day.replaceAll('-', '')}`;
-    const made = await maintenance(db, async (tx) => {
+    const made = await rawMaintenance(db, async (tx) => {
       const exists = await tx.query('SELECT to_regclass($1) IS NOT NULL AS present', [name]);
       if (exists.rows[0]?.present) return false;
       const from = `${day}T00:00:00Z`;
@@ -86,7 +87,7 @@ export async function dropExpiredRaw(
   now = Date.now(),
 ): Promise<DropResult> {
   const cutoff = now - retentionDays * DAY_MS;
-  return maintenance(db, async (tx) => {
+  return rawMaintenance(db, async (tx) => {
     const { rows } = await tx.query<{ name: string }>(
       `SELECT c.relname AS name FROM pg_inherits i
        JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent

@@ -6,6 +6,7 @@ import type { BrokerIngest } from './broker-ingest.js';
 import { ReaderDirectory } from './directory.js';
 import type { IngestLogger } from './limiter.js';
 import { MqttConsumer } from './mqtt-consumer.js';
+import { RawCompaction } from './raw-compaction.js';
 import type { ReaderService } from './readers-service.js';
 import { RawRetention } from './retention.js';
 import type { IngestService } from './service.js';
@@ -42,6 +43,8 @@ export interface IngestTransport {
   /** Set with an external broker (MQTT_URL). */
   consumer?: MqttConsumer;
   retention: RawRetention;
+  /** Merges the raw log's small rows once their time has passed (./raw-compaction.ts). */
+  compaction: RawCompaction;
   /** Resolves once messages on `topic` are taken in (subscribed, or known to the embedded broker's hook). */
   serving(topic: string, timeoutMs?: number): Promise<void>;
   /** Stops taking messages and waits for those in flight; call before the database closes. */
@@ -83,11 +86,14 @@ export async function startIngestTransport(deps: IngestTransportDeps): Promise<I
   const { db, readers, ingest, config, logger, brokerIngest } = deps;
   const retention = new RawRetention(db, { retentionDays: config.TAGTRAIL_RAW_RETENTION_DAYS, logger });
   await retention.start();
+  const compaction = new RawCompaction(db, { logger });
+  // Not waited for: a first pass after a long stop may have an hour of rows to merge.
+  void compaction.start();
   const directory = new ReaderDirectory({ source: () => readers.liveTopics(), pool: db.pool, logger });
   try {
     await directory.start();
   } catch (err) {
-    await retention.stop();
+    await Promise.all([retention.stop(), compaction.stop()]);
     throw err;
   }
 
@@ -139,6 +145,7 @@ export async function startIngestTransport(deps: IngestTransportDeps): Promise<I
     directory,
     consumer,
     retention,
+    compaction,
     async serving(topic, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
       await directory.refresh();
@@ -155,7 +162,7 @@ export async function startIngestTransport(deps: IngestTransportDeps): Promise<I
         deps.brokerAccess?.detach();
         await brokerIngest?.close();
         await directory.stop();
-        await retention.stop();
+        await Promise.all([retention.stop(), compaction.stop()]);
       })();
       return stopping;
     },
