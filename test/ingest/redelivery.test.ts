@@ -4,6 +4,7 @@
  * repeat from the same reader), and is a new observation otherwise (docs/ingest.md,
  * "Redeliveries").
  */
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CLOCK_POLICY, digestWindowMs } from '../../src/ingest/clock-policy.js';
 import { claimDigests, payloadDigest } from '../../src/ingest/message-digests.js';
@@ -222,6 +223,48 @@ describe('digest claims and their window', () => {
     ).toEqual([true, false]);
     expect(payloadDigest('same')).toEqual(payloadDigest(Buffer.from('same')));
     expect(payloadDigest('same')).toHaveLength(16);
+  });
+
+  it('tell each claim of any batch apart: the first of a digest is made, any repeat is refused', async () => {
+    const f = await ingestFixture(t);
+    const dock = await f.location();
+    const readers = [
+      (await f.reader('generic-json', [[null, dock]])).reader.id,
+      (await f.reader('generic-json', [[null, dock]])).reader.id,
+    ];
+    const now = Date.now();
+    let run = 0;
+    const claim = fc.record({
+      reader: fc.constantFrom(0, 1),
+      payload: fc.integer({ min: 0, max: 6 }),
+      firstReadAt: fc.constantFrom(now - 2000, now - 1000),
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(claim, { maxLength: 8 }), { minLength: 1, maxLength: 4 }),
+        async (batches) => {
+          run++;
+          const made = new Set<string>();
+          for (const batch of batches) {
+            const claims = batch.map((c) => ({
+              readerId: readers[c.reader]!,
+              digest: payloadDigest(`run ${run} payload ${c.payload}`),
+              firstReadAt: c.firstReadAt,
+              receivedAt: now,
+            }));
+            const got = await t.database.db.withOrg(f.orgId, (tx) => claimDigests(tx, f.orgId, claims));
+            const want = batch.map((c) => {
+              const key = `${c.reader}:${c.payload}:${c.firstReadAt}`;
+              if (made.has(key)) return false;
+              made.add(key);
+              return true;
+            });
+            expect(got).toEqual(want);
+          }
+        },
+      ),
+      { numRuns: 40 },
+    );
   });
 
   it('are deleted once past the window, in batches, and the rest kept', async () => {
