@@ -55,7 +55,7 @@ const CANDIDATE = `r.org_id = $1 AND r.received_at >= $2 AND r.received_at < $3
  * them, are written back as shared rows in receipt order. Linear in the rows: no join of
  * the deleted rows with the table again.
  */
-export const MERGE = `
+const MERGE = `
 WITH groups AS (
   SELECT r.reader_id, r.source, ${BUCKET} AS bucket
   FROM raw_messages r
